@@ -1,0 +1,398 @@
+package dev.engram.processors;
+
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.DocumentEvent;
+import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.EntityMention;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.UnderstandingEvent;
+import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.Stores;
+import dev.engram.stores.Vectors;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * CONSTRUCT: the namespace-owned memory. Adds understood passages with their entities (exact normalized-name match)
+ * and passage↔entity links, removes retracted passages and every entity no passage mentions any more, tracks each
+ * document's status against its manifest, and emits every mutation, versioned per namespace, as a memory change.
+ */
+public final class ConstructProcessor implements Processor<String, UnderstandingEvent, Void, Emission> {
+
+    private final Meters meters;
+    private ProcessorContext<Void, Emission> context;
+    private KeyValueStore<String, DocumentRecord> documents;
+    private KeyValueStore<String, StoredPassage> passages;
+    private KeyValueStore<String, byte[]> vectors;
+    private KeyValueStore<String, EntityRecord> entities;
+    private KeyValueStore<String, Integer> entityPassages;
+    private KeyValueStore<String, NamespaceState> namespaces;
+
+    /** Per-record scratch: the namespace being changed and the changes made so far. */
+    private NamespaceState namespace;
+
+    private final List<MemoryChange> pending = new ArrayList<>();
+
+    public ConstructProcessor(Meters meters) {
+        this.meters = meters;
+    }
+
+    @Override
+    public void init(ProcessorContext<Void, Emission> context) {
+        this.context = context;
+        this.documents = context.getStateStore(Stores.MEMORY_DOCUMENTS);
+        this.passages = context.getStateStore(Stores.MEMORY_PASSAGES);
+        this.vectors = context.getStateStore(Stores.MEMORY_VECTORS);
+        this.entities = context.getStateStore(Stores.MEMORY_ENTITIES);
+        this.entityPassages = context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES);
+        this.namespaces = context.getStateStore(Stores.MEMORY_NAMESPACES);
+    }
+
+    @Override
+    public void process(Record<String, UnderstandingEvent> record) {
+        UnderstandingEvent event = record.value();
+        String ns = event.namespace();
+        namespace = namespaces.get(ns);
+        if (namespace == null) {
+            namespace = NamespaceState.empty(ns);
+        }
+        pending.clear();
+        try {
+            switch (event) {
+                case UnderstandingEvent.Understood u -> addPassage(u);
+                case UnderstandingEvent.Retracted r -> removePassage(r.retraction());
+                case UnderstandingEvent.Manifest m -> applyManifest(m);
+            }
+        } catch (StreamsException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            // A bug or a corrupt input must not stop the namespace: dead-letter it with the reason.
+            meters.deadLetter("construct", "error");
+            byte[] key = record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8);
+            context.forward(new Record<Void, Emission>(
+                    null,
+                    DeadLetters.of(
+                            context,
+                            DeadLetter.Stage.CONSTRUCT,
+                            "memory update failed: " + e,
+                            key,
+                            Json.toBytes(event)),
+                    record.timestamp(),
+                    record.headers()));
+            return;
+        }
+        RecordMetadata meta = context.recordMetadata().orElse(null);
+        namespace = new NamespaceState(
+                ns,
+                namespace.version(),
+                namespace.documents(),
+                namespace.passages(),
+                namespace.entities(),
+                meta == null ? namespace.inputPartition() : meta.partition(),
+                meta == null ? namespace.inputOffset() : meta.offset(),
+                now());
+        namespaces.put(ns, namespace);
+        for (MemoryChange change : pending) {
+            context.forward(new Record<Void, Emission>(null, new Emission.Change(change), record.timestamp()));
+        }
+    }
+
+    private void addPassage(UnderstandingEvent.Understood u) {
+        PassageEvent.Upsert p = u.passage();
+        String ns = p.namespace();
+        String docKey = Keys.of(ns, p.documentId());
+        DocumentRecord doc = documents.get(docKey);
+        if (doc != null && doc.version() > p.documentVersion() && !inManifest(doc, p.passageId())) {
+            meters.stale("passage");
+            return;
+        }
+        String passageKey = Keys.of(ns, p.passageId());
+        StoredPassage previous = passages.get(passageKey);
+        if (previous != null) {
+            unlinkEntities(previous);
+        }
+        List<String> entityIds = new ArrayList<>();
+        Map<String, Integer> mentionsPerEntity = new LinkedHashMap<>();
+        Map<String, EntityMention> firstMention = new LinkedHashMap<>();
+        for (EntityMention m : u.understanding().entities()) {
+            String normalized = EntityNames.normalize(m.name());
+            if (normalized.isEmpty()) {
+                continue;
+            }
+            String entityId = Hashing.id(ns, normalized);
+            mentionsPerEntity.merge(entityId, 1, Integer::sum);
+            firstMention.putIfAbsent(entityId, m);
+        }
+        for (Map.Entry<String, Integer> e : mentionsPerEntity.entrySet()) {
+            String entityId = e.getKey();
+            EntityMention m = firstMention.get(entityId);
+            EntityRecord entity = entities.get(Keys.of(ns, entityId));
+            if (entity == null) {
+                entity = new EntityRecord(ns, entityId, m.name(), EntityNames.normalize(m.name()), m.type(), 0, 0);
+                change(new MemoryChange.EntityCreated(ns, nextVersion(), now(), entityId, m.name(), m.type()));
+                namespace = withCounts(0, 0, 1);
+            }
+            entities.put(
+                    Keys.of(ns, entityId),
+                    new EntityRecord(
+                            ns,
+                            entityId,
+                            entity.name(),
+                            entity.normalized(),
+                            entity.type(),
+                            entity.mentions() + e.getValue(),
+                            entity.passages() + 1));
+            entityPassages.put(Keys.of(ns, entityId, p.passageId()), e.getValue());
+            change(new MemoryChange.LinkAdded(ns, nextVersion(), now(), p.passageId(), entityId));
+            entityIds.add(entityId);
+        }
+        passages.put(
+                passageKey,
+                new StoredPassage(
+                        ns,
+                        p.documentId(),
+                        p.passageId(),
+                        p.documentVersion(),
+                        p.ordinal(),
+                        p.contentHash(),
+                        p.title(),
+                        p.headings(),
+                        p.text(),
+                        p.start(),
+                        p.end(),
+                        u.understanding().memory(),
+                        u.understanding().entities(),
+                        entityIds,
+                        u.understanding().extractor(),
+                        u.understanding().embedder()));
+        vectors.put(passageKey, Vectors.toBytes(u.understanding().embedding()));
+        if (previous == null) {
+            namespace = withCounts(0, 1, 0);
+        }
+        change(new MemoryChange.PassageAdded(ns, nextVersion(), now(), p.documentId(), p.passageId(), p.contentHash()));
+        if (doc == null) {
+            // The manifest has not arrived yet: the document is being read.
+            doc = new DocumentRecord(
+                    ns,
+                    p.documentId(),
+                    p.documentVersion(),
+                    DocumentStatus.READING,
+                    p.title(),
+                    p.source(),
+                    Map.of(),
+                    p.eventTime(),
+                    List.of(),
+                    0,
+                    now());
+            documents.put(docKey, doc);
+            namespace = withCounts(1, 0, 0);
+            change(new MemoryChange.DocumentStatusChanged(
+                    ns, nextVersion(), now(), p.documentId(), doc.version(), DocumentStatus.READING));
+        } else if (previous == null && inManifest(doc, p.passageId())) {
+            updateStatus(doc, doc.present() + 1);
+        }
+    }
+
+    private void removePassage(PassageEvent.Retraction r) {
+        String ns = r.namespace();
+        String passageKey = Keys.of(ns, r.passageId());
+        StoredPassage stored = passages.get(passageKey);
+        if (stored == null) {
+            return; // never understood (dead-lettered) or already removed: nothing to retract
+        }
+        unlinkEntities(stored);
+        passages.delete(passageKey);
+        vectors.delete(passageKey);
+        namespace = withCounts(0, -1, 0);
+        change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), r.documentId(), r.passageId()));
+        DocumentRecord doc = documents.get(Keys.of(ns, r.documentId()));
+        if (doc != null && inManifest(doc, r.passageId())) {
+            updateStatus(doc, doc.present() - 1);
+        }
+    }
+
+    /** Removes the passage's links and every entity left without passages. */
+    private void unlinkEntities(StoredPassage passage) {
+        String ns = passage.namespace();
+        for (String entityId : passage.entityIds()) {
+            String linkKey = Keys.of(ns, entityId, passage.passageId());
+            Integer mentions = entityPassages.delete(linkKey);
+            if (mentions == null) {
+                continue;
+            }
+            change(new MemoryChange.LinkRemoved(ns, nextVersion(), now(), passage.passageId(), entityId));
+            String entityKey = Keys.of(ns, entityId);
+            EntityRecord entity = entities.get(entityKey);
+            if (entity == null) {
+                continue;
+            }
+            if (entity.passages() <= 1) {
+                entities.delete(entityKey);
+                namespace = withCounts(0, 0, -1);
+                change(new MemoryChange.EntityRemoved(ns, nextVersion(), now(), entityId, entity.name()));
+            } else {
+                entities.put(
+                        entityKey,
+                        new EntityRecord(
+                                ns,
+                                entityId,
+                                entity.name(),
+                                entity.normalized(),
+                                entity.type(),
+                                Math.max(0, entity.mentions() - mentions),
+                                entity.passages() - 1));
+            }
+        }
+    }
+
+    private void applyManifest(UnderstandingEvent.Manifest m) {
+        String docKey = Keys.of(m.namespace(), m.documentId());
+        DocumentRecord doc = documents.get(docKey);
+        if (doc != null && doc.version() > m.documentVersion()) {
+            meters.stale("manifest");
+            return;
+        }
+        if (doc == null) {
+            namespace = withCounts(1, 0, 0);
+        } else if (doc.status() == DocumentStatus.ARCHIVED && m.op() == DocumentEvent.Op.UPSERT) {
+            namespace = withCounts(1, 0, 0);
+        } else if (doc.status() != DocumentStatus.ARCHIVED && m.op() == DocumentEvent.Op.DELETE) {
+            namespace = withCounts(-1, 0, 0);
+        }
+        int present = 0;
+        for (PassageRef ref : m.passages()) {
+            StoredPassage p = passages.get(Keys.of(m.namespace(), ref.passageId()));
+            if (p != null && p.contentHash().equals(ref.contentHash())) {
+                present++;
+            }
+        }
+        DocumentStatus status = m.op() == DocumentEvent.Op.DELETE
+                ? DocumentStatus.ARCHIVED
+                : statusOf(present, m.passages().size());
+        documents.put(
+                docKey,
+                new DocumentRecord(
+                        m.namespace(),
+                        m.documentId(),
+                        m.documentVersion(),
+                        status,
+                        m.title(),
+                        m.source(),
+                        m.metadata(),
+                        m.eventTime(),
+                        m.passages(),
+                        present,
+                        now()));
+        if (doc == null || doc.status() != status || doc.version() != m.documentVersion()) {
+            change(new MemoryChange.DocumentStatusChanged(
+                    m.namespace(), nextVersion(), now(), m.documentId(), m.documentVersion(), status));
+        }
+    }
+
+    /** PENDING: none of the manifest's passages are in memory yet; READING: some are; VERIFIED: all are. */
+    private static DocumentStatus statusOf(int present, int expected) {
+        if (present >= expected) {
+            return DocumentStatus.VERIFIED;
+        }
+        return present == 0 ? DocumentStatus.PENDING : DocumentStatus.READING;
+    }
+
+    private void updateStatus(DocumentRecord doc, int present) {
+        if (doc.status() == DocumentStatus.ARCHIVED) {
+            return;
+        }
+        DocumentStatus status = doc.passages().isEmpty()
+                ? doc.status()
+                : statusOf(present, doc.passages().size());
+        documents.put(
+                Keys.of(doc.namespace(), doc.id()),
+                new DocumentRecord(
+                        doc.namespace(),
+                        doc.id(),
+                        doc.version(),
+                        status,
+                        doc.title(),
+                        doc.source(),
+                        doc.metadata(),
+                        doc.eventTime(),
+                        doc.passages(),
+                        present,
+                        now()));
+        if (status != doc.status()) {
+            change(new MemoryChange.DocumentStatusChanged(
+                    doc.namespace(), nextVersion(), now(), doc.id(), doc.version(), status));
+        }
+    }
+
+    private static boolean inManifest(DocumentRecord doc, String passageId) {
+        for (PassageRef ref : doc.passages()) {
+            if (ref.passageId().equals(passageId)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private long nextVersion() {
+        namespace = new NamespaceState(
+                namespace.namespace(),
+                namespace.version() + 1,
+                namespace.documents(),
+                namespace.passages(),
+                namespace.entities(),
+                namespace.inputPartition(),
+                namespace.inputOffset(),
+                namespace.updatedAt());
+        return namespace.version();
+    }
+
+    private NamespaceState withCounts(long documentsDelta, long passagesDelta, long entitiesDelta) {
+        return new NamespaceState(
+                namespace.namespace(),
+                namespace.version(),
+                namespace.documents() + documentsDelta,
+                namespace.passages() + passagesDelta,
+                namespace.entities() + entitiesDelta,
+                namespace.inputPartition(),
+                namespace.inputOffset(),
+                namespace.updatedAt());
+    }
+
+    private void change(MemoryChange change) {
+        pending.add(change);
+        meters.memoryChange(typeOf(change));
+    }
+
+    static String typeOf(MemoryChange change) {
+        return switch (change) {
+            case MemoryChange.PassageAdded c -> "passage_added";
+            case MemoryChange.PassageRemoved c -> "passage_removed";
+            case MemoryChange.EntityCreated c -> "entity_created";
+            case MemoryChange.EntityRemoved c -> "entity_removed";
+            case MemoryChange.LinkAdded c -> "link_added";
+            case MemoryChange.LinkRemoved c -> "link_removed";
+            case MemoryChange.DocumentStatusChanged c -> "document_status";
+        };
+    }
+
+    private Instant now() {
+        return Instant.ofEpochMilli(context.currentSystemTimeMs());
+    }
+}

@@ -1,0 +1,114 @@
+package dev.engram.processors;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Every Engram meter: names, tags and units live here and nowhere else. Prometheus names are the dotted names with
+ * underscores and the unit/total suffix, e.g. {@code engram.documents} → {@code engram_documents_total}.
+ */
+public final class Meters {
+
+    /** Documents read, by outcome: upserted, deleted, unchanged, unknown_delete, dead_lettered. */
+    public static final String DOCUMENTS = "engram.documents";
+    /** Passage events emitted by the read step, by op: upsert, retract. */
+    public static final String PASSAGES = "engram.passages";
+    /** Records sent to the dead-letter topic, by stage and cause. */
+    public static final String DEAD_LETTERS = "engram.dead.letters";
+    /** Time to understand one passage, by extractor. */
+    public static final String UNDERSTAND = "engram.understand";
+    /** Memory changes emitted, by type. */
+    public static final String MEMORY_CHANGES = "engram.memory.changes";
+    /** Memory-step inputs skipped because a newer document version superseded them. */
+    public static final String STALE = "engram.memory.stale";
+    /** HTTP requests, by route, method and status. */
+    public static final String HTTP_REQUESTS = "engram.http.requests";
+    /** Retrievals served, by mode. */
+    public static final String RETRIEVALS = "engram.retrievals";
+
+    private final MeterRegistry registry;
+
+    public Meters(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    /** Meters that record into a private registry, for tests and tools that do not export metrics. */
+    public static Meters detached() {
+        return new Meters(new SimpleMeterRegistry());
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    public void document(String outcome) {
+        Counter.builder(DOCUMENTS)
+                .description("Documents read from the documents topic, by outcome")
+                .tag("outcome", outcome)
+                .register(registry)
+                .increment();
+    }
+
+    public void passages(String op, int n) {
+        Counter.builder(PASSAGES)
+                .description("Passage events emitted by the read step")
+                .tag("op", op)
+                .register(registry)
+                .increment(n);
+    }
+
+    public void deadLetter(String stage, String cause) {
+        Counter.builder(DEAD_LETTERS)
+                .description("Records sent to the dead-letter topic")
+                .tag("stage", stage)
+                .tag("cause", cause)
+                .register(registry)
+                .increment();
+    }
+
+    public void understood(String extractor, Duration took) {
+        Timer.builder(UNDERSTAND)
+                .description("Time to understand one passage")
+                .tag("extractor", extractor)
+                .register(registry)
+                .record(took);
+    }
+
+    public void memoryChange(String type) {
+        Counter.builder(MEMORY_CHANGES)
+                .description("Memory changes emitted, by type")
+                .tag("type", type)
+                .register(registry)
+                .increment();
+    }
+
+    public void stale(String kind) {
+        Counter.builder(STALE)
+                .description("Memory-step inputs superseded by a newer document version")
+                .tag("kind", kind)
+                .register(registry)
+                .increment();
+    }
+
+    public void httpRequest(String route, String method, int status, Duration took) {
+        Timer.builder(HTTP_REQUESTS)
+                .description("HTTP requests served")
+                .tag("route", route)
+                .tag("method", method.toUpperCase(Locale.ROOT))
+                .tag("status", Integer.toString(status))
+                .register(registry)
+                .record(took);
+    }
+
+    public void retrieval(String mode, Duration took) {
+        Timer.builder(RETRIEVALS)
+                .description("Retrievals served from this instance's stores")
+                .tag("mode", mode)
+                .register(registry)
+                .record(took);
+    }
+}

@@ -1,0 +1,194 @@
+package dev.engram.processors;
+
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.DocumentDecoder;
+import dev.engram.schemas.DocumentEvent;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.UnderstandingEvent;
+import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.stores.DocumentState;
+import dev.engram.stores.Keys;
+import dev.engram.stores.Stores;
+import dev.engram.understanding.Chunker;
+import dev.engram.understanding.Understander;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * READ: validates a document event, chunks the document, diffs it against the passages of its previous version and
+ * emits only what changed: new passages, retractions of vanished ones, and the manifest of the new version. A delete
+ * retracts every passage. Invalid input becomes a dead letter with its reason.
+ */
+public final class ReadProcessor implements Processor<byte[], byte[], Void, Emission> {
+
+    private final DocumentDecoder decoder;
+    private final Chunker chunker;
+    private final Meters meters;
+    private ProcessorContext<Void, Emission> context;
+    private KeyValueStore<String, DocumentState> documents;
+
+    public ReadProcessor(DocumentDecoder decoder, Chunker chunker, Meters meters) {
+        this.decoder = decoder;
+        this.chunker = chunker;
+        this.meters = meters;
+    }
+
+    @Override
+    public void init(ProcessorContext<Void, Emission> context) {
+        this.context = context;
+        this.documents = context.getStateStore(Stores.READ_DOCUMENTS);
+    }
+
+    @Override
+    public void process(Record<byte[], byte[]> record) {
+        switch (decoder.decode(record.key(), record.value())) {
+            case DocumentDecoder.Rejected rejected -> {
+                meters.document("dead_lettered");
+                meters.deadLetter("read", cause(rejected.reason()));
+                forward(
+                        record,
+                        DeadLetters.of(
+                                context, DeadLetter.Stage.READ, rejected.reason(), record.key(), record.value()));
+            }
+            case DocumentDecoder.Accepted accepted -> read(record, accepted.event());
+        }
+    }
+
+    private void read(Record<byte[], byte[]> record, DocumentEvent event) {
+        String key = Keys.of(event.namespace(), event.id());
+        DocumentState previous = documents.get(key);
+        List<PassageRef> before = previous == null || previous.deleted() ? List.of() : previous.passages();
+        long version = previous == null ? 1 : previous.version() + 1;
+        switch (event.op()) {
+            case UPSERT -> upsert(record, event, key, before, version);
+            case DELETE -> delete(record, event, key, previous, before, version);
+        }
+    }
+
+    private void upsert(
+            Record<byte[], byte[]> record, DocumentEvent event, String key, List<PassageRef> before, long version) {
+        List<Chunker.Chunk> chunks = chunker.chunk(event.text());
+        List<PassageRef> after = new ArrayList<>(chunks.size());
+        List<PassageEvent.Upsert> upserts = new ArrayList<>();
+        Set<String> previousIds = new LinkedHashSet<>();
+        before.forEach(p -> previousIds.add(p.passageId()));
+        Map<String, Integer> occurrences = new HashMap<>();
+        for (int i = 0; i < chunks.size(); i++) {
+            Chunker.Chunk c = chunks.get(i);
+            PassageEvent.Upsert draft = new PassageEvent.Upsert(
+                    event.namespace(),
+                    event.id(),
+                    version,
+                    "",
+                    i,
+                    "",
+                    event.title(),
+                    c.headings(),
+                    c.text(),
+                    c.start(),
+                    c.end(),
+                    event.source(),
+                    event.eventTime());
+            String hash = Hashing.sha256Hex(Understander.embeddingText(draft));
+            int occurrence = occurrences.merge(hash, 1, Integer::sum);
+            String passageId = Hashing.id(event.namespace(), event.id(), hash, Integer.toString(occurrence));
+            after.add(new PassageRef(passageId, hash));
+            if (!previousIds.remove(passageId)) {
+                upserts.add(new PassageEvent.Upsert(
+                        event.namespace(),
+                        event.id(),
+                        version,
+                        passageId,
+                        i,
+                        hash,
+                        event.title(),
+                        c.headings(),
+                        c.text(),
+                        c.start(),
+                        c.end(),
+                        event.source(),
+                        event.eventTime()));
+            }
+        }
+        for (String gone : previousIds) {
+            forward(
+                    record,
+                    new Emission.Passage(new PassageEvent.Retraction(
+                            event.namespace(), event.id(), version, gone, PassageEvent.Reason.UPDATED)));
+        }
+        upserts.forEach(u -> forward(record, new Emission.Passage(u)));
+        forward(record, new Emission.Understood(manifest(event, version, after)));
+        documents.put(key, new DocumentState(event.namespace(), event.id(), version, false, after));
+        // Same passages as before: only the manifest (title, source, metadata) is news.
+        boolean unchanged = upserts.isEmpty() && previousIds.isEmpty() && after.equals(before);
+        meters.document(unchanged ? "unchanged" : "upserted");
+        meters.passages("upsert", upserts.size());
+        meters.passages("retract", previousIds.size());
+    }
+
+    private void delete(
+            Record<byte[], byte[]> record,
+            DocumentEvent event,
+            String key,
+            DocumentState previous,
+            List<PassageRef> before,
+            long version) {
+        if (previous == null || previous.deleted()) {
+            meters.document("unknown_delete");
+            return;
+        }
+        for (PassageRef p : before) {
+            forward(
+                    record,
+                    new Emission.Passage(new PassageEvent.Retraction(
+                            event.namespace(), event.id(), version, p.passageId(), PassageEvent.Reason.DELETED)));
+        }
+        forward(record, new Emission.Understood(manifest(event, version, List.of())));
+        documents.put(key, new DocumentState(event.namespace(), event.id(), version, true, List.of()));
+        meters.document("deleted");
+        meters.passages("retract", before.size());
+    }
+
+    private static UnderstandingEvent.Manifest manifest(DocumentEvent event, long version, List<PassageRef> passages) {
+        return new UnderstandingEvent.Manifest(
+                event.namespace(),
+                event.id(),
+                version,
+                event.op(),
+                event.title(),
+                event.source(),
+                event.metadata(),
+                event.eventTime(),
+                passages);
+    }
+
+    private void forward(Record<byte[], byte[]> record, Emission emission) {
+        context.forward(new Record<Void, Emission>(null, emission, record.timestamp(), record.headers()));
+    }
+
+    /** A short, bounded label for the metrics tag. */
+    static String cause(String reason) {
+        if (reason.startsWith("malformed JSON")) {
+            return "malformed_json";
+        } else if (reason.startsWith("schema")) {
+            return "schema";
+        } else if (reason.startsWith("invalid UTF-8")) {
+            return "invalid_utf8";
+        } else if (reason.contains("above the limit")) {
+            return "too_large";
+        } else if (reason.startsWith("key")) {
+            return "key_mismatch";
+        } else if (reason.startsWith("null value")) {
+            return "null_value";
+        }
+        return "other";
+    }
+}

@@ -1,0 +1,101 @@
+package dev.engram.schemas;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * Validation at the edge: turns the raw bytes of a documents-topic record into a {@link DocumentEvent}, or into the
+ * reason it is not one. Never throws for bad input.
+ */
+public final class DocumentDecoder {
+
+    /** The outcome of decoding one record. */
+    public sealed interface Result {}
+
+    public record Accepted(DocumentEvent event) implements Result {}
+
+    public record Rejected(String reason) implements Result {}
+
+    private static final ObjectReader TREE_READER = Json.mapper()
+            .reader()
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
+    private final int maxBytes;
+
+    public DocumentDecoder(int maxBytes) {
+        if (maxBytes <= 0) {
+            throw new IllegalArgumentException("maxBytes must be positive");
+        }
+        this.maxBytes = maxBytes;
+    }
+
+    public Result decode(byte[] key, byte[] value) {
+        if (value == null) {
+            return new Rejected(
+                    "null value: to forget a document send {\"op\":\"delete\",\"namespace\":...,\"id\":...}");
+        }
+        if (value.length > maxBytes) {
+            return new Rejected("document event is " + value.length + " bytes, above the limit of " + maxBytes);
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(value))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return new Rejected("invalid UTF-8 in value");
+        }
+        JsonNode node;
+        try {
+            node = TREE_READER.readTree(text);
+        } catch (JsonProcessingException e) {
+            return new Rejected("malformed JSON: " + e.getOriginalMessage());
+        }
+        if (node == null || node.isMissingNode()) {
+            return new Rejected("malformed JSON: empty value");
+        }
+        List<String> errors = Schemas.DOCUMENT_EVENT.validate(node);
+        if (!errors.isEmpty()) {
+            return new Rejected("schema: " + String.join("; ", errors));
+        }
+        DocumentEvent event;
+        try {
+            event = Json.mapper().treeToValue(node, DocumentEvent.class);
+        } catch (JsonProcessingException | IllegalArgumentException e) {
+            return new Rejected("schema: " + e.getMessage());
+        }
+        if (key != null) {
+            String keyText;
+            try {
+                keyText = StandardCharsets.UTF_8
+                        .newDecoder()
+                        .onMalformedInput(CodingErrorAction.REPORT)
+                        .decode(ByteBuffer.wrap(key))
+                        .toString();
+            } catch (CharacterCodingException e) {
+                return new Rejected("invalid UTF-8 in key");
+            }
+            if (!keyText.equals(event.id())) {
+                return new Rejected("key '" + abbreviate(keyText) + "' differs from the document id '"
+                        + abbreviate(event.id()) + "'");
+            }
+        }
+        return new Accepted(event);
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 80 ? s : s.substring(0, 77) + "...";
+    }
+}

@@ -1,0 +1,35 @@
+package dev.engram.stores;
+
+import dev.engram.schemas.JsonSerde;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+
+/** Every state store of Engram: its name and its serdes. Keys are strings (see {@link Keys}). */
+public final class Stores {
+
+    /** Read step: document key (namespace, id) → the passages of its latest version. */
+    public static final String READ_DOCUMENTS = "read-documents";
+    /** Memory step: (namespace, document id) → the document's manifest and status. */
+    public static final String MEMORY_DOCUMENTS = "memory-documents";
+    /** Memory step: (namespace, passage id) → the passage with its understanding. */
+    public static final String MEMORY_PASSAGES = "memory-passages";
+    /** Memory step: (namespace, passage id) → float32 embedding. */
+    public static final String MEMORY_VECTORS = "memory-vectors";
+    /** Memory step: (namespace, entity id) → entity with reference counts. */
+    public static final String MEMORY_ENTITIES = "memory-entities";
+    /** Memory step: (namespace, entity id, passage id) → number of mentions in that passage. */
+    public static final String MEMORY_ENTITY_PASSAGES = "memory-entity-passages";
+    /** Memory step: namespace → counters and watermark. */
+    public static final String MEMORY_NAMESPACES = "memory-namespaces";
+
+    public static final Serde<String> KEY = Serdes.String();
+    public static final Serde<DocumentState> DOCUMENT_STATE = JsonSerde.of(DocumentState.class);
+    public static final Serde<DocumentRecord> DOCUMENT_RECORD = JsonSerde.of(DocumentRecord.class);
+    public static final Serde<StoredPassage> PASSAGE = JsonSerde.of(StoredPassage.class);
+    public static final Serde<byte[]> VECTOR = Serdes.ByteArray();
+    public static final Serde<EntityRecord> ENTITY = JsonSerde.of(EntityRecord.class);
+    public static final Serde<Integer> MENTION_COUNT = Serdes.Integer();
+    public static final Serde<NamespaceState> NAMESPACE = JsonSerde.of(NamespaceState.class);
+
+    private Stores() {}
+}

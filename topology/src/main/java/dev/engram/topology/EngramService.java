@@ -1,0 +1,209 @@
+package dev.engram.topology;
+
+import dev.engram.processors.Meters;
+import dev.engram.stores.BoundedRocksDbConfig;
+import dev.engram.understanding.Understander;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.state.HostInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One Engram instance: topics, the Kafka Streams topology, the HTTP query layer and the metrics. */
+public final class EngramService implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EngramService.class);
+    private static final int MAX_RECORD_BYTES = 8 << 20;
+
+    private final EngramConfig config;
+    private final Topics topics;
+    private final PrometheusMeterRegistry registry;
+    private final KafkaStreams streams;
+    private final HttpApi http;
+    private final Understander understander;
+    private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    private volatile KafkaStreamsMetrics streamsMetrics;
+
+    private EngramService(EngramConfig config, Understander understander) throws IOException {
+        this.config = config;
+        this.understander = understander;
+        this.topics = new Topics(config.topicPrefix());
+        this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new JvmMemoryMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        gcMetrics.bindTo(registry);
+        Meters meters = new Meters(registry);
+
+        createTopics(config, topics);
+        Topology topology =
+                EngramTopology.build(topics, config.maxDocumentBytes(), config.chunkMaxTokens(), understander, meters);
+        LOG.debug("topology:\n{}", topology.describe());
+        this.streams = new KafkaStreams(topology, streamsProperties(config));
+        streams.setUncaughtExceptionHandler(e -> {
+            LOG.error("stream thread failed; replacing it", e);
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        streams.setStateListener((next, previous) -> {
+            LOG.info("streams state {} -> {}", previous, next);
+            if (next == KafkaStreams.State.RUNNING && streamsMetrics == null) {
+                streamsMetrics = new KafkaStreamsMetrics(streams);
+                streamsMetrics.bindTo(registry);
+            }
+        });
+        HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
+        MemoryQueries queries = new MemoryQueries(streams, understander.embedder());
+        this.http = new HttpApi(
+                new InetSocketAddress(config.httpHost(), config.httpPort()),
+                new NamespaceRouter(streams, self),
+                queries,
+                this::health,
+                registry::scrape,
+                meters);
+        streams.start();
+    }
+
+    /**
+     * Starts an instance against {@code config.bootstrapServers()}. The HTTP port must be fixed (not 0) because other
+     * instances route to the advertised address.
+     */
+    public static EngramService start(EngramConfig config, Understander understander) {
+        try {
+            return new EngramService(config, understander);
+        } catch (IOException e) {
+            throw new UncheckedIOException(
+                    "cannot start the HTTP server on " + config.httpHost() + ":" + config.httpPort(), e);
+        }
+    }
+
+    public Topics topics() {
+        return topics;
+    }
+
+    public EngramConfig config() {
+        return config;
+    }
+
+    public KafkaStreams streams() {
+        return streams;
+    }
+
+    public int httpPort() {
+        return http.port();
+    }
+
+    /** Waits until the streams instance is RUNNING; false on timeout or failure. */
+    public boolean awaitRunning(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            KafkaStreams.State s = streams.state();
+            if (s == KafkaStreams.State.RUNNING) {
+                return true;
+            }
+            if (s == KafkaStreams.State.ERROR || s == KafkaStreams.State.NOT_RUNNING) {
+                return false;
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        return false;
+    }
+
+    private Map<String, Object> health() {
+        KafkaStreams.State s = streams.state();
+        Map<String, Object> h = new LinkedHashMap<>();
+        h.put("status", s == KafkaStreams.State.RUNNING ? "UP" : s.isRunningOrRebalancing() ? "REBALANCING" : "DOWN");
+        h.put("serving", s.isRunningOrRebalancing());
+        h.put("streams_state", s.name());
+        h.put("instance", config.applicationServer());
+        h.put("extractor", understander.extractor());
+        h.put("embedder", understander.embedder().modelId());
+        return h;
+    }
+
+    static Properties streamsProperties(EngramConfig config) {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.applicationId());
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, config.applicationServer());
+        p.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toAbsolutePath().toString());
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads());
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
+        p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDbConfig.class);
+        p.put(BoundedRocksDbConfig.MEMORY_BYTES_CONFIG, config.rocksDbMemoryBytes());
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 16L << 20);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_RECORD_BYTES);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_RECORD_BYTES);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        return p;
+    }
+
+    /** Creates Engram's topics when missing; existing topics are left as they are. */
+    static void createTopics(EngramConfig config, Topics topics) {
+        Map<String, Object> admin = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        try (Admin client = Admin.create(admin)) {
+            List<NewTopic> wanted = new ArrayList<>();
+            for (String name : topics.all()) {
+                NewTopic t = new NewTopic(name, config.partitions(), config.replicationFactor());
+                Map<String, String> configs = new LinkedHashMap<>();
+                configs.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES));
+                t.configs(configs);
+                wanted.add(t);
+            }
+            for (var e : client.createTopics(wanted).values().entrySet()) {
+                try {
+                    e.getValue().get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException ex) {
+                    if (!(ex.getCause() instanceof TopicExistsException)) {
+                        throw new IllegalStateException("cannot create topic " + e.getKey() + ": " + ex.getCause(), ex);
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating topics", e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("timed out creating topics at " + config.bootstrapServers(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        http.close();
+        streams.close(Duration.ofSeconds(30));
+        if (streamsMetrics != null) {
+            streamsMetrics.close();
+        }
+        gcMetrics.close();
+        registry.close();
+    }
+}

@@ -1,0 +1,218 @@
+package dev.engram.topology;
+
+import dev.engram.processors.EntityNames;
+import dev.engram.processors.Hashing;
+import dev.engram.retrieval.DenseRetriever;
+import dev.engram.retrieval.MemoryView;
+import dev.engram.retrieval.ScoredPassage;
+import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.Stores;
+import dev.engram.stores.Vectors;
+import dev.engram.understanding.Embedder;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+
+/** Answers queries from this instance's local state stores. The caller has routed the namespace here. */
+final class MemoryQueries {
+
+    private static final StringSerializer KEYS = new StringSerializer();
+
+    private final KafkaStreams streams;
+    private final Embedder embedder;
+
+    MemoryQueries(KafkaStreams streams, Embedder embedder) {
+        this.streams = streams;
+        this.embedder = embedder;
+    }
+
+    Map<String, Object> namespace(String ns) {
+        NamespaceState state =
+                namespaceState(ns).orElseThrow(() -> ApiException.notFound("namespace '" + ns + "' has no memory yet"));
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("documents", state.documents());
+        out.put("passages", state.passages());
+        out.put("entities", state.entities());
+        Map<String, Integer> byStatus = new LinkedHashMap<>();
+        try (KeyValueIterator<String, DocumentRecord> it =
+                store(Stores.MEMORY_DOCUMENTS, DocumentRecord.class).prefixScan(Keys.prefix(ns), KEYS)) {
+            while (it.hasNext()) {
+                byStatus.merge(it.next().value.status().name(), 1, Integer::sum);
+            }
+        }
+        out.put("documents_by_status", byStatus);
+        out.put("watermark", watermark(state));
+        return out;
+    }
+
+    Map<String, Object> document(String ns, String id) {
+        DocumentRecord doc = Optional.ofNullable(
+                        store(Stores.MEMORY_DOCUMENTS, DocumentRecord.class).get(Keys.of(ns, id)))
+                .orElseThrow(() -> ApiException.notFound("document '" + id + "' is not in namespace '" + ns + "'"));
+        ReadOnlyKeyValueStore<String, StoredPassage> passages = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
+        List<Map<String, Object>> items = new ArrayList<>();
+        for (PassageRef ref : doc.passages()) {
+            StoredPassage p = passages.get(Keys.of(ns, ref.passageId()));
+            Map<String, Object> item = new LinkedHashMap<>();
+            item.put("passage_id", ref.passageId());
+            item.put("content_hash", ref.contentHash());
+            item.put("in_memory", p != null && p.contentHash().equals(ref.contentHash()));
+            if (p != null) {
+                item.put("ordinal", p.ordinal());
+                item.put("headings", p.headings());
+                item.put("start", p.start());
+                item.put("end", p.end());
+                item.put("text", p.text());
+                item.put("entities", p.mentions());
+            }
+            items.add(item);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("id", doc.id());
+        out.put("version", doc.version());
+        out.put("status", doc.status());
+        out.put("title", doc.title());
+        out.put("source", doc.source());
+        out.put("metadata", doc.metadata());
+        out.put("event_time", doc.eventTime());
+        out.put("updated_at", doc.updatedAt());
+        out.put("passages", items);
+        namespaceState(ns).ifPresent(s -> out.put("watermark", watermark(s)));
+        return out;
+    }
+
+    Map<String, Object> entities(String ns, String name) {
+        String normalized = EntityNames.normalize(name);
+        List<Map<String, Object>> found = new ArrayList<>();
+        if (!normalized.isEmpty()) {
+            String entityId = Hashing.id(ns, normalized);
+            EntityRecord e = store(Stores.MEMORY_ENTITIES, EntityRecord.class).get(Keys.of(ns, entityId));
+            if (e != null) {
+                found.add(entityView(ns, e));
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("name", name);
+        out.put("entities", found);
+        return out;
+    }
+
+    private Map<String, Object> entityView(String ns, EntityRecord e) {
+        ReadOnlyKeyValueStore<String, Integer> links = store(Stores.MEMORY_ENTITY_PASSAGES, Integer.class);
+        ReadOnlyKeyValueStore<String, StoredPassage> passages = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
+        List<Map<String, Object>> mentions = new ArrayList<>();
+        try (KeyValueIterator<String, Integer> it = links.prefixScan(Keys.prefix(ns, e.id()), KEYS)) {
+            while (it.hasNext()) {
+                KeyValue<String, Integer> kv = it.next();
+                String passageId = Keys.last(kv.key);
+                StoredPassage p = passages.get(Keys.of(ns, passageId));
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("passage_id", passageId);
+                m.put("document_id", p == null ? null : p.documentId());
+                m.put("mentions", kv.value);
+                mentions.add(m);
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", e.id());
+        out.put("name", e.name());
+        out.put("type", e.type());
+        out.put("mentions", e.mentions());
+        out.put("passages", mentions);
+        return out;
+    }
+
+    Map<String, Object> retrieveDense(String ns, String query, int topK) {
+        long t0 = System.nanoTime();
+        float[] q = embedder.embed(query);
+        ReadOnlyKeyValueStore<String, byte[]> vectors = store(Stores.MEMORY_VECTORS, byte[].class);
+        ReadOnlyKeyValueStore<String, StoredPassage> passages = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
+        MemoryView view = new MemoryView() {
+            @Override
+            public void forEachPassageVector(VectorVisitor visitor) {
+                try (KeyValueIterator<String, byte[]> it = vectors.prefixScan(Keys.prefix(ns), KEYS)) {
+                    while (it.hasNext()) {
+                        KeyValue<String, byte[]> kv = it.next();
+                        visitor.visit(Keys.last(kv.key), Vectors.fromBytes(kv.value));
+                    }
+                }
+            }
+
+            @Override
+            public Optional<PassageSummary> passage(String passageId) {
+                return Optional.ofNullable(passages.get(Keys.of(ns, passageId)))
+                        .map(p -> new PassageSummary(p.passageId(), p.documentId(), p.title(), p.text(), p.memory()));
+            }
+        };
+        List<ScoredPassage> top = DenseRetriever.topK(view, q, topK);
+        List<Map<String, Object>> results = new ArrayList<>();
+        for (ScoredPassage sp : top) {
+            StoredPassage p = passages.get(Keys.of(ns, sp.passageId()));
+            if (p == null) {
+                continue; // removed between the scan and now
+            }
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("rank", results.size() + 1);
+            r.put("score", sp.score());
+            r.put("passage_id", p.passageId());
+            r.put("document_id", p.documentId());
+            r.put("title", p.title());
+            r.put("headings", p.headings());
+            r.put("text", p.text());
+            r.put("memory", p.memory());
+            r.put("start", p.start());
+            r.put("end", p.end());
+            results.add(r);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("mode", "dense");
+        out.put("query", query);
+        out.put("top_k", topK);
+        out.put("results", results);
+        out.put("watermark", namespaceState(ns).map(MemoryQueries::watermark).orElse(null));
+        out.put("took_ms", (System.nanoTime() - t0) / 1e6);
+        return out;
+    }
+
+    Optional<NamespaceState> namespaceState(String ns) {
+        return Optional.ofNullable(
+                store(Stores.MEMORY_NAMESPACES, NamespaceState.class).get(ns));
+    }
+
+    private static Map<String, Object> watermark(NamespaceState s) {
+        Map<String, Object> w = new LinkedHashMap<>();
+        w.put("version", s.version());
+        w.put("partition", s.inputPartition());
+        w.put("offset", s.inputOffset());
+        w.put("updated_at", s.updatedAt());
+        return w;
+    }
+
+    private <V> ReadOnlyKeyValueStore<String, V> store(String name, Class<V> valueType) {
+        try {
+            return streams.store(
+                    StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.<String, V>keyValueStore()));
+        } catch (InvalidStateStoreException e) {
+            throw ApiException.unavailable("store " + name + " is not queryable yet (" + e.getMessage() + ")");
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package dev.engram.topology;
+
+import java.util.List;
+
+/** Every topic of Engram, named with the configured prefix. */
+public record Topics(String prefix) {
+
+    /** Input: document events (key: document id; value: document-event.schema.json). */
+    public String documents() {
+        return prefix + "documents";
+    }
+
+    /** Passages read from documents (key: passage id; value: passage.schema.json). */
+    public String passages() {
+        return prefix + "passages";
+    }
+
+    /** Understood passages, retractions and manifests (key: namespace; value: understanding.schema.json). */
+    public String understandings() {
+        return prefix + "understandings";
+    }
+
+    /** Versioned mutations of each namespace's memory (key: namespace; value: memory-change.schema.json). */
+    public String memoryChanges() {
+        return prefix + "memory-changes";
+    }
+
+    /** Failed sink writes to converge (key: namespace; value: compensation.schema.json). */
+    public String compensations() {
+        return prefix + "compensations";
+    }
+
+    /** Rejected inputs with their reason (key: the original key; value: dead-letter.schema.json). */
+    public String deadLetters() {
+        return prefix + "dead-letters";
+    }
+
+    public List<String> all() {
+        return List.of(documents(), passages(), understandings(), memoryChanges(), compensations(), deadLetters());
+    }
+}
