@@ -159,6 +159,7 @@ public final class EngramService implements AutoCloseable {
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDbConfig.class);
         p.put(BoundedRocksDbConfig.MEMORY_BYTES_CONFIG, config.rocksDbMemoryBytes());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 16L << 20);
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_RECORD_BYTES);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);

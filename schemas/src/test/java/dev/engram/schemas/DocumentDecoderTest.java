@@ -1,0 +1,120 @@
+package dev.engram.schemas;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+class DocumentDecoderTest {
+
+    private final DocumentDecoder decoder = new DocumentDecoder(4096);
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private String rejection(String key, byte[] value) {
+        DocumentDecoder.Result result = decoder.decode(key == null ? null : utf8(key), value);
+        assertThat(result).isInstanceOf(DocumentDecoder.Rejected.class);
+        return ((DocumentDecoder.Rejected) result).reason();
+    }
+
+    @Test
+    void acceptsAnUpsertWithEveryField() {
+        String json = """
+                {"namespace":"wiki","id":"doc-1","op":"upsert","title":"T","text":"Some text.",
+                 "source":"https://example.org/a","metadata":{"lang":"en"},"event_time":"2024-05-01T10:00:00Z"}""";
+
+        DocumentDecoder.Result result = decoder.decode(utf8("doc-1"), utf8(json));
+
+        assertThat(result).isInstanceOf(DocumentDecoder.Accepted.class);
+        DocumentEvent e = ((DocumentDecoder.Accepted) result).event();
+        assertThat(e.namespace()).isEqualTo("wiki");
+        assertThat(e.op()).isEqualTo(DocumentEvent.Op.UPSERT);
+        assertThat(e.metadata()).containsEntry("lang", "en");
+        assertThat(e.eventTime()).isEqualTo(Instant.parse("2024-05-01T10:00:00Z"));
+    }
+
+    @Test
+    void acceptsADeleteWithoutText() {
+        DocumentDecoder.Result result =
+                decoder.decode(null, utf8("{\"namespace\":\"wiki\",\"id\":\"doc-1\",\"op\":\"delete\"}"));
+
+        assertThat(result).isInstanceOf(DocumentDecoder.Accepted.class);
+        assertThat(((DocumentDecoder.Accepted) result).event().op()).isEqualTo(DocumentEvent.Op.DELETE);
+    }
+
+    @Test
+    void rejectsMalformedJson() {
+        assertThat(rejection(null, utf8("{\"namespace\":\"wiki\","))).startsWith("malformed JSON");
+        assertThat(rejection(null, utf8("{} trailing"))).startsWith("malformed JSON");
+        assertThat(rejection(null, utf8(""))).startsWith("malformed JSON");
+    }
+
+    @Test
+    void rejectsDuplicateFields() {
+        assertThat(rejection(null, utf8("{\"namespace\":\"a\",\"namespace\":\"b\",\"id\":\"x\",\"op\":\"delete\"}")))
+                .startsWith("malformed JSON")
+                .contains("namespace");
+    }
+
+    @Test
+    void rejectsWrongTypesNamingTheField() {
+        assertThat(rejection(null, utf8("{\"namespace\":\"wiki\",\"id\":7,\"op\":\"upsert\",\"text\":\"x\"}")))
+                .startsWith("schema")
+                .contains("id");
+        assertThat(rejection(null, utf8("{\"namespace\":\"wiki\",\"id\":\"a\",\"op\":\"merge\",\"text\":\"x\"}")))
+                .startsWith("schema")
+                .contains("op");
+        assertThat(rejection(null, utf8("[1,2,3]"))).startsWith("schema");
+    }
+
+    @Test
+    void rejectsAnUpsertWithoutTextOrWithBlankText() {
+        assertThat(rejection(null, utf8("{\"namespace\":\"wiki\",\"id\":\"a\",\"op\":\"upsert\"}")))
+                .startsWith("schema")
+                .contains("text");
+        assertThat(rejection(null, utf8("{\"namespace\":\"wiki\",\"id\":\"a\",\"op\":\"upsert\",\"text\":\" \\n \"}")))
+                .startsWith("schema");
+    }
+
+    @Test
+    void rejectsBadNamespacesAndUnknownFields() {
+        assertThat(rejection(null, utf8("{\"namespace\":\"../etc\",\"id\":\"a\",\"op\":\"delete\"}")))
+                .contains("namespace");
+        assertThat(rejection(null, utf8("{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"delete\",\"colour\":1}")))
+                .contains("colour");
+    }
+
+    @Test
+    void rejectsInvalidUtf8() {
+        byte[] bad = {'{', '"', (byte) 0xC3, (byte) 0x28, '"', '}'};
+        assertThat(rejection(null, bad)).isEqualTo("invalid UTF-8 in value");
+    }
+
+    @Test
+    void rejectsDocumentsOverTheSizeLimit() {
+        String big = "{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"upsert\",\"text\":\"" + "x".repeat(5000) + "\"}";
+        assertThat(rejection(null, utf8(big))).contains("above the limit of 4096");
+    }
+
+    @Test
+    void rejectsAKeyThatIsNotTheDocumentId() {
+        assertThat(rejection("other", utf8("{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"delete\"}")))
+                .startsWith("key 'other' differs");
+    }
+
+    @Test
+    void rejectsNullValues() {
+        assertThat(rejection("a", null)).startsWith("null value");
+    }
+
+    @Test
+    void rejectsBadEventTimes() {
+        assertThat(rejection(
+                        null,
+                        utf8("{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"delete\",\"event_time\":\"yesterday\"}")))
+                .contains("event_time");
+    }
+}

@@ -1,0 +1,105 @@
+package dev.engram.schemas;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Every record Java writes must validate against the JSON Schema of its topic, and read back equal. */
+class SchemaConformanceTest {
+
+    private static final String PID = "0123456789abcdef0123456789abcdef";
+    private static final String HASH = "ab".repeat(32);
+    private static final Instant AT = Instant.parse("2026-01-02T03:04:05Z");
+
+    private static final PassageEvent.Upsert UPSERT =
+            new PassageEvent.Upsert("ns", "doc", 2, PID, 0, HASH, "Title", List.of("Intro"), "Text.", 0, 5, null, AT);
+    private static final PassageEvent.Retraction RETRACTION =
+            new PassageEvent.Retraction("ns", "doc", 3, PID, PassageEvent.Reason.DELETED);
+
+    private static JsonNode tree(Object value) {
+        return Json.mapper().valueToTree(value);
+    }
+
+    @Test
+    void documentEventsMatchTheirSchema() {
+        DocumentEvent full =
+                new DocumentEvent("ns", "doc", DocumentEvent.Op.UPSERT, "T", "text", "src", Map.of("k", 1), AT);
+        assertThat(Schemas.DOCUMENT_EVENT.validate(tree(full))).isEmpty();
+        assertThat(Schemas.DOCUMENT_EVENT.validate(tree(DocumentEvent.delete("ns", "doc"))))
+                .isEmpty();
+    }
+
+    @Test
+    void passageEventsMatchTheirSchemaAndRoundTrip() {
+        assertThat(Schemas.PASSAGE.validate(tree(UPSERT))).isEmpty();
+        assertThat(Schemas.PASSAGE.validate(tree(RETRACTION))).isEmpty();
+        PassageEvent back = Json.fromBytes(Json.toBytes(UPSERT), PassageEvent.class);
+        assertThat(back).isEqualTo(UPSERT);
+    }
+
+    @Test
+    void understandingEventsMatchTheirSchema() {
+        Understanding u = new Understanding(
+                "Text.",
+                List.of(new EntityMention("Text", EntityType.WORK, 0, 4)),
+                new float[] {0.6f, 0.8f},
+                "embedded-rules/1",
+                "model");
+        List<UnderstandingEvent> events = List.of(
+                new UnderstandingEvent.Understood(UPSERT, u),
+                new UnderstandingEvent.Retracted(RETRACTION),
+                new UnderstandingEvent.Manifest(
+                        "ns",
+                        "doc",
+                        2,
+                        DocumentEvent.Op.UPSERT,
+                        "T",
+                        null,
+                        Map.of(),
+                        AT,
+                        List.of(new UnderstandingEvent.PassageRef(PID, HASH))));
+        for (UnderstandingEvent e : events) {
+            assertThat(Schemas.UNDERSTANDING.validate(tree(e))).as(e.toString()).isEmpty();
+            UnderstandingEvent back = Json.fromBytes(Json.toBytes(e), UnderstandingEvent.class);
+            assertThat(back.getClass()).isEqualTo(e.getClass());
+        }
+    }
+
+    @Test
+    void memoryChangesMatchTheirSchema() {
+        List<MemoryChange> changes = List.of(
+                new MemoryChange.PassageAdded("ns", 1, AT, "doc", PID, HASH),
+                new MemoryChange.PassageRemoved("ns", 2, AT, "doc", PID),
+                new MemoryChange.EntityCreated("ns", 3, AT, PID, "Ada", EntityType.PERSON),
+                new MemoryChange.EntityRemoved("ns", 4, AT, PID, "Ada"),
+                new MemoryChange.LinkAdded("ns", 5, AT, PID, PID),
+                new MemoryChange.LinkRemoved("ns", 6, AT, PID, PID),
+                new MemoryChange.DocumentStatusChanged("ns", 7, AT, "doc", 1, DocumentStatus.VERIFIED));
+        for (MemoryChange c : changes) {
+            assertThat(Schemas.MEMORY_CHANGE.validate(tree(c))).as(c.toString()).isEmpty();
+            assertThat(Json.fromBytes(Json.toBytes(c), MemoryChange.class)).isEqualTo(c);
+        }
+    }
+
+    @Test
+    void compensationsAndDeadLettersMatchTheirSchemas() {
+        Compensation c = new Compensation("ns", 3, Compensation.Sink.QDRANT, "upsert_vector", PID, "timeout", 3, AT);
+        DeadLetter d = new DeadLetter(DeadLetter.Stage.READ, "malformed JSON: x", "t", 0, 42, null, "e30=", AT);
+        assertThat(Schemas.COMPENSATION.validate(tree(c))).isEmpty();
+        assertThat(Schemas.DEAD_LETTER.validate(tree(d))).isEmpty();
+        assertThat(Json.fromBytes(Json.toBytes(d), DeadLetter.class)).isEqualTo(d);
+    }
+
+    @Test
+    void schemasRejectWhatTheyShould() {
+        JsonNode bad = Json.mapper().createObjectNode().put("op", "upsert").put("namespace", "ns");
+        assertThat(Schemas.PASSAGE.validate(bad)).isNotEmpty();
+        assertThat(Schemas.MEMORY_CHANGE.validate(
+                        Json.mapper().createObjectNode().put("type", "nope")))
+                .isNotEmpty();
+    }
+}
