@@ -19,9 +19,11 @@ import dev.engram.stores.Vectors;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -211,21 +213,27 @@ public final class ConstructProcessor implements Processor<String, Understanding
     }
 
     private void removePassage(PassageEvent.Retraction r) {
-        String ns = r.namespace();
-        String passageKey = Keys.of(ns, r.passageId());
+        if (forget(r.namespace(), r.documentId(), r.passageId())) {
+            DocumentRecord doc = documents.get(Keys.of(r.namespace(), r.documentId()));
+            if (doc != null && inManifest(doc, r.passageId())) {
+                updateStatus(doc, doc.present() - 1);
+            }
+        }
+    }
+
+    /** Removes a passage, its vector and its links; false when it was not in memory. */
+    private boolean forget(String ns, String documentId, String passageId) {
+        String passageKey = Keys.of(ns, passageId);
         StoredPassage stored = passages.get(passageKey);
         if (stored == null) {
-            return; // never understood (dead-lettered) or already removed: nothing to retract
+            return false; // never understood (dead-lettered) or already removed: nothing to retract
         }
         unlinkEntities(stored);
         passages.delete(passageKey);
         vectors.delete(passageKey);
         namespace = withCounts(0, -1, 0);
-        change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), r.documentId(), r.passageId()));
-        DocumentRecord doc = documents.get(Keys.of(ns, r.documentId()));
-        if (doc != null && inManifest(doc, r.passageId())) {
-            updateStatus(doc, doc.present() - 1);
-        }
+        change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), documentId, passageId));
+        return true;
     }
 
     /** Removes the passage's links and every entity left without passages. */
@@ -275,6 +283,18 @@ public final class ConstructProcessor implements Processor<String, Understanding
             namespace = withCounts(1, 0, 0);
         } else if (doc.status() != DocumentStatus.ARCHIVED && m.op() == DocumentEvent.Op.DELETE) {
             namespace = withCounts(-1, 0, 0);
+        }
+        if (doc != null) {
+            // The manifest is the whole truth about the document: passages of the previous version that it no
+            // longer lists leave memory now, so the new status never shows a mix of versions. Their retraction
+            // events, which travel through the understand step, then find nothing left to do.
+            Set<String> kept = new HashSet<>();
+            m.passages().forEach(ref -> kept.add(ref.passageId()));
+            for (PassageRef ref : doc.passages()) {
+                if (!kept.contains(ref.passageId())) {
+                    forget(m.namespace(), m.documentId(), ref.passageId());
+                }
+            }
         }
         int present = 0;
         for (PassageRef ref : m.passages()) {

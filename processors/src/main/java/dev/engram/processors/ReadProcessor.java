@@ -17,6 +17,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -58,7 +59,21 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                         DeadLetters.of(
                                 context, DeadLetter.Stage.READ, rejected.reason(), record.key(), record.value()));
             }
-            case DocumentDecoder.Accepted accepted -> read(record, accepted.event());
+            case DocumentDecoder.Accepted accepted -> {
+                try {
+                    read(record, accepted.event());
+                } catch (StreamsException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    // A valid event the step cannot handle must not stop the stream: dead-letter it.
+                    meters.document("dead_lettered");
+                    meters.deadLetter("read", "error");
+                    forward(
+                            record,
+                            DeadLetters.of(
+                                    context, DeadLetter.Stage.READ, "read failed: " + e, record.key(), record.value()));
+                }
+            }
         }
     }
 

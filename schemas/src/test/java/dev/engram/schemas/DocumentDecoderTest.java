@@ -88,6 +88,13 @@ class DocumentDecoderTest {
     }
 
     @Test
+    void rejectsControlCharactersInIds() {
+        assertThat(rejection(null, utf8("{\"namespace\":\"w\",\"id\":\"a\\u0000b\",\"op\":\"delete\"}")))
+                .startsWith("schema")
+                .contains("id");
+    }
+
+    @Test
     void rejectsInvalidUtf8() {
         byte[] bad = {'{', '"', (byte) 0xC3, (byte) 0x28, '"', '}'};
         assertThat(rejection(null, bad)).isEqualTo("invalid UTF-8 in value");

@@ -180,8 +180,8 @@ final class HttpApi implements AutoCloseable {
             }
             requireMethod(method, "GET");
             String id = decode(d.group(1));
-            if (id.isEmpty() || id.length() > 512) {
-                throw ApiException.badRequest("document id must be 1-512 characters");
+            if (id.isEmpty() || id.length() > 512 || id.chars().anyMatch(Character::isISOControl)) {
+                throw ApiException.badRequest("document id must be 1-512 characters without control characters");
             }
             result = queries.document(ns, id);
         }

@@ -1,0 +1,259 @@
+package dev.engram.topology;
+
+import static dev.engram.topology.ItSupport.awaitResponse;
+import static dev.engram.topology.ItSupport.awaitVerified;
+import static dev.engram.topology.ItSupport.get;
+import static dev.engram.topology.ItSupport.post;
+import static dev.engram.topology.ItSupport.send;
+import static dev.engram.topology.ItSupport.upsert;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.processors.Meters;
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.Json;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One Engram instance on a real embedded KRaft broker: produce documents, then query them over HTTP. */
+@ExtendWith(SharedKafkaBroker.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EngramServiceIT {
+
+    private static final String NS = "library";
+
+    @TempDir
+    static Path stateDir;
+
+    private EngramService service;
+    private KafkaProducer<String, byte[]> producer;
+    private String base;
+    private String bootstrap;
+
+    @BeforeAll
+    void start(EmbeddedKafkaBroker broker) throws InterruptedException {
+        bootstrap = broker.bootstrapServers();
+        String id = "it-" + UUID.randomUUID().toString().substring(0, 8);
+        EngramConfig config = ItSupport.config(bootstrap, id, id + ".", stateDir, 2);
+        service = EngramService.start(config, Understanders.embedded());
+        assertThat(service.awaitRunning(Duration.ofSeconds(60))).isTrue();
+        base = "http://127.0.0.1:" + service.httpPort();
+        producer = ItSupport.producer(bootstrap);
+        String documents = service.topics().documents();
+        send(
+                producer,
+                documents,
+                "turing",
+                upsert(
+                        NS,
+                        "turing",
+                        "Alan Turing",
+                        "Alan Turing designed the Bombe at Bletchley Park to find the settings of the Enigma machine."));
+        send(
+                producer,
+                documents,
+                "hopper",
+                upsert(
+                        NS,
+                        "hopper",
+                        "Grace Hopper",
+                        "Grace Hopper developed the A-0 System, an early compiler, and worked on COBOL."));
+        send(producer, documents, "bad-json", "{\"namespace\": ".getBytes(StandardCharsets.UTF_8));
+        send(producer, documents, "bad-utf8", new byte[] {'{', (byte) 0xff, '}'});
+        send(
+                producer,
+                documents,
+                "kafka",
+                upsert(
+                        NS,
+                        "kafka",
+                        "Apache Kafka",
+                        "# Overview\n\nApache Kafka stores streams of records in partitioned topics.\n\n"
+                                + "# Streams\n\nKafka Streams keeps local state in RocksDB and answers interactive queries."));
+        awaitVerified(base, NS, List.of("turing", "hopper", "kafka"));
+    }
+
+    @AfterAll
+    void stop() {
+        if (producer != null) {
+            producer.close();
+        }
+        if (service != null) {
+            service.close();
+        }
+    }
+
+    @Test
+    void retrievesTheMostRelevantPassageWithItsDocumentAndWatermark() {
+        ItSupport.Response r = post(
+                base + "/v1/namespaces/" + NS + "/retrieve",
+                "{\"query\": \"Who broke the Enigma machine settings?\", \"mode\": \"dense\", \"top_k\": 2}");
+
+        assertThat(r.status()).isEqualTo(200);
+        JsonNode results = r.body().path("results");
+        assertThat(results).hasSize(2);
+        assertThat(results.get(0).path("document_id").asText()).isEqualTo("turing");
+        assertThat(results.get(0).path("score").asDouble())
+                .isGreaterThan(results.get(1).path("score").asDouble());
+        assertThat(results.get(0).path("memory").asText()).contains("Bombe");
+        assertThat(r.body().path("watermark").path("version").asLong()).isPositive();
+        assertThat(r.body().path("watermark").path("offset").asLong()).isNotNegative();
+    }
+
+    @Test
+    void showsADocumentWithItsStatusAndPassages() {
+        ItSupport.Response r = get(base + "/v1/namespaces/" + NS + "/documents/kafka");
+
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body().path("status").asText()).isEqualTo("VERIFIED");
+        assertThat(r.body().path("passages")).hasSize(2);
+        assertThat(r.body().path("passages").get(1).path("headings").get(0).asText())
+                .isEqualTo("Streams");
+    }
+
+    @Test
+    void findsEntitiesByNameWithTheirPassages() {
+        ItSupport.Response r = get(base + "/v1/namespaces/" + NS + "/entities?name=bletchley%20park");
+
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body().path("entities")).singleElement().satisfies(e -> {
+            assertThat(e.path("name").asText()).isEqualTo("Bletchley Park");
+            assertThat(e.path("passages").get(0).path("document_id").asText()).isEqualTo("turing");
+        });
+    }
+
+    @Test
+    void deadLettersEveryBadRecordWithItsReason() {
+        List<DeadLetter> letters = readDeadLetters(2);
+
+        assertThat(letters)
+                .extracting(DeadLetter::reason)
+                .anySatisfy(reason -> assertThat(reason).startsWith("malformed JSON"))
+                .anySatisfy(reason -> assertThat(reason).isEqualTo("invalid UTF-8 in value"));
+        String metrics = get(base + "/metrics").raw().body();
+        assertThat(metrics).contains("engram_dead_letters_total{cause=\"malformed_json\",stage=\"read\"} 1.0");
+    }
+
+    @Test
+    void anUpdateReplacesPassagesAndADeleteRetractsThem() {
+        String documents = service.topics().documents();
+        send(
+                producer,
+                documents,
+                "temp",
+                upsert(NS, "temp", "Temporary", "The zeppelin hangar stood in Friedrichshafen."));
+        awaitVerified(base, NS, List.of("temp"));
+
+        send(producer, documents, "temp", upsert(NS, "temp", "Temporary", "The airship factory moved to Akron, Ohio."));
+        awaitResponse(
+                Duration.ofSeconds(60),
+                () -> get(base + "/v1/namespaces/" + NS + "/documents/temp"),
+                r -> r.body().path("version").asInt() == 2
+                        && r.body().path("status").asText().equals("VERIFIED"));
+        ItSupport.Response updated =
+                post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"airship factory\", \"top_k\": 5}");
+        assertThat(updated.body().path("results").findValuesAsText("text"))
+                .anySatisfy(t -> assertThat(t).contains("Akron"))
+                .noneSatisfy(t -> assertThat(t).contains("Friedrichshafen"));
+
+        send(producer, documents, "temp", ItSupport.delete(NS, "temp"));
+        awaitResponse(
+                Duration.ofSeconds(60),
+                () -> get(base + "/v1/namespaces/" + NS + "/documents/temp"),
+                r -> r.body().path("status").asText().equals("ARCHIVED"));
+        ItSupport.Response after =
+                post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"airship factory\", \"top_k\": 10}");
+        assertThat(after.body().path("results").findValuesAsText("document_id")).doesNotContain("temp");
+        assertThat(get(base + "/v1/namespaces/" + NS + "/entities?name=Akron")
+                        .body()
+                        .path("entities"))
+                .isEmpty();
+    }
+
+    @Test
+    void answersBadRequestsWithJsonErrors() {
+        String ns = base + "/v1/namespaces/" + NS;
+        assertError(post(ns + "/retrieve", "{not json"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"\"}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"x\", \"top_k\": 0}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"x\", \"top_k\": \"5\"}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"x\", \"mode\": \"telepathy\"}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"" + "x".repeat(5000) + "\"}"), 400);
+        assertError(post(ns + "/retrieve", "[" + "1,".repeat(40_000) + "1]"), 413);
+        assertError(get(ns + "/retrieve"), 405);
+        assertError(get(ns + "/entities"), 400);
+        assertError(get(ns + "/documents/nope"), 404);
+        assertError(get(base + "/v1/namespaces/..%2Fetc/documents/x"), 400);
+        assertError(get(base + "/v1/namespaces/" + NS + "/documents/a%00b"), 400);
+        assertError(get(base + "/v2/anything"), 404);
+    }
+
+    private static void assertError(ItSupport.Response r, int status) {
+        assertThat(r.status()).as(r.raw().body()).isEqualTo(status);
+        assertThat(r.body().path("error").path("message").asText()).isNotBlank();
+        assertThat(r.body().path("error").path("code").asText()).isNotBlank();
+    }
+
+    @Test
+    void reportsHealthAndEveryEngramMeter() {
+        ItSupport.Response health = get(base + "/v1/health");
+        assertThat(health.status()).isEqualTo(200);
+        assertThat(health.body().path("status").asText()).isEqualTo("UP");
+
+        post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"compiler\"}");
+        String metrics = ItSupport.call(
+                        HttpRequest.newBuilder(URI.create(base + "/metrics")).GET())
+                .raw()
+                .body();
+        for (String meter : List.of(
+                Meters.DOCUMENTS,
+                Meters.PASSAGES,
+                Meters.DEAD_LETTERS,
+                Meters.UNDERSTAND,
+                Meters.MEMORY_CHANGES,
+                Meters.HTTP_REQUESTS,
+                Meters.RETRIEVALS)) {
+            assertThat(metrics).as(meter).contains(meter.replace('.', '_'));
+        }
+        assertThat(metrics).contains("kafka_stream_");
+    }
+
+    private List<DeadLetter> readDeadLetters(int atLeast) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "dlq-reader-" + UUID.randomUUID());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<DeadLetter> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(service.topics().deadLetters()));
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (out.size() < atLeast && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    out.add(Json.fromBytes(r.value(), DeadLetter.class));
+                }
+            }
+        }
+        assertThat(out).hasSizeGreaterThanOrEqualTo(atLeast);
+        return out;
+    }
+}

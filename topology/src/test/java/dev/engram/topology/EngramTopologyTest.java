@@ -1,0 +1,311 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.processors.Meters;
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.UnderstandingEvent;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.Stores;
+import dev.engram.understanding.Understander;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EngramTopologyTest {
+
+    private static final Topics TOPICS = new Topics("engram.");
+
+    @TempDir
+    Path stateDir;
+
+    private TopologyTestDriver driver;
+    private TestInputTopic<byte[], byte[]> documents;
+    private TestOutputTopic<String, PassageEvent> passages;
+    private TestOutputTopic<String, UnderstandingEvent> understandings;
+    private TestOutputTopic<String, MemoryChange> changes;
+    private TestOutputTopic<byte[], DeadLetter> deadLetters;
+
+    private void start(Understander understander) {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "engram-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        driver = new TopologyTestDriver(
+                EngramTopology.build(TOPICS, 64 * 1024, 40, understander, Meters.detached()), props);
+        documents = driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+        passages = driver.createOutputTopic(
+                TOPICS.passages(), new StringDeserializer(), EngramTopology.PASSAGE_SERDE.deserializer());
+        understandings = driver.createOutputTopic(
+                TOPICS.understandings(), new StringDeserializer(), EngramTopology.UNDERSTANDING_SERDE.deserializer());
+        changes = driver.createOutputTopic(
+                TOPICS.memoryChanges(), new StringDeserializer(), EngramTopology.MEMORY_CHANGE_SERDE.deserializer());
+        deadLetters = driver.createOutputTopic(
+                TOPICS.deadLetters(), new ByteArrayDeserializer(), EngramTopology.DEAD_LETTER_SERDE.deserializer());
+    }
+
+    @AfterEach
+    void close() {
+        if (driver != null) {
+            driver.close();
+        }
+    }
+
+    private void upsert(String ns, String id, String title, String text) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("namespace", ns);
+        doc.put("id", id);
+        doc.put("op", "upsert");
+        doc.put("title", title);
+        doc.put("text", text);
+        documents.pipeInput(bytes(id), Json.toBytes(doc));
+    }
+
+    private void delete(String ns, String id) {
+        documents.pipeInput(bytes(id), Json.toBytes(Map.of("namespace", ns, "id", id, "op", "delete")));
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private <V> List<V> storeValues(String store, String prefix) {
+        KeyValueStore<String, V> kv = driver.getKeyValueStore(store);
+        List<V> out = new ArrayList<>();
+        try (KeyValueIterator<String, V> it =
+                kv.prefixScan(prefix, new org.apache.kafka.common.serialization.StringSerializer())) {
+            it.forEachRemaining(e -> out.add(e.value));
+        }
+        return out;
+    }
+
+    private List<StoredPassage> passagesOf(String ns, String docId) {
+        return this.<StoredPassage>storeValues(Stores.MEMORY_PASSAGES, Keys.prefix(ns)).stream()
+                .filter(p -> p.documentId().equals(docId))
+                .toList();
+    }
+
+    private DocumentRecord document(String ns, String id) {
+        KeyValueStore<String, DocumentRecord> kv = driver.getKeyValueStore(Stores.MEMORY_DOCUMENTS);
+        return kv.get(Keys.of(ns, id));
+    }
+
+    @Test
+    void readsADocumentIntoPassagesUnderstandingsAndMemory() {
+        start(Understanders.embedded());
+
+        upsert(
+                "wiki",
+                "ada",
+                "Ada Lovelace",
+                "# Life\n\nAda Lovelace was born in London.\n\n# Work\n\nShe worked with Charles Babbage.");
+
+        List<KeyValue<String, PassageEvent>> emitted = passages.readKeyValuesToList();
+        assertThat(emitted).hasSize(2).allSatisfy(kv -> {
+            assertThat(kv.value).isInstanceOf(PassageEvent.Upsert.class);
+            assertThat(kv.key).isEqualTo(kv.value.passageId());
+        });
+        List<KeyValue<String, UnderstandingEvent>> understood = understandings.readKeyValuesToList();
+        assertThat(understood).allSatisfy(kv -> assertThat(kv.key).isEqualTo("wiki"));
+        assertThat(understood)
+                .extracting(kv -> kv.value.getClass().getSimpleName())
+                .containsExactlyInAnyOrder("Manifest", "Understood", "Understood");
+        assertThat(passagesOf("wiki", "ada"))
+                .extracting(StoredPassage::text)
+                .containsExactlyInAnyOrder("Ada Lovelace was born in London.", "She worked with Charles Babbage.");
+        assertThat(document("wiki", "ada").status()).isEqualTo(DocumentStatus.VERIFIED);
+        KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
+        assertThat(this.<EntityRecord>storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki")))
+                .extracting(EntityRecord::name)
+                .contains("Ada Lovelace", "London", "Charles Babbage");
+        assertThat(entities).isNotNull();
+        assertThat(deadLetters.isEmpty()).isTrue();
+    }
+
+    @Test
+    void anUpdateReEmitsOnlyChangedPassagesAndRetractsVanishedOnes() {
+        start(Understanders.embedded());
+        upsert("wiki", "d", "T", "# A\n\nAlpha stays.\n\n# B\n\nBeta changes.\n\n# C\n\nGamma goes.");
+        List<PassageEvent> first = passages.readValuesToList();
+        changes.readValuesToList();
+
+        upsert("wiki", "d", "T", "# A\n\nAlpha stays.\n\n# B\n\nBeta changed.\n\n# D\n\nDelta arrives.");
+
+        List<PassageEvent> second = passages.readValuesToList();
+        assertThat(second)
+                .filteredOn(e -> e instanceof PassageEvent.Upsert)
+                .extracting(e -> ((PassageEvent.Upsert) e).text())
+                .containsExactlyInAnyOrder("Beta changed.", "Delta arrives.");
+        List<String> firstIds = first.stream().map(PassageEvent::passageId).toList();
+        assertThat(second)
+                .filteredOn(e -> e instanceof PassageEvent.Retraction)
+                .allSatisfy(
+                        e -> assertThat(((PassageEvent.Retraction) e).reason()).isEqualTo(PassageEvent.Reason.UPDATED))
+                .extracting(PassageEvent::passageId)
+                .containsExactlyInAnyOrder(firstIds.get(1), firstIds.get(2));
+        assertThat(passagesOf("wiki", "d"))
+                .extracting(StoredPassage::text)
+                .containsExactlyInAnyOrder("Alpha stays.", "Beta changed.", "Delta arrives.");
+        DocumentRecord doc = document("wiki", "d");
+        assertThat(doc.version()).isEqualTo(2);
+        assertThat(doc.status()).isEqualTo(DocumentStatus.VERIFIED);
+    }
+
+    @Test
+    void anIdenticalUpsertEmitsNoPassages() {
+        start(Understanders.embedded());
+        upsert("wiki", "d", "T", "Same text.");
+        passages.readValuesToList();
+
+        upsert("wiki", "d", "T", "Same text.");
+
+        assertThat(passages.isEmpty()).isTrue();
+        assertThat(passagesOf("wiki", "d")).hasSize(1);
+    }
+
+    @Test
+    void aDeleteRetractsEveryPassageAndEntityOnlyThatDocumentSupported() {
+        start(Understanders.embedded());
+        upsert("wiki", "ada", "Ada", "# One\n\nAda Lovelace met Charles Babbage.\n\n# Two\n\nShe lived in London.");
+        upsert("wiki", "other", "Other", "Charles Babbage designed engines.");
+        passages.readValuesToList();
+        changes.readValuesToList();
+
+        delete("wiki", "ada");
+
+        List<PassageEvent> retractions = passages.readValuesToList();
+        assertThat(retractions).hasSize(2).allSatisfy(e -> assertThat(e).isInstanceOf(PassageEvent.Retraction.class));
+        assertThat(passagesOf("wiki", "ada")).isEmpty();
+        assertThat(passagesOf("wiki", "other")).hasSize(1);
+        assertThat(document("wiki", "ada").status()).isEqualTo(DocumentStatus.ARCHIVED);
+        List<EntityRecord> left = storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki"));
+        assertThat(left)
+                .extracting(EntityRecord::name)
+                .contains("Charles Babbage")
+                .doesNotContain("Ada Lovelace", "London");
+        assertThat(left)
+                .filteredOn(e -> e.name().equals("Charles Babbage"))
+                .singleElement()
+                .satisfies(e -> assertThat(e.passages()).isEqualTo(1));
+        List<MemoryChange> removed = changes.readValuesToList();
+        assertThat(removed)
+                .filteredOn(c -> c instanceof MemoryChange.PassageRemoved)
+                .hasSize(2);
+        assertThat(removed)
+                .filteredOn(c -> c instanceof MemoryChange.EntityRemoved)
+                .extracting(c -> ((MemoryChange.EntityRemoved) c).name())
+                .contains("Ada Lovelace", "London");
+    }
+
+    @Test
+    void deletingAndReAddingADocumentRestoresTheSameMemory() {
+        start(Understanders.embedded());
+        String text = "# One\n\nAda Lovelace met Charles Babbage.\n\n# Two\n\nShe lived in London.";
+        upsert("wiki", "ada", "Ada", text);
+        List<String> before = passagesOf("wiki", "ada").stream()
+                .map(StoredPassage::passageId)
+                .sorted()
+                .toList();
+
+        delete("wiki", "ada");
+        upsert("wiki", "ada", "Ada", text);
+
+        assertThat(passagesOf("wiki", "ada").stream()
+                        .map(StoredPassage::passageId)
+                        .sorted()
+                        .toList())
+                .isEqualTo(before);
+        assertThat(document("wiki", "ada").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertThat(document("wiki", "ada").version()).isEqualTo(3);
+    }
+
+    @Test
+    void badInputGoesToTheDeadLetterTopicWithItsReasonAndBytesAndTheStreamGoesOn() {
+        start(Understanders.embedded());
+        byte[] malformed = bytes("{\"namespace\": \"wiki\", \"id\": ");
+
+        documents.pipeInput(bytes("x"), malformed);
+        documents.pipeInput(bytes("y"), bytes("{\"namespace\":\"wiki\",\"id\":\"y\",\"op\":\"upsert\"}"));
+        upsert("wiki", "ok", "Fine", "This document is fine.");
+
+        List<KeyValue<byte[], DeadLetter>> letters = deadLetters.readKeyValuesToList();
+        assertThat(letters).hasSize(2);
+        DeadLetter first = letters.get(0).value;
+        assertThat(first.stage()).isEqualTo(DeadLetter.Stage.READ);
+        assertThat(first.reason()).startsWith("malformed JSON");
+        assertThat(first.topic()).isEqualTo(TOPICS.documents());
+        assertThat(first.offset()).isZero();
+        assertThat(Base64.getDecoder().decode(first.valueBase64())).isEqualTo(malformed);
+        assertThat(letters.get(0).key).isEqualTo(bytes("x"));
+        assertThat(letters.get(1).value.reason()).startsWith("schema").contains("text");
+        assertThat(letters.get(1).value.offset()).isEqualTo(1);
+        assertThat(passagesOf("wiki", "ok")).hasSize(1);
+    }
+
+    @Test
+    void aPassageTheExtractorCannotUnderstandIsDeadLetteredAndTheDocumentStaysReading() {
+        start(Understanders.failingOn("POISON"));
+
+        upsert("wiki", "d", "T", "# Good\n\nA good passage.\n\n# Bad\n\nA POISON passage.");
+
+        List<DeadLetter> letters = deadLetters.readValuesToList();
+        assertThat(letters).singleElement().satisfies(l -> {
+            assertThat(l.stage()).isEqualTo(DeadLetter.Stage.UNDERSTAND);
+            assertThat(l.reason()).contains("extractor failed");
+            assertThat(l.topic()).isEqualTo(TOPICS.passages());
+            assertThat(new String(Base64.getDecoder().decode(l.valueBase64()), StandardCharsets.UTF_8))
+                    .contains("POISON");
+        });
+        assertThat(passagesOf("wiki", "d")).extracting(StoredPassage::text).containsExactly("A good passage.");
+        assertThat(document("wiki", "d").status()).isEqualTo(DocumentStatus.READING);
+    }
+
+    @Test
+    void namespacesAreIsolatedAndChangesAreVersionedPerNamespace() {
+        start(Understanders.embedded());
+
+        upsert("a", "d", "T", "Ada Lovelace in London.");
+        upsert("b", "d", "T", "Ada Lovelace in Paris.");
+        upsert("a", "e", "T", "Charles Babbage in London.");
+
+        Map<String, List<Long>> versions = new LinkedHashMap<>();
+        for (KeyValue<String, MemoryChange> kv : changes.readKeyValuesToList()) {
+            assertThat(kv.key).isEqualTo(kv.value.namespace());
+            versions.computeIfAbsent(kv.key, k -> new ArrayList<>()).add(kv.value.version());
+        }
+        assertThat(versions.keySet()).containsExactlyInAnyOrder("a", "b");
+        versions.values()
+                .forEach(v ->
+                        assertThat(v).isSorted().doesNotHaveDuplicates().first().isEqualTo(1L));
+        assertThat(passagesOf("a", "d")).singleElement().satisfies(p -> assertThat(p.text())
+                .contains("London"));
+        assertThat(passagesOf("b", "d")).singleElement().satisfies(p -> assertThat(p.text())
+                .contains("Paris"));
+    }
+}
