@@ -91,10 +91,7 @@ public record EngramConfig(
                 integer(get, "ENGRAM_MAX_DOCUMENT_BYTES", 1 << 20),
                 integer(get, "ENGRAM_CHUNK_MAX_TOKENS", 200),
                 integer(get, "ENGRAM_EMBED_MAX_TOKENS", 256),
-                integer(
-                        get,
-                        "ENGRAM_EMBED_THREADS",
-                        Math.max(1, Runtime.getRuntime().availableProcessors())),
+                integer(get, "ENGRAM_EMBED_THREADS", 1),
                 integer(get, "ENGRAM_COMMIT_INTERVAL_MS", 200));
     }
 
