@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -34,6 +35,44 @@ public final class Meters {
 
     public Meters(MeterRegistry registry) {
         this.registry = registry;
+        // Counters exist from the start at zero, so rates and alerts work before the first event.
+        for (String outcome : List.of("upserted", "unchanged", "deleted", "unknown_delete", "dead_lettered")) {
+            counter(DOCUMENTS, "Documents read from the documents topic, by outcome", "outcome", outcome);
+        }
+        for (String op : List.of("upsert", "retract")) {
+            counter(PASSAGES, "Passage events emitted by the read step", "op", op);
+        }
+        for (String cause : List.of(
+                "malformed_json", "schema", "invalid_utf8", "too_large", "key_mismatch", "null_value", "error")) {
+            deadLetterCounter("read", cause);
+        }
+        deadLetterCounter("understand", "extractor_error");
+        deadLetterCounter("construct", "error");
+        for (String kind : List.of("passage", "manifest")) {
+            counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind);
+        }
+        for (String type : List.of(
+                "passage_added",
+                "passage_removed",
+                "entity_created",
+                "entity_removed",
+                "link_added",
+                "link_removed",
+                "document_status")) {
+            counter(MEMORY_CHANGES, "Memory changes emitted, by type", "type", type);
+        }
+    }
+
+    private Counter counter(String name, String description, String tag, String value) {
+        return Counter.builder(name).description(description).tag(tag, value).register(registry);
+    }
+
+    private Counter deadLetterCounter(String stage, String cause) {
+        return Counter.builder(DEAD_LETTERS)
+                .description("Records sent to the dead-letter topic")
+                .tag("stage", stage)
+                .tag("cause", cause)
+                .register(registry);
     }
 
     /** Meters that record into a private registry, for tests and tools that do not export metrics. */
@@ -46,28 +85,16 @@ public final class Meters {
     }
 
     public void document(String outcome) {
-        Counter.builder(DOCUMENTS)
-                .description("Documents read from the documents topic, by outcome")
-                .tag("outcome", outcome)
-                .register(registry)
+        counter(DOCUMENTS, "Documents read from the documents topic, by outcome", "outcome", outcome)
                 .increment();
     }
 
     public void passages(String op, int n) {
-        Counter.builder(PASSAGES)
-                .description("Passage events emitted by the read step")
-                .tag("op", op)
-                .register(registry)
-                .increment(n);
+        counter(PASSAGES, "Passage events emitted by the read step", "op", op).increment(n);
     }
 
     public void deadLetter(String stage, String cause) {
-        Counter.builder(DEAD_LETTERS)
-                .description("Records sent to the dead-letter topic")
-                .tag("stage", stage)
-                .tag("cause", cause)
-                .register(registry)
-                .increment();
+        deadLetterCounter(stage, cause).increment();
     }
 
     public void understood(String extractor, Duration took) {
@@ -79,18 +106,11 @@ public final class Meters {
     }
 
     public void memoryChange(String type) {
-        Counter.builder(MEMORY_CHANGES)
-                .description("Memory changes emitted, by type")
-                .tag("type", type)
-                .register(registry)
-                .increment();
+        counter(MEMORY_CHANGES, "Memory changes emitted, by type", "type", type).increment();
     }
 
     public void stale(String kind) {
-        Counter.builder(STALE)
-                .description("Memory-step inputs superseded by a newer document version")
-                .tag("kind", kind)
-                .register(registry)
+        counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind)
                 .increment();
     }
 

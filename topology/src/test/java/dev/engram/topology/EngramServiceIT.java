@@ -236,6 +236,24 @@ class EngramServiceIT {
         assertThat(metrics).contains("kafka_stream_");
     }
 
+    @Test
+    void everyMetricTheGrafanaDashboardQueriesIsExported() throws Exception {
+        String dashboard = java.nio.file.Files.readString(Path.of("..", "grafana", "dashboards", "engram.json"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\b((?:engram|kafka|jvm|process)_[a-z_]+)")
+                .matcher(dashboard);
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        assertThat(names).hasSizeGreaterThan(8);
+
+        post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"compiler\"}");
+        String metrics = get(base + "/metrics").raw().body();
+        for (String name : names) {
+            assertThat(metrics).as(name).containsPattern("(?m)^" + name + "[{ ]");
+        }
+    }
+
     private List<DeadLetter> readDeadLetters(int atLeast) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

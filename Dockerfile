@@ -1,0 +1,24 @@
+# Engram service image: docker build -t engram .
+FROM eclipse-temurin:21-jdk AS build
+WORKDIR /src
+COPY .mvn .mvn
+COPY mvnw pom.xml ./
+COPY schemas schemas
+COPY understanding understanding
+COPY stores stores
+COPY retrieval retrieval
+COPY processors processors
+COPY topology topology
+COPY bench bench
+RUN ./mvnw -B -q -DskipTests -Dspotless.check.skip=true package
+
+FROM eclipse-temurin:21-jre
+WORKDIR /app
+COPY --from=build /src/topology/target/engram.jar /app/engram.jar
+COPY --from=build /src/topology/target/lib /app/lib
+ENV ENGRAM_STATE_DIR=/var/lib/engram/state \
+    ENGRAM_HTTP_PORT=8080 \
+    JAVA_OPTS="-Xmx1g"
+VOLUME /var/lib/engram
+EXPOSE 8080
+ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS --enable-native-access=ALL-UNNAMED -cp '/app/engram.jar:/app/lib/*' dev.engram.topology.EngramMain run"]

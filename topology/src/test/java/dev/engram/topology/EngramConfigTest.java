@@ -1,0 +1,50 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class EngramConfigTest {
+
+    @Test
+    void defaultsToTheEmbeddedBroker() {
+        EngramConfig c = EngramConfig.from(Map.of());
+
+        assertThat(c.embeddedKafka()).isTrue();
+        assertThat(c.applicationId()).isEqualTo("engram");
+        assertThat(c.httpPort()).isEqualTo(8080);
+        assertThat(c.applicationServer()).isEqualTo("localhost:8080");
+        assertThat(c.stateDir()).isEqualTo(Path.of(".engram/state"));
+        assertThat(c.partitions()).isEqualTo(4);
+    }
+
+    @Test
+    void usesAnExternalClusterWhenBootstrapServersAreSet() {
+        EngramConfig c = EngramConfig.from(Map.of(
+                "ENGRAM_BOOTSTRAP_SERVERS", "kafka:9092",
+                "ENGRAM_HTTP_PORT", "9000",
+                "ENGRAM_ADVERTISED_HOST", "engram-1"));
+
+        assertThat(c.embeddedKafka()).isFalse();
+        assertThat(c.bootstrapServers()).isEqualTo("kafka:9092");
+        assertThat(c.applicationServer()).isEqualTo("engram-1:9000");
+    }
+
+    @Test
+    void failsFastNamingTheBadSetting() {
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_PARTITIONS", "many")))
+                .hasMessageContaining("ENGRAM_PARTITIONS")
+                .hasMessageContaining("integer");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_HTTP_PORT", "70000")))
+                .hasMessageContaining("ENGRAM_HTTP_PORT");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_EMBEDDED_KAFKA", "maybe")))
+                .hasMessageContaining("ENGRAM_EMBEDDED_KAFKA");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_EMBEDDED_KAFKA", "false")))
+                .hasMessageContaining("ENGRAM_BOOTSTRAP_SERVERS");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_APPLICATION_ID", "a b")))
+                .hasMessageContaining("ENGRAM_APPLICATION_ID");
+    }
+}
