@@ -1,13 +1,14 @@
 package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.processors.Meters;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.topology.EmbeddedKafkaBroker;
 import dev.engram.topology.EngramConfig;
 import dev.engram.topology.EngramService;
+import dev.engram.topology.UnderstanderFactory;
 import dev.engram.understanding.Chunker;
-import dev.engram.understanding.EmbeddedUnderstander;
 import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.Understander;
 import java.io.IOException;
@@ -85,8 +86,7 @@ public final class IngestBenchmark {
         long pipelinePassages;
         Path state = Files.createTempDirectory("engram-bench-");
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
-                Understander understander = new EmbeddedUnderstander(
-                        OnnxEmbedder.allMiniLmL6V2(defaults.embedMaxTokens(), defaults.embedThreads()))) {
+                Understander understander = UnderstanderFactory.create(defaults, Meters.detached())) {
             Map<String, String> env = new HashMap<>(System.getenv());
             env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
             env.put("ENGRAM_STATE_DIR", state.toString());

@@ -3,19 +3,19 @@ package dev.engram.processors;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentEvent;
 import dev.engram.schemas.DocumentStatus;
-import dev.engram.schemas.EntityMention;
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
-import dev.engram.stores.Vectors;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -132,19 +132,19 @@ public final class ConstructProcessor implements Processor<String, Understanding
         }
         List<String> entityIds = new ArrayList<>();
         Map<String, Integer> mentionsPerEntity = new LinkedHashMap<>();
-        Map<String, EntityMention> firstMention = new LinkedHashMap<>();
-        for (EntityMention m : u.understanding().entities()) {
+        Map<String, Extraction.Entity> firstMention = new LinkedHashMap<>();
+        for (Extraction.Entity m : u.understanding().extraction().entities()) {
             String normalized = EntityNames.normalize(m.name());
             if (normalized.isEmpty()) {
                 continue;
             }
             String entityId = Hashing.id(ns, normalized);
-            mentionsPerEntity.merge(entityId, 1, Integer::sum);
+            mentionsPerEntity.merge(entityId, Math.max(1, m.spans().size()), Integer::sum);
             firstMention.putIfAbsent(entityId, m);
         }
         for (Map.Entry<String, Integer> e : mentionsPerEntity.entrySet()) {
             String entityId = e.getKey();
-            EntityMention m = firstMention.get(entityId);
+            Extraction.Entity m = firstMention.get(entityId);
             EntityRecord entity = entities.get(Keys.of(ns, entityId));
             if (entity == null) {
                 entity = new EntityRecord(ns, entityId, m.name(), EntityNames.normalize(m.name()), m.type(), 0, 0);
@@ -179,12 +179,11 @@ public final class ConstructProcessor implements Processor<String, Understanding
                         p.text(),
                         p.start(),
                         p.end(),
-                        u.understanding().memory(),
-                        u.understanding().entities(),
+                        u.understanding().extraction(),
                         entityIds,
-                        u.understanding().extractor(),
                         u.understanding().embedder()));
-        vectors.put(passageKey, Vectors.toBytes(u.understanding().embedding()));
+        vectors.put(
+                passageKey, VectorCodec.toBytes(u.understanding().embeddings().passage()));
         if (previous == null) {
             namespace = withCounts(0, 1, 0);
         }

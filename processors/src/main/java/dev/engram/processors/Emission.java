@@ -1,6 +1,7 @@
 package dev.engram.processors;
 
 import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
@@ -13,6 +14,9 @@ public sealed interface Emission {
 
     /** To the understandings topic, keyed by namespace. */
     record Understood(UnderstandingEvent event) implements Emission {}
+
+    /** To the extractions cache topic, keyed by "content hash|extractor id". */
+    record Extracted(String cacheKey, Extraction extraction) implements Emission {}
 
     /** To the memory-changes topic, keyed by namespace. */
     record Change(MemoryChange change) implements Emission {}

@@ -1,5 +1,6 @@
 package dev.engram.processors;
 
+import dev.engram.schemas.Extraction;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -26,6 +27,14 @@ public final class Meters {
     public static final String MEMORY_CHANGES = "engram.memory.changes";
     /** Memory-step inputs skipped because a newer document version superseded them. */
     public static final String STALE = "engram.memory.stale";
+    /** Extraction-cache lookups, by result: hit, miss. */
+    public static final String EXTRACTION_CACHE = "engram.extraction.cache";
+    /** LLM tokens spent on extraction, by namespace, model and kind (prompt, completion). */
+    public static final String LLM_TOKENS = "engram.llm.tokens";
+    /** Estimated LLM cost of extraction in US dollars, by namespace and model. */
+    public static final String LLM_COST = "engram.llm.cost.usd";
+    /** LLM calls, by model and outcome (ok, retried, failed). */
+    public static final String LLM_CALLS = "engram.llm.calls";
     /** HTTP requests, by route, method and status. */
     public static final String HTTP_REQUESTS = "engram.http.requests";
     /** Retrievals served, by mode. */
@@ -47,6 +56,10 @@ public final class Meters {
             deadLetterCounter("read", cause);
         }
         deadLetterCounter("understand", "extractor_error");
+        deadLetterCounter("understand", "error");
+        for (String result : List.of("hit", "miss")) {
+            counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", result);
+        }
         deadLetterCounter("construct", "error");
         for (String kind : List.of("passage", "manifest")) {
             counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind);
@@ -103,6 +116,46 @@ public final class Meters {
                 .tag("extractor", extractor)
                 .register(registry)
                 .record(took);
+    }
+
+    public void extractionCache(boolean hit) {
+        counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", hit ? "hit" : "miss")
+                .increment();
+    }
+
+    /** Records the tokens an extraction cost, when it came from an LLM. */
+    public void extractionUsage(String namespace, Extraction extraction) {
+        if (extraction.model() == null) {
+            return;
+        }
+        for (String kind : List.of("prompt", "completion")) {
+            long n = kind.equals("prompt")
+                    ? extraction.usage().prompt()
+                    : extraction.usage().completion();
+            Counter.builder(LLM_TOKENS)
+                    .description("LLM tokens spent on extraction")
+                    .tag("namespace", namespace)
+                    .tag("model", extraction.model())
+                    .tag("kind", kind)
+                    .register(registry)
+                    .increment(n);
+        }
+        Counter.builder(LLM_COST)
+                .description("Estimated LLM cost of extraction in US dollars, at the configured prices")
+                .tag("namespace", namespace)
+                .tag("model", extraction.model())
+                .register(registry)
+                .increment(extraction.usage().costUsd());
+    }
+
+    /** Counts one LLM call by its outcome. */
+    public void llmCall(String model, String outcome) {
+        Counter.builder(LLM_CALLS)
+                .description("LLM calls by outcome")
+                .tag("model", model)
+                .tag("outcome", outcome)
+                .register(registry)
+                .increment();
     }
 
     public void memoryChange(String type) {

@@ -16,6 +16,7 @@ public enum Schemas {
     DOCUMENT_EVENT("document-event"),
     PASSAGE("passage"),
     UNDERSTANDING("understanding"),
+    EXTRACTION("extraction"),
     MEMORY_CHANGE("memory-change"),
     COMPENSATION("compensation"),
     DEAD_LETTER("dead-letter");

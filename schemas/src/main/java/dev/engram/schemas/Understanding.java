@@ -1,12 +1,4 @@
 package dev.engram.schemas;
 
-import java.util.List;
-
-/** What the understand step learned from one passage. */
-public record Understanding(
-        String memory, List<EntityMention> entities, float[] embedding, String extractor, String embedder) {
-
-    public Understanding {
-        entities = entities == null ? List.of() : List.copyOf(entities);
-    }
-}
+/** What the understand step learned from one passage: the extraction and its embeddings. */
+public record Understanding(Extraction extraction, Embeddings embeddings, String embedder) {}

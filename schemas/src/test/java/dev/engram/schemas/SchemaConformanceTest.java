@@ -20,6 +20,31 @@ class SchemaConformanceTest {
     private static final PassageEvent.Retraction RETRACTION =
             new PassageEvent.Retraction("ns", "doc", 3, PID, PassageEvent.Reason.DELETED);
 
+    private static final Extraction EXTRACTION = new Extraction(
+            "Ada Lovelace wrote Note G.",
+            List.of(
+                    new Extraction.Entity(
+                            "Ada Lovelace",
+                            EntityType.PERSON,
+                            "mathematician",
+                            List.of("Lovelace"),
+                            List.of(new Span(0, 12))),
+                    new Extraction.Entity("Note G", EntityType.WORK, "", List.of(), List.of(new Span(19, 25)))),
+            List.of(
+                    new Extraction.Fact("Ada Lovelace", "wrote", "Note G", new Span(0, 25), 0.9),
+                    new Extraction.Fact("Ada Lovelace", "knew", "Note G", null, 0.5)),
+            List.of(new Extraction.Relation("met", List.of("A", "B", "C"), null, 0.5)),
+            List.of("Who wrote Note G?"),
+            "embedded-rules/2",
+            null,
+            new Extraction.TokenUsage(10, 5, 0.0001));
+    private static final Embeddings EMBEDDINGS = new Embeddings(
+            new float[] {0.6f, 0.8f},
+            new float[] {0.8f, 0.6f},
+            List.of(new float[] {1, 0}, new float[] {0, 1}),
+            List.of(new float[] {1, 0}, new float[] {0, 1}),
+            List.of(new float[] {0.6f, 0.8f}));
+
     private static JsonNode tree(Object value) {
         return Json.mapper().valueToTree(value);
     }
@@ -43,12 +68,7 @@ class SchemaConformanceTest {
 
     @Test
     void understandingEventsMatchTheirSchema() {
-        Understanding u = new Understanding(
-                "Text.",
-                List.of(new EntityMention("Text", EntityType.WORK, 0, 4)),
-                new float[] {0.6f, 0.8f},
-                "embedded-rules/1",
-                "model");
+        Understanding u = new Understanding(EXTRACTION, EMBEDDINGS, "model");
         List<UnderstandingEvent> events = List.of(
                 new UnderstandingEvent.Understood(UPSERT, u),
                 new UnderstandingEvent.Retracted(RETRACTION),
@@ -67,6 +87,17 @@ class SchemaConformanceTest {
             UnderstandingEvent back = Json.fromBytes(Json.toBytes(e), UnderstandingEvent.class);
             assertThat(back.getClass()).isEqualTo(e.getClass());
         }
+    }
+
+    @Test
+    void extractionsMatchTheirSchemaAndVectorsRoundTripExactly() {
+        assertThat(Schemas.EXTRACTION.validate(tree(EXTRACTION))).isEmpty();
+        assertThat(Json.fromBytes(Json.toBytes(EXTRACTION), Extraction.class)).isEqualTo(EXTRACTION);
+        Understanding u = new Understanding(EXTRACTION, EMBEDDINGS, "model");
+        Understanding back = Json.fromBytes(Json.toBytes(u), Understanding.class);
+        assertThat(back.embeddings().passage()).containsExactly(0.6f, 0.8f);
+        assertThat(back.embeddings().facts().get(1)).containsExactly(0f, 1f);
+        assertThat(Json.toString(u)).contains("\"passage\":\"");
     }
 
     @Test

@@ -1,9 +1,12 @@
 package dev.engram.stores;
 
-import dev.engram.schemas.EntityMention;
+import dev.engram.schemas.Extraction;
 import java.util.List;
 
-/** A passage in memory with its understanding (the vector is kept apart, in the vectors store). */
+/**
+ * A passage in memory with what was extracted from it and the ids of the entities it links to (its vector is kept
+ * apart, in the vectors store).
+ */
 public record StoredPassage(
         String namespace,
         String documentId,
@@ -16,14 +19,15 @@ public record StoredPassage(
         String text,
         int start,
         int end,
-        String memory,
-        List<EntityMention> mentions,
+        Extraction extraction,
         List<String> entityIds,
-        String extractor,
         String embedder) {
     public StoredPassage {
         headings = headings == null ? List.of() : List.copyOf(headings);
-        mentions = mentions == null ? List.of() : List.copyOf(mentions);
         entityIds = entityIds == null ? List.of() : List.copyOf(entityIds);
+    }
+
+    public String memory() {
+        return extraction.memory();
     }
 }

@@ -1,5 +1,6 @@
 package dev.engram.stores;
 
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.JsonSerde;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
@@ -19,6 +20,8 @@ public final class Stores {
     public static final String MEMORY_ENTITIES = "memory-entities";
     /** Memory step: (namespace, entity id, passage id) → number of mentions in that passage. */
     public static final String MEMORY_ENTITY_PASSAGES = "memory-entity-passages";
+    /** Understand step (global): "content hash|extractor id" → cached extraction, from the extractions topic. */
+    public static final String EXTRACTION_CACHE = "extraction-cache";
     /** Memory step: namespace → counters and watermark. */
     public static final String MEMORY_NAMESPACES = "memory-namespaces";
 
@@ -30,6 +33,7 @@ public final class Stores {
     public static final Serde<EntityRecord> ENTITY = JsonSerde.of(EntityRecord.class);
     public static final Serde<Integer> MENTION_COUNT = Serdes.Integer();
     public static final Serde<NamespaceState> NAMESPACE = JsonSerde.of(NamespaceState.class);
+    public static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
 
     private Stores() {}
 }

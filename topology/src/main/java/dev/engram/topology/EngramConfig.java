@@ -1,7 +1,9 @@
 package dev.engram.topology;
 
+import dev.engram.understanding.llm.LlmConfig;
 import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
@@ -29,7 +31,10 @@ public record EngramConfig(
         int chunkMaxTokens,
         int embedMaxTokens,
         int embedThreads,
-        long commitIntervalMs) {
+        long commitIntervalMs,
+        String understanding,
+        int questionsPerPassage,
+        LlmConfig llm) {
 
     public EngramConfig {
         if (!embeddedKafka && (bootstrapServers == null || bootstrapServers.isBlank())) {
@@ -57,6 +62,15 @@ public record EngramConfig(
         require(embedMaxTokens >= 16 && embedMaxTokens <= 512, "ENGRAM_EMBED_MAX_TOKENS", "must be 16-512");
         require(embedThreads >= 1 && embedThreads <= 64, "ENGRAM_EMBED_THREADS", "must be 1-64");
         require(commitIntervalMs >= 10, "ENGRAM_COMMIT_INTERVAL_MS", "must be at least 10");
+        require(
+                understanding != null && (understanding.equals("embedded") || understanding.equals("llm")),
+                "ENGRAM_UNDERSTANDING",
+                "must be 'embedded' or 'llm'");
+        require(questionsPerPassage >= 0 && questionsPerPassage <= 20, "ENGRAM_QUESTIONS_PER_PASSAGE", "must be 0-20");
+        require(
+                !understanding.equals("llm") || llm != null,
+                "ENGRAM_LLM_BASE_URL",
+                "must be set for llm understanding");
     }
 
     /** Reads the configuration from the process environment. */
@@ -92,7 +106,46 @@ public record EngramConfig(
                 integer(get, "ENGRAM_CHUNK_MAX_TOKENS", 200),
                 integer(get, "ENGRAM_EMBED_MAX_TOKENS", 256),
                 integer(get, "ENGRAM_EMBED_THREADS", 1),
-                integer(get, "ENGRAM_COMMIT_INTERVAL_MS", 200));
+                integer(get, "ENGRAM_COMMIT_INTERVAL_MS", 200),
+                string(get, "ENGRAM_UNDERSTANDING", "embedded"),
+                integer(get, "ENGRAM_QUESTIONS_PER_PASSAGE", 3),
+                llm(get));
+    }
+
+    /** The LLM settings, or null when no ENGRAM_LLM_BASE_URL is set. */
+    private static LlmConfig llm(Function<String, String> get) {
+        String url = get.apply("ENGRAM_LLM_BASE_URL");
+        if (url == null) {
+            return null;
+        }
+        URI base;
+        try {
+            base = URI.create(url);
+        } catch (IllegalArgumentException e) {
+            throw invalid("ENGRAM_LLM_BASE_URL", "is not a URL: '" + url + "'");
+        }
+        return new LlmConfig(
+                base,
+                string(get, "ENGRAM_LLM_MODEL", ""),
+                string(get, "ENGRAM_LLM_API_KEY", ""),
+                Duration.ofMillis(integer(get, "ENGRAM_LLM_TIMEOUT_MS", 60_000)),
+                integer(get, "ENGRAM_LLM_MAX_RETRIES", 4),
+                integer(get, "ENGRAM_LLM_CONCURRENCY", 4),
+                decimal(get, "ENGRAM_LLM_PROMPT_PRICE_PER_MTOK", 0),
+                decimal(get, "ENGRAM_LLM_COMPLETION_PRICE_PER_MTOK", 0),
+                string(get, "ENGRAM_LLM_EMBEDDING_MODEL", ""));
+    }
+
+    private static double decimal(Function<String, String> get, String name, double fallback) {
+        String v = get.apply(name);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            return Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw invalid(name, "must be a number, was '" + v + "'");
+        }
     }
 
     /** The {@code host:port} other instances reach this instance's HTTP API at (Kafka Streams application.server). */
@@ -124,7 +177,10 @@ public record EngramConfig(
                 chunkMaxTokens,
                 embedMaxTokens,
                 embedThreads,
-                commitIntervalMs);
+                commitIntervalMs,
+                understanding,
+                questionsPerPassage,
+                llm);
     }
 
     public EngramConfig withHttp(int port, int advertised) {
@@ -147,7 +203,10 @@ public record EngramConfig(
                 chunkMaxTokens,
                 embedMaxTokens,
                 embedThreads,
-                commitIntervalMs);
+                commitIntervalMs,
+                understanding,
+                questionsPerPassage,
+                llm);
     }
 
     private static String string(Function<String, String> get, String name, String fallback) {
@@ -185,7 +244,7 @@ public record EngramConfig(
         }
     }
 
-    private static IllegalArgumentException invalid(String name, String message) {
+    static IllegalArgumentException invalid(String name, String message) {
         return new IllegalArgumentException("invalid configuration: " + name + " " + message);
     }
 }

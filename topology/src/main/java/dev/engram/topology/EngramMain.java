@@ -1,8 +1,5 @@
 package dev.engram.topology;
 
-import dev.engram.understanding.EmbeddedUnderstander;
-import dev.engram.understanding.OnnxEmbedder;
-import dev.engram.understanding.Understander;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -75,10 +72,7 @@ public final class EngramMain {
             effective = config.withBootstrapServers(broker.bootstrapServers());
             out.printf("engram: embedded Kafka broker at %s (data in %s)%n", broker.bootstrapServers(), kafkaDir);
         }
-        Understander understander =
-                new EmbeddedUnderstander(OnnxEmbedder.allMiniLmL6V2(config.embedMaxTokens(), config.embedThreads()));
-        resources.add(0, understander);
-        EngramService service = EngramService.start(effective, understander);
+        EngramService service = EngramService.start(effective);
         resources.add(0, service);
         String base = "http://localhost:" + service.httpPort();
         try {

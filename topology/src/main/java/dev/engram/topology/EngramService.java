@@ -51,15 +51,18 @@ public final class EngramService implements AutoCloseable {
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
     private volatile KafkaStreamsMetrics streamsMetrics;
 
-    private EngramService(EngramConfig config, Understander understander) throws IOException {
+    private final boolean ownsUnderstander;
+
+    private EngramService(EngramConfig config, Understander given) throws IOException {
         this.config = config;
-        this.understander = understander;
         this.topics = new Topics(config.topicPrefix());
         this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         gcMetrics.bindTo(registry);
         Meters meters = new Meters(registry);
+        this.ownsUnderstander = given == null;
+        this.understander = given == null ? UnderstanderFactory.create(config, meters) : given;
 
         createTopics(config, topics);
         Topology topology =
@@ -93,6 +96,12 @@ public final class EngramService implements AutoCloseable {
      * Starts an instance against {@code config.bootstrapServers()}. The HTTP port must be fixed (not 0) because other
      * instances route to the advertised address.
      */
+    /** Starts an instance with the understanding its configuration asks for (owned and closed by the service). */
+    public static EngramService start(EngramConfig config) {
+        return start(config, null);
+    }
+
+    /** Starts an instance with a given understanding, which stays the caller's to close. */
     public static EngramService start(EngramConfig config, Understander understander) {
         try {
             return new EngramService(config, understander);
@@ -141,7 +150,7 @@ public final class EngramService implements AutoCloseable {
         h.put("serving", s.isRunningOrRebalancing());
         h.put("streams_state", s.name());
         h.put("instance", config.applicationServer());
-        h.put("extractor", understander.extractor());
+        h.put("extractor", understander.extractor().id());
         h.put("embedder", understander.embedder().modelId());
         return h;
     }
@@ -177,6 +186,9 @@ public final class EngramService implements AutoCloseable {
                 NewTopic t = new NewTopic(name, config.partitions(), config.replicationFactor());
                 Map<String, String> configs = new LinkedHashMap<>();
                 configs.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES));
+                if (name.equals(topics.extractions())) {
+                    configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+                }
                 t.configs(configs);
                 wanted.add(t);
             }
@@ -206,5 +218,8 @@ public final class EngramService implements AutoCloseable {
         }
         gcMetrics.close();
         registry.close();
+        if (ownsUnderstander) {
+            understander.close();
+        }
     }
 }

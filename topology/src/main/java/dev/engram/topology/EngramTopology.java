@@ -7,6 +7,7 @@ import dev.engram.processors.ReadProcessor;
 import dev.engram.processors.UnderstandProcessor;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.JsonSerde;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.PassageEvent;
@@ -60,10 +61,24 @@ public final class EngramTopology {
                 .process(() -> new ReadProcessor(decoder, chunker, meters), Named.as("read"), Stores.READ_DOCUMENTS);
         route(read, "read", topics);
 
+        String cache = null;
+        if (understander.extractor().cacheable()) {
+            cache = Stores.EXTRACTION_CACHE;
+            builder.addGlobalStore(
+                    org.apache.kafka.streams.state.Stores.keyValueStoreBuilder(
+                                    org.apache.kafka.streams.state.Stores.persistentKeyValueStore(cache),
+                                    Stores.KEY,
+                                    Stores.EXTRACTION)
+                            .withLoggingDisabled(),
+                    topics.extractions(),
+                    Consumed.with(Serdes.String(), Stores.EXTRACTION).withName("extractions-source"),
+                    () -> new CacheLoader(Stores.EXTRACTION_CACHE));
+        }
+        String cacheStore = cache;
         KStream<Void, Emission> understood = builder.stream(
                         topics.passages(),
                         Consumed.with(Serdes.String(), PASSAGE_SERDE).withName("passages-source"))
-                .process(() -> new UnderstandProcessor(understander, meters), Named.as("understand"));
+                .process(() -> new UnderstandProcessor(understander, cacheStore, meters), Named.as("understand"));
         route(understood, "understand", topics);
 
         KStream<Void, Emission> constructed = builder.stream(
@@ -126,6 +141,19 @@ public final class EngramTopology {
                                                         .withName(step + "-changes-sink")))
                                 .withName("changes"))
                 .branch(
+                        (k, v) -> v instanceof Emission.Extracted,
+                        Branched.<Void, Emission>withConsumer(s -> s.map(
+                                                (k, v) -> {
+                                                    Emission.Extracted e = (Emission.Extracted) v;
+                                                    return KeyValue.pair(e.cacheKey(), e.extraction());
+                                                },
+                                                Named.as(step + "-extractions-key"))
+                                        .to(
+                                                topics.extractions(),
+                                                Produced.with(Serdes.String(), Stores.EXTRACTION)
+                                                        .withName(step + "-extractions-sink")))
+                                .withName("extractions"))
+                .branch(
                         (k, v) -> v instanceof Emission.Dead,
                         Branched.<Void, Emission>withConsumer(s -> s.map(
                                                 (k, v) -> {
@@ -138,6 +166,31 @@ public final class EngramTopology {
                                                 Produced.with(Serdes.ByteArray(), DEAD_LETTER_SERDE)
                                                         .withName(step + "-dead-letters-sink")))
                                 .withName("dead-letters"));
+    }
+
+    /** Keeps the global extraction cache in step with the extractions topic (a null value deletes). */
+    static final class CacheLoader
+            implements org.apache.kafka.streams.processor.api.Processor<String, Extraction, Void, Void> {
+        private final String storeName;
+        private org.apache.kafka.streams.state.KeyValueStore<String, Extraction> store;
+
+        CacheLoader(String storeName) {
+            this.storeName = storeName;
+        }
+
+        @Override
+        public void init(org.apache.kafka.streams.processor.api.ProcessorContext<Void, Void> context) {
+            store = context.getStateStore(storeName);
+        }
+
+        @Override
+        public void process(org.apache.kafka.streams.processor.api.Record<String, Extraction> record) {
+            if (record.value() == null) {
+                store.delete(record.key());
+            } else {
+                store.put(record.key(), record.value());
+            }
+        }
     }
 
     private static <V> StoreBuilder<?> store(String name, Serde<V> values) {

@@ -6,13 +6,13 @@ import dev.engram.retrieval.DenseRetriever;
 import dev.engram.retrieval.MemoryView;
 import dev.engram.retrieval.ScoredPassage;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
-import dev.engram.stores.Vectors;
 import dev.engram.understanding.Embedder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -79,7 +79,10 @@ final class MemoryQueries {
                 item.put("start", p.start());
                 item.put("end", p.end());
                 item.put("text", p.text());
-                item.put("entities", p.mentions());
+                item.put("memory", p.memory());
+                item.put("entities", p.extraction().entities());
+                item.put("facts", p.extraction().facts());
+                item.put("questions", p.extraction().questions());
             }
             items.add(item);
         }
@@ -151,7 +154,7 @@ final class MemoryQueries {
                 try (KeyValueIterator<String, byte[]> it = vectors.prefixScan(Keys.prefix(ns), KEYS)) {
                     while (it.hasNext()) {
                         KeyValue<String, byte[]> kv = it.next();
-                        visitor.visit(Keys.last(kv.key), Vectors.fromBytes(kv.value));
+                        visitor.visit(Keys.last(kv.key), VectorCodec.fromBytes(kv.value));
                     }
                 }
             }

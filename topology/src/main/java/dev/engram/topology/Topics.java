@@ -20,6 +20,11 @@ public record Topics(String prefix) {
         return prefix + "understandings";
     }
 
+    /** Extraction cache, compacted (key: "content hash|extractor id"; value: extraction.schema.json). */
+    public String extractions() {
+        return prefix + "extractions";
+    }
+
     /** Versioned mutations of each namespace's memory (key: namespace; value: memory-change.schema.json). */
     public String memoryChanges() {
         return prefix + "memory-changes";
@@ -36,6 +41,13 @@ public record Topics(String prefix) {
     }
 
     public List<String> all() {
-        return List.of(documents(), passages(), understandings(), memoryChanges(), compensations(), deadLetters());
+        return List.of(
+                documents(),
+                passages(),
+                understandings(),
+                extractions(),
+                memoryChanges(),
+                compensations(),
+                deadLetters());
     }
 }

@@ -1,58 +1,58 @@
 package dev.engram.topology;
 
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Understanding;
-import dev.engram.understanding.EmbeddedUnderstander;
 import dev.engram.understanding.Embedder;
+import dev.engram.understanding.EnglishNlp;
+import dev.engram.understanding.ExtractionException;
+import dev.engram.understanding.Extractor;
 import dev.engram.understanding.OnnxEmbedder;
+import dev.engram.understanding.PassageUnderstander;
+import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
 
-/** One real embedded understander per test JVM (the ONNX model loads once). */
+/** One real embedded understander per test JVM (the ONNX and OpenNLP models load once). */
 final class Understanders {
 
-    private static EmbeddedUnderstander shared;
+    private static PassageUnderstander shared;
 
     private Understanders() {}
 
     static synchronized Understander embedded() {
         if (shared == null) {
-            shared = new EmbeddedUnderstander(OnnxEmbedder.allMiniLmL6V2(256, 1));
+            shared = new PassageUnderstander(
+                    new RuleExtractor(new EnglishNlp(), 3), OnnxEmbedder.allMiniLmL6V2(256, 1), false);
         }
-        return nonClosing(shared);
+        return shared;
     }
 
     /** The real understander, except that passages containing {@code marker} fail as a broken extractor would. */
     static Understander failingOn(String marker) {
         Understander real = embedded();
-        return new Understander() {
+        Extractor extractor = new Extractor() {
             @Override
-            public String extractor() {
-                return real.extractor();
+            public String id() {
+                return real.extractor().id();
             }
 
             @Override
-            public Embedder embedder() {
-                return real.embedder();
+            public boolean cacheable() {
+                return false;
             }
 
             @Override
-            public Understanding understand(PassageEvent.Upsert passage) {
+            public Extraction extract(PassageEvent.Upsert passage) {
                 if (passage.text().contains(marker)) {
-                    throw new IllegalStateException("extractor failed on this passage");
+                    throw new ExtractionException("extractor failed on this passage");
                 }
-                return real.understand(passage);
+                return real.extract(passage);
             }
-
-            @Override
-            public void close() {}
         };
-    }
-
-    private static Understander nonClosing(Understander real) {
         return new Understander() {
             @Override
-            public String extractor() {
-                return real.extractor();
+            public Extractor extractor() {
+                return extractor;
             }
 
             @Override
@@ -61,8 +61,8 @@ final class Understanders {
             }
 
             @Override
-            public Understanding understand(PassageEvent.Upsert passage) {
-                return real.understand(passage);
+            public Understanding embed(PassageEvent.Upsert passage, Extraction extraction) {
+                return real.embed(passage, extraction);
             }
 
             @Override

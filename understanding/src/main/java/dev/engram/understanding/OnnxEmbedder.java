@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.LongBuffer;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,7 +47,7 @@ public final class OnnxEmbedder implements Embedder {
             this.session = environment.createSession(model, so);
         }
         this.needsTokenTypes = session.getInputNames().contains("token_type_ids");
-        this.dimensions = embedUnchecked("dimension probe").length;
+        this.dimensions = embed("dimension probe").length;
     }
 
     /** all-MiniLM-L6-v2, int8-quantized, 384 dimensions, from the classpath. */
@@ -83,23 +82,28 @@ public final class OnnxEmbedder implements Embedder {
 
     @Override
     public float[] embed(String text) {
-        try {
-            return embedUnchecked(text);
-        } catch (OrtException e) {
-            throw new IllegalStateException("embedding failed: " + e.getMessage(), e);
-        }
+        return embedAll(List.of(text)).get(0);
     }
 
+    /**
+     * Embeds texts one by one. Batching with padding would be faster for short texts, but the int8 model quantizes
+     * activations per batch, so a text's vector would depend on its batch mates (cosine 0.99 instead of 1.0 to its
+     * unbatched self); queries are embedded alone, so documents are too.
+     */
     @Override
     public List<float[]> embedAll(List<String> texts) {
-        List<float[]> out = new ArrayList<>(texts.size());
-        for (String t : texts) {
-            out.add(embed(t));
+        List<float[]> out = new java.util.ArrayList<>(texts.size());
+        for (String text : texts) {
+            try {
+                out.add(embedOne(text));
+            } catch (OrtException e) {
+                throw new IllegalStateException("embedding failed: " + e.getMessage(), e);
+            }
         }
         return out;
     }
 
-    private float[] embedUnchecked(String text) throws OrtException {
+    private float[] embedOne(String text) throws OrtException {
         Encoding encoding = tokenizer.encode(text.isEmpty() ? " " : text);
         long[] ids = encoding.getIds();
         long[] mask = encoding.getAttentionMask();

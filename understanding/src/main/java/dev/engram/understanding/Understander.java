@@ -1,18 +1,29 @@
 package dev.engram.understanding;
 
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Understanding;
 
-/** Understands one passage: its memory, entities and embedding. Implementations are thread-safe. */
+/**
+ * Understands a passage in two parts: extraction (possibly expensive and cached by the caller) and embedding of the
+ * passage, its memory, entities, facts and utility questions. Implementations are thread-safe.
+ */
 public interface Understander extends AutoCloseable {
 
-    /** Name and version of the extractor, recorded with each understanding. */
-    String extractor();
+    Extractor extractor();
 
     /** The embedder used for passages; queries must be embedded with the same one. */
     Embedder embedder();
 
-    Understanding understand(PassageEvent.Upsert passage);
+    default Extraction extract(PassageEvent.Upsert passage) {
+        return extractor().extract(passage);
+    }
+
+    Understanding embed(PassageEvent.Upsert passage, Extraction extraction);
+
+    default Understanding understand(PassageEvent.Upsert passage) {
+        return embed(passage, extract(passage));
+    }
 
     /** The text a passage is embedded from: its title, heading path and text. */
     static String embeddingText(PassageEvent.Upsert passage) {

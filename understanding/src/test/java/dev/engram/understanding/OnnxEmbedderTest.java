@@ -57,6 +57,23 @@ class OnnxEmbedderTest {
     }
 
     @Test
+    void aTextHasTheSameVectorWhateverItIsEmbeddedWith() {
+        java.util.List<String> texts = java.util.List.of(
+                "Ada Lovelace",
+                "Charles Babbage designed the Analytical Engine in 1837.",
+                "",
+                "Who wrote Note G?",
+                "memory ".repeat(400));
+
+        java.util.List<float[]> batched = embedder.embedAll(texts);
+
+        assertThat(batched).hasSize(texts.size());
+        for (int i = 0; i < texts.size(); i++) {
+            assertThat(batched.get(i)).as(texts.get(i)).containsExactly(embedder.embed(texts.get(i)));
+        }
+    }
+
+    @Test
     void meanPoolingIgnoresMaskedTokens() {
         float[][] tokens = {{1, 0}, {0, 1}, {100, 100}};
 

@@ -1,0 +1,118 @@
+package dev.engram.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.understanding.EnglishNlp;
+import dev.engram.understanding.OnnxEmbedder;
+import dev.engram.understanding.PassageUnderstander;
+import dev.engram.understanding.RuleExtractor;
+import dev.engram.understanding.Understander;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Throughput of the embedded understanding, as ratios in one run on one thread:
+ *
+ * <ul>
+ *   <li>understanding (extraction + every embedding) vs the embedder alone on exactly the texts the understanding
+ *       embeds — the extraction overhead, whose goal is at most 25%;
+ *   <li>understanding vs the embedder on the passages alone — what the richer memory costs over plain dense RAG.
+ * </ul>
+ *
+ * <p>Usage: {@code UnderstandBenchmark [--data DIR] [--limit N] [--out FILE]} where DIR holds {@code corpus.jsonl}.
+ */
+public final class UnderstandBenchmark {
+
+    private UnderstandBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = IngestBenchmark.options(args);
+        Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
+        int limit = Integer.parseInt(opts.getOrDefault("--limit", "1000"));
+        List<JsonNode> corpus = IngestBenchmark.readCorpus(data.resolve("corpus.jsonl"), limit);
+        List<PassageEvent.Upsert> passages = new ArrayList<>();
+        for (JsonNode doc : corpus) {
+            String text = doc.path("text").asText();
+            passages.add(new PassageEvent.Upsert(
+                    "bench",
+                    doc.path("doc_id").asText(),
+                    1,
+                    "0",
+                    0,
+                    "h",
+                    doc.path("title").asText(),
+                    List.of(),
+                    text,
+                    0,
+                    text.length(),
+                    null,
+                    null));
+        }
+        try (OnnxEmbedder embedder = OnnxEmbedder.allMiniLmL6V2(256, 1);
+                Understander understander =
+                        new PassageUnderstander(new RuleExtractor(new EnglishNlp(), 3), embedder, false)) {
+            // warm-up, and the exact texts the understanding embeds
+            List<String> texts = new ArrayList<>();
+            List<String> passageTexts = new ArrayList<>();
+            for (PassageEvent.Upsert p : passages) {
+                Extraction x = understander.extract(p);
+                passageTexts.add(Understander.embeddingText(p));
+                texts.add(Understander.embeddingText(p));
+                if (!x.memory().equals(p.text())) {
+                    texts.add(x.memory());
+                }
+                x.entities().forEach(e -> texts.add(e.embeddingText()));
+                x.facts().forEach(f -> texts.add(f.text()));
+                texts.addAll(x.questions());
+            }
+            passageTexts.stream().limit(50).forEach(embedder::embed);
+
+            long t0 = System.nanoTime();
+            texts.forEach(embedder::embed);
+            double sameTexts = (System.nanoTime() - t0) / 1e9;
+            t0 = System.nanoTime();
+            passageTexts.forEach(embedder::embed);
+            double passagesOnly = (System.nanoTime() - t0) / 1e9;
+            t0 = System.nanoTime();
+            for (PassageEvent.Upsert p : passages) {
+                understander.understand(p);
+            }
+            double understanding = (System.nanoTime() - t0) / 1e9;
+            t0 = System.nanoTime();
+            for (PassageEvent.Upsert p : passages) {
+                understander.extract(p);
+            }
+            double extractionOnly = (System.nanoTime() - t0) / 1e9;
+
+            int n = passages.size();
+            Map<String, Object> result = new LinkedHashMap<>();
+            result.put("dataset", data.getFileName().toString());
+            result.put("passages", n);
+            result.put("texts_embedded_per_passage", (double) texts.size() / n);
+            result.put("understanding_passages_per_s", n / understanding);
+            result.put("embedder_same_texts_passages_per_s", n / sameTexts);
+            result.put("embedder_passages_only_per_s", n / passagesOnly);
+            result.put("extraction_only_passages_per_s", n / extractionOnly);
+            result.put("overhead_vs_same_texts", understanding / sameTexts - 1);
+            result.put("slowdown_vs_passages_only", understanding / passagesOnly);
+            System.out.printf("%d passages, %.1f texts embedded per passage%n", n, (double) texts.size() / n);
+            System.out.printf("understanding:               %7.1f passages/s%n", n / understanding);
+            System.out.printf(
+                    "embedder, same texts:        %7.1f passages/s  (understanding overhead %+.1f%%)%n",
+                    n / sameTexts, 100 * (understanding / sameTexts - 1));
+            System.out.printf(
+                    "embedder, passages only:     %7.1f passages/s  (understanding is %.2fx slower)%n",
+                    n / passagesOnly, understanding / passagesOnly);
+            System.out.printf("extraction only (no embedding): %7.1f passages/s%n", n / extractionOnly);
+            if (opts.containsKey("--out")) {
+                Files.write(Path.of(opts.get("--out")), Json.toBytes(result));
+            }
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package dev.engram.understanding;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import opennlp.tools.postag.POSModel;
+import opennlp.tools.postag.POSTaggerME;
+import opennlp.tools.sentdetect.SentenceDetectorME;
+import opennlp.tools.sentdetect.SentenceModel;
+import opennlp.tools.tokenize.TokenizerME;
+import opennlp.tools.tokenize.TokenizerModel;
+import opennlp.tools.util.Span;
+
+/**
+ * English sentence splitting, tokenization and Universal Dependencies part-of-speech tagging with the Apache OpenNLP
+ * UD-EWT models from Maven Central. Models load once; the (non-thread-safe) taggers are per thread.
+ */
+public final class EnglishNlp {
+
+    /** A token with its UTF-16 offsets in the analysed text and its UPOS tag. */
+    public record Token(String text, int start, int end, String tag) {
+        public boolean is(String upos) {
+            return tag.equals(upos);
+        }
+    }
+
+    /** A sentence: its offsets and tokens. */
+    public record Sentence(int start, int end, List<Token> tokens) {}
+
+    private static final String SENTENCE_MODEL = "/opennlp-en-ud-ewt-sentence-1.3-2.5.4.bin";
+    private static final String TOKEN_MODEL = "/opennlp-en-ud-ewt-tokens-1.3-2.5.4.bin";
+    private static final String POS_MODEL = "/opennlp-en-ud-ewt-pos-1.3-2.5.4.bin";
+
+    private record Pipeline(SentenceDetectorME sentences, TokenizerME tokenizer, POSTaggerME tagger) {}
+
+    private final ThreadLocal<Pipeline> pipeline;
+
+    public EnglishNlp() {
+        SentenceModel sentenceModel = load(SENTENCE_MODEL, SentenceModel::new);
+        TokenizerModel tokenModel = load(TOKEN_MODEL, TokenizerModel::new);
+        POSModel posModel = load(POS_MODEL, POSModel::new);
+        this.pipeline = ThreadLocal.withInitial(() -> new Pipeline(
+                new SentenceDetectorME(sentenceModel), new TokenizerME(tokenModel), new POSTaggerME(posModel)));
+    }
+
+    public List<Sentence> analyse(String text) {
+        Pipeline p = pipeline.get();
+        List<Sentence> out = new ArrayList<>();
+        for (Span s : p.sentences().sentPosDetect(text)) {
+            String sentence = text.substring(s.getStart(), s.getEnd());
+            Span[] spans = p.tokenizer().tokenizePos(sentence);
+            String[] words = new String[spans.length];
+            for (int i = 0; i < spans.length; i++) {
+                words[i] = sentence.substring(spans[i].getStart(), spans[i].getEnd());
+            }
+            String[] tags = correct(words, p.tagger().tag(words));
+            List<Token> tokens = new ArrayList<>(spans.length);
+            for (int i = 0; i < spans.length; i++) {
+                tokens.add(new Token(
+                        words[i], s.getStart() + spans[i].getStart(), s.getStart() + spans[i].getEnd(), tags[i]));
+            }
+            out.add(new Sentence(s.getStart(), s.getEnd(), List.copyOf(tokens)));
+        }
+        return out;
+    }
+
+    private static final java.util.Set<String> PRONOUNS = java.util.Set.of(
+            "he", "she", "it", "they", "him", "her", "his", "hers", "its", "their", "theirs", "them", "we", "us", "our",
+            "i", "me", "my", "you", "your");
+    private static final java.util.Set<String> CLOSED_TAGS =
+            java.util.Set.of("ADP", "VERB", "AUX", "DET", "CCONJ", "SCONJ", "PART", "ADV");
+
+    /**
+     * Fixes the tagger's commonest slips on encyclopedic text: pronouns tagged as auxiliaries, and capitalized words
+     * inside a sentence (which are names) tagged as prepositions or verbs ("Alan Turing/VERB", "Hut/ADP 8").
+     */
+    static String[] correct(String[] words, String[] tags) {
+        for (int i = 0; i < words.length; i++) {
+            String lower = words[i].toLowerCase(java.util.Locale.ROOT);
+            if (PRONOUNS.contains(lower) && !tags[i].equals("PRON")) {
+                tags[i] = lower.equals("her")
+                                || lower.equals("his")
+                                || lower.equals("its")
+                                || lower.equals("their")
+                                || lower.equals("my")
+                                || lower.equals("our")
+                                || lower.equals("your")
+                        ? tags[i].equals("DET") ? "DET" : "PRON"
+                        : "PRON";
+            } else if (i > 0
+                    && !words[i].isEmpty()
+                    && Character.isUpperCase(words[i].codePointAt(0))
+                    && CLOSED_TAGS.contains(tags[i])
+                    && !words[i - 1].equals(".")
+                    && !words[i - 1].equals("\"")) {
+                tags[i] = "PROPN";
+            }
+        }
+        return tags;
+    }
+
+    @FunctionalInterface
+    private interface ModelReader<M> {
+        M read(InputStream in) throws IOException;
+    }
+
+    private static <M> M load(String resource, ModelReader<M> reader) {
+        try (InputStream in = EnglishNlp.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IOException("OpenNLP model " + resource + " is not on the classpath");
+            }
+            return reader.read(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot load OpenNLP model " + resource, e);
+        }
+    }
+}

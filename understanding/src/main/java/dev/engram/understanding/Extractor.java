@@ -1,0 +1,21 @@
+package dev.engram.understanding;
+
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
+
+/** Reads a passage into an {@link Extraction}. Implementations are thread-safe. */
+public interface Extractor {
+
+    /** Name and version, e.g. {@code embedded-rules/2}; part of the extraction cache key. */
+    String id();
+
+    /** Whether extractions are worth caching (they cost money or time to redo). */
+    boolean cacheable();
+
+    /**
+     * Extracts from one passage.
+     *
+     * @throws ExtractionException when the passage cannot be extracted (the step dead-letters it with the reason)
+     */
+    Extraction extract(PassageEvent.Upsert passage);
+}

@@ -1,0 +1,1259 @@
+package dev.engram.understanding;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.Span;
+import dev.engram.understanding.EnglishNlp.Sentence;
+import dev.engram.understanding.EnglishNlp.Token;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The offline extractor: Universal Dependencies part-of-speech tags (OpenNLP) and rules, deterministic and fast.
+ *
+ * <ul>
+ *   <li>Entities: proper-noun runs with "X of Y" joins, dates, numbers, quoted titles, and the class nouns of copular
+ *       and appositive descriptions ("X is an English mathematician"), typed by cues; surnames and acronyms become
+ *       aliases; every mention is an evidence span.
+ *   <li>Facts: entity–verb(–preposition)–entity within a sentence (pronoun subjects resolved), copular and appositive
+ *       "is a" facts, prepositional continuations ("born in London in 1912") and coordinations; sentences naming three
+ *       or more entities around a verb also give a multi-entity relation.
+ *   <li>Memory: the passage's sentences with he/she/his/her (and sentence-initial it/its) replaced by the nearest
+ *       compatible entity, adding nothing the passage does not say.
+ *   <li>Utility questions: templated from the most confident facts.
+ * </ul>
+ */
+public final class RuleExtractor implements Extractor {
+
+    public static final String ID = "embedded-rules/2";
+
+    private static final Pattern DATE = Pattern.compile(
+            "\\b(?:(?:\\d{1,2}\\s+)?(?:January|February|March|April|May|"
+                    + "June|July|August|September|October|November|December)\\s+(?:\\d{1,2},?\\s+)?)?(?:1[0-9]{3}|20[0-9]{2})s?\\b");
+    private static final Pattern QUOTED = Pattern.compile("[\"“]([\\p{Lu}\\p{N}][^\"”\\n]{1,80}?)[\"”]");
+    private static final Pattern NUMERAL = Pattern.compile("\\d[\\d,.]*");
+
+    private static final Set<String> CONNECTORS =
+            Set.of("of", "the", "de", "del", "della", "der", "van", "von", "da", "di", "du", "la", "le", "y", "&");
+    private static final Set<String> HONORIFICS = Set.of(
+            "mr",
+            "mrs",
+            "ms",
+            "dr",
+            "sir",
+            "dame",
+            "lady",
+            "lord",
+            "king",
+            "queen",
+            "prince",
+            "princess",
+            "president",
+            "saint",
+            "pope",
+            "general",
+            "captain",
+            "professor",
+            "prof",
+            "emperor",
+            "empress",
+            "duke",
+            "duchess",
+            "count",
+            "countess",
+            "bishop",
+            "archbishop",
+            "senator",
+            "governor",
+            "judge",
+            "colonel",
+            "admiral");
+    private static final Set<String> ORGANIZATION_WORDS = Set.of(
+            "university",
+            "college",
+            "school",
+            "company",
+            "inc",
+            "corporation",
+            "corp",
+            "ltd",
+            "llc",
+            "group",
+            "party",
+            "club",
+            "fc",
+            "association",
+            "institute",
+            "records",
+            "bank",
+            "council",
+            "committee",
+            "agency",
+            "ministry",
+            "department",
+            "army",
+            "navy",
+            "league",
+            "union",
+            "society",
+            "foundation",
+            "band",
+            "church",
+            "academy",
+            "press",
+            "studios",
+            "studio",
+            "network",
+            "airlines",
+            "railway",
+            "orchestra",
+            "team",
+            "museum",
+            "library",
+            "hospital",
+            "parliament",
+            "court",
+            "federation",
+            "organization",
+            "organisation",
+            "brigade");
+    private static final Set<String> PLACE_WORDS = Set.of(
+            "city",
+            "river",
+            "county",
+            "mountain",
+            "mountains",
+            "mount",
+            "island",
+            "islands",
+            "lake",
+            "street",
+            "province",
+            "state",
+            "kingdom",
+            "republic",
+            "valley",
+            "bay",
+            "sea",
+            "ocean",
+            "park",
+            "district",
+            "region",
+            "village",
+            "town",
+            "castle",
+            "bridge",
+            "station",
+            "airport",
+            "square",
+            "hill",
+            "desert",
+            "forest",
+            "coast",
+            "parish",
+            "township",
+            "municipality",
+            "peninsula",
+            "gulf",
+            "strait",
+            "canal");
+    private static final Set<String> PERSON_NOUNS = Set.of(
+            "actor",
+            "actress",
+            "singer",
+            "songwriter",
+            "writer",
+            "author",
+            "novelist",
+            "poet",
+            "director",
+            "filmmaker",
+            "producer",
+            "composer",
+            "musician",
+            "painter",
+            "artist",
+            "sculptor",
+            "architect",
+            "politician",
+            "statesman",
+            "diplomat",
+            "lawyer",
+            "judge",
+            "physician",
+            "doctor",
+            "scientist",
+            "mathematician",
+            "physicist",
+            "chemist",
+            "biologist",
+            "engineer",
+            "inventor",
+            "philosopher",
+            "historian",
+            "economist",
+            "journalist",
+            "editor",
+            "footballer",
+            "player",
+            "athlete",
+            "coach",
+            "boxer",
+            "wrestler",
+            "cyclist",
+            "swimmer",
+            "officer",
+            "soldier",
+            "general",
+            "admiral",
+            "king",
+            "queen",
+            "prince",
+            "princess",
+            "emperor",
+            "empress",
+            "duke",
+            "duchess",
+            "count",
+            "countess",
+            "noblewoman",
+            "nobleman",
+            "bishop",
+            "priest",
+            "monk",
+            "nun",
+            "saint",
+            "businessman",
+            "businesswoman",
+            "entrepreneur",
+            "explorer",
+            "activist",
+            "teacher",
+            "professor",
+            "rapper",
+            "dancer",
+            "comedian",
+            "presenter",
+            "model",
+            "designer",
+            "photographer",
+            "critic",
+            "man",
+            "woman",
+            "son",
+            "daughter",
+            "wife",
+            "husband",
+            "father",
+            "mother",
+            "brother",
+            "sister",
+            "child",
+            "programmer",
+            "cartoonist",
+            "screenwriter",
+            "playwright",
+            "conductor",
+            "pianist",
+            "guitarist",
+            "drummer",
+            "vocalist",
+            "minister",
+            "president",
+            "senator",
+            "governor",
+            "mayor",
+            "member");
+    private static final Set<String> WORK_NOUNS = Set.of(
+            "film",
+            "movie",
+            "album",
+            "song",
+            "single",
+            "novel",
+            "book",
+            "series",
+            "play",
+            "opera",
+            "poem",
+            "painting",
+            "documentary",
+            "sitcom",
+            "show",
+            "game",
+            "episode",
+            "ep",
+            "soundtrack",
+            "magazine",
+            "newspaper",
+            "comic",
+            "musical",
+            "ballet",
+            "symphony",
+            "short",
+            "drama",
+            "comedy",
+            "thriller",
+            "anthology");
+    private static final Set<String> PERSON_PRONOUNS = Set.of("he", "she", "him", "his", "her", "hers");
+    private static final Set<String> PERSON_VERBS = Set.of("born", "died", "married", "educated", "raised");
+
+    private final EnglishNlp nlp;
+    private final int questionsPerPassage;
+
+    public RuleExtractor(EnglishNlp nlp, int questionsPerPassage) {
+        if (questionsPerPassage < 0) {
+            throw new IllegalArgumentException("questionsPerPassage must not be negative");
+        }
+        this.nlp = nlp;
+        this.questionsPerPassage = questionsPerPassage;
+    }
+
+    @Override
+    public String id() {
+        return ID;
+    }
+
+    @Override
+    public boolean cacheable() {
+        return false;
+    }
+
+    @Override
+    public Extraction extract(PassageEvent.Upsert passage) {
+        return new Analysis(passage.text(), passage.title(), nlp.analyse(passage.text())).run();
+    }
+
+    /** A mention of an entity: its span and tokens within one sentence. */
+    private static final class Mention {
+        final int start;
+        final int end;
+        final String text;
+        final int sentence;
+        final int firstToken;
+        final int lastToken;
+        EntityType type;
+        Group group;
+
+        Mention(String text, int start, int end, EntityType type, int sentence, int firstToken, int lastToken) {
+            this.text = text;
+            this.start = start;
+            this.end = end;
+            this.type = type;
+            this.sentence = sentence;
+            this.firstToken = firstToken;
+            this.lastToken = lastToken;
+        }
+    }
+
+    /** The mentions of one entity. */
+    private static final class Group {
+        final String name;
+        final List<Mention> mentions = new ArrayList<>();
+        final Set<String> aliases = new LinkedHashSet<>();
+        EntityType type = EntityType.OTHER;
+        String description = "";
+
+        Group(String name) {
+            this.name = name;
+        }
+    }
+
+    /** A pronoun resolved to an entity. */
+    private record Pronoun(int start, int end, int sentence, int token, Group target, boolean possessive) {}
+
+    /** A fact under construction, with the verb it was read from (for continuations). */
+    private record Draft(Group head, String relation, Group tail, int start, int end, double confidence) {}
+
+    /** One passage's analysis; not shared between threads. */
+    private final class Analysis {
+        private final String text;
+        private final String title;
+        private final List<Sentence> sentences;
+        private final List<Mention> mentions = new ArrayList<>();
+        private final Map<String, Group> groups = new LinkedHashMap<>();
+        private final List<Pronoun> pronouns = new ArrayList<>();
+        private final List<Draft> facts = new ArrayList<>();
+
+        Analysis(String text, String title, List<Sentence> sentences) {
+            this.text = text;
+            this.title = title == null ? "" : title;
+            this.sentences = sentences;
+        }
+
+        Extraction run() {
+            for (int s = 0; s < sentences.size(); s++) {
+                findMentions(s);
+            }
+            mentions.sort(Comparator.comparingInt((Mention m) -> m.start));
+            for (int s = 0; s < sentences.size(); s++) {
+                findDescriptions(s);
+            }
+            group();
+            typeByCues();
+            resolvePronouns();
+            for (int s = 0; s < sentences.size(); s++) {
+                findFacts(s);
+            }
+            return new Extraction(
+                    memory(), entities(), factList(), relations(), questions(), ID, null, Extraction.TokenUsage.NONE);
+        }
+
+        // ---- mentions -------------------------------------------------------------------------------------------
+
+        private void findMentions(int s) {
+            Sentence sentence = sentences.get(s);
+            List<Token> tokens = sentence.tokens();
+            boolean[] taken = new boolean[tokens.size()];
+            String sentenceText = text.substring(sentence.start(), sentence.end());
+            String titleName = title.replaceAll("\\s*\\([^)]*\\)\\s*$", "").strip();
+            if (titleName.length() >= 2) {
+                addPatternMentions(
+                        s,
+                        Pattern.compile("\\b" + Pattern.quote(titleName) + "\\b")
+                                .matcher(sentenceText),
+                        0,
+                        EntityType.OTHER,
+                        taken);
+            }
+            addPatternMentions(s, DATE.matcher(sentenceText), 0, EntityType.DATE, taken);
+            addPatternMentions(s, QUOTED.matcher(sentenceText), 1, EntityType.WORK, taken);
+            int i = 0;
+            while (i < tokens.size()) {
+                if (taken[i] || !startsName(tokens, i)) {
+                    if (!taken[i]
+                            && tokens.get(i).is("NUM")
+                            && NUMERAL.matcher(tokens.get(i).text()).matches()) {
+                        add(s, i, i, EntityType.NUMBER);
+                    }
+                    i++;
+                    continue;
+                }
+                int last = i;
+                int j = i + 1;
+                while (j < tokens.size() && !taken[j]) {
+                    if (continuesName(tokens, j)) {
+                        last = j;
+                        j++;
+                    } else if (CONNECTORS.contains(lower(tokens.get(j)))
+                            && j + 1 < tokens.size()
+                            && !taken[j + 1]
+                            && continuesName(tokens, j + 1)
+                            && !tokens.get(j + 1).is("NUM")) {
+                        j++;
+                    } else {
+                        break;
+                    }
+                }
+                if (!allAdjectives(tokens, i, last)) {
+                    add(s, i, last, EntityType.OTHER);
+                }
+                i = last + 1;
+            }
+        }
+
+        private void addPatternMentions(int s, Matcher m, int group, EntityType type, boolean[] taken) {
+            Sentence sentence = sentences.get(s);
+            List<Token> tokens = sentence.tokens();
+            while (m.find()) {
+                int start = sentence.start() + m.start(group);
+                int end = sentence.start() + m.end(group);
+                int first = -1;
+                int last = -1;
+                for (int t = 0; t < tokens.size(); t++) {
+                    Token tok = tokens.get(t);
+                    if (tok.start() >= start && tok.end() <= end) {
+                        if (first < 0) {
+                            first = t;
+                        }
+                        last = t;
+                    }
+                }
+                if (first < 0 || overlapsTaken(taken, first, last)) {
+                    continue;
+                }
+                if (type == EntityType.OTHER
+                        && ((last + 1 < tokens.size() && capitalized(tokens.get(last + 1)))
+                                || (first > 0 && tokens.get(first - 1).is("PROPN")))) {
+                    continue; // the title is part of a longer name here ("Ada" in "Ada Lovelace")
+                }
+                for (int t = first; t <= last; t++) {
+                    taken[t] = true;
+                }
+                int mStart = tokens.get(first).start();
+                int mEnd = tokens.get(last).end();
+                mentions.add(new Mention(text.substring(mStart, mEnd), mStart, mEnd, type, s, first, last));
+            }
+        }
+
+        private static boolean overlapsTaken(boolean[] taken, int first, int last) {
+            for (int t = first; t <= last; t++) {
+                if (taken[t]) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private void add(int s, int first, int last, EntityType type) {
+            List<Token> tokens = sentences.get(s).tokens();
+            while (last > first && tokens.get(last).text().equals("'s")) {
+                last--;
+            }
+            int start = tokens.get(first).start();
+            int end = tokens.get(last).end();
+            String name = text.substring(start, end);
+            if (name.length() < 2 && type != EntityType.NUMBER) {
+                return;
+            }
+            mentions.add(new Mention(name, start, end, type, s, first, last));
+        }
+
+        /** A name starts at a proper noun, or a capitalized noun that does not open its sentence. */
+        private boolean startsName(List<Token> tokens, int i) {
+            Token t = tokens.get(i);
+            if (!capitalized(t)) {
+                return false;
+            }
+            if (t.is("PROPN")) {
+                return !t.text().equals("I");
+            }
+            if (t.text().length() >= 2
+                    && t.text().chars().allMatch(c -> Character.isUpperCase(c) || Character.isDigit(c))) {
+                return true; // an acronym: "CNN", "BBC"
+            }
+            boolean sentenceInitial = i == 0 || isOpening(tokens.get(i - 1));
+            if (t.is("ADJ") && i + 1 < tokens.size() && tokens.get(i + 1).is("PROPN")) {
+                return true; // "United States", "New Zealand"
+            }
+            return !sentenceInitial && (t.is("NOUN") || t.is("X"));
+        }
+
+        /** Inside a name, any capitalized word continues it, and so does a numeral ("Hut 8", "Apollo 11"). */
+        private boolean continuesName(List<Token> tokens, int i) {
+            Token t = tokens.get(i);
+            if (t.is("PUNCT") || t.text().equals("'s")) {
+                return false;
+            }
+            return capitalized(t) || (t.is("NUM") && NUMERAL.matcher(t.text()).matches());
+        }
+
+        private boolean allAdjectives(List<Token> tokens, int first, int last) {
+            for (int t = first; t <= last; t++) {
+                if (!tokens.get(t).is("ADJ")) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private static boolean capitalized(Token t) {
+            return !t.text().isEmpty() && Character.isUpperCase(t.text().codePointAt(0));
+        }
+
+        private static boolean isOpening(Token t) {
+            return t.is("PUNCT") && "\"“'‘([{:".contains(t.text());
+        }
+
+        // ---- descriptions ---------------------------------------------------------------------------------------
+
+        /** "X is/was a Y" and "X, a Y," give X a description and a class noun (a concept entity). */
+        private void findDescriptions(int s) {
+            List<Token> tokens = sentences.get(s).tokens();
+            for (Mention m : mentionsIn(s)) {
+                if (m.type == EntityType.DATE || m.type == EntityType.NUMBER) {
+                    continue;
+                }
+                int i = skipParenthetical(tokens, m.lastToken + 1);
+                boolean copular = i < tokens.size() && isBe(tokens.get(i));
+                boolean appositive = i < tokens.size() && tokens.get(i).text().equals(",");
+                if (!copular && !appositive) {
+                    continue;
+                }
+                int np = i + 1;
+                if (np >= tokens.size() || !isArticle(tokens.get(np))) {
+                    continue;
+                }
+                int end = np + 1;
+                int lastNoun = -1;
+                while (end < tokens.size() && end - np <= 12) {
+                    Token t = tokens.get(end);
+                    if (t.is("ADJ")
+                            || t.is("NOUN")
+                            || t.is("PROPN")
+                            || t.is("NUM")
+                            || t.text().equals("-")) {
+                        if (t.is("NOUN")) {
+                            lastNoun = end;
+                        }
+                        end++;
+                    } else if (t.is("ADP") && lower(t).equals("of") && lastNoun >= 0) {
+                        end++;
+                    } else {
+                        break;
+                    }
+                }
+                if (lastNoun < 0) {
+                    continue;
+                }
+                int descEnd = end - 1;
+                while (descEnd > np && !isContent(tokens.get(descEnd))) {
+                    descEnd--;
+                }
+                String description = text.substring(
+                                tokens.get(np + 1).start(), tokens.get(descEnd).end())
+                        .strip();
+                int conceptFirst = np + 1;
+                while (conceptFirst < lastNoun
+                        && (tokens.get(conceptFirst).is("NUM") || overlapsMention(s, conceptFirst, conceptFirst))) {
+                    conceptFirst++; // "a 2016 French comedy film": the year is its own entity
+                }
+                int conceptLast = lastNoun;
+                for (int t = np + 1; t <= lastNoun; t++) {
+                    if (tokens.get(t).is("ADP")) {
+                        conceptLast = t - 1;
+                        break;
+                    }
+                }
+                while (conceptLast >= conceptFirst && !tokens.get(conceptLast).is("NOUN")) {
+                    conceptLast--;
+                }
+                if (conceptLast < conceptFirst || overlapsMention(s, conceptFirst, conceptLast)) {
+                    continue;
+                }
+                int cStart = tokens.get(conceptFirst).start();
+                int cEnd = tokens.get(conceptLast).end();
+                Mention concept = new Mention(
+                        text.substring(cStart, cEnd), cStart, cEnd, EntityType.CONCEPT, s, conceptFirst, conceptLast);
+                mentions.add(concept);
+                mentions.sort(Comparator.comparingInt((Mention x) -> x.start));
+                descriptions.put(m, description);
+                classNouns.put(m, lower(tokens.get(conceptLast)));
+                copulas.add(new Copula(m, concept, copular ? lower(tokens.get(i)) : "is"));
+            }
+        }
+
+        private final Map<Mention, String> descriptions = new HashMap<>();
+        private final Map<Mention, String> classNouns = new HashMap<>();
+        private final List<Copula> copulas = new ArrayList<>();
+
+        private record Copula(Mention subject, Mention concept, String verb) {}
+
+        private int skipParenthetical(List<Token> tokens, int i) {
+            if (i < tokens.size() && tokens.get(i).text().equals("(")) {
+                int depth = 0;
+                for (int t = i; t < tokens.size(); t++) {
+                    if (tokens.get(t).text().equals("(")) {
+                        depth++;
+                    } else if (tokens.get(t).text().equals(")") && --depth == 0) {
+                        return t + 1;
+                    }
+                }
+            }
+            return i;
+        }
+
+        private boolean overlapsMention(int s, int first, int last) {
+            for (Mention m : mentionsIn(s)) {
+                if (m.firstToken <= last && first <= m.lastToken) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        // ---- grouping and typing ---------------------------------------------------------------------------------
+
+        private void group() {
+            List<Mention> singles = new ArrayList<>();
+            for (Mention m : mentions) {
+                if (m.type != EntityType.CONCEPT && m.type != EntityType.DATE && !m.text.contains(" ")) {
+                    singles.add(m);
+                    continue;
+                }
+                join(m, m.text);
+            }
+            for (Mention m : singles) {
+                Group full = surnameOwner(m.text);
+                if (full != null) {
+                    full.aliases.add(m.text);
+                    full.mentions.add(m);
+                    m.group = full;
+                } else {
+                    join(m, m.text);
+                }
+            }
+            findAcronyms();
+        }
+
+        private void join(Mention m, String name) {
+            Group g = groups.computeIfAbsent(normalize(name), k -> new Group(name));
+            if (!g.name.equals(m.text)) {
+                g.aliases.add(m.text);
+            }
+            g.mentions.add(m);
+            m.group = g;
+            if (g.type == EntityType.OTHER && m.type != EntityType.OTHER) {
+                g.type = m.type;
+            }
+        }
+
+        /** The multi-word name entity whose last word is {@code word} ("Babbage" → "Charles Babbage"). */
+        private Group surnameOwner(String word) {
+            Group found = null;
+            for (Group g : groups.values()) {
+                if (g.type != EntityType.OTHER && g.type != EntityType.PERSON) {
+                    continue;
+                }
+                String[] parts = g.name.split(" ");
+                if (parts.length > 1 && parts[parts.length - 1].equals(word)) {
+                    if (found != null && found != g) {
+                        return null; // ambiguous: two people share the surname
+                    }
+                    found = g;
+                }
+            }
+            return found;
+        }
+
+        /** "Convolutional Neural Network (CNN)": the acronym becomes an alias. */
+        private void findAcronyms() {
+            for (Group g : List.copyOf(groups.values())) {
+                if (!g.name.contains(" ")) {
+                    continue;
+                }
+                String initials = initials(g.name);
+                Group acronym = groups.get(normalize(initials));
+                if (acronym != null && acronym != g && initials.length() >= 2) {
+                    for (Mention m : acronym.mentions) {
+                        m.group = g;
+                        g.mentions.add(m);
+                    }
+                    g.aliases.add(acronym.name);
+                    groups.remove(normalize(initials));
+                }
+            }
+        }
+
+        private static String initials(String name) {
+            StringBuilder sb = new StringBuilder();
+            for (String w : name.split("[\\s-]+")) {
+                if (!w.isEmpty() && Character.isUpperCase(w.charAt(0))) {
+                    sb.append(w.charAt(0));
+                }
+            }
+            return sb.toString();
+        }
+
+        private void typeByCues() {
+            for (Mention m : mentions) {
+                Group g = m.group;
+                if (g == null || g.type != EntityType.OTHER) {
+                    continue;
+                }
+                EntityType t = cueType(m);
+                if (t != EntityType.OTHER) {
+                    g.type = t;
+                }
+            }
+            for (Map.Entry<Mention, String> d : descriptions.entrySet()) {
+                Group g = d.getKey().group;
+                if (g.description.isEmpty()) {
+                    g.description = d.getValue();
+                }
+                String noun = classNouns.get(d.getKey());
+                if (g.type == EntityType.OTHER || g.type == EntityType.PLACE) {
+                    if (PERSON_NOUNS.contains(noun)) {
+                        g.type = EntityType.PERSON;
+                    } else if (WORK_NOUNS.contains(noun)) {
+                        g.type = EntityType.WORK;
+                    } else if (ORGANIZATION_WORDS.contains(noun)) {
+                        g.type = EntityType.ORGANIZATION;
+                    } else if (PLACE_WORDS.contains(noun) || noun.equals("country") || noun.equals("capital")) {
+                        g.type = EntityType.PLACE;
+                    }
+                }
+            }
+        }
+
+        private EntityType cueType(Mention m) {
+            List<Token> tokens = sentences.get(m.sentence).tokens();
+            for (int t = m.firstToken; t <= m.lastToken; t++) {
+                String w = lower(tokens.get(t));
+                if (ORGANIZATION_WORDS.contains(w)) {
+                    return EntityType.ORGANIZATION;
+                }
+                if (PLACE_WORDS.contains(w)) {
+                    return EntityType.PLACE;
+                }
+            }
+            String head = lower(tokens.get(m.firstToken)).replace(".", "");
+            if (HONORIFICS.contains(head)
+                    || (m.firstToken > 0
+                            && HONORIFICS.contains(
+                                    lower(tokens.get(m.firstToken - 1)).replace(".", "")))) {
+                return EntityType.PERSON;
+            }
+            for (int t = m.lastToken + 1; t < Math.min(tokens.size(), m.lastToken + 4); t++) {
+                if (PERSON_VERBS.contains(lower(tokens.get(t)))) {
+                    return EntityType.PERSON;
+                }
+            }
+            if (m.firstToken > 0) {
+                Token before = tokens.get(m.firstToken - 1);
+                String b = lower(before);
+                if (before.is("ADP") && (b.equals("in") || b.equals("near") || b.equals("at"))) {
+                    return EntityType.PLACE;
+                }
+            }
+            return EntityType.OTHER;
+        }
+
+        // ---- pronouns --------------------------------------------------------------------------------------------
+
+        private void resolvePronouns() {
+            Group lastPerson = null;
+            Group lastThing = null;
+            Group subject = subjectOfPassage();
+            for (int s = 0; s < sentences.size(); s++) {
+                List<Token> tokens = sentences.get(s).tokens();
+                List<Mention> inSentence = mentionsIn(s);
+                int next = 0;
+                for (int t = 0; t < tokens.size(); t++) {
+                    while (next < inSentence.size() && inSentence.get(next).lastToken < t) {
+                        Group g = inSentence.get(next).group;
+                        if (g != null && g.type == EntityType.PERSON) {
+                            lastPerson = g;
+                        } else if (g != null && isThing(g.type)) {
+                            lastThing = g;
+                        }
+                        next++;
+                    }
+                    Token tok = tokens.get(t);
+                    if (!tok.is("PRON") && !tok.is("DET")) {
+                        continue;
+                    }
+                    String w = lower(tok);
+                    boolean possessive = w.equals("his")
+                            || w.equals("its")
+                            || w.equals("hers")
+                            || (w.equals("her")
+                                    && t + 1 < tokens.size()
+                                    && (tokens.get(t + 1).is("NOUN")
+                                            || tokens.get(t + 1).is("ADJ")));
+                    if (PERSON_PRONOUNS.contains(w)) {
+                        Group target = lastPerson;
+                        if (target == null && subject != null && subject.type == EntityType.OTHER) {
+                            subject.type = EntityType.PERSON;
+                            target = subject;
+                        }
+                        if (target != null) {
+                            pronouns.add(new Pronoun(tok.start(), tok.end(), s, t, target, possessive));
+                            lastPerson = target;
+                        }
+                    } else if ((w.equals("it") || w.equals("its")) && t == 0) {
+                        Group target = s > 0 ? sentenceSubject(s - 1) : null;
+                        if (target == null || target.type == EntityType.PERSON) {
+                            target = lastThing;
+                        }
+                        if (target != null && target.type != EntityType.PERSON) {
+                            pronouns.add(new Pronoun(tok.start(), tok.end(), s, t, target, possessive));
+                        }
+                    }
+                }
+            }
+        }
+
+        /** The first named, non-value entity of a sentence (or the entity its leading pronoun stands for). */
+        private Group sentenceSubject(int s) {
+            for (Pronoun p : pronouns) {
+                if (p.sentence() == s && p.token() == 0) {
+                    return p.target();
+                }
+            }
+            for (Mention m : mentionsIn(s)) {
+                if (m.group != null && !isValue(m.type) && m.type != EntityType.CONCEPT) {
+                    return m.group;
+                }
+            }
+            return null;
+        }
+
+        private static boolean isThing(EntityType t) {
+            return t == EntityType.ORGANIZATION
+                    || t == EntityType.PLACE
+                    || t == EntityType.WORK
+                    || t == EntityType.OTHER;
+        }
+
+        /** The entity the passage is about: the one named like the title, or the first named entity. */
+        private Group subjectOfPassage() {
+            Group byTitle = title.isBlank() ? null : groups.get(normalize(title));
+            if (byTitle != null) {
+                return byTitle;
+            }
+            for (Mention m : mentions) {
+                if (m.group != null
+                        && m.type != EntityType.DATE
+                        && m.type != EntityType.NUMBER
+                        && m.type != EntityType.CONCEPT) {
+                    return m.group;
+                }
+            }
+            return null;
+        }
+
+        // ---- facts -----------------------------------------------------------------------------------------------
+
+        /** An entity occurrence in a sentence: a mention or a resolved pronoun. */
+        private record Anchor(Group group, int first, int last, int start, int end) {}
+
+        private void findFacts(int s) {
+            List<Token> tokens = sentences.get(s).tokens();
+            List<Anchor> anchors = new ArrayList<>();
+            for (Mention m : mentionsIn(s)) {
+                anchors.add(new Anchor(m.group, m.firstToken, m.lastToken, m.start, m.end));
+            }
+            for (Pronoun p : pronouns) {
+                if (p.sentence() == s) {
+                    anchors.add(new Anchor(p.target(), p.token(), p.token(), p.start(), p.end()));
+                }
+            }
+            anchors.sort(Comparator.comparingInt(Anchor::first));
+            for (Copula c : copulas) {
+                if (c.subject().sentence == s) {
+                    addFact(
+                            c.subject().group,
+                            c.verb() + " a",
+                            c.concept().group,
+                            c.subject().start,
+                            c.concept().end,
+                            0.9);
+                }
+            }
+            Anchor subject = anchors.stream()
+                    .filter(a -> a.group().type != EntityType.DATE && a.group().type != EntityType.NUMBER)
+                    .findFirst()
+                    .orElse(null);
+            Draft previous = null;
+            for (int k = 0; k + 1 < anchors.size(); k++) {
+                Anchor a = anchors.get(k);
+                Anchor b = anchors.get(k + 1);
+                if (b.group().type == EntityType.CONCEPT) {
+                    continue; // class nouns only enter facts through copulas
+                }
+                List<Token> gap = tokens.subList(a.last() + 1, b.first());
+                if (gap.size() > 10) {
+                    previous = null;
+                    continue;
+                }
+                int verb = firstVerb(gap);
+                if (verb < 0
+                        && isPronounAt(s, a.first())
+                        && !gap.isEmpty()
+                        && gap.size() <= 2
+                        && gap.get(0).is("NOUN")
+                        && !capitalized(gap.get(0))) {
+                    verb = 0; // "It stars X": a pronoun subject's verb is often mistagged as a plural noun
+                }
+                if (verb >= 0) {
+                    String relation = relation(gap, verb);
+                    boolean fromSubject =
+                            gap.get(0).is("PUNCT") || isValue(a.group().type) || a.group().type == EntityType.CONCEPT;
+                    Anchor head = fromSubject && subject != null && subject.first() < b.first() ? subject : a;
+                    if (relation.isEmpty() || head.group() == b.group()) {
+                        continue;
+                    }
+                    double confidence = head == a && gap.size() <= 4 ? 0.85 : 0.7;
+                    previous = addFact(head.group(), relation, b.group(), head.start(), b.end(), confidence);
+                } else if (previous != null && isContinuation(gap)) {
+                    String prep = continuationPreposition(gap);
+                    String base = stripTrailingPreposition(previous.relation());
+                    String relation = prep.isEmpty() ? previous.relation() : base + " " + prep;
+                    if (previous.head() != b.group()) {
+                        addFact(previous.head(), relation, b.group(), previous.start(), b.end(), 0.6);
+                    }
+                } else {
+                    previous = null;
+                }
+            }
+        }
+
+        private Draft addFact(Group head, String relation, Group tail, int start, int end, double confidence) {
+            for (Draft d : facts) {
+                if (d.head() == head && d.tail() == tail && d.relation().equals(relation)) {
+                    return d;
+                }
+            }
+            Draft d = new Draft(head, relation, tail, start, end, confidence);
+            facts.add(d);
+            return d;
+        }
+
+        private boolean isPronounAt(int s, int token) {
+            for (Pronoun p : pronouns) {
+                if (p.sentence() == s && p.token() == token) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private int firstVerb(List<Token> gap) {
+            for (int i = 0; i < gap.size(); i++) {
+                if (gap.get(i).is("VERB")) {
+                    return i;
+                }
+            }
+            for (int i = 0; i < gap.size(); i++) {
+                if (gap.get(i).is("AUX") && !isBe(gap.get(i))) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** The verb phrase of a gap: from the verb (with a preceding auxiliary) to the end, content words only. */
+        private String relation(List<Token> gap, int verb) {
+            int from = verb;
+            while (from > 0 && (gap.get(from - 1).is("AUX") || gap.get(from - 1).is("PART"))) {
+                from--;
+            }
+            StringBuilder sb = new StringBuilder();
+            for (int i = from; i < gap.size(); i++) {
+                Token t = gap.get(i);
+                if (t.is("PUNCT") || t.is("DET") || t.is("PRON") || t.is("CCONJ") || t.is("SCONJ")) {
+                    continue;
+                }
+                if (!sb.isEmpty()) {
+                    sb.append(' ');
+                }
+                sb.append(t.text());
+            }
+            return sb.toString();
+        }
+
+        private boolean isContinuation(List<Token> gap) {
+            boolean any = false;
+            for (Token t : gap) {
+                if (t.is("ADP") || t.is("CCONJ")) {
+                    any = true;
+                } else if (!t.is("PUNCT") && !t.is("DET")) {
+                    return false;
+                }
+            }
+            return any || gap.stream().allMatch(t -> t.text().equals(","));
+        }
+
+        private String continuationPreposition(List<Token> gap) {
+            for (Token t : gap) {
+                if (t.is("ADP")) {
+                    return lower(t);
+                }
+            }
+            return "";
+        }
+
+        private static String stripTrailingPreposition(String relation) {
+            int space = relation.lastIndexOf(' ');
+            if (space < 0) {
+                return relation;
+            }
+            String last = relation.substring(space + 1);
+            return Set.of("in", "on", "at", "of", "for", "by", "to", "from", "with")
+                            .contains(last)
+                    ? relation.substring(0, space)
+                    : relation;
+        }
+
+        private List<Extraction.Fact> factList() {
+            List<Extraction.Fact> out = new ArrayList<>();
+            for (Draft d : facts) {
+                out.add(new Extraction.Fact(
+                        d.head().name, d.relation(), d.tail().name, new Span(d.start(), d.end()), d.confidence()));
+            }
+            return out;
+        }
+
+        private List<Extraction.Relation> relations() {
+            List<Extraction.Relation> out = new ArrayList<>();
+            for (int s = 0; s < sentences.size(); s++) {
+                Set<String> names = new LinkedHashSet<>();
+                for (Mention m : mentionsIn(s)) {
+                    if (m.group != null && m.type != EntityType.CONCEPT) {
+                        names.add(m.group.name);
+                    }
+                }
+                for (Pronoun p : pronouns) {
+                    if (p.sentence() == s) {
+                        names.add(p.target().name);
+                    }
+                }
+                List<Token> tokens = sentences.get(s).tokens();
+                List<Token> outside = new ArrayList<>();
+                for (int t = 0; t < tokens.size(); t++) {
+                    if (!overlapsMention(s, t, t)) {
+                        outside.add(tokens.get(t));
+                    }
+                }
+                int verbAt = firstVerb(outside);
+                int verb = verbAt < 0 ? -1 : tokens.indexOf(outside.get(verbAt));
+                if (names.size() >= 3 && verb >= 0) {
+                    String relation = lower(tokens.get(verb));
+                    if (verb + 1 < tokens.size() && tokens.get(verb + 1).is("ADP")) {
+                        relation += " " + lower(tokens.get(verb + 1));
+                    }
+                    Sentence sentence = sentences.get(s);
+                    out.add(new Extraction.Relation(
+                            relation, List.copyOf(names), new Span(sentence.start(), sentence.end()), 0.5));
+                }
+            }
+            return out;
+        }
+
+        // ---- memory, entities, questions -------------------------------------------------------------------------
+
+        private String memory() {
+            StringBuilder sb = new StringBuilder(text.length() + 64);
+            int at = 0;
+            for (Pronoun p : pronouns.stream()
+                    .sorted(Comparator.comparingInt(Pronoun::start))
+                    .toList()) {
+                sb.append(text, at, p.start());
+                sb.append(p.target().name);
+                if (p.possessive()) {
+                    sb.append("'s");
+                }
+                at = p.end();
+            }
+            return sb.append(text, at, text.length()).toString();
+        }
+
+        private List<Extraction.Entity> entities() {
+            List<Extraction.Entity> out = new ArrayList<>();
+            for (Group g : groups.values()) {
+                List<Span> spans = g.mentions.stream()
+                        .sorted(Comparator.comparingInt((Mention m) -> m.start))
+                        .map(m -> new Span(m.start, m.end))
+                        .distinct()
+                        .toList();
+                out.add(new Extraction.Entity(g.name, g.type, g.description, List.copyOf(g.aliases), spans));
+            }
+            return out;
+        }
+
+        private List<String> questions() {
+            Set<String> out = new LinkedHashSet<>();
+            Set<String> usedRelations = new LinkedHashSet<>();
+            List<Draft> ranked = new ArrayList<>(facts);
+            ranked.sort(Comparator.comparingDouble(Draft::confidence).reversed());
+            for (Draft d : ranked) {
+                if (out.size() >= questionsPerPassage) {
+                    break;
+                }
+                if (usedRelations.add(d.relation()) || out.size() < questionsPerPassage) {
+                    String q = question(d);
+                    if (q != null) {
+                        out.add(q);
+                    }
+                }
+            }
+            Group about = subjectOfPassage();
+            if (out.size() < questionsPerPassage && about != null) {
+                out.add((about.type == EntityType.PERSON ? "Who is " : "What is ") + about.name + "?");
+            }
+            for (Group g : groups.values()) {
+                if (out.size() >= questionsPerPassage) {
+                    break;
+                }
+                if (g.type != EntityType.DATE && g.type != EntityType.NUMBER && g.type != EntityType.CONCEPT) {
+                    out.add("What is known about " + g.name + "?");
+                }
+            }
+            return out.stream().limit(questionsPerPassage).toList();
+        }
+
+        private String question(Draft d) {
+            String r = d.relation().toLowerCase(Locale.ROOT);
+            boolean person = d.head().type == EntityType.PERSON;
+            boolean dateTail = d.tail().type == EntityType.DATE;
+            if (r.contains("born")) {
+                return (dateTail ? "When was " : "Where was ") + d.head().name + " born?";
+            }
+            if (r.contains("died")) {
+                return (dateTail ? "When did " : "Where did ") + d.head().name + " die?";
+            }
+            if (r.endsWith(" a") && d.tail().type == EntityType.CONCEPT) {
+                return (person ? "Who was " : "What is ") + d.head().name + "?";
+            }
+            if (r.endsWith(" by")) {
+                String active = stripLeadingAuxiliary(
+                        d.relation().substring(0, d.relation().length() - 3));
+                return (d.tail().type == EntityType.PERSON || d.tail().type == EntityType.OTHER ? "Who " : "What ")
+                        + active + " " + d.head().name + "?";
+            }
+            return (person ? "Who " : "What ") + d.relation() + " " + d.tail().name + "?";
+        }
+
+        private String stripLeadingAuxiliary(String relation) {
+            for (String aux : List.of("was ", "were ", "is ", "are ", "has been ", "had been ")) {
+                if (relation.startsWith(aux)) {
+                    return relation.substring(aux.length());
+                }
+            }
+            return relation;
+        }
+
+        // ---- helpers ---------------------------------------------------------------------------------------------
+
+        private List<Mention> mentionsIn(int s) {
+            List<Mention> out = new ArrayList<>();
+            for (Mention m : mentions) {
+                if (m.sentence == s) {
+                    out.add(m);
+                }
+            }
+            return out;
+        }
+    }
+
+    private static boolean isValue(EntityType t) {
+        return t == EntityType.DATE || t == EntityType.NUMBER;
+    }
+
+    private static boolean isBe(Token t) {
+        return Set.of("is", "was", "are", "were").contains(lower(t)) && (t.is("AUX") || t.is("VERB"));
+    }
+
+    private static boolean isArticle(Token t) {
+        return Set.of("a", "an", "the").contains(lower(t));
+    }
+
+    private static boolean isContent(Token t) {
+        return t.is("NOUN") || t.is("PROPN") || t.is("ADJ") || t.is("NUM");
+    }
+
+    private static String lower(Token t) {
+        return t.text().toLowerCase(Locale.ROOT);
+    }
+
+    /** Case, diacritics and punctuation folded, for grouping mentions of one name. */
+    static String normalize(String name) {
+        String s = java.text.Normalizer.normalize(name, java.text.Normalizer.Form.NFKD)
+                .replaceAll("\\p{M}+", "")
+                .toLowerCase(Locale.ROOT)
+                .replaceAll("[^\\p{L}\\p{N}]+", " ")
+                .strip();
+        return s.startsWith("the ") ? s.substring(4) : s;
+    }
+}

@@ -1,0 +1,19 @@
+package dev.engram.understanding.llm;
+
+/** A call to the LLM API that failed for good (after retries, or with a non-retryable status). */
+public final class LlmException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final int status;
+
+    public LlmException(String message, int status, Throwable cause) {
+        super(message, cause);
+        this.status = status;
+    }
+
+    /** The last HTTP status, or -1 when there was no response. */
+    public int status() {
+        return status;
+    }
+}

@@ -1,0 +1,164 @@
+package dev.engram.understanding;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.Span;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class RuleExtractorTest {
+
+    private static RuleExtractor extractor;
+
+    @BeforeAll
+    static void load() {
+        extractor = new RuleExtractor(new EnglishNlp(), 3);
+    }
+
+    private static Extraction extract(String title, String text) {
+        return extractor.extract(new PassageEvent.Upsert(
+                "ns", "d", 1, "0", 0, "h", title, List.of(), text, 0, text.length(), null, null));
+    }
+
+    private static final String TURING =
+            "Alan Turing was an English mathematician, born in Maida Vale, London, in 1912. "
+                    + "His 1936 paper introduced the Turing machine. During the Second World War he worked at Bletchley Park, "
+                    + "where he led Hut 8. He designed the Bombe.";
+
+    @Test
+    void findsNamesDatesAndClassNounsWithTypesAndDescriptions() {
+        Extraction x = extract("Alan Turing", TURING);
+
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name, Extraction.Entity::type)
+                .contains(
+                        tuple("Alan Turing", EntityType.PERSON),
+                        tuple("English mathematician", EntityType.CONCEPT),
+                        tuple("Maida Vale", EntityType.PLACE),
+                        tuple("1912", EntityType.DATE),
+                        tuple("Bletchley Park", EntityType.PLACE),
+                        tuple("Hut 8", EntityType.OTHER),
+                        tuple("Second World War", EntityType.OTHER));
+        assertThat(x.entities()).extracting(Extraction.Entity::name).doesNotContain("English", "His", "He");
+        Extraction.Entity turing = x.entities().get(0);
+        assertThat(turing.description()).isEqualTo("English mathematician");
+        assertThat(turing.aliases()).containsExactly("Turing");
+    }
+
+    @Test
+    void everyEvidenceSpanPointsAtTheMention() {
+        Extraction x = extract("Alan Turing", TURING);
+
+        for (Extraction.Entity e : x.entities()) {
+            assertThat(e.spans()).isNotEmpty();
+            for (Span s : e.spans()) {
+                String mention = TURING.substring(s.start(), s.end());
+                assertThat(mention).isIn(concat(e.name(), e.aliases()));
+            }
+        }
+        for (Extraction.Fact f : x.facts()) {
+            String evidence =
+                    TURING.substring(f.evidence().start(), f.evidence().end());
+            assertThat(evidence).as(f.toString()).contains(lastWord(f.tail()));
+        }
+    }
+
+    @Test
+    void readsFactsThroughVerbsCopulasPronounsAndContinuations() {
+        Extraction x = extract("Alan Turing", TURING);
+
+        assertThat(x.facts())
+                .extracting(Extraction.Fact::head, Extraction.Fact::relation, Extraction.Fact::tail)
+                .contains(
+                        tuple("Alan Turing", "was a", "English mathematician"),
+                        tuple("Alan Turing", "born in", "Maida Vale"),
+                        tuple("Alan Turing", "born in", "1912"),
+                        tuple("Alan Turing", "worked at", "Bletchley Park"),
+                        tuple("Alan Turing", "led", "Hut 8"),
+                        tuple("Alan Turing", "designed", "Bombe"));
+        assertThat(x.facts()).allSatisfy(f -> assertThat(f.confidence()).isBetween(0.0, 1.0));
+    }
+
+    @Test
+    void theMemoryResolvesPronounsAndAddsNothingElse() {
+        Extraction x = extract("Alan Turing", TURING);
+
+        assertThat(x.memory())
+                .contains("Alan Turing's 1936 paper")
+                .contains("Alan Turing worked at Bletchley Park")
+                .contains("Alan Turing designed the Bombe")
+                .doesNotContainPattern("\\b(he|He|His|his)\\b");
+        assertThat(x.memory())
+                .isEqualTo("Alan Turing was an English mathematician, born in Maida Vale, London, in 1912. "
+                        + "Alan Turing's 1936 paper introduced the Turing machine. During the Second World War "
+                        + "Alan Turing worked at Bletchley Park, where Alan Turing led Hut 8. Alan Turing designed the "
+                        + "Bombe.");
+    }
+
+    @Test
+    void titlesAndItPronounsPointAtTheSubjectOfThePassage() {
+        String text = "Arrête ton cinéma is a 2016 French comedy film directed by Diane Kurys. "
+                + "It stars Sylvie Testud and Josiane Balasko.";
+
+        Extraction x = extract("Arrête ton cinéma", text);
+
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name, Extraction.Entity::type)
+                .contains(tuple("Arrête ton cinéma", EntityType.WORK), tuple("Diane Kurys", EntityType.OTHER));
+        assertThat(x.facts())
+                .extracting(Extraction.Fact::head, Extraction.Fact::relation, Extraction.Fact::tail)
+                .contains(tuple("Arrête ton cinéma", "directed by", "Diane Kurys"))
+                .contains(tuple("Arrête ton cinéma", "stars", "Sylvie Testud"));
+        assertThat(x.memory()).contains("Arrête ton cinéma stars Sylvie Testud");
+    }
+
+    @Test
+    void asksUtilityQuestionsTheFactsAnswer() {
+        String text = "Diane Kurys (born 3 December 1948) is a French actress, film director and screenwriter. "
+                + "She was born in Lyon.";
+
+        Extraction x = extract("Diane Kurys", text);
+
+        assertThat(x.questions())
+                .hasSize(3)
+                .contains("When was Diane Kurys born?", "Where was Diane Kurys born?")
+                .allSatisfy(q -> assertThat(q).endsWith("?").doesNotContainPattern("\\b(she|She)\\b"));
+    }
+
+    @Test
+    void joinsAcronymsToTheirExpansion() {
+        Extraction x = extract("", "The Convolutional Neural Network (CNN) was popularised in 2012. CNN models won.");
+
+        assertThat(x.entities())
+                .filteredOn(e -> e.name().equals("Convolutional Neural Network"))
+                .singleElement()
+                .satisfies(e -> {
+                    assertThat(e.aliases()).contains("CNN");
+                    assertThat(e.spans()).hasSize(3);
+                });
+    }
+
+    @Test
+    void isQuietOnTextWithoutNames() {
+        Extraction x = extract("", "nothing here is a name, and nobody did anything to anyone.");
+
+        assertThat(x.entities()).isEmpty();
+        assertThat(x.facts()).isEmpty();
+        assertThat(x.memory()).isEqualTo("nothing here is a name, and nobody did anything to anyone.");
+    }
+
+    private static List<String> concat(String name, List<String> aliases) {
+        return java.util.stream.Stream.concat(java.util.stream.Stream.of(name), aliases.stream())
+                .toList();
+    }
+
+    private static String lastWord(String s) {
+        String[] parts = s.split(" ");
+        return parts[parts.length - 1];
+    }
+}
