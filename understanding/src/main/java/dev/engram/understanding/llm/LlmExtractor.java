@@ -98,13 +98,12 @@ public final class LlmExtractor implements Extractor {
             });
             List<Span> spans = new ArrayList<>(occurrences(text, name));
             aliases.forEach(a -> spans.addAll(occurrences(text, a)));
-            spans.sort((a, b) -> Integer.compare(a.start(), b.start()));
             entities.add(new Extraction.Entity(
                     name,
                     type(e.path("type").asText()),
                     e.path("description").asText().strip(),
                     aliases,
-                    spans.stream().distinct().toList()));
+                    outermost(spans)));
         }
         List<Extraction.Fact> facts = new ArrayList<>();
         for (JsonNode f : json.path("facts")) {
@@ -145,6 +144,19 @@ public final class LlmExtractor implements Extractor {
                 client.config().model(),
                 new Extraction.TokenUsage(
                         promptTokens, completionTokens, client.config().cost(promptTokens, completionTokens)));
+    }
+
+    /** Distinct spans in text order, without those inside a longer one ("Babbage" within "Charles Babbage"). */
+    static List<Span> outermost(List<Span> spans) {
+        List<Span> out = new ArrayList<>();
+        for (Span s : spans) {
+            boolean inside = spans.stream().anyMatch(o -> !o.equals(s) && o.start() <= s.start() && s.end() <= o.end());
+            if (!inside && !out.contains(s)) {
+                out.add(s);
+            }
+        }
+        out.sort((a, b) -> Integer.compare(a.start(), b.start()));
+        return out;
     }
 
     private static EntityType type(String name) {

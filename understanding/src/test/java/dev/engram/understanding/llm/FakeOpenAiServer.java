@@ -1,0 +1,123 @@
+package dev.engram.understanding.llm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.engram.schemas.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A loopback stand-in for an OpenAI-compatible API: no real LLM can run on the test machines, so this server
+ * speaks the same HTTP protocol ({@code POST /v1/chat/completions}, {@code POST /v1/embeddings}) and answers with
+ * recorded responses from {@code src/test/resources/llm}, queued per test, including errors, Retry-After and delays.
+ * It records every request it receives.
+ */
+final class FakeOpenAiServer implements AutoCloseable {
+
+    /** One queued answer: status, body resource, headers, and a delay before answering. */
+    record Reply(int status, String resource, Map<String, String> headers, long delayMillis) {
+        static Reply ok(String resource) {
+            return new Reply(200, resource, Map.of(), 0);
+        }
+
+        static Reply status(int status, String resource) {
+            return new Reply(status, resource, Map.of(), 0);
+        }
+    }
+
+    private final HttpServer server;
+    private final ConcurrentLinkedQueue<Reply> replies = new ConcurrentLinkedQueue<>();
+    private final List<JsonNode> requests = new CopyOnWriteArrayList<>();
+    private final List<Map<String, List<String>>> headers = new CopyOnWriteArrayList<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger maxInFlight = new AtomicInteger();
+
+    FakeOpenAiServer() {
+        try {
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.createContext("/v1/", this::handle);
+        server.start();
+    }
+
+    URI baseUrl() {
+        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/v1");
+    }
+
+    FakeOpenAiServer enqueue(Reply... r) {
+        replies.addAll(List.of(r));
+        return this;
+    }
+
+    List<JsonNode> requests() {
+        return requests;
+    }
+
+    List<Map<String, List<String>>> headers() {
+        return headers;
+    }
+
+    int maxInFlight() {
+        return maxInFlight.get();
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        int now = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(now, Math::max);
+        try (exchange) {
+            requests.add(Json.mapper().readTree(exchange.getRequestBody().readAllBytes()));
+            headers.add(Map.copyOf(exchange.getRequestHeaders()));
+            Reply reply = replies.poll();
+            if (reply == null) {
+                reply = new Reply(500, "error-500.json", Map.of(), 0);
+            }
+            if (reply.delayMillis() > 0) {
+                TimeUnit.MILLISECONDS.sleep(reply.delayMillis());
+            }
+            byte[] body = resource(reply.resource());
+            reply.headers().forEach((k, v) -> exchange.getResponseHeaders().set(k, v));
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.sendResponseHeaders(reply.status(), body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            // the client gave up (timeout): nothing to answer
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    private static byte[] resource(String name) throws IOException {
+        try (InputStream in = FakeOpenAiServer.class.getResourceAsStream("/llm/" + name)) {
+            if (in == null) {
+                return ("{\"error\": \"missing fixture " + name + "\"}").getBytes(StandardCharsets.UTF_8);
+            }
+            return in.readAllBytes();
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
