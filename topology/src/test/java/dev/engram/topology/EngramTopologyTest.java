@@ -287,6 +287,27 @@ class EngramTopologyTest {
     }
 
     @Test
+    void theExtractionCacheSparesTheExtractorOnReplaysAndRepeatedContent() {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        start(Understanders.cachingCounting(calls));
+        String text = "# One\n\nAda Lovelace met Charles Babbage.\n\n# Two\n\nShe lived in London.";
+
+        upsert("wiki", "ada", "Ada", text);
+        assertThat(calls).hasValue(2);
+        delete("wiki", "ada");
+        upsert("wiki", "ada", "Ada", text);
+        upsert("other", "ada", "Ada", text);
+
+        assertThat(calls)
+                .as("the same content is extracted once, whatever the namespace")
+                .hasValue(2);
+        assertThat(passagesOf("wiki", "ada")).hasSize(2);
+        assertThat(passagesOf("other", "ada")).hasSize(2);
+        KeyValueStore<String, dev.engram.schemas.Extraction> cache = driver.getKeyValueStore(Stores.EXTRACTION_CACHE);
+        assertThat(cache.approximateNumEntries()).isEqualTo(2);
+    }
+
+    @Test
     void namespacesAreIsolatedAndChangesAreVersionedPerNamespace() {
         start(Understanders.embedded());
 

@@ -27,6 +27,54 @@ final class Understanders {
         return shared;
     }
 
+    /**
+     * The real understander behind an extractor that reports itself as cacheable (as the LLM extractor does) and
+     * counts its calls, to prove that the extraction cache spares them.
+     */
+    static Understander cachingCounting(java.util.concurrent.atomic.AtomicInteger calls) {
+        Understander real = embedded();
+        Extractor extractor = new Extractor() {
+            @Override
+            public String id() {
+                return "counting/1";
+            }
+
+            @Override
+            public boolean cacheable() {
+                return true;
+            }
+
+            @Override
+            public Extraction extract(PassageEvent.Upsert passage) {
+                calls.incrementAndGet();
+                return real.extract(passage);
+            }
+        };
+        return wrap(real, extractor);
+    }
+
+    private static Understander wrap(Understander real, Extractor extractor) {
+        return new Understander() {
+            @Override
+            public Extractor extractor() {
+                return extractor;
+            }
+
+            @Override
+            public Embedder embedder() {
+                return real.embedder();
+            }
+
+            @Override
+            public Understanding embed(PassageEvent.Upsert passage, Extraction extraction) {
+                return real.embed(passage, extraction);
+            }
+
+            @Override
+            public void close() {}
+        };
+    }
+
     /** The real understander, except that passages containing {@code marker} fail as a broken extractor would. */
     static Understander failingOn(String marker) {
         Understander real = embedded();
@@ -49,24 +97,6 @@ final class Understanders {
                 return real.extract(passage);
             }
         };
-        return new Understander() {
-            @Override
-            public Extractor extractor() {
-                return extractor;
-            }
-
-            @Override
-            public Embedder embedder() {
-                return real.embedder();
-            }
-
-            @Override
-            public Understanding embed(PassageEvent.Upsert passage, Extraction extraction) {
-                return real.embed(passage, extraction);
-            }
-
-            @Override
-            public void close() {}
-        };
+        return wrap(real, extractor);
     }
 }
