@@ -71,24 +71,31 @@ public final class UnderstandBenchmark {
                 x.facts().forEach(f -> texts.add(f.text()));
                 texts.addAll(x.questions());
             }
-            passageTexts.stream().limit(50).forEach(embedder::embed);
+            texts.stream().limit(2000).forEach(embedder::embed); // JIT and ONNX warm-up before any timing
 
-            long t0 = System.nanoTime();
-            texts.forEach(embedder::embed);
-            double sameTexts = (System.nanoTime() - t0) / 1e9;
-            t0 = System.nanoTime();
-            passageTexts.forEach(embedder::embed);
-            double passagesOnly = (System.nanoTime() - t0) / 1e9;
-            t0 = System.nanoTime();
-            for (PassageEvent.Upsert p : passages) {
-                understander.understand(p);
+            // alternate the runs and keep each one's best of three, so that drift on a shared machine hits both
+            double sameTexts = Double.MAX_VALUE;
+            double passagesOnly = Double.MAX_VALUE;
+            double understanding = Double.MAX_VALUE;
+            double extractionOnly = Double.MAX_VALUE;
+            for (int round = 0; round < 3; round++) {
+                long t0 = System.nanoTime();
+                texts.forEach(embedder::embed);
+                sameTexts = Math.min(sameTexts, (System.nanoTime() - t0) / 1e9);
+                t0 = System.nanoTime();
+                for (PassageEvent.Upsert p : passages) {
+                    understander.understand(p);
+                }
+                understanding = Math.min(understanding, (System.nanoTime() - t0) / 1e9);
+                t0 = System.nanoTime();
+                passageTexts.forEach(embedder::embed);
+                passagesOnly = Math.min(passagesOnly, (System.nanoTime() - t0) / 1e9);
+                t0 = System.nanoTime();
+                for (PassageEvent.Upsert p : passages) {
+                    understander.extract(p);
+                }
+                extractionOnly = Math.min(extractionOnly, (System.nanoTime() - t0) / 1e9);
             }
-            double understanding = (System.nanoTime() - t0) / 1e9;
-            t0 = System.nanoTime();
-            for (PassageEvent.Upsert p : passages) {
-                understander.extract(p);
-            }
-            double extractionOnly = (System.nanoTime() - t0) / 1e9;
 
             int n = passages.size();
             Map<String, Object> result = new LinkedHashMap<>();

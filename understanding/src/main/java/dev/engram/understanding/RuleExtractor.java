@@ -952,6 +952,9 @@ public final class RuleExtractor implements Extractor {
                 if (b.group().type == EntityType.CONCEPT) {
                     continue; // class nouns only enter facts through copulas
                 }
+                if (b.first() <= a.last()) {
+                    continue; // overlapping anchors (a pronoun inside a quoted title): no gap to read
+                }
                 List<Token> gap = tokens.subList(a.last() + 1, b.first());
                 if (gap.size() > 10) {
                     previous = null;
