@@ -27,7 +27,7 @@ import java.util.Set;
  * Facts match when their two ends match labelled entities that a labelled fact relates, in either order (the
  * relation wording is not compared: "directed" and "directed by" state the same link).
  *
- * <p>Usage: {@code ExtractionEval [--labels FILE] [--out FILE]}.
+ * <p>Usage: {@code ExtractionEval [--labels FILE] [--out FILE] [--verbose true]}.
  */
 public final class ExtractionEval {
 
@@ -37,6 +37,7 @@ public final class ExtractionEval {
         Map<String, String> opts = IngestBenchmark.options(args);
         Path labels = Path.of(opts.getOrDefault("--labels", "bench/data/extraction-labels.jsonl"));
         RuleExtractor extractor = new RuleExtractor(new EnglishNlp(), 3);
+        boolean verbose = opts.containsKey("--verbose");
         int goldEntities = 0;
         int predictedEntities = 0;
         int entityHitsGold = 0;
@@ -146,7 +147,29 @@ public final class ExtractionEval {
                 Integer t = goldIds.get(norm(f.path("tail").asText()));
                 if (h != null && t != null && matchedPairs.contains(pair(h, t))) {
                     factHitsGold++;
+                } else if (verbose) {
+                    System.out.printf(
+                            "  missed fact  %s | %s | %s%n",
+                            f.path("head").asText(),
+                            f.path("relation").asText(),
+                            f.path("tail").asText());
                 }
+            }
+            if (verbose) {
+                for (Extraction.Fact f : x.facts()) {
+                    Integer h = predictedToGold.get(f.head());
+                    Integer t = predictedToGold.get(f.tail());
+                    if (h == null || t == null || !goldPairs.contains(pair(h, t))) {
+                        System.out.printf("  extra fact   %s | %s | %s%n", f.head(), f.relation(), f.tail());
+                    }
+                }
+                for (Extraction.Entity e : x.entities()) {
+                    if (!predictedToGold.containsKey(e.name()) && e.type() != EntityType.CONCEPT) {
+                        System.out.printf(
+                                "  extra entity %s (%s)%n", e.name(), e.type().wireName());
+                    }
+                }
+                System.out.println("--- " + gold.path("title").asText());
             }
         }
         double entityPrecision = pct(entityHitsPredicted, predictedEntities);

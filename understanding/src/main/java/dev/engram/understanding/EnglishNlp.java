@@ -93,8 +93,7 @@ public final class EnglishNlp {
                     && !words[i].isEmpty()
                     && Character.isUpperCase(words[i].codePointAt(0))
                     && CLOSED_TAGS.contains(tags[i])
-                    && !words[i - 1].equals(".")
-                    && !words[i - 1].equals("\"")) {
+                    && !".\"“(:;".contains(words[i - 1])) {
                 tags[i] = "PROPN";
             }
         }

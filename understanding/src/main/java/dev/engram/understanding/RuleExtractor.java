@@ -42,6 +42,7 @@ public final class RuleExtractor implements Extractor {
                     + "June|July|August|September|October|November|December)\\s+(?:\\d{1,2},?\\s+)?)?(?:1[0-9]{3}|20[0-9]{2})s?\\b");
     private static final Pattern QUOTED = Pattern.compile("[\"“]([\\p{Lu}\\p{N}][^\"”\\n]{1,80}?)[\"”]");
     private static final Pattern NUMERAL = Pattern.compile("\\d[\\d,.]*");
+    private static final Pattern DEMONYM = Pattern.compile("\\p{Lu}\\p{Ll}+(?:an|ian|ese|ish|ic|i|ch|ss)");
 
     private static final Set<String> CONNECTORS =
             Set.of("of", "the", "de", "del", "della", "der", "van", "von", "da", "di", "du", "la", "le", "y", "&");
@@ -384,6 +385,7 @@ public final class RuleExtractor implements Extractor {
         private final Map<String, Group> groups = new LinkedHashMap<>();
         private final List<Pronoun> pronouns = new ArrayList<>();
         private final List<Draft> facts = new ArrayList<>();
+        private final Set<String> honorific = new java.util.HashSet<>();
 
         Analysis(String text, String title, List<Sentence> sentences) {
             this.text = text;
@@ -510,6 +512,21 @@ public final class RuleExtractor implements Extractor {
             while (last > first && tokens.get(last).text().equals("'s")) {
                 last--;
             }
+            if (type == EntityType.OTHER
+                    && last > first
+                    && HONORIFICS.contains(lower(tokens.get(first)).replace(".", ""))) {
+                honorific.add(s + ":" + (first + 1));
+                first++; // "King Valdemar II" names Valdemar II; the title is a cue, not part of the name
+            }
+            if (type == EntityType.OTHER
+                    && first == last
+                    && DEMONYM.matcher(tokens.get(first).text()).matches()
+                    && first + 1 < tokens.size()
+                    && (tokens.get(first + 1).is("NOUN")
+                            || tokens.get(first + 1).is("ADJ"))
+                    && !capitalized(tokens.get(first + 1))) {
+                return; // "Togolese politician": a nationality modifier, not an entity
+            }
             int start = tokens.get(first).start();
             int end = tokens.get(last).end();
             String name = text.substring(start, end);
@@ -542,6 +559,13 @@ public final class RuleExtractor implements Extractor {
         /** Inside a name, any capitalized word continues it, and so does a numeral ("Hut 8", "Apollo 11"). */
         private boolean continuesName(List<Token> tokens, int i) {
             Token t = tokens.get(i);
+            if (t.text().equals(".")
+                    && i > 0
+                    && i + 1 < tokens.size()
+                    && tokens.get(i - 1).text().matches("\\p{Lu}")
+                    && capitalized(tokens.get(i + 1))) {
+                return true; // the initial in "Gregory B. Penner"
+            }
             if (t.is("PUNCT") || t.text().equals("'s")) {
                 return false;
             }
@@ -797,6 +821,9 @@ public final class RuleExtractor implements Extractor {
                     return EntityType.PLACE;
                 }
             }
+            if (honorific.contains(m.sentence + ":" + m.firstToken)) {
+                return EntityType.PERSON;
+            }
             String head = lower(tokens.get(m.firstToken)).replace(".", "");
             if (HONORIFICS.contains(head)
                     || (m.firstToken > 0
@@ -945,6 +972,8 @@ public final class RuleExtractor implements Extractor {
                     .filter(a -> a.group().type != EntityType.DATE && a.group().type != EntityType.NUMBER)
                     .findFirst()
                     .orElse(null);
+            lifeDates(s, tokens);
+            locations(s, tokens);
             Draft previous = null;
             for (int k = 0; k + 1 < anchors.size(); k++) {
                 Anchor a = anchors.get(k);
@@ -971,8 +1000,10 @@ public final class RuleExtractor implements Extractor {
                 }
                 if (verb >= 0) {
                     String relation = relation(gap, verb);
-                    boolean fromSubject =
-                            gap.get(0).is("PUNCT") || isValue(a.group().type) || a.group().type == EntityType.CONCEPT;
+                    boolean fromSubject = gap.get(0).is("PUNCT")
+                            || gap.get(0).is("CCONJ")
+                            || isValue(a.group().type)
+                            || a.group().type == EntityType.CONCEPT;
                     Anchor head = fromSubject && subject != null && subject.first() < b.first() ? subject : a;
                     if (relation.isEmpty() || head.group() == b.group()) {
                         continue;
@@ -988,6 +1019,77 @@ public final class RuleExtractor implements Extractor {
                     }
                 } else {
                     previous = null;
+                }
+            }
+        }
+
+        /** "Name (1 May 1900 – 2 June 1980)" and "Name (born 1 May 1900)": birth and death dates. */
+        private void lifeDates(int s, List<Token> tokens) {
+            for (Mention m : mentionsIn(s)) {
+                if (m.group == null
+                        || isValue(m.type)
+                        || m.type == EntityType.CONCEPT
+                        || m.lastToken + 1 >= tokens.size()
+                        || !tokens.get(m.lastToken + 1).text().equals("(")) {
+                    continue;
+                }
+                int close = skipParenthetical(tokens, m.lastToken + 1) - 1;
+                List<Mention> dates = new ArrayList<>();
+                boolean born = false;
+                boolean died = false;
+                for (Mention d : mentionsIn(s)) {
+                    if (d.type == EntityType.DATE && d.firstToken > m.lastToken && d.lastToken < close) {
+                        dates.add(d);
+                    }
+                }
+                for (int t = m.lastToken + 2; t < close; t++) {
+                    String w = lower(tokens.get(t));
+                    born |= w.equals("born") || w.equals("b.");
+                    died |= w.equals("died") || w.equals("d.");
+                }
+                if (dates.isEmpty()) {
+                    continue;
+                }
+                int end = tokens.get(Math.max(m.lastToken + 1, close)).end();
+                if (dates.size() >= 2 && !born) {
+                    addFact(m.group, "born on", dates.get(0).group, m.start, end, 0.85);
+                    addFact(m.group, "died on", dates.get(dates.size() - 1).group, m.start, end, 0.85);
+                } else if (died) {
+                    addFact(m.group, "died on", dates.get(0).group, m.start, end, 0.8);
+                } else {
+                    addFact(m.group, "born on", dates.get(0).group, m.start, end, 0.8);
+                }
+                if (m.group.type == EntityType.OTHER) {
+                    m.group.type = EntityType.PERSON;
+                }
+            }
+        }
+
+        /** "Richmond, Virginia": a place named with the larger place it lies in. */
+        private void locations(int s, List<Token> tokens) {
+            List<Mention> ms = mentionsIn(s);
+            for (int k = 0; k + 1 < ms.size(); k++) {
+                Mention a = ms.get(k);
+                Mention b = ms.get(k + 1);
+                if (a.group == null
+                        || b.group == null
+                        || a.group == b.group
+                        || b.firstToken != a.lastToken + 2
+                        || !tokens.get(a.lastToken + 1).text().equals(",")) {
+                    continue;
+                }
+                boolean placeLike = a.group.type == EntityType.PLACE
+                        || (a.firstToken > 0 && tokens.get(a.firstToken - 1).is("ADP"));
+                boolean ends = b.lastToken + 1 >= tokens.size()
+                        || tokens.get(b.lastToken + 1).is("PUNCT")
+                        || tokens.get(b.lastToken + 1).is("CCONJ")
+                        || tokens.get(b.lastToken + 1).is("ADP");
+                boolean placeTypes = (a.group.type == EntityType.PLACE || a.group.type == EntityType.OTHER)
+                        && (b.group.type == EntityType.PLACE || b.group.type == EntityType.OTHER);
+                if (placeLike && ends && placeTypes) {
+                    addFact(a.group, "located in", b.group, a.start, b.end, 0.7);
+                    a.group.type = EntityType.PLACE;
+                    b.group.type = EntityType.PLACE;
                 }
             }
         }
