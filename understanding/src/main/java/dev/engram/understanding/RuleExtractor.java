@@ -513,10 +513,16 @@ public final class RuleExtractor implements Extractor {
                 last--;
             }
             if (type == EntityType.OTHER
-                    && last > first
                     && HONORIFICS.contains(lower(tokens.get(first)).replace(".", ""))) {
-                honorific.add(s + ":" + (first + 1));
-                first++; // "King Valdemar II" names Valdemar II; the title is a cue, not part of the name
+                if (first == last) {
+                    return; // a bare title ("President") names nobody by itself
+                }
+                if (CONNECTORS.contains(lower(tokens.get(first + 1))) && first + 2 <= last) {
+                    first += 2; // "Governor of Gibraltar": the office stays in the relation, the place is the entity
+                } else {
+                    honorific.add(s + ":" + (first + 1));
+                    first++; // "King Valdemar II" names Valdemar II; the title is a cue, not part of the name
+                }
             }
             if (type == EntityType.OTHER
                     && first == last
@@ -888,6 +894,16 @@ public final class RuleExtractor implements Extractor {
                             pronouns.add(new Pronoun(tok.start(), tok.end(), s, t, target, possessive));
                             lastPerson = target;
                         }
+                    } else if (t == 0
+                            && (w.equals("the") || w.equals("this"))
+                            && tokens.size() > 1
+                            && WORK_NOUNS.contains(lower(tokens.get(1)))
+                            && subject != null
+                            && subject.type != EntityType.PERSON
+                            && mentionAt(s, 1) == null) {
+                        // "The film stars ...": a definite description of what the passage is about
+                        Token noun = tokens.get(1);
+                        pronouns.add(new Pronoun(tok.start(), noun.end(), s, 1, subject, false));
                     } else if ((w.equals("it") || w.equals("its")) && t == 0) {
                         Group target = s > 0 ? sentenceSubject(s - 1) : null;
                         if (target == null || target.type == EntityType.PERSON) {
@@ -899,6 +915,15 @@ public final class RuleExtractor implements Extractor {
                     }
                 }
             }
+        }
+
+        private Mention mentionAt(int s, int token) {
+            for (Mention m : mentionsIn(s)) {
+                if (m.firstToken <= token && token <= m.lastToken) {
+                    return m;
+                }
+            }
+            return null;
         }
 
         /** The first named, non-value entity of a sentence (or the entity its leading pronoun stands for). */
