@@ -34,6 +34,30 @@ class EngramConfigTest {
     }
 
     @Test
+    void readsTheLlmSettings() {
+        EngramConfig c = EngramConfig.from(Map.of(
+                "ENGRAM_UNDERSTANDING", "llm",
+                "ENGRAM_LLM_BASE_URL", "http://localhost:11434/v1",
+                "ENGRAM_LLM_MODEL", "llama3.1:8b",
+                "ENGRAM_LLM_PROMPT_PRICE_PER_MTOK", "0.5",
+                "ENGRAM_LLM_COMPLETION_PRICE_PER_MTOK", "1.5"));
+
+        assertThat(c.understanding()).isEqualTo("llm");
+        assertThat(c.llm().model()).isEqualTo("llama3.1:8b");
+        assertThat(c.llm().cost(1_000_000, 1_000_000)).isEqualTo(2.0);
+        assertThat(c.llm().maxRetries()).isEqualTo(4);
+        assertThat(c.llm().toString()).doesNotContain("sk-");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_UNDERSTANDING", "llm")))
+                .hasMessageContaining("ENGRAM_LLM_BASE_URL");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_LLM_BASE_URL", "ftp://x", "ENGRAM_LLM_MODEL", "m")))
+                .hasMessageContaining("ENGRAM_LLM_BASE_URL");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_LLM_BASE_URL", "http://x/v1")))
+                .hasMessageContaining("ENGRAM_LLM_MODEL");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_UNDERSTANDING", "magic")))
+                .hasMessageContaining("ENGRAM_UNDERSTANDING");
+    }
+
+    @Test
     void failsFastNamingTheBadSetting() {
         assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_PARTITIONS", "many")))
                 .hasMessageContaining("ENGRAM_PARTITIONS")
