@@ -3,6 +3,7 @@ package dev.engram.processors;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentEvent;
 import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryChange;
@@ -43,6 +44,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private KeyValueStore<String, DocumentRecord> documents;
     private KeyValueStore<String, StoredPassage> passages;
     private KeyValueStore<String, byte[]> vectors;
+    private KeyValueStore<String, Embeddings> embeddings;
     private KeyValueStore<String, EntityRecord> entities;
     private KeyValueStore<String, Integer> entityPassages;
     private KeyValueStore<String, NamespaceState> namespaces;
@@ -62,6 +64,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         this.documents = context.getStateStore(Stores.MEMORY_DOCUMENTS);
         this.passages = context.getStateStore(Stores.MEMORY_PASSAGES);
         this.vectors = context.getStateStore(Stores.MEMORY_VECTORS);
+        this.embeddings = context.getStateStore(Stores.MEMORY_EMBEDDINGS);
         this.entities = context.getStateStore(Stores.MEMORY_ENTITIES);
         this.entityPassages = context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES);
         this.namespaces = context.getStateStore(Stores.MEMORY_NAMESPACES);
@@ -184,6 +187,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                         u.understanding().embedder()));
         vectors.put(
                 passageKey, VectorCodec.toBytes(u.understanding().embeddings().passage()));
+        embeddings.put(passageKey, u.understanding().embeddings());
         if (previous == null) {
             namespace = withCounts(0, 1, 0);
         }
@@ -230,6 +234,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         unlinkEntities(stored);
         passages.delete(passageKey);
         vectors.delete(passageKey);
+        embeddings.delete(passageKey);
         namespace = withCounts(0, -1, 0);
         change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), documentId, passageId));
         return true;

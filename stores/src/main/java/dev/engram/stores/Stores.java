@@ -1,5 +1,6 @@
 package dev.engram.stores;
 
+import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.JsonSerde;
 import org.apache.kafka.common.serialization.Serde;
@@ -16,6 +17,8 @@ public final class Stores {
     public static final String MEMORY_PASSAGES = "memory-passages";
     /** Memory step: (namespace, passage id) → float32 embedding. */
     public static final String MEMORY_VECTORS = "memory-vectors";
+    /** Memory step: (namespace, passage id) → every embedding of the passage (memory, entities, facts, questions). */
+    public static final String MEMORY_EMBEDDINGS = "memory-embeddings";
     /** Memory step: (namespace, entity id) → entity with reference counts. */
     public static final String MEMORY_ENTITIES = "memory-entities";
     /** Memory step: (namespace, entity id, passage id) → number of mentions in that passage. */
@@ -34,6 +37,7 @@ public final class Stores {
     public static final Serde<Integer> MENTION_COUNT = Serdes.Integer();
     public static final Serde<NamespaceState> NAMESPACE = JsonSerde.of(NamespaceState.class);
     public static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
+    public static final Serde<Embeddings> EMBEDDINGS = JsonSerde.of(Embeddings.class);
 
     private Stores() {}
 }

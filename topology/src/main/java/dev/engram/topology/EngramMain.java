@@ -32,8 +32,20 @@ public final class EngramMain {
     public static void main(String[] args) {
         String command = args.length == 0 ? "run" : args[0];
         PrintStream out = System.out;
+        if (command.equals("eval")) {
+            try {
+                EvalCommand.run(List.of(args).subList(1, args.length), EngramConfig.fromEnvironment(), out);
+                System.exit(0);
+            } catch (IllegalArgumentException e) {
+                System.err.println("engram eval: " + e.getMessage());
+                System.exit(2);
+            } catch (Exception e) {
+                System.err.println("engram eval: failed: " + e);
+                System.exit(1);
+            }
+        }
         if (!command.equals("run") && !command.equals("demo")) {
-            System.err.println("usage: EngramMain run|demo");
+            System.err.println("usage: EngramMain run|demo|eval");
             System.exit(2);
         }
         try {

@@ -49,6 +49,7 @@ public final class EngramTopology {
         builder.addStateStore(store(Stores.MEMORY_DOCUMENTS, Stores.DOCUMENT_RECORD));
         builder.addStateStore(store(Stores.MEMORY_PASSAGES, Stores.PASSAGE));
         builder.addStateStore(store(Stores.MEMORY_VECTORS, Stores.VECTOR));
+        builder.addStateStore(store(Stores.MEMORY_EMBEDDINGS, Stores.EMBEDDINGS));
         builder.addStateStore(store(Stores.MEMORY_ENTITIES, Stores.ENTITY));
         builder.addStateStore(store(Stores.MEMORY_ENTITY_PASSAGES, Stores.MENTION_COUNT));
         builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
@@ -90,6 +91,7 @@ public final class EngramTopology {
                         Stores.MEMORY_DOCUMENTS,
                         Stores.MEMORY_PASSAGES,
                         Stores.MEMORY_VECTORS,
+                        Stores.MEMORY_EMBEDDINGS,
                         Stores.MEMORY_ENTITIES,
                         Stores.MEMORY_ENTITY_PASSAGES,
                         Stores.MEMORY_NAMESPACES);

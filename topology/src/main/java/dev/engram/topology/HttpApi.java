@@ -40,6 +40,9 @@ final class HttpApi implements AutoCloseable {
     private static final int MAX_BODY_BYTES = 64 * 1024;
     private static final int MAX_QUERY_CHARS = 4096;
     private static final int MAX_TOP_K = 100;
+    /** The mode used when a request names none: the best measured on the evaluation sets (see README). */
+    static final String DEFAULT_MODE = "dense";
+
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Pattern NAMESPACE_ROUTE = Pattern.compile("^/v1/namespaces/([^/]+)(/.*)?$");
     private static final Pattern DOCUMENT_ROUTE = Pattern.compile("^/documents/([^/]+)$");
@@ -208,13 +211,10 @@ final class HttpApi implements AutoCloseable {
             throw ApiException.badRequest("'query' is longer than " + MAX_QUERY_CHARS + " characters");
         }
         JsonNode modeNode = request.get("mode");
-        String mode = modeNode == null || modeNode.isNull() ? "dense" : modeNode.asText();
         if (modeNode != null && !modeNode.isNull() && !modeNode.isTextual()) {
             throw ApiException.badRequest("'mode' must be a string");
         }
-        if (!mode.equals("dense")) {
-            throw ApiException.badRequest("unknown mode '" + mode + "'; available modes: dense");
-        }
+        String mode = modeNode == null || modeNode.isNull() ? DEFAULT_MODE : modeNode.asText();
         JsonNode topKNode = request.get("top_k");
         int topK = 5;
         if (topKNode != null && !topKNode.isNull()) {
@@ -223,8 +223,22 @@ final class HttpApi implements AutoCloseable {
             }
             topK = topKNode.asInt();
         }
+        Map<String, Double> params = new LinkedHashMap<>();
+        JsonNode paramsNode = request.get("params");
+        if (paramsNode != null && !paramsNode.isNull()) {
+            if (!paramsNode.isObject()) {
+                throw ApiException.badRequest("'params' must be an object of numbers, e.g. {\"epsilon\": 0.9}");
+            }
+            for (var it = paramsNode.fields(); it.hasNext(); ) {
+                var e = it.next();
+                if (!e.getValue().isNumber()) {
+                    throw ApiException.badRequest("parameter '" + e.getKey() + "' must be a number");
+                }
+                params.put(e.getKey(), e.getValue().asDouble());
+            }
+        }
         long t0 = System.nanoTime();
-        Map<String, Object> out = queries.retrieveDense(ns, query.asText(), topK);
+        Map<String, Object> out = queries.retrieve(ns, query.asText(), mode, topK, params);
         meters.retrieval(mode, Duration.ofNanos(System.nanoTime() - t0));
         return out;
     }

@@ -2,11 +2,9 @@ package dev.engram.topology;
 
 import dev.engram.processors.EntityNames;
 import dev.engram.processors.Hashing;
-import dev.engram.retrieval.DenseRetriever;
-import dev.engram.retrieval.MemoryView;
-import dev.engram.retrieval.ScoredPassage;
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
@@ -15,10 +13,12 @@ import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
 import dev.engram.understanding.Embedder;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
@@ -35,6 +35,7 @@ final class MemoryQueries {
 
     private final KafkaStreams streams;
     private final Embedder embedder;
+    private final GraphLoader graphs = new GraphLoader(1000);
 
     MemoryQueries(KafkaStreams streams, Embedder embedder) {
         this.streams = streams;
@@ -143,39 +144,34 @@ final class MemoryQueries {
         return out;
     }
 
-    Map<String, Object> retrieveDense(String ns, String query, int topK) {
+    /**
+     * Runs a retrieval mode over the namespace's memory graph. The query is embedded once per request; sub-queries
+     * of decomposing modes are embedded on demand and cached for the request.
+     */
+    Map<String, Object> retrieve(String ns, String query, String modeName, int topK, Map<String, Double> overrides) {
         long t0 = System.nanoTime();
-        float[] q = embedder.embed(query);
-        ReadOnlyKeyValueStore<String, byte[]> vectors = store(Stores.MEMORY_VECTORS, byte[].class);
-        ReadOnlyKeyValueStore<String, StoredPassage> passages = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
-        MemoryView view = new MemoryView() {
-            @Override
-            public void forEachPassageVector(VectorVisitor visitor) {
-                try (KeyValueIterator<String, byte[]> it = vectors.prefixScan(Keys.prefix(ns), KEYS)) {
-                    while (it.hasNext()) {
-                        KeyValue<String, byte[]> kv = it.next();
-                        visitor.visit(Keys.last(kv.key), VectorCodec.fromBytes(kv.value));
-                    }
-                }
-            }
-
-            @Override
-            public Optional<PassageSummary> passage(String passageId) {
-                return Optional.ofNullable(passages.get(Keys.of(ns, passageId)))
-                        .map(p -> new PassageSummary(p.passageId(), p.documentId(), p.title(), p.text(), p.memory()));
-            }
-        };
-        List<ScoredPassage> top = DenseRetriever.topK(view, q, topK);
+        Retrieval.Mode mode;
+        Retrieval.Params params;
+        try {
+            mode = Retrieval.mode(modeName);
+            params = Retrieval.params(mode, overrides);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage());
+        }
+        NamespaceState state =
+                namespaceState(ns).orElseThrow(() -> ApiException.notFound("namespace '" + ns + "' has no memory yet"));
+        MemoryGraph graph = graphs.graph(ns, state, name -> store(name, Object.class));
+        Map<String, float[]> embedded = new HashMap<>();
+        Function<String, float[]> embed = text -> embedded.computeIfAbsent(text, embedder::embed);
+        Retrieval.Result result =
+                mode.retrieve(graph, new Retrieval.Query(query, embed.apply(query), embed), params, topK);
         List<Map<String, Object>> results = new ArrayList<>();
-        for (ScoredPassage sp : top) {
-            StoredPassage p = passages.get(Keys.of(ns, sp.passageId()));
-            if (p == null) {
-                continue; // removed between the scan and now
-            }
+        for (Retrieval.Scored s : result.ranked()) {
+            MemoryGraph.Passage p = graph.passage(s.passage());
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("rank", results.size() + 1);
-            r.put("score", sp.score());
-            r.put("passage_id", p.passageId());
+            r.put("score", s.score());
+            r.put("passage_id", p.id());
             r.put("document_id", p.documentId());
             r.put("title", p.title());
             r.put("headings", p.headings());
@@ -187,11 +183,15 @@ final class MemoryQueries {
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("namespace", ns);
-        out.put("mode", "dense");
+        out.put("mode", mode.name());
         out.put("query", query);
         out.put("top_k", topK);
+        out.put("params", params.values());
         out.put("results", results);
-        out.put("watermark", namespaceState(ns).map(MemoryQueries::watermark).orElse(null));
+        out.put("explanation", result.explanation());
+        Map<String, Object> watermark = watermark(state);
+        watermark.put("graph_version", graph.version());
+        out.put("watermark", watermark);
         out.put("took_ms", (System.nanoTime() - t0) / 1e6);
         return out;
     }

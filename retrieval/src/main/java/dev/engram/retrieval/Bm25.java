@@ -1,0 +1,71 @@
+package dev.engram.retrieval;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Okapi BM25 over lowercase word tokens, with an inverted index. */
+final class Bm25 {
+
+    private static final Pattern WORD = Pattern.compile("[\\p{L}\\p{N}_]+");
+
+    private final Map<String, int[][]> postings; // term -> [doc, tf] pairs
+    private final int[] lengths;
+    private final double averageLength;
+    private final double k1;
+    private final double b;
+
+    Bm25(List<String> documents, double k1, double b) {
+        this.k1 = k1;
+        this.b = b;
+        this.lengths = new int[documents.size()];
+        Map<String, List<int[]>> building = new HashMap<>();
+        long total = 0;
+        for (int d = 0; d < documents.size(); d++) {
+            Map<String, Integer> tf = new HashMap<>();
+            for (String t : tokens(documents.get(d))) {
+                tf.merge(t, 1, Integer::sum);
+                lengths[d]++;
+            }
+            total += lengths[d];
+            for (Map.Entry<String, Integer> e : tf.entrySet()) {
+                building.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(new int[] {d, e.getValue()});
+            }
+        }
+        this.averageLength = documents.isEmpty() ? 0 : (double) total / documents.size();
+        this.postings = new HashMap<>();
+        building.forEach((k, v) -> postings.put(k, v.toArray(new int[0][])));
+    }
+
+    static List<String> tokens(String text) {
+        List<String> out = new ArrayList<>();
+        Matcher m = WORD.matcher(text.toLowerCase(Locale.ROOT));
+        while (m.find()) {
+            out.add(m.group());
+        }
+        return out;
+    }
+
+    /** BM25 score of every document for the query (0 for documents sharing no term). */
+    double[] scores(String query) {
+        double[] out = new double[lengths.length];
+        int n = lengths.length;
+        for (String t : tokens(query)) {
+            int[][] p = postings.get(t);
+            if (p == null) {
+                continue;
+            }
+            double idf = Math.log(1 + (n - p.length + 0.5) / (p.length + 0.5));
+            for (int[] dt : p) {
+                double tf = dt[1];
+                double norm = tf + k1 * (1 - b + b * lengths[dt[0]] / averageLength);
+                out[dt[0]] += idf * tf * (k1 + 1) / norm;
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,156 @@
+package dev.engram.retrieval;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An immutable, compact in-memory snapshot of one namespace's memory: passages with their vectors, entities and
+ * the passage–entity links, facts with their vectors, and a BM25 index. Every retrieval mode runs over it, so modes
+ * are testable without Kafka and comparable on the same data. Built from the state stores (see the topology's loader).
+ */
+public final class MemoryGraph {
+
+    /** One passage: what a result shows of it. */
+    public record Passage(
+            String id,
+            String documentId,
+            String title,
+            List<String> headings,
+            String text,
+            String memory,
+            int start,
+            int end) {}
+
+    /** One fact: its text, the passage it came from and the entities it relates (-1 when not an entity). */
+    public record Fact(String text, int passage, int head, int tail, double confidence) {}
+
+    final long version;
+    final List<Passage> passages;
+    final float[][] passageVectors;
+    final List<String> entityIds;
+    final List<String> entityNames;
+    final int[][] entityPassages;
+    final int[][] passageEntities;
+    final List<Fact> facts;
+    final float[][] factVectors;
+    final Bm25 bm25;
+
+    private MemoryGraph(Builder b) {
+        this.version = b.version;
+        this.passages = List.copyOf(b.passages);
+        this.passageVectors = b.passageVectors.toArray(new float[0][]);
+        this.entityIds = List.copyOf(b.entityIds);
+        this.entityNames = List.copyOf(b.entityNames);
+        this.facts = List.copyOf(b.facts);
+        this.factVectors = b.factVectors.toArray(new float[0][]);
+        int[][] ep = new int[entityIds.size()][];
+        for (int e = 0; e < ep.length; e++) {
+            ep[e] = b.entityPassages.get(e).stream()
+                    .mapToInt(Integer::intValue)
+                    .distinct()
+                    .toArray();
+        }
+        this.entityPassages = ep;
+        int[][] pe = new int[passages.size()][];
+        List<List<Integer>> byPassage = new ArrayList<>();
+        for (int p = 0; p < passages.size(); p++) {
+            byPassage.add(new ArrayList<>());
+        }
+        for (int e = 0; e < ep.length; e++) {
+            for (int p : ep[e]) {
+                byPassage.get(p).add(e);
+            }
+        }
+        for (int p = 0; p < pe.length; p++) {
+            pe[p] = byPassage.get(p).stream().mapToInt(Integer::intValue).toArray();
+        }
+        this.passageEntities = pe;
+        List<String> docs = new ArrayList<>();
+        for (Passage p : passages) {
+            docs.add(p.title() + "\n" + p.text());
+        }
+        this.bm25 = new Bm25(docs, 1.2, 0.75);
+    }
+
+    public long version() {
+        return version;
+    }
+
+    public int passageCount() {
+        return passages.size();
+    }
+
+    public Passage passage(int i) {
+        return passages.get(i);
+    }
+
+    public int entityCount() {
+        return entityIds.size();
+    }
+
+    public int factCount() {
+        return facts.size();
+    }
+
+    public static Builder builder(long version) {
+        return new Builder(version);
+    }
+
+    /** Collects a namespace's memory; entities are referred to by id. */
+    public static final class Builder {
+        private final long version;
+        private final List<Passage> passages = new ArrayList<>();
+        private final List<float[]> passageVectors = new ArrayList<>();
+        private final Map<String, Integer> passageIndex = new HashMap<>();
+        private final List<String> entityIds = new ArrayList<>();
+        private final List<String> entityNames = new ArrayList<>();
+        private final Map<String, Integer> entityIndex = new HashMap<>();
+        private final List<List<Integer>> entityPassages = new ArrayList<>();
+        private final List<Fact> facts = new ArrayList<>();
+        private final List<float[]> factVectors = new ArrayList<>();
+
+        private Builder(long version) {
+            this.version = version;
+        }
+
+        /** Adds a passage; returns its index. */
+        public int passage(Passage p, float[] vector) {
+            int i = passages.size();
+            passages.add(p);
+            passageVectors.add(vector);
+            passageIndex.put(p.id(), i);
+            return i;
+        }
+
+        /** Declares an entity (idempotent); returns its index. */
+        public int entity(String id, String name) {
+            return entityIndex.computeIfAbsent(id, k -> {
+                entityIds.add(id);
+                entityNames.add(name);
+                entityPassages.add(new ArrayList<>());
+                return entityIds.size() - 1;
+            });
+        }
+
+        /** Links an entity to a passage. */
+        public void link(int entity, int passage) {
+            entityPassages.get(entity).add(passage);
+        }
+
+        /** Adds a fact of a passage; head and tail are entity indices or -1. */
+        public void fact(String text, int passage, int head, int tail, double confidence, float[] vector) {
+            facts.add(new Fact(text, passage, head, tail, confidence));
+            factVectors.add(vector);
+        }
+
+        public Integer entityIndex(String id) {
+            return entityIndex.get(id);
+        }
+
+        public MemoryGraph build() {
+            return new MemoryGraph(this);
+        }
+    }
+}

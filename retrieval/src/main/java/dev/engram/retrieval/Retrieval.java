@@ -1,0 +1,152 @@
+package dev.engram.retrieval;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/** The retrieval modes over a {@link MemoryGraph}, their parameters, and the shared ranking helpers. */
+public final class Retrieval {
+
+    /** A query: its text, its embedding, and the embedder for sub-queries (same model as the passages). */
+    public record Query(String text, float[] vector, Function<String, float[]> embedder) {}
+
+    /** A passage index with its score. */
+    public record Scored(int passage, double score) {}
+
+    /** Ranked passages (best first) and how the mode arrived at them. */
+    public record Result(List<Scored> ranked, Map<String, Object> explanation) {}
+
+    /** A retrieval mode. */
+    public interface Mode {
+        String name();
+
+        /** Parameter defaults, from the paper the mode comes from; a request may override any of them. */
+        Map<String, Double> defaults();
+
+        Result retrieve(MemoryGraph graph, Query query, Params params, int topK);
+    }
+
+    /** Parameters of one request: the mode's defaults overridden by the request's values. */
+    public record Params(Map<String, Double> values) {
+        public double get(String name) {
+            Double v = values.get(name);
+            if (v == null) {
+                throw new IllegalArgumentException("unknown parameter " + name);
+            }
+            return v;
+        }
+
+        public int integer(String name) {
+            return (int) Math.round(get(name));
+        }
+    }
+
+    private static final Map<String, Mode> MODES = new LinkedHashMap<>();
+
+    static {
+        for (Mode m : List.of(new DenseMode(), new Bm25Mode(), new FusionMode(), new CogitoMode())) {
+            MODES.put(m.name(), m);
+        }
+    }
+
+    private Retrieval() {}
+
+    public static Set<String> modes() {
+        return MODES.keySet();
+    }
+
+    public static Mode mode(String name) {
+        Mode m = MODES.get(name);
+        if (m == null) {
+            throw new IllegalArgumentException("unknown mode '" + name + "'; available: " + String.join(", ", modes()));
+        }
+        return m;
+    }
+
+    /** The mode's defaults with {@code overrides} applied; unknown names and non-finite values are refused. */
+    public static Params params(Mode mode, Map<String, Double> overrides) {
+        Map<String, Double> values = new LinkedHashMap<>(mode.defaults());
+        for (Map.Entry<String, Double> e : overrides.entrySet()) {
+            if (!values.containsKey(e.getKey())) {
+                throw new IllegalArgumentException("mode '" + mode.name() + "' has no parameter '" + e.getKey()
+                        + "'; parameters: " + String.join(", ", values.keySet()));
+            }
+            if (e.getValue() == null || !Double.isFinite(e.getValue())) {
+                throw new IllegalArgumentException("parameter '" + e.getKey() + "' must be a finite number");
+            }
+            values.put(e.getKey(), e.getValue());
+        }
+        return new Params(Map.copyOf(values));
+    }
+
+    // ---- shared helpers ----------------------------------------------------------------------------------------
+
+    static double dot(float[] a, float[] b) {
+        double s = 0;
+        for (int i = 0; i < a.length; i++) {
+            s += a[i] * b[i];
+        }
+        return s;
+    }
+
+    /** Cosine of the query with every passage (vectors are unit length). */
+    static double[] passageCosines(MemoryGraph g, float[] q) {
+        double[] out = new double[g.passageCount()];
+        for (int p = 0; p < out.length; p++) {
+            float[] v = g.passageVectors[p];
+            if (v.length != q.length) {
+                throw new IllegalStateException("passage " + g.passages.get(p).id() + " has " + v.length
+                        + " dimensions but the query has " + q.length + "; re-embed the namespace");
+            }
+            out[p] = dot(q, v);
+        }
+        return out;
+    }
+
+    /** The indices of the {@code k} highest scores, best first (ties by index). */
+    static int[] top(double[] scores, int k) {
+        Integer[] idx = new Integer[scores.length];
+        for (int i = 0; i < idx.length; i++) {
+            idx[i] = i;
+        }
+        java.util.Arrays.sort(
+                idx, Comparator.comparingDouble((Integer i) -> -scores[i]).thenComparingInt(i -> i));
+        int n = Math.min(k, idx.length);
+        int[] out = new int[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = idx[i];
+        }
+        return out;
+    }
+
+    static List<Scored> ranked(double[] scores, int k) {
+        List<Scored> out = new ArrayList<>();
+        for (int p : top(scores, k)) {
+            out.add(new Scored(p, scores[p]));
+        }
+        return out;
+    }
+
+    /** Min–max normalization over the candidates; others are left at 0. */
+    static double[] minMax(double[] x, boolean[] candidate, double delta) {
+        double min = Double.POSITIVE_INFINITY;
+        double max = Double.NEGATIVE_INFINITY;
+        for (int i = 0; i < x.length; i++) {
+            if (candidate[i]) {
+                min = Math.min(min, x[i]);
+                max = Math.max(max, x[i]);
+            }
+        }
+        double[] out = new double[x.length];
+        for (int i = 0; i < x.length; i++) {
+            if (candidate[i]) {
+                out[i] = (x[i] - min) / (max - min + delta);
+            }
+        }
+        return out;
+    }
+}

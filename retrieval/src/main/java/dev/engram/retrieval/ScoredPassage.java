@@ -1,4 +1,0 @@
-package dev.engram.retrieval;
-
-/** A passage id with its retrieval score. */
-public record ScoredPassage(String passageId, double score) {}
