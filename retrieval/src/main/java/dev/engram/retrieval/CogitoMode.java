@@ -13,7 +13,8 @@ import java.util.Set;
  * fact(v) times the frequency reward 1 + α(1 − e^(−β c_v)), divided by the number of passages the entity is linked
  * to — and a random walk with restart spreads that activation over the passage–entity graph. CogniRank then fuses
  * the min–max normalized diffusion score with the normalized cosine, ε·diff + (1 − ε)·cos. Comparison questions
- * ("…, A or B?") are split into one sub-query per alternative and merged 2 + 2 + 1 (for K = 5).
+ * ("…, A or B?") are split into one sub-query per alternative and merged 2 + 2 + 1 (for K = 5). As our
+ * extension, entities the query itself names are activated too ({@code query_entity_weight}, 0 turns it off).
  */
 final class CogitoMode implements Retrieval.Mode {
 
@@ -40,6 +41,8 @@ final class CogitoMode implements Retrieval.Mode {
                 "dense_candidates",
                 50.0,
                 "decompose",
+                1.0,
+                "query_entity_weight",
                 1.0);
     }
 
@@ -48,14 +51,14 @@ final class CogitoMode implements Retrieval.Mode {
         List<String> subQueries = p.get("decompose") > 0 ? QueryDecomposition.split(q.text()) : List.of();
         Map<String, Object> explain = new LinkedHashMap<>();
         if (subQueries.size() < 2) {
-            Single single = single(g, q.text(), q.vector(), p);
+            Single single = single(g, q.text(), q.vector(), q.entities(), p);
             explain.putAll(single.explain());
             return new Retrieval.Result(Retrieval.ranked(single.scores(), topK), explain);
         }
         explain.put("sub_queries", subQueries);
         List<Single> parts = new ArrayList<>();
         for (String sub : subQueries) {
-            parts.add(single(g, sub, q.embedder().apply(sub), p));
+            parts.add(single(g, sub, q.embedder().apply(sub), q.entities(), p));
         }
         List<Retrieval.Scored> out = new ArrayList<>();
         Set<Integer> taken = new HashSet<>();
@@ -96,7 +99,7 @@ final class CogitoMode implements Retrieval.Mode {
 
     private record Single(double[] scores, Map<String, Object> explain) {}
 
-    private Single single(MemoryGraph g, String text, float[] qv, Retrieval.Params p) {
+    private Single single(MemoryGraph g, String text, float[] qv, int[] queryEntities, Retrieval.Params p) {
         Map<String, Object> explain = new LinkedHashMap<>();
         explain.put("query", text);
         double[] cos = Retrieval.passageCosines(g, qv);
@@ -136,6 +139,16 @@ final class CogitoMode implements Retrieval.Mode {
             pi0[v] = Math.max(0, fact * reward / Math.max(1, g.entityPassages[v].length));
             total += pi0[v];
             activated.add(new double[] {v, pi0[v]});
+        }
+        // Our extension: entities the query names activate directly, with the same coverage penalty.
+        double queryWeight = p.get("query_entity_weight");
+        for (int v : queryEntities) {
+            if (queryWeight > 0 && v >= 0 && v < g.entityCount()) {
+                double a = queryWeight / Math.max(1, g.entityPassages[v].length);
+                pi0[v] += a;
+                total += a;
+                activated.add(new double[] {v, pi0[v]});
+            }
         }
         activated.sort(Comparator.comparingDouble((double[] a) -> -a[1]));
         List<Map<String, Object>> seeds = new ArrayList<>();

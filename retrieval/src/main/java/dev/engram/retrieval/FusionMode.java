@@ -9,7 +9,8 @@ import java.util.Map;
 /**
  * RAGA §3.6 three-step fusion: vector recall of {@code k1} passages; h-hop expansion over the entity graph from the
  * entities those passages mention (hub entities linked to more than {@code max_entity_passages} passages are not
- * expanded), the reached passages ranked by their similarity to the query (the light semantic filter); and
+ * expanded), the reached passages ranked by how strongly they connect to the seeds — each shared entity weighs the
+ * seed's reciprocal rank over the log of the entity's degree, so specific entities count and hubs do not; and
  * reciprocal rank fusion of the two rankings with constant {@code rrf_k}. When the expansion exceeds its
  * {@code timeout_ms} budget it is abandoned and the vector ranking is returned alone.
  */
@@ -89,11 +90,27 @@ final class FusionMode implements Retrieval.Mode {
             }
             return new Retrieval.Result(out, explain);
         }
+        // the graph stream: passages ranked by how strongly they connect to the seeds through specific entities
         double[] graphScores = new double[g.passageCount()];
+        java.util.Arrays.fill(graphScores, Double.NEGATIVE_INFINITY);
         int graphCount = 0;
-        for (int i = 0; i < reached.length; i++) {
-            graphScores[i] = reached[i] ? cos[i] : Double.NEGATIVE_INFINITY;
-            graphCount += reached[i] ? 1 : 0;
+        for (int i = 0; i < seeds; i++) {
+            int seed = vector[i];
+            double seedWeight = 1.0 / (i + 1);
+            for (int e : g.passageEntities[seed]) {
+                int n = g.entityPassages[e].length;
+                if (n > maxLinks || n < 2) {
+                    continue;
+                }
+                double w = seedWeight / Math.log(1 + n);
+                for (int other : g.entityPassages[e]) {
+                    if (graphScores[other] == Double.NEGATIVE_INFINITY) {
+                        graphScores[other] = 0;
+                        graphCount++;
+                    }
+                    graphScores[other] += w;
+                }
+            }
         }
         int[] graph = Retrieval.top(graphScores, graphCount);
         explain.put("graph_candidates", graphCount);

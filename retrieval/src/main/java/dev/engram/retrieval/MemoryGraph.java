@@ -36,6 +36,7 @@ public final class MemoryGraph {
     final List<Fact> facts;
     final float[][] factVectors;
     final Bm25 bm25;
+    private final Map<String, Integer> entityIndexById;
 
     private MemoryGraph(Builder b) {
         this.version = b.version;
@@ -43,6 +44,7 @@ public final class MemoryGraph {
         this.passageVectors = b.passageVectors.toArray(new float[0][]);
         this.entityIds = List.copyOf(b.entityIds);
         this.entityNames = List.copyOf(b.entityNames);
+        this.entityIndexById = Map.copyOf(b.entityIndex);
         this.facts = List.copyOf(b.facts);
         this.factVectors = b.factVectors.toArray(new float[0][]);
         int[][] ep = new int[entityIds.size()][];
@@ -92,6 +94,11 @@ public final class MemoryGraph {
 
     public int factCount() {
         return facts.size();
+    }
+
+    /** The index of the entity with this id, or -1. */
+    public int entityIndex(String id) {
+        return entityIndexById.getOrDefault(id, -1);
     }
 
     public static Builder builder(long version) {

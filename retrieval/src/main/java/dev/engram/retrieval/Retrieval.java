@@ -11,8 +11,15 @@ import java.util.function.Function;
 /** The retrieval modes over a {@link MemoryGraph}, their parameters, and the shared ranking helpers. */
 public final class Retrieval {
 
-    /** A query: its text, its embedding, and the embedder for sub-queries (same model as the passages). */
-    public record Query(String text, float[] vector, Function<String, float[]> embedder) {}
+    /**
+     * A query: its text, its embedding, the embedder for sub-queries (same model as the passages), and the entities
+     * of the graph that the query names (by normalized name; empty when unknown).
+     */
+    public record Query(String text, float[] vector, Function<String, float[]> embedder, int[] entities) {
+        public Query(String text, float[] vector, Function<String, float[]> embedder) {
+            this(text, vector, embedder, new int[0]);
+        }
+    }
 
     /** A passage index with its score. */
     public record Scored(int passage, double score) {}
@@ -48,7 +55,7 @@ public final class Retrieval {
     private static final Map<String, Mode> MODES = new LinkedHashMap<>();
 
     static {
-        for (Mode m : List.of(new DenseMode(), new Bm25Mode(), new FusionMode(), new CogitoMode())) {
+        for (Mode m : List.of(new DenseMode(), new Bm25Mode(), new FusionMode(), new CogitoMode(), new HybridMode())) {
             MODES.put(m.name(), m);
         }
     }

@@ -81,7 +81,7 @@ public final class EngramService implements AutoCloseable {
             }
         });
         HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
-        MemoryQueries queries = new MemoryQueries(streams, understander.embedder());
+        MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities());
         this.http = new HttpApi(
                 new InetSocketAddress(config.httpHost(), config.httpPort()),
                 new NamespaceRouter(streams, self),
@@ -141,6 +141,24 @@ public final class EngramService implements AutoCloseable {
             TimeUnit.MILLISECONDS.sleep(50);
         }
         return false;
+    }
+
+    /** Names in a query, read with the embedded extractor (cheap, offline) whatever extractor the passages use. */
+    private static java.util.function.Function<String, List<String>> queryEntities() {
+        dev.engram.understanding.RuleExtractor extractor =
+                new dev.engram.understanding.RuleExtractor(new dev.engram.understanding.EnglishNlp(), 0);
+        return query -> {
+            List<String> names = new ArrayList<>();
+            var x = extractor.extract(new dev.engram.schemas.PassageEvent.Upsert(
+                    "query", "query", 1, "", 0, "", "", List.of(), query, 0, query.length(), null, null));
+            for (var e : x.entities()) {
+                if (e.type() != dev.engram.schemas.EntityType.CONCEPT) {
+                    names.add(e.name());
+                    names.addAll(e.aliases());
+                }
+            }
+            return names;
+        };
     }
 
     private Map<String, Object> health() {

@@ -32,7 +32,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * {@code engram eval --data DIR [--modes m1,m2] [--top-k 5] [--out results.json]}: ingests DIR/corpus.jsonl through
+ * {@code engram eval --data DIR [--modes m1,m2] [--top-k 5] [--out results.json] [--serve true]}: ingests DIR/corpus.jsonl through
  * the real pipeline on an embedded broker, waits until every document is in memory, asks every question of
  * DIR/questions.jsonl over the HTTP API in each mode, and reports Recall@2 and Recall@5 over documents (the
  * HippoRAG protocol) with latency percentiles.
@@ -110,6 +110,10 @@ final class EvalCommand {
                             Path.of(opts.get("--out")),
                             Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(results));
                     out.printf("wrote %s%n", opts.get("--out"));
+                }
+                if (Boolean.parseBoolean(opts.getOrDefault("--serve", "false"))) {
+                    out.printf("serving namespace '%s' on %s until interrupted%n", NAMESPACE, baseUrl);
+                    new java.util.concurrent.CountDownLatch(1).await();
                 }
             }
         } finally {

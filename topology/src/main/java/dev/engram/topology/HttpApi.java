@@ -41,7 +41,7 @@ final class HttpApi implements AutoCloseable {
     private static final int MAX_QUERY_CHARS = 4096;
     private static final int MAX_TOP_K = 100;
     /** The mode used when a request names none: the best measured on the evaluation sets (see README). */
-    static final String DEFAULT_MODE = "dense";
+    static final String DEFAULT_MODE = "hybrid";
 
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Pattern NAMESPACE_ROUTE = Pattern.compile("^/v1/namespaces/([^/]+)(/.*)?$");

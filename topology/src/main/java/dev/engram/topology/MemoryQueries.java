@@ -37,9 +37,15 @@ final class MemoryQueries {
     private final Embedder embedder;
     private final GraphLoader graphs = new GraphLoader(1000);
 
-    MemoryQueries(KafkaStreams streams, Embedder embedder) {
+    private final Function<String, List<String>> queryEntityNames;
+
+    /**
+     * @param queryEntityNames finds the entity names a query mentions (the embedded extractor, never an LLM call)
+     */
+    MemoryQueries(KafkaStreams streams, Embedder embedder, Function<String, List<String>> queryEntityNames) {
         this.streams = streams;
         this.embedder = embedder;
+        this.queryEntityNames = queryEntityNames;
     }
 
     Map<String, Object> namespace(String ns) {
@@ -163,8 +169,15 @@ final class MemoryQueries {
         MemoryGraph graph = graphs.graph(ns, state, name -> store(name, Object.class));
         Map<String, float[]> embedded = new HashMap<>();
         Function<String, float[]> embed = text -> embedded.computeIfAbsent(text, embedder::embed);
-        Retrieval.Result result =
-                mode.retrieve(graph, new Retrieval.Query(query, embed.apply(query), embed), params, topK);
+        int[] queryEntities = queryEntityNames.apply(query).stream()
+                .map(EntityNames::normalize)
+                .filter(n -> !n.isEmpty())
+                .mapToInt(n -> graph.entityIndex(Hashing.id(ns, n)))
+                .filter(i -> i >= 0)
+                .distinct()
+                .toArray();
+        Retrieval.Result result = mode.retrieve(
+                graph, new Retrieval.Query(query, embed.apply(query), embed, queryEntities), params, topK);
         List<Map<String, Object>> results = new ArrayList<>();
         for (Retrieval.Scored s : result.ranked()) {
             MemoryGraph.Passage p = graph.passage(s.passage());

@@ -7,6 +7,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
@@ -38,7 +39,7 @@ class HttpApiTest {
         api = new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
-                new MemoryQueries(streams, Understanders.embedded().embedder()),
+                new MemoryQueries(streams, Understanders.embedded().embedder(), query -> List.of()),
                 () -> Map.of("serving", false, "status", "DOWN"),
                 () -> "# metrics\n",
                 Meters.detached());

@@ -1,0 +1,140 @@
+package dev.engram.retrieval;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The modes on a small hand-built graph, whose vectors are chosen so that the right answer is known: passage 0 is
+ * what the query looks like, passage 1 is the second hop (it shares the bridge entity with passage 0 but not the
+ * query's words or direction), passages 2 and 3 are distractors.
+ */
+class RetrievalModesTest {
+
+    private static float[] unit(float... v) {
+        double n = 0;
+        for (float x : v) {
+            n += x * x;
+        }
+        float[] out = new float[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = (float) (v[i] / Math.sqrt(n));
+        }
+        return out;
+    }
+
+    private static final float[] QUERY = unit(1, 0, 0);
+
+    private static MemoryGraph graph() {
+        MemoryGraph.Builder b = MemoryGraph.builder(7);
+        int p0 = b.passage(passage("p0", "Agni", "Agni is a 2004 film directed by Swapan Saha."), unit(0.9f, 0.1f, 0));
+        int p1 = b.passage(passage("p1", "Swapan Saha", "Swapan Saha was born on 10 January 1930."), unit(0, 0.2f, 1));
+        int p2 = b.passage(passage("p2", "Rivers", "Rivers flood in spring."), unit(0.3f, 1, 0));
+        int p3 = b.passage(passage("p3", "Markets", "Markets sell spices and copper."), unit(0.2f, 0, 1));
+        int agni = b.entity("e-agni", "Agni");
+        int saha = b.entity("e-saha", "Swapan Saha");
+        int date = b.entity("e-1930", "10 January 1930");
+        int spring = b.entity("e-spring", "spring");
+        b.link(agni, p0);
+        b.link(saha, p0);
+        b.link(saha, p1);
+        b.link(date, p1);
+        b.link(spring, p2);
+        b.fact("Agni directed by Swapan Saha", p0, agni, saha, 0.9, unit(1, 0, 0.1f));
+        b.fact("Swapan Saha born on 10 January 1930", p1, saha, date, 0.9, unit(0.1f, 0, 1));
+        b.fact("Rivers flood in spring", p2, -1, spring, 0.5, unit(0, 1, 0));
+        return b.build();
+    }
+
+    private static MemoryGraph.Passage passage(String id, String title, String text) {
+        return new MemoryGraph.Passage(id, "doc-" + id, title, List.of(), text, text, 0, text.length());
+    }
+
+    private static List<String> run(String mode, String query, Map<String, Double> params, int... entities) {
+        Retrieval.Mode m = Retrieval.mode(mode);
+        MemoryGraph g = graph();
+        Retrieval.Result r =
+                m.retrieve(g, new Retrieval.Query(query, QUERY, t -> QUERY, entities), Retrieval.params(m, params), 4);
+        return r.ranked().stream().map(s -> g.passage(s.passage()).id()).toList();
+    }
+
+    @Test
+    void denseRanksByCosine() {
+        assertThat(run("dense", "director of Agni", Map.of())).startsWith("p0", "p2");
+    }
+
+    @Test
+    void bm25RanksByTermsAndIgnoresPassagesWithoutThem() {
+        List<String> ranked = run("bm25", "when was Swapan Saha born", Map.of());
+        assertThat(ranked.get(0)).isEqualTo("p1");
+        assertThat(ranked.get(1)).isEqualTo("p0");
+    }
+
+    @Test
+    void cogitoDiffusionBringsTheSecondHopAboveDistractors() {
+        List<String> ranked = run("cogito", "When was the director of Agni born?", Map.of(), 0);
+
+        assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");
+    }
+
+    @Test
+    void cogitoExplainsItsSeedsAndFallsBackToCosineWithoutActivation() {
+        Retrieval.Mode m = Retrieval.mode("cogito");
+        MemoryGraph g = graph();
+        Retrieval.Result r = m.retrieve(
+                g, new Retrieval.Query("director of Agni", QUERY, t -> QUERY), Retrieval.params(m, Map.of()), 3);
+        assertThat(r.explanation()).containsKeys("seed_facts", "seed_entities", "diffusion_iterations", "candidates");
+
+        Retrieval.Result none = m.retrieve(
+                g, new Retrieval.Query("x", QUERY, t -> QUERY), Retrieval.params(m, Map.of("top_facts", 0.0)), 3);
+        assertThat(none.explanation()).containsKey("fallback");
+        assertThat(none.ranked().get(0).passage()).isZero();
+    }
+
+    @Test
+    void fusionFallsBackToTheVectorRankingWhenTheGraphIsOutOfTime() {
+        Retrieval.Mode m = Retrieval.mode("fusion");
+        MemoryGraph g = graph();
+        Retrieval.Result r = m.retrieve(
+                g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(m, Map.of("timeout_ms", -1.0)), 3);
+
+        assertThat(r.explanation()).containsKey("fallback");
+        assertThat(r.ranked()).extracting(Retrieval.Scored::passage).containsExactly(0, 2, 3);
+    }
+
+    @Test
+    void fusionRanksGraphNeighboursOfTheSeedsIntoTheResult() {
+        List<String> ranked = run("fusion", "q", Map.of("seed_passages", 1.0));
+        assertThat(ranked.subList(0, 2)).contains("p0", "p1");
+    }
+
+    @Test
+    void hybridFusesTheThreeStreams() {
+        List<String> ranked = run("hybrid", "When was Swapan Saha the director of Agni born?", Map.of(), 0);
+        assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");
+    }
+
+    @Test
+    void parametersAreValidated() {
+        Retrieval.Mode cogito = Retrieval.mode("cogito");
+        assertThat(Retrieval.params(cogito, Map.of("epsilon", 0.5)).get("epsilon"))
+                .isEqualTo(0.5);
+        assertThat(Retrieval.params(cogito, Map.of()).get("alpha")).isEqualTo(2.0);
+        assertThatThrownBy(() -> Retrieval.params(cogito, Map.of("gamma_ray", 1.0)))
+                .hasMessageContaining("no parameter 'gamma_ray'");
+        assertThatThrownBy(() -> Retrieval.params(cogito, Map.of("epsilon", Double.NaN)))
+                .hasMessageContaining("finite");
+        assertThatThrownBy(() -> Retrieval.mode("telepathy")).hasMessageContaining("available: dense");
+    }
+
+    @Test
+    void splitsComparisonQuestionsIntoOneQueryPerAlternative() {
+        assertThat(QueryDecomposition.split("Which film came out first, Agni or Arrête ton cinéma?"))
+                .containsExactly("Which film came out first Agni?", "Which film came out first Arrête ton cinéma?");
+        assertThat(QueryDecomposition.split("Who directed Agni?")).isEmpty();
+        assertThat(QueryDecomposition.split("Is it tea or coffee?")).isEmpty();
+    }
+}
