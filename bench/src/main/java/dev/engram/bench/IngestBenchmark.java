@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.processors.Meters;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
+import dev.engram.topology.Corpus;
 import dev.engram.topology.EmbeddedKafkaBroker;
 import dev.engram.topology.EngramConfig;
 import dev.engram.topology.EngramService;
@@ -11,12 +12,10 @@ import dev.engram.topology.UnderstanderFactory;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.Understander;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,13 +24,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Ingest throughput, as a ratio in one run: passages/s through the whole pipeline (embedded broker, read, understand,
@@ -48,7 +41,7 @@ public final class IngestBenchmark {
         Map<String, String> opts = options(args);
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "2000"));
-        List<JsonNode> corpus = readCorpus(data.resolve("corpus.jsonl"), limit);
+        List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), limit);
         EngramConfig defaults = EngramConfig.fromEnvironment();
         Chunker chunker = new Chunker(defaults.chunkMaxTokens());
 
@@ -99,7 +92,7 @@ public final class IngestBenchmark {
                 }
                 String base = "http://localhost:" + service.httpPort();
                 long t0 = System.nanoTime();
-                produce(broker.bootstrapServers(), service.topics().documents(), corpus);
+                Corpus.produce(broker.bootstrapServers(), service.topics().documents(), "bench", corpus);
                 JsonNode stats = awaitVerified(base, "bench", corpus.size(), Duration.ofMinutes(30));
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 pipelinePassages = stats.path("passages").asLong();
@@ -121,31 +114,6 @@ public final class IngestBenchmark {
         }
     }
 
-    private static void produce(String bootstrap, String topic, List<JsonNode> corpus) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        try (KafkaProducer<String, byte[]> producer =
-                new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
-            for (JsonNode doc : corpus) {
-                String id = doc.path("doc_id").asText();
-                Map<String, Object> event = Map.of(
-                        "namespace",
-                        "bench",
-                        "id",
-                        id,
-                        "op",
-                        "upsert",
-                        "title",
-                        doc.path("title").asText(),
-                        "text",
-                        doc.path("text").asText());
-                producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
-            }
-            producer.flush();
-        }
-    }
-
     private static JsonNode awaitVerified(String base, String ns, int documents, Duration timeout) throws Exception {
         HttpClient client = HttpClient.newHttpClient();
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -163,16 +131,6 @@ public final class IngestBenchmark {
             TimeUnit.MILLISECONDS.sleep(200);
         }
         throw new IllegalStateException("ingest did not finish within " + timeout);
-    }
-
-    static List<JsonNode> readCorpus(Path file, int limit) throws IOException {
-        List<JsonNode> out = new ArrayList<>();
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-            if (!line.isBlank() && out.size() < limit) {
-                out.add(Json.mapper().readTree(line));
-            }
-        }
-        return out;
     }
 
     static Map<String, String> options(String[] args) {

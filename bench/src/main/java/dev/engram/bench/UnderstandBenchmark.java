@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
+import dev.engram.topology.Corpus;
 import dev.engram.understanding.EnglishNlp;
 import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;
@@ -35,7 +36,7 @@ public final class UnderstandBenchmark {
         Map<String, String> opts = IngestBenchmark.options(args);
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "1000"));
-        List<JsonNode> corpus = IngestBenchmark.readCorpus(data.resolve("corpus.jsonl"), limit);
+        List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), limit);
         List<PassageEvent.Upsert> passages = new ArrayList<>();
         for (JsonNode doc : corpus) {
             String text = doc.path("text").asText();

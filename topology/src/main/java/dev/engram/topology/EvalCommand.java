@@ -22,14 +22,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * {@code engram eval --data DIR [--modes m1,m2] [--top-k 5] [--out results.json] [--serve true]}: ingests DIR/corpus.jsonl through
@@ -56,8 +50,8 @@ final class EvalCommand {
         if (topK < 5 || topK > 100) {
             throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
         }
-        List<JsonNode> corpus = jsonl(data.resolve("corpus.jsonl"));
-        List<JsonNode> questions = jsonl(data.resolve("questions.jsonl"));
+        List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), Integer.MAX_VALUE);
+        List<JsonNode> questions = Corpus.read(data.resolve("questions.jsonl"), Integer.MAX_VALUE);
         Map<String, String> docStrings = new HashMap<>();
         for (JsonNode d : corpus) {
             docStrings.put(
@@ -83,7 +77,7 @@ final class EvalCommand {
                 }
                 String baseUrl = "http://127.0.0.1:" + port;
                 long t0 = System.nanoTime();
-                produce(broker.bootstrapServers(), service.topics().documents(), corpus);
+                Corpus.produce(broker.bootstrapServers(), service.topics().documents(), NAMESPACE, corpus);
                 JsonNode stats = awaitIngested(baseUrl, corpus.size(), out);
                 double ingestSeconds = (System.nanoTime() - t0) / 1e9;
                 long passages = stats.path("passages").asLong();
@@ -195,31 +189,6 @@ final class EvalCommand {
         });
     }
 
-    private static void produce(String bootstrap, String topic, List<JsonNode> corpus) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        try (KafkaProducer<String, byte[]> producer =
-                new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
-            for (JsonNode d : corpus) {
-                String id = d.path("doc_id").asText();
-                Map<String, Object> event = Map.of(
-                        "namespace",
-                        NAMESPACE,
-                        "id",
-                        id,
-                        "op",
-                        "upsert",
-                        "title",
-                        d.path("title").asText(),
-                        "text",
-                        d.path("text").asText());
-                producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
-            }
-            producer.flush();
-        }
-    }
-
     private static JsonNode awaitIngested(String baseUrl, int documents, PrintStream out) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(60);
         long lastReport = System.nanoTime();
@@ -266,16 +235,6 @@ final class EvalCommand {
                     + new String(r.body(), StandardCharsets.UTF_8));
         }
         return Json.mapper().readTree(r.body());
-    }
-
-    private static List<JsonNode> jsonl(Path file) throws IOException {
-        List<JsonNode> out = new ArrayList<>();
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-            if (!line.isBlank()) {
-                out.add(Json.mapper().readTree(line));
-            }
-        }
-        return out;
     }
 
     private static Map<String, String> options(List<String> args) {

@@ -176,11 +176,20 @@ final class MemoryQueries {
                 .filter(i -> i >= 0)
                 .distinct()
                 .toArray();
+        // The snapshot may lag the stores by up to a second: rank with slack and drop passages that have since left
+        // memory, so a deleted document is never served.
         Retrieval.Result result = mode.retrieve(
-                graph, new Retrieval.Query(query, embed.apply(query), embed, queryEntities), params, topK);
+                graph, new Retrieval.Query(query, embed.apply(query), embed, queryEntities), params, topK * 2 + 10);
+        ReadOnlyKeyValueStore<String, StoredPassage> live = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
         List<Map<String, Object>> results = new ArrayList<>();
         for (Retrieval.Scored s : result.ranked()) {
+            if (results.size() == topK) {
+                break;
+            }
             MemoryGraph.Passage p = graph.passage(s.passage());
+            if (live.get(Keys.of(ns, p.id())) == null) {
+                continue;
+            }
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("rank", results.size() + 1);
             r.put("score", s.score());
