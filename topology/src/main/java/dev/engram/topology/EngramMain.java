@@ -143,8 +143,7 @@ public final class EngramMain {
         out.println();
         out.println("Try:");
         out.printf("  curl -s -X POST %s/v1/namespaces/demo/retrieve -H 'Content-Type: application/json' \\%n", base);
-        out.println(
-                "       -d '{\"query\": \"Who designed the Analytical Engine?\", \"top_k\": 3}'");
+        out.println("       -d '{\"query\": \"Who designed the Analytical Engine?\", \"top_k\": 3}'");
         out.printf("  curl -s %s/v1/namespaces/demo/documents/lovelace%n", base);
         out.printf("  curl -s '%s/v1/namespaces/demo/entities?name=Charles%%20Babbage'%n", base);
         out.printf("  curl -s %s/metrics%n", base);
