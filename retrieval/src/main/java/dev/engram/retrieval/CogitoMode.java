@@ -36,8 +36,8 @@ final class CogitoMode implements Retrieval.Mode {
                 0.95,
                 "restart",
                 0.5,
-                "iterations",
-                30.0,
+                "push_epsilon",
+                1e-7,
                 "dense_candidates",
                 50.0,
                 "decompose",
@@ -48,7 +48,7 @@ final class CogitoMode implements Retrieval.Mode {
 
     @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
-        List<String> subQueries = p.get("decompose") > 0 ? QueryDecomposition.split(q.text()) : List.of();
+        List<String> subQueries = p.get("decompose") > 0 ? q.subQueries() : List.of();
         Map<String, Object> explain = new LinkedHashMap<>();
         if (subQueries.size() < 2) {
             Single single = single(g, q.text(), q.vector(), q.entities(), p);
@@ -98,6 +98,61 @@ final class CogitoMode implements Retrieval.Mode {
     }
 
     private record Single(double[] scores, Map<String, Object> explain) {}
+
+    /**
+     * Forward push for personalized PageRank (Andersen, Chung and Lang): the fixed point of
+     * π = γ·π0 + (1 − γ)·W·π, with W spreading a node's mass equally over its neighbours. A node is pushed while its
+     * residual exceeds {@code epsilon} times its degree, so the total work is O(1 / (ε·γ)) whatever the graph's size.
+     */
+    static double[] push(MemoryGraph g, double[] pi0, double restart, double epsilon, Map<String, Object> explain) {
+        int entities = g.entityCount();
+        int nodes = entities + g.passageCount();
+        double[] estimate = new double[nodes];
+        double[] residual = pi0.clone();
+        java.util.ArrayDeque<Integer> queue = new java.util.ArrayDeque<>();
+        boolean[] queued = new boolean[nodes];
+        for (int u = 0; u < nodes; u++) {
+            if (residual[u] > 0) {
+                queue.add(u);
+                queued[u] = true;
+            }
+        }
+        long pushes = 0;
+        int touched = 0;
+        boolean[] seen = new boolean[nodes];
+        while (!queue.isEmpty()) {
+            int u = queue.poll();
+            queued[u] = false;
+            int[] neighbours = u < entities ? g.entityPassages[u] : g.passageEntities[u - entities];
+            double r = residual[u];
+            if (r <= epsilon * Math.max(1, neighbours.length)) {
+                continue;
+            }
+            pushes++;
+            if (!seen[u]) {
+                seen[u] = true;
+                touched++;
+            }
+            estimate[u] += restart * r;
+            residual[u] = 0;
+            if (neighbours.length == 0) {
+                continue; // a dangling node keeps its share of the restart, as in the power iteration
+            }
+            double share = (1 - restart) * r / neighbours.length;
+            for (int n : neighbours) {
+                int v = u < entities ? entities + n : n;
+                residual[v] += share;
+                int degree = v < entities ? g.entityPassages[v].length : g.passageEntities[v - entities].length;
+                if (!queued[v] && residual[v] > epsilon * Math.max(1, degree)) {
+                    queue.add(v);
+                    queued[v] = true;
+                }
+            }
+        }
+        explain.put("diffusion_pushes", pushes);
+        explain.put("diffusion_nodes_touched", touched);
+        return estimate;
+    }
 
     private Single single(MemoryGraph g, String text, float[] qv, int[] queryEntities, Retrieval.Params p) {
         Map<String, Object> explain = new LinkedHashMap<>();
@@ -163,45 +218,9 @@ final class CogitoMode implements Retrieval.Mode {
         for (int i = 0; i < nodes; i++) {
             pi0[i] /= total;
         }
-        // (16) random walk with restart over the bipartite passage–entity graph
-        double restart = p.get("restart");
-        double[] pi = pi0.clone();
-        int iterations = 0;
-        for (; iterations < p.integer("iterations"); iterations++) {
-            double[] next = new double[nodes];
-            for (int v = 0; v < g.entityCount(); v++) {
-                int[] ps = g.entityPassages[v];
-                if (pi[v] == 0 || ps.length == 0) {
-                    continue;
-                }
-                double share = pi[v] / ps.length;
-                for (int passage : ps) {
-                    next[g.entityCount() + passage] += share;
-                }
-            }
-            for (int passage = 0; passage < g.passageCount(); passage++) {
-                double mass = pi[g.entityCount() + passage];
-                int[] es = g.passageEntities[passage];
-                if (mass == 0 || es.length == 0) {
-                    continue;
-                }
-                double share = mass / es.length;
-                for (int v : es) {
-                    next[v] += share;
-                }
-            }
-            double delta = 0;
-            for (int i = 0; i < nodes; i++) {
-                next[i] = (1 - restart) * next[i] + restart * pi0[i];
-                delta += Math.abs(next[i] - pi[i]);
-            }
-            pi = next;
-            if (delta < 1e-9) {
-                iterations++;
-                break;
-            }
-        }
-        explain.put("diffusion_iterations", iterations);
+        // (16) random walk with restart over the bipartite passage–entity graph, solved by local push: work is
+        // bounded by the neighbourhood the activation reaches, not by the size of the graph
+        double[] pi = push(g, pi0, p.get("restart"), p.get("push_epsilon"), explain);
         // (17)-(18) CogniRank over the candidates: passages the diffusion reached, plus the best by cosine
         double[] diff = new double[g.passageCount()];
         boolean[] candidate = new boolean[g.passageCount()];

@@ -12,12 +12,33 @@ import java.util.function.Function;
 public final class Retrieval {
 
     /**
-     * A query: its text, its embedding, the embedder for sub-queries (same model as the passages), and the entities
-     * of the graph that the query names (by normalized name; empty when unknown).
+     * A query: its text, its embedding, the embedder for sub-queries (same model as the passages), the entities of
+     * the graph that the query names (by normalized name; empty when unknown), and an optional decomposer (returning
+     * null when it cannot help).
      */
-    public record Query(String text, float[] vector, Function<String, float[]> embedder, int[] entities) {
+    public record Query(
+            String text,
+            float[] vector,
+            Function<String, float[]> embedder,
+            int[] entities,
+            Function<String, List<String>> decomposer) {
         public Query(String text, float[] vector, Function<String, float[]> embedder) {
-            this(text, vector, embedder, new int[0]);
+            this(text, vector, embedder, new int[0], null);
+        }
+
+        public Query(String text, float[] vector, Function<String, float[]> embedder, int[] entities) {
+            this(text, vector, embedder, entities, null);
+        }
+
+        /** Sub-questions: the configured decomposer's (an LLM), or the rule-based split of comparisons. */
+        public List<String> subQueries() {
+            if (decomposer != null) {
+                List<String> parts = decomposer.apply(text);
+                if (parts != null) {
+                    return parts;
+                }
+            }
+            return QueryDecomposition.split(text);
         }
     }
 

@@ -86,12 +86,46 @@ class RetrievalModesTest {
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
                 g, new Retrieval.Query("director of Agni", QUERY, t -> QUERY), Retrieval.params(m, Map.of()), 3);
-        assertThat(r.explanation()).containsKeys("seed_facts", "seed_entities", "diffusion_iterations", "candidates");
+        assertThat(r.explanation()).containsKeys("seed_facts", "seed_entities", "diffusion_pushes", "candidates");
 
         Retrieval.Result none = m.retrieve(
                 g, new Retrieval.Query("x", QUERY, t -> QUERY), Retrieval.params(m, Map.of("top_facts", 0.0)), 3);
         assertThat(none.explanation()).containsKey("fallback");
         assertThat(none.ranked().get(0).passage()).isZero();
+    }
+
+    @Test
+    void localPushConvergesToTheRandomWalkWithRestart() {
+        MemoryGraph g = graph();
+        int n = g.entityCount() + g.passageCount();
+        double[] pi0 = new double[n];
+        pi0[0] = 0.7; // Agni
+        pi0[1] = 0.3; // Swapan Saha
+        double restart = 0.5;
+
+        double[] pushed = CogitoMode.push(g, pi0, restart, 1e-12, new java.util.HashMap<>());
+
+        double[] pi = pi0.clone();
+        for (int it = 0; it < 200; it++) {
+            double[] next = new double[n];
+            for (int e = 0; e < g.entityCount(); e++) {
+                for (int passage : g.entityPassages[e]) {
+                    next[g.entityCount() + passage] += pi[e] / g.entityPassages[e].length;
+                }
+            }
+            for (int passage = 0; passage < g.passageCount(); passage++) {
+                for (int e : g.passageEntities[passage]) {
+                    next[e] += pi[g.entityCount() + passage] / g.passageEntities[passage].length;
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                next[i] = (1 - restart) * next[i] + restart * pi0[i];
+            }
+            pi = next;
+        }
+        for (int i = 0; i < n; i++) {
+            assertThat(pushed[i]).as("node " + i).isCloseTo(pi[i], org.assertj.core.data.Offset.offset(1e-9));
+        }
     }
 
     @Test

@@ -82,6 +82,11 @@ public final class EngramService implements AutoCloseable {
         });
         HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
         MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities());
+        if (config.understanding().equals("llm")) {
+            queries.decomposeWith(llmDecomposer(config, meters));
+            queries.answerWith(new dev.engram.understanding.llm.Answerer(
+                    new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall)));
+        }
         this.http = new HttpApi(
                 new InetSocketAddress(config.httpHost(), config.httpPort()),
                 new NamespaceRouter(streams, self),
@@ -141,6 +146,36 @@ public final class EngramService implements AutoCloseable {
             TimeUnit.MILLISECONDS.sleep(50);
         }
         return false;
+    }
+
+    /**
+     * CogitoRAG's LLM query decomposition, at most two sub-questions, remembered per question (bounded); any LLM
+     * failure falls back to the rule-based split.
+     */
+    private static java.util.function.Function<String, List<String>> llmDecomposer(EngramConfig config, Meters meters) {
+        var decomposer = new dev.engram.understanding.llm.QueryDecomposer(
+                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
+        Map<String, List<String>> remembered =
+                java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(256, 0.75f, true) {
+                    @Override
+                    protected boolean removeEldestEntry(Map.Entry<String, List<String>> eldest) {
+                        return size() > 10_000;
+                    }
+                });
+        return question -> {
+            List<String> cached = remembered.get(question);
+            if (cached != null) {
+                return cached;
+            }
+            try {
+                List<String> parts = decomposer.decompose(question, 2);
+                remembered.put(question, parts);
+                return parts;
+            } catch (dev.engram.understanding.llm.LlmException e) {
+                LOG.debug("query decomposition failed, using the rule-based split: {}", e.getMessage());
+                return null;
+            }
+        };
     }
 
     /** Names in a query, read with the embedded extractor (cheap, offline) whatever extractor the passages use. */

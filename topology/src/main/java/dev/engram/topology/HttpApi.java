@@ -142,6 +142,8 @@ final class HttpApi implements AutoCloseable {
             return "/v1/namespaces/{ns}";
         } else if (rest.equals("/retrieve")) {
             return "/v1/namespaces/{ns}/retrieve";
+        } else if (rest.equals("/answer")) {
+            return "/v1/namespaces/{ns}/answer";
         } else if (rest.equals("/entities")) {
             return "/v1/namespaces/{ns}/entities";
         } else if (rest.startsWith("/documents/")) {
@@ -152,6 +154,12 @@ final class HttpApi implements AutoCloseable {
 
     private int namespaceRoute(HttpExchange exchange, String method, String ns, String rest) throws IOException {
         byte[] body = readBody(exchange);
+        if (rest.equals("/answer") && !queries.canAnswer()) {
+            throw new ApiException(
+                    501,
+                    "not_configured",
+                    "answering needs an LLM: set ENGRAM_UNDERSTANDING=llm, ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL");
+        }
         NamespaceRouter.Owner owner = router.ownerOf(ns);
         if (owner instanceof NamespaceRouter.Remote remote) {
             if (exchange.getRequestHeaders().containsKey(FORWARDED_HEADER)) {
@@ -165,7 +173,10 @@ final class HttpApi implements AutoCloseable {
             result = queries.namespace(ns);
         } else if (rest.equals("/retrieve")) {
             requireMethod(method, "POST");
-            result = retrieve(ns, body);
+            result = retrieve(ns, body, false);
+        } else if (rest.equals("/answer")) {
+            requireMethod(method, "POST");
+            result = retrieve(ns, body, true);
         } else if (rest.equals("/entities")) {
             requireMethod(method, "GET");
             String name = queryParam(exchange.getRequestURI(), "name");
@@ -193,7 +204,7 @@ final class HttpApi implements AutoCloseable {
         return 200;
     }
 
-    private Map<String, Object> retrieve(String ns, byte[] body) {
+    private Map<String, Object> retrieve(String ns, byte[] body, boolean answer) {
         JsonNode request;
         try {
             request = Json.mapper().readTree(body);
@@ -238,7 +249,9 @@ final class HttpApi implements AutoCloseable {
             }
         }
         long t0 = System.nanoTime();
-        Map<String, Object> out = queries.retrieve(ns, query.asText(), mode, topK, params);
+        Map<String, Object> out = answer
+                ? queries.answer(ns, query.asText(), mode, topK, params)
+                : queries.retrieve(ns, query.asText(), mode, topK, params);
         meters.retrieval(mode, Duration.ofNanos(System.nanoTime() - t0));
         return out;
     }

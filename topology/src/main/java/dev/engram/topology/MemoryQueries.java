@@ -12,6 +12,8 @@ import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
 import dev.engram.understanding.Embedder;
+import dev.engram.understanding.llm.Answerer;
+import dev.engram.understanding.llm.LlmException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -38,6 +40,61 @@ final class MemoryQueries {
     private final GraphLoader graphs = new GraphLoader(1000);
 
     private final Function<String, List<String>> queryEntityNames;
+    private Function<String, List<String>> decomposer;
+
+    private Answerer answerer;
+
+    /** Answers questions from evidence with an LLM (null: answering is not available). */
+    void answerWith(Answerer answerer) {
+        this.answerer = answerer;
+    }
+
+    boolean canAnswer() {
+        return answerer != null;
+    }
+
+    /** Retrieves evidence, then asks the LLM to answer from it with citations (CogitoRAG's passage–memory pairs). */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> answer(String ns, String query, String mode, int topK, Map<String, Double> params) {
+        Map<String, Object> retrieved = retrieve(ns, query, mode, topK, params);
+        List<Map<String, Object>> results = (List<Map<String, Object>>) retrieved.get("results");
+        List<Answerer.Evidence> evidence = new ArrayList<>();
+        for (Map<String, Object> r : results) {
+            evidence.add(
+                    new Answerer.Evidence((String) r.get("title"), (String) r.get("text"), (String) r.get("memory")));
+        }
+        Answerer.Answer a;
+        try {
+            a = answerer.answer(query, evidence);
+        } catch (LlmException e) {
+            throw new ApiException(502, "llm_failed", "the LLM could not answer: " + e.getMessage());
+        }
+        List<Map<String, Object>> citations = new ArrayList<>();
+        for (int n : a.citations()) {
+            Map<String, Object> r = results.get(n - 1);
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("evidence", n);
+            c.put("passage_id", r.get("passage_id"));
+            c.put("document_id", r.get("document_id"));
+            c.put("title", r.get("title"));
+            citations.add(c);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("query", query);
+        out.put("answer", a.text());
+        out.put("citations", citations);
+        out.put("evidence", results);
+        out.put("usage", Map.of("prompt_tokens", a.promptTokens(), "completion_tokens", a.completionTokens()));
+        out.put("mode", retrieved.get("mode"));
+        out.put("watermark", retrieved.get("watermark"));
+        return out;
+    }
+
+    /** Uses an LLM to split questions for decomposing modes (null: the rule-based split). */
+    void decomposeWith(Function<String, List<String>> decomposer) {
+        this.decomposer = decomposer;
+    }
 
     /**
      * @param queryEntityNames finds the entity names a query mentions (the embedded extractor, never an LLM call)
@@ -179,7 +236,10 @@ final class MemoryQueries {
         // The snapshot may lag the stores by up to a second: rank with slack and drop passages that have since left
         // memory, so a deleted document is never served.
         Retrieval.Result result = mode.retrieve(
-                graph, new Retrieval.Query(query, embed.apply(query), embed, queryEntities), params, topK * 2 + 10);
+                graph,
+                new Retrieval.Query(query, embed.apply(query), embed, queryEntities, decomposer),
+                params,
+                topK * 2 + 10);
         ReadOnlyKeyValueStore<String, StoredPassage> live = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
         List<Map<String, Object>> results = new ArrayList<>();
         for (Retrieval.Scored s : result.ranked()) {

@@ -63,6 +63,14 @@ class HttpApiTest {
     }
 
     @Test
+    void answeringWithoutAnLlmIsNotImplementedAndSaysHowToConfigureIt() {
+        ItSupport.Response r = ItSupport.post(base + "/v1/namespaces/ns/answer", "{\"query\": \"x\"}");
+
+        assertThat(r.status()).isEqualTo(501);
+        assertThat(r.body().path("error").path("message").asText()).contains("ENGRAM_LLM_BASE_URL");
+    }
+
+    @Test
     void healthIs503WhileNotServingAndMetricsAreAlwaysThere() {
         assertThat(ItSupport.get(base + "/v1/health").status()).isEqualTo(503);
         assertThat(ItSupport.get(base + "/metrics").raw().body()).startsWith("# metrics");

@@ -263,6 +263,32 @@ class LlmExtractorTest {
     }
 
     @Test
+    void answersFromNumberedEvidenceAndKeepsOnlyValidCitations() {
+        server.enqueue(Reply.ok("answer-ok.json"));
+        LlmConfig config = new LlmConfig(server.baseUrl(), "m", "", Duration.ofSeconds(5), 0, 1, 0, 0, "");
+
+        Answerer.Answer a = new Answerer(new OpenAiClient(config, (m, o) -> {}))
+                .answer(
+                        "Who designed the Analytical Engine?",
+                        List.of(
+                                new Answerer.Evidence(
+                                        "Ada Lovelace", "Ada wrote Note G.", "Ada Lovelace wrote Note G."),
+                                new Answerer.Evidence(
+                                        "Analytical Engine",
+                                        "It was designed by Babbage.",
+                                        "The Analytical Engine was designed by Charles Babbage.")));
+
+        assertThat(a.text()).isEqualTo("Charles Babbage");
+        assertThat(a.citations()).containsExactly(2);
+        String user =
+                server.requests().get(0).path("messages").get(1).path("content").asText();
+        assertThat(user)
+                .contains("[1] Ada Lovelace")
+                .contains("[2] Analytical Engine")
+                .contains("Memory: The Analytical");
+    }
+
+    @Test
     void parsesRetryAfterInSecondsAndDates() {
         assertThat(OpenAiClient.parseRetryAfter("3")).contains(Duration.ofSeconds(3));
         assertThat(OpenAiClient.parseRetryAfter("3600")).contains(Duration.ofMinutes(1));

@@ -1,0 +1,62 @@
+package dev.engram.understanding.llm;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Answers a question from retrieved evidence (passage + memory pairs, CogitoRAG §4.3.3) with cited passages. */
+public final class Answerer {
+
+    /** One piece of evidence as the prompt shows it. */
+    public record Evidence(String title, String passage, String memory) {}
+
+    /** The answer, the 1-based numbers of the evidence it cites, and the tokens it took. */
+    public record Answer(String text, List<Integer> citations, long promptTokens, long completionTokens) {}
+
+    private final OpenAiClient client;
+    private final Prompts prompt = Prompts.ANSWER;
+
+    public Answerer(OpenAiClient client) {
+        this.client = client;
+    }
+
+    public String version() {
+        return prompt.version();
+    }
+
+    public Answer answer(String question, List<Evidence> evidence) {
+        StringBuilder user = new StringBuilder("Question: ").append(question).append("\n\nEvidence:\n");
+        for (int i = 0; i < evidence.size(); i++) {
+            Evidence e = evidence.get(i);
+            user.append("\n[")
+                    .append(i + 1)
+                    .append("] ")
+                    .append(e.title())
+                    .append("\nPassage: ")
+                    .append(e.passage())
+                    .append("\nMemory: ")
+                    .append(e.memory())
+                    .append('\n');
+        }
+        OpenAiClient.Completion reply = client.chat(
+                OpenAiClient.messages(prompt.instructions(), user.toString()), "answer", prompt.responseSchema());
+        try {
+            JsonNode json = JsonReplies.parse(reply.content());
+            List<String> violations = prompt.violations(json);
+            if (!violations.isEmpty()) {
+                throw new LlmException("answer does not match its schema: " + String.join("; ", violations), 200, null);
+            }
+            List<Integer> citations = new ArrayList<>();
+            for (JsonNode c : json.path("citations")) {
+                int n = c.asInt();
+                if (n >= 1 && n <= evidence.size() && !citations.contains(n)) {
+                    citations.add(n);
+                }
+            }
+            return new Answer(json.path("answer").asText(), citations, reply.promptTokens(), reply.completionTokens());
+        } catch (JsonProcessingException e) {
+            throw new LlmException("answer is not valid JSON: " + e.getOriginalMessage(), 200, e);
+        }
+    }
+}
