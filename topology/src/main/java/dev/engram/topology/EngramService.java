@@ -265,7 +265,11 @@ public final class EngramService implements AutoCloseable {
     @Override
     public void close() {
         http.close();
-        streams.close(Duration.ofSeconds(30));
+        // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
+        // instead of after the session timeout.
+        streams.close(org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
+                        org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(Duration.ofSeconds(30)));
         if (streamsMetrics != null) {
             streamsMetrics.close();
         }

@@ -1,0 +1,159 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.processors.Meters;
+import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.Json;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.Stores;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Exact retraction as a property: any interleaving of upserts, updates and deletes of a set of documents ends in the
+ * same memory as ingesting only the surviving documents' final versions — same passages, same entities with the same
+ * reference counts, same links, same counters — compared through a canonical digest of the stores.
+ */
+class RetractionPropertyTest {
+
+    private static final Topics TOPICS = new Topics("engram.");
+
+    /** Texts sharing entities across documents, so that reference counts matter. */
+    private static final List<String> TEXTS = List.of(
+            "# Life\n\nAda Lovelace met Charles Babbage in London.\n\n# Work\n\nShe wrote Note G.",
+            "Charles Babbage designed the Analytical Engine. He lived in London.",
+            "Alan Turing worked at Bletchley Park. He designed the Bombe in 1940.",
+            "The Analytical Engine inspired Alan Turing, who studied at King's College.",
+            "Grace Hopper wrote a compiler. She served in the United States Navy.",
+            "London hosted the Great Exhibition in 1851. Charles Babbage attended it.",
+            "# One\n\nNote G described Bernoulli numbers.\n\n# Two\n\nAda Lovelace wrote Note G.");
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void anyHistoryEndsInTheMemoryOfItsSurvivors(long seed) {
+        Random random = new Random(seed);
+        List<String[]> history = new ArrayList<>();
+        Map<String, String> survivors = new TreeMap<>();
+        for (int step = 0; step < 40; step++) {
+            String id = "doc-" + random.nextInt(5);
+            String ns = random.nextInt(4) == 0 ? "other" : "wiki";
+            if (random.nextInt(3) == 0) {
+                history.add(new String[] {ns, id, null});
+                survivors.remove(ns + "/" + id);
+            } else {
+                String text = TEXTS.get(random.nextInt(TEXTS.size()));
+                history.add(new String[] {ns, id, text});
+                survivors.put(ns + "/" + id, text);
+            }
+        }
+        List<String[]> replay = new ArrayList<>();
+        survivors.forEach((key, text) -> {
+            int slash = key.indexOf('/');
+            replay.add(new String[] {key.substring(0, slash), key.substring(slash + 1), text});
+        });
+
+        Map<String, Object> afterHistory = digest(run(history, dir.resolve("history")));
+        Map<String, Object> afterSurvivors = digest(run(replay, dir.resolve("survivors")));
+
+        assertThat(afterHistory).isEqualTo(afterSurvivors);
+    }
+
+    private TopologyTestDriver run(List<String[]> events, Path state) {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "retraction-property");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
+        props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        TopologyTestDriver driver = new TopologyTestDriver(
+                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+        TestInputTopic<byte[], byte[]> documents =
+                driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+        for (String[] e : events) {
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("namespace", e[0]);
+            doc.put("id", e[1]);
+            doc.put("op", e[2] == null ? "delete" : "upsert");
+            if (e[2] != null) {
+                doc.put("title", "T");
+                doc.put("text", e[2]);
+            }
+            documents.pipeInput(e[1].getBytes(StandardCharsets.UTF_8), Json.toBytes(doc));
+        }
+        return driver;
+    }
+
+    /** Everything that must not depend on history; display names and versions legitimately may. */
+    private static Map<String, Object> digest(TopologyTestDriver driver) {
+        try (driver) {
+            Map<String, Object> d = new TreeMap<>();
+            KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(Stores.MEMORY_PASSAGES);
+            TreeSet<String> p = new TreeSet<>();
+            all(passages).forEach(kv -> p.add(kv.key + " " + kv.value.documentId() + " " + kv.value.contentHash()));
+            d.put("passages", p);
+            KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(Stores.MEMORY_VECTORS);
+            TreeSet<String> v = new TreeSet<>();
+            all(vectors).forEach(kv -> v.add(kv.key));
+            d.put("vectors", v);
+            KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
+            TreeSet<String> e = new TreeSet<>();
+            all(entities)
+                    .forEach(kv -> e.add(kv.key + " " + kv.value.normalized() + " mentions=" + kv.value.mentions()
+                            + " passages=" + kv.value.passages()));
+            d.put("entities", e);
+            KeyValueStore<String, Integer> links = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PASSAGES);
+            TreeSet<String> l = new TreeSet<>();
+            all(links).forEach(kv -> l.add(kv.key + " " + kv.value));
+            d.put("links", l);
+            KeyValueStore<String, DocumentRecord> documents = driver.getKeyValueStore(Stores.MEMORY_DOCUMENTS);
+            TreeSet<String> docs = new TreeSet<>();
+            all(documents).stream()
+                    .filter(kv -> kv.value.status() != DocumentStatus.ARCHIVED)
+                    .forEach(kv -> docs.add(kv.key + " " + kv.value.status() + " " + kv.value.passages()));
+            d.put("documents", docs);
+            KeyValueStore<String, NamespaceState> namespaces = driver.getKeyValueStore(Stores.MEMORY_NAMESPACES);
+            TreeSet<String> n = new TreeSet<>();
+            all(namespaces)
+                    .forEach(kv -> n.add(kv.key + " documents=" + kv.value.documents() + " passages="
+                            + kv.value.passages() + " entities=" + kv.value.entities()));
+            d.put(
+                    "namespaces",
+                    n.stream()
+                            .filter(s -> !s.endsWith("documents=0 passages=0 entities=0"))
+                            .toList());
+            return d;
+        }
+    }
+
+    private static <V> List<KeyValue<String, V>> all(KeyValueStore<String, V> store) {
+        List<KeyValue<String, V>> out = new ArrayList<>();
+        try (KeyValueIterator<String, V> it = store.all()) {
+            it.forEachRemaining(out::add);
+        }
+        return out;
+    }
+}
