@@ -15,6 +15,7 @@ import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
+import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
 import java.nio.charset.StandardCharsets;
@@ -45,6 +46,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private KeyValueStore<String, StoredPassage> passages;
     private KeyValueStore<String, byte[]> vectors;
     private KeyValueStore<String, Embeddings> embeddings;
+    private KeyValueStore<String, ReviewItem> reviews;
     private KeyValueStore<String, EntityRecord> entities;
     private KeyValueStore<String, Integer> entityPassages;
     private KeyValueStore<String, NamespaceState> namespaces;
@@ -65,6 +67,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         this.passages = context.getStateStore(Stores.MEMORY_PASSAGES);
         this.vectors = context.getStateStore(Stores.MEMORY_VECTORS);
         this.embeddings = context.getStateStore(Stores.MEMORY_EMBEDDINGS);
+        this.reviews = context.getStateStore(Stores.MEMORY_REVIEWS);
         this.entities = context.getStateStore(Stores.MEMORY_ENTITIES);
         this.entityPassages = context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES);
         this.namespaces = context.getStateStore(Stores.MEMORY_NAMESPACES);
@@ -133,10 +136,30 @@ public final class ConstructProcessor implements Processor<String, Understanding
         if (previous != null) {
             unlinkEntities(previous);
         }
+        clearReviews(ns, p.passageId());
+        Extraction proposed = u.understanding().extraction();
+        Verifier.Verified verified = Verifier.verify(p.text(), proposed);
+        Extraction extraction = kept(proposed, verified);
+        Embeddings vectorsOf = kept(u.understanding().embeddings(), verified);
+        for (int i = 0; i < verified.rejections().size(); i++) {
+            Verifier.Rejection r = verified.rejections().get(i);
+            reviews.put(
+                    Keys.of(ns, p.passageId(), String.format(java.util.Locale.ROOT, "%05d", i)),
+                    new ReviewItem(
+                            ns,
+                            p.passageId(),
+                            p.documentId(),
+                            r.kind(),
+                            r.subject(),
+                            r.reason(),
+                            proposed.extractor(),
+                            now()));
+            meters.rejected(r.kind());
+        }
         List<String> entityIds = new ArrayList<>();
         Map<String, Integer> mentionsPerEntity = new LinkedHashMap<>();
         Map<String, Extraction.Entity> firstMention = new LinkedHashMap<>();
-        for (Extraction.Entity m : u.understanding().extraction().entities()) {
+        for (Extraction.Entity m : extraction.entities()) {
             String normalized = EntityNames.normalize(m.name());
             if (normalized.isEmpty()) {
                 continue;
@@ -182,12 +205,12 @@ public final class ConstructProcessor implements Processor<String, Understanding
                         p.text(),
                         p.start(),
                         p.end(),
-                        u.understanding().extraction(),
+                        extraction,
                         entityIds,
                         u.understanding().embedder()));
         vectors.put(
                 passageKey, VectorCodec.toBytes(u.understanding().embeddings().passage()));
-        embeddings.put(passageKey, u.understanding().embeddings());
+        embeddings.put(passageKey, vectorsOf);
         if (previous == null) {
             namespace = withCounts(0, 1, 0);
         }
@@ -235,6 +258,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         passages.delete(passageKey);
         vectors.delete(passageKey);
         embeddings.delete(passageKey);
+        clearReviews(ns, passageId);
         namespace = withCounts(0, -1, 0);
         change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), documentId, passageId));
         return true;
@@ -363,6 +387,53 @@ public final class ConstructProcessor implements Processor<String, Understanding
             change(new MemoryChange.DocumentStatusChanged(
                     doc.namespace(), nextVersion(), now(), doc.id(), doc.version(), status));
         }
+    }
+
+    private void clearReviews(String ns, String passageId) {
+        List<String> keys = new ArrayList<>();
+        try (var it = reviews.prefixScan(
+                Keys.prefix(ns, passageId), new org.apache.kafka.common.serialization.StringSerializer())) {
+            it.forEachRemaining(kv -> keys.add(kv.key));
+        }
+        keys.forEach(reviews::delete);
+    }
+
+    /** The extraction without what verification rejected; relations keep only accepted entities. */
+    private static Extraction kept(Extraction x, Verifier.Verified v) {
+        List<Extraction.Entity> entities =
+                v.entities().stream().map(x.entities()::get).toList();
+        Set<String> names = new HashSet<>();
+        entities.forEach(e -> {
+            names.add(e.name());
+            names.addAll(e.aliases());
+        });
+        List<Extraction.Relation> relations = x.relations().stream()
+                .filter(r -> names.containsAll(r.entities()))
+                .toList();
+        return new Extraction(
+                x.memory(),
+                entities,
+                v.facts().stream().map(x.facts()::get).toList(),
+                relations,
+                x.questions(),
+                x.extractor(),
+                x.model(),
+                x.usage());
+    }
+
+    private static Embeddings kept(Embeddings e, Verifier.Verified v) {
+        return new Embeddings(
+                e.passage(),
+                e.memory(),
+                v.entities().stream()
+                        .filter(i -> i < e.entities().size())
+                        .map(e.entities()::get)
+                        .toList(),
+                v.facts().stream()
+                        .filter(i -> i < e.facts().size())
+                        .map(e.facts()::get)
+                        .toList(),
+                e.questions());
     }
 
     private static boolean inManifest(DocumentRecord doc, String passageId) {

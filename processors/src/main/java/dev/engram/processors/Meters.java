@@ -35,6 +35,8 @@ public final class Meters {
     public static final String LLM_COST = "engram.llm.cost.usd";
     /** LLM calls, by model and outcome (ok, retried, failed). */
     public static final String LLM_CALLS = "engram.llm.calls";
+    /** Entities and facts that failed verification (kept for review), by kind. */
+    public static final String REJECTED = "engram.verify.rejected";
     /** HTTP requests, by route, method and status. */
     public static final String HTTP_REQUESTS = "engram.http.requests";
     /** Retrievals served, by mode. */
@@ -61,6 +63,9 @@ public final class Meters {
             counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", result);
         }
         deadLetterCounter("construct", "error");
+        for (String kind : List.of("entity", "fact")) {
+            counter(REJECTED, "Entities and facts that failed verification, kept for review", "kind", kind);
+        }
         for (String kind : List.of("passage", "manifest")) {
             counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind);
         }
@@ -155,6 +160,11 @@ public final class Meters {
                 .tag("model", model)
                 .tag("outcome", outcome)
                 .register(registry)
+                .increment();
+    }
+
+    public void rejected(String kind) {
+        counter(REJECTED, "Entities and facts that failed verification, kept for review", "kind", kind)
                 .increment();
     }
 

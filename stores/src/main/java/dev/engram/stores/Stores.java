@@ -25,6 +25,8 @@ public final class Stores {
     public static final String MEMORY_ENTITY_PASSAGES = "memory-entity-passages";
     /** Understand step (global): "content hash|extractor id" → cached extraction, from the extractions topic. */
     public static final String EXTRACTION_CACHE = "extraction-cache";
+    /** Memory step: (namespace, passage id, index) → an entity or fact that failed verification, for review. */
+    public static final String MEMORY_REVIEWS = "memory-reviews";
     /** Memory step: namespace → counters and watermark. */
     public static final String MEMORY_NAMESPACES = "memory-namespaces";
 
@@ -38,6 +40,7 @@ public final class Stores {
     public static final Serde<NamespaceState> NAMESPACE = JsonSerde.of(NamespaceState.class);
     public static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
     public static final Serde<Embeddings> EMBEDDINGS = JsonSerde.of(Embeddings.class);
+    public static final Serde<ReviewItem> REVIEW = JsonSerde.of(ReviewItem.class);
 
     private Stores() {}
 }

@@ -50,6 +50,7 @@ public final class EngramTopology {
         builder.addStateStore(store(Stores.MEMORY_PASSAGES, Stores.PASSAGE));
         builder.addStateStore(store(Stores.MEMORY_VECTORS, Stores.VECTOR));
         builder.addStateStore(store(Stores.MEMORY_EMBEDDINGS, Stores.EMBEDDINGS));
+        builder.addStateStore(store(Stores.MEMORY_REVIEWS, Stores.REVIEW));
         builder.addStateStore(store(Stores.MEMORY_ENTITIES, Stores.ENTITY));
         builder.addStateStore(store(Stores.MEMORY_ENTITY_PASSAGES, Stores.MENTION_COUNT));
         builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
@@ -92,6 +93,7 @@ public final class EngramTopology {
                         Stores.MEMORY_PASSAGES,
                         Stores.MEMORY_VECTORS,
                         Stores.MEMORY_EMBEDDINGS,
+                        Stores.MEMORY_REVIEWS,
                         Stores.MEMORY_ENTITIES,
                         Stores.MEMORY_ENTITY_PASSAGES,
                         Stores.MEMORY_NAMESPACES);

@@ -146,6 +146,8 @@ final class HttpApi implements AutoCloseable {
             return "/v1/namespaces/{ns}/answer";
         } else if (rest.equals("/entities")) {
             return "/v1/namespaces/{ns}/entities";
+        } else if (rest.equals("/reviews")) {
+            return "/v1/namespaces/{ns}/reviews";
         } else if (rest.startsWith("/documents/")) {
             return "/v1/namespaces/{ns}/documents/{id}";
         }
@@ -177,6 +179,19 @@ final class HttpApi implements AutoCloseable {
         } else if (rest.equals("/answer")) {
             requireMethod(method, "POST");
             result = retrieve(ns, body, true);
+        } else if (rest.equals("/reviews")) {
+            requireMethod(method, "GET");
+            String limit = queryParam(exchange.getRequestURI(), "limit");
+            int n;
+            try {
+                n = limit == null ? 100 : Integer.parseInt(limit);
+            } catch (NumberFormatException e) {
+                throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
+            }
+            if (n < 1 || n > 1000) {
+                throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
+            }
+            result = queries.reviews(ns, n);
         } else if (rest.equals("/entities")) {
             requireMethod(method, "GET");
             String name = queryParam(exchange.getRequestURI(), "name");

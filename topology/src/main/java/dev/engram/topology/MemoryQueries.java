@@ -9,6 +9,7 @@ import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
+import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
 import dev.engram.understanding.Embedder;
@@ -162,6 +163,27 @@ final class MemoryQueries {
         out.put("updated_at", doc.updatedAt());
         out.put("passages", items);
         namespaceState(ns).ifPresent(s -> out.put("watermark", watermark(s)));
+        return out;
+    }
+
+    /** Entities and facts verification rejected, oldest passages first, at most {@code limit}. */
+    Map<String, Object> reviews(String ns, int limit) {
+        List<ReviewItem> items = new ArrayList<>();
+        long total = 0;
+        try (KeyValueIterator<String, ReviewItem> it =
+                store(Stores.MEMORY_REVIEWS, ReviewItem.class).prefixScan(Keys.prefix(ns), KEYS)) {
+            while (it.hasNext()) {
+                ReviewItem r = it.next().value;
+                total++;
+                if (items.size() < limit) {
+                    items.add(r);
+                }
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("total", total);
+        out.put("reviews", items);
         return out;
     }
 

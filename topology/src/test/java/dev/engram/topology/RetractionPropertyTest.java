@@ -129,6 +129,11 @@ class RetractionPropertyTest {
             TreeSet<String> l = new TreeSet<>();
             all(links).forEach(kv -> l.add(kv.key + " " + kv.value));
             d.put("links", l);
+            KeyValueStore<String, dev.engram.stores.ReviewItem> reviews =
+                    driver.getKeyValueStore(Stores.MEMORY_REVIEWS);
+            TreeSet<String> r = new TreeSet<>();
+            all(reviews).forEach(kv -> r.add(kv.key + " " + kv.value.subject() + " " + kv.value.reason()));
+            d.put("reviews", r);
             KeyValueStore<String, DocumentRecord> documents = driver.getKeyValueStore(Stores.MEMORY_DOCUMENTS);
             TreeSet<String> docs = new TreeSet<>();
             all(documents).stream()
