@@ -15,12 +15,14 @@ import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.Stores;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
+import java.util.function.Function;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Branched;
+import org.apache.kafka.streams.kstream.BranchedKStream;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Named;
@@ -103,73 +105,70 @@ public final class EngramTopology {
 
     /** Sends each emission of a step to its topic, keyed as that topic's schema says. */
     private static void route(KStream<Void, Emission> emissions, String step, Topics topics) {
-        emissions
-                .split(Named.as(step + "-"))
-                .branch(
-                        (k, v) -> v instanceof Emission.Passage,
-                        Branched.<Void, Emission>withConsumer(s -> s.map(
-                                                (k, v) -> {
-                                                    PassageEvent e = ((Emission.Passage) v).event();
-                                                    return KeyValue.pair(e.passageId(), e);
-                                                },
-                                                Named.as(step + "-passages-key"))
-                                        .to(
-                                                topics.passages(),
-                                                Produced.with(Serdes.String(), PASSAGE_SERDE)
-                                                        .withName(step + "-passages-sink")))
-                                .withName("passages"))
-                .branch(
-                        (k, v) -> v instanceof Emission.Understood,
-                        Branched.<Void, Emission>withConsumer(s -> s.map(
-                                                (k, v) -> {
-                                                    UnderstandingEvent e = ((Emission.Understood) v).event();
-                                                    return KeyValue.pair(e.namespace(), e);
-                                                },
-                                                Named.as(step + "-understandings-key"))
-                                        .to(
-                                                topics.understandings(),
-                                                Produced.with(Serdes.String(), UNDERSTANDING_SERDE)
-                                                        .withName(step + "-understandings-sink")))
-                                .withName("understandings"))
-                .branch(
-                        (k, v) -> v instanceof Emission.Change,
-                        Branched.<Void, Emission>withConsumer(s -> s.map(
-                                                (k, v) -> {
-                                                    MemoryChange c = ((Emission.Change) v).change();
-                                                    return KeyValue.pair(c.namespace(), c);
-                                                },
-                                                Named.as(step + "-changes-key"))
-                                        .to(
-                                                topics.memoryChanges(),
-                                                Produced.with(Serdes.String(), MEMORY_CHANGE_SERDE)
-                                                        .withName(step + "-changes-sink")))
-                                .withName("changes"))
-                .branch(
-                        (k, v) -> v instanceof Emission.Extracted,
-                        Branched.<Void, Emission>withConsumer(s -> s.map(
-                                                (k, v) -> {
-                                                    Emission.Extracted e = (Emission.Extracted) v;
-                                                    return KeyValue.pair(e.cacheKey(), e.extraction());
-                                                },
-                                                Named.as(step + "-extractions-key"))
-                                        .to(
-                                                topics.extractions(),
-                                                Produced.with(Serdes.String(), Stores.EXTRACTION)
-                                                        .withName(step + "-extractions-sink")))
-                                .withName("extractions"))
-                .branch(
-                        (k, v) -> v instanceof Emission.Dead,
-                        Branched.<Void, Emission>withConsumer(s -> s.map(
-                                                (k, v) -> {
-                                                    Emission.Dead d = (Emission.Dead) v;
-                                                    return KeyValue.pair(d.key(), d.letter());
-                                                },
-                                                Named.as(step + "-dead-letters-key"))
-                                        .to(
-                                                topics.deadLetters(),
-                                                Produced.with(Serdes.ByteArray(), DEAD_LETTER_SERDE)
-                                                        .withName(step + "-dead-letters-sink")))
-                                .withName("dead-letters"));
+        BranchedKStream<Void, Emission> split = emissions.split(Named.as(step + "-"));
+        sink(
+                split,
+                step,
+                "passages",
+                Emission.Passage.class,
+                e -> KeyValue.pair(e.event().passageId(), e.event()),
+                topics.passages(),
+                Serdes.String(),
+                PASSAGE_SERDE);
+        sink(
+                split,
+                step,
+                "understandings",
+                Emission.Understood.class,
+                e -> KeyValue.pair(e.event().namespace(), e.event()),
+                topics.understandings(),
+                Serdes.String(),
+                UNDERSTANDING_SERDE);
+        sink(
+                split,
+                step,
+                "extractions",
+                Emission.Extracted.class,
+                e -> KeyValue.pair(e.cacheKey(), e.extraction()),
+                topics.extractions(),
+                Serdes.String(),
+                Stores.EXTRACTION);
+        sink(
+                split,
+                step,
+                "changes",
+                Emission.Change.class,
+                e -> KeyValue.pair(e.change().namespace(), e.change()),
+                topics.memoryChanges(),
+                Serdes.String(),
+                MEMORY_CHANGE_SERDE);
+        sink(
+                split,
+                step,
+                "dead-letters",
+                Emission.Dead.class,
+                e -> KeyValue.pair(e.key(), e.letter()),
+                topics.deadLetters(),
+                Serdes.ByteArray(),
+                DEAD_LETTER_SERDE);
+    }
+
+    /** One branch of a step's output: the emissions of one kind, keyed and written to their topic. */
+    private static <E extends Emission, K, V> void sink(
+            BranchedKStream<Void, Emission> split,
+            String step,
+            String name,
+            Class<E> kind,
+            Function<E, KeyValue<K, V>> keyed,
+            String topic,
+            Serde<K> keySerde,
+            Serde<V> valueSerde) {
+        split.branch(
+                (k, v) -> kind.isInstance(v),
+                Branched.<Void, Emission>withConsumer(s -> s.map(
+                                        (k, v) -> keyed.apply(kind.cast(v)), Named.as(step + "-" + name + "-key"))
+                                .to(topic, Produced.with(keySerde, valueSerde).withName(step + "-" + name + "-sink")))
+                        .withName(name));
     }
 
     /** Keeps the global extraction cache in step with the extractions topic (a null value deletes). */

@@ -178,6 +178,32 @@ class EngramTopologyTest {
     }
 
     @Test
+    void namesEveryOperatorStoreAndSinkSoUpgradesKeepState() {
+        String description = EngramTopology.build(
+                        TOPICS,
+                        1024,
+                        40,
+                        Understanders.cachingCounting(new java.util.concurrent.atomic.AtomicInteger()),
+                        Meters.detached())
+                .describe()
+                .toString();
+
+        assertThat(description)
+                .doesNotContain("KSTREAM-")
+                .doesNotContain("KTABLE-")
+                .doesNotContain("-0000");
+        assertThat(description)
+                .contains(
+                        "read",
+                        "understand",
+                        "construct",
+                        Stores.MEMORY_PASSAGES,
+                        Stores.EXTRACTION_CACHE,
+                        "construct-changes-sink",
+                        "read-dead-letters-sink");
+    }
+
+    @Test
     void anIdenticalUpsertEmitsNoPassages() {
         start(Understanders.embedded());
         upsert("wiki", "d", "T", "Same text.");
