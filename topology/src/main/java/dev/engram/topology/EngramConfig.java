@@ -26,6 +26,7 @@ public record EngramConfig(
         String advertisedHost,
         int advertisedPort,
         int streamThreads,
+        int memoryThreads,
         long rocksDbMemoryBytes,
         int maxDocumentBytes,
         int chunkMaxTokens,
@@ -56,6 +57,7 @@ public record EngramConfig(
         require(advertisedHost != null && !advertisedHost.isBlank(), "ENGRAM_ADVERTISED_HOST", "must be set");
         require(advertisedPort >= 0 && advertisedPort <= 65535, "ENGRAM_ADVERTISED_PORT", "must be 0-65535");
         require(streamThreads >= 1 && streamThreads <= 64, "ENGRAM_STREAM_THREADS", "must be 1-64");
+        require(memoryThreads >= 1 && memoryThreads <= 64, "ENGRAM_MEMORY_THREADS", "must be 1-64");
         require(rocksDbMemoryBytes >= 8L << 20, "ENGRAM_ROCKSDB_MEMORY_MB", "must be at least 8");
         require(maxDocumentBytes >= 1024, "ENGRAM_MAX_DOCUMENT_BYTES", "must be at least 1024");
         require(chunkMaxTokens >= 16 && chunkMaxTokens <= 4096, "ENGRAM_CHUNK_MAX_TOKENS", "must be 16-4096");
@@ -101,6 +103,7 @@ public record EngramConfig(
                 string(get, "ENGRAM_ADVERTISED_HOST", "localhost"),
                 integer(get, "ENGRAM_ADVERTISED_PORT", httpPort),
                 integer(get, "ENGRAM_STREAM_THREADS", 2),
+                integer(get, "ENGRAM_MEMORY_THREADS", 1),
                 integer(get, "ENGRAM_ROCKSDB_MEMORY_MB", 128) * (1L << 20),
                 integer(get, "ENGRAM_MAX_DOCUMENT_BYTES", 1 << 20),
                 integer(get, "ENGRAM_CHUNK_MAX_TOKENS", 200),
@@ -172,6 +175,7 @@ public record EngramConfig(
                 advertisedHost,
                 advertisedPort,
                 streamThreads,
+                memoryThreads,
                 rocksDbMemoryBytes,
                 maxDocumentBytes,
                 chunkMaxTokens,
@@ -198,6 +202,7 @@ public record EngramConfig(
                 advertisedHost,
                 advertised,
                 streamThreads,
+                memoryThreads,
                 rocksDbMemoryBytes,
                 maxDocumentBytes,
                 chunkMaxTokens,

@@ -45,11 +45,15 @@ public final class EngramService implements AutoCloseable {
     private final EngramConfig config;
     private final Topics topics;
     private final PrometheusMeterRegistry registry;
+    /** CONSTRUCT: the memory stores, queried over HTTP. */
     private final KafkaStreams streams;
+    /** READ and UNDERSTAND, on their own threads so that expensive understanding never starves the memory. */
+    private final KafkaStreams ingest;
+
     private final HttpApi http;
     private final Understander understander;
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
-    private volatile KafkaStreamsMetrics streamsMetrics;
+    private final List<KafkaStreamsMetrics> streamsMetrics = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private final boolean ownsUnderstander;
 
@@ -65,21 +69,27 @@ public final class EngramService implements AutoCloseable {
         this.understander = given == null ? UnderstanderFactory.create(config, meters) : given;
 
         createTopics(config, topics);
-        Topology topology =
-                EngramTopology.build(topics, config.maxDocumentBytes(), config.chunkMaxTokens(), understander, meters);
-        LOG.debug("topology:\n{}", topology.describe());
-        this.streams = new KafkaStreams(topology, streamsProperties(config));
-        streams.setUncaughtExceptionHandler(e -> {
-            LOG.error("stream thread failed; replacing it", e);
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-        });
-        streams.setStateListener((next, previous) -> {
-            LOG.info("streams state {} -> {}", previous, next);
-            if (next == KafkaStreams.State.RUNNING && streamsMetrics == null) {
-                streamsMetrics = new KafkaStreamsMetrics(streams);
-                streamsMetrics.bindTo(registry);
-            }
-        });
+        Topology memory = EngramTopology.build(
+                topics,
+                config.maxDocumentBytes(),
+                config.chunkMaxTokens(),
+                understander,
+                meters,
+                EngramTopology.Part.MEMORY);
+        Topology ingesting = EngramTopology.build(
+                topics,
+                config.maxDocumentBytes(),
+                config.chunkMaxTokens(),
+                understander,
+                meters,
+                EngramTopology.Part.INGEST);
+        LOG.debug("memory topology:\n{}\ningest topology:\n{}", memory.describe(), ingesting.describe());
+        this.streams =
+                streams("memory", memory, streamsProperties(config, config.applicationId(), config.memoryThreads()));
+        this.ingest = streams(
+                "ingest",
+                ingesting,
+                streamsProperties(config, config.applicationId() + "-ingest", config.streamThreads()));
         HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
         MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities());
         if (config.understanding().equals("llm")) {
@@ -94,7 +104,31 @@ public final class EngramService implements AutoCloseable {
                 this::health,
                 registry::scrape,
                 meters);
+        ingest.start();
         streams.start();
+    }
+
+    private KafkaStreams streams(String name, Topology topology, Properties props) {
+        KafkaStreams s = new KafkaStreams(topology, props);
+        s.setUncaughtExceptionHandler(e -> {
+            LOG.error("{} stream thread failed; replacing it", name, e);
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        s.setStateListener(new KafkaStreams.StateListener() {
+            private boolean bound;
+
+            @Override
+            public void onChange(KafkaStreams.State next, KafkaStreams.State previous) {
+                LOG.info("{} streams state {} -> {}", name, previous, next);
+                if (next == KafkaStreams.State.RUNNING && !bound) {
+                    bound = true;
+                    KafkaStreamsMetrics m = new KafkaStreamsMetrics(s);
+                    m.bindTo(registry);
+                    streamsMetrics.add(m);
+                }
+            }
+        });
+        return s;
     }
 
     /**
@@ -132,16 +166,19 @@ public final class EngramService implements AutoCloseable {
         return http.port();
     }
 
-    /** Waits until the streams instance is RUNNING; false on timeout or failure. */
+    /** Waits until both streams applications are RUNNING; false on timeout or failure. */
     public boolean awaitRunning(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            KafkaStreams.State s = streams.state();
-            if (s == KafkaStreams.State.RUNNING) {
+            KafkaStreams.State m = streams.state();
+            KafkaStreams.State i = ingest.state();
+            if (m == KafkaStreams.State.RUNNING && i == KafkaStreams.State.RUNNING) {
                 return true;
             }
-            if (s == KafkaStreams.State.ERROR || s == KafkaStreams.State.NOT_RUNNING) {
-                return false;
+            for (KafkaStreams.State s : List.of(m, i)) {
+                if (s == KafkaStreams.State.ERROR || s == KafkaStreams.State.NOT_RUNNING) {
+                    return false;
+                }
             }
             TimeUnit.MILLISECONDS.sleep(50);
         }
@@ -198,24 +235,28 @@ public final class EngramService implements AutoCloseable {
 
     private Map<String, Object> health() {
         KafkaStreams.State s = streams.state();
+        KafkaStreams.State i = ingest.state();
         Map<String, Object> h = new LinkedHashMap<>();
-        h.put("status", s == KafkaStreams.State.RUNNING ? "UP" : s.isRunningOrRebalancing() ? "REBALANCING" : "DOWN");
+        boolean up = s == KafkaStreams.State.RUNNING && i == KafkaStreams.State.RUNNING;
+        boolean alive = s.isRunningOrRebalancing() && i.isRunningOrRebalancing();
+        h.put("status", up ? "UP" : alive ? "REBALANCING" : "DOWN");
         h.put("serving", s.isRunningOrRebalancing());
         h.put("streams_state", s.name());
+        h.put("ingest_state", i.name());
         h.put("instance", config.applicationServer());
         h.put("extractor", understander.extractor().id());
         h.put("embedder", understander.embedder().modelId());
         return h;
     }
 
-    static Properties streamsProperties(EngramConfig config) {
+    static Properties streamsProperties(EngramConfig config, String applicationId, int threads) {
         Properties p = new Properties();
-        p.put(StreamsConfig.APPLICATION_ID_CONFIG, config.applicationId());
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
         p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, config.applicationServer());
         p.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toAbsolutePath().toString());
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads());
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
         p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDbConfig.class);
@@ -267,12 +308,12 @@ public final class EngramService implements AutoCloseable {
         http.close();
         // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
         // instead of after the session timeout.
-        streams.close(org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
+        var leave = org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
                         org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
-                .withTimeout(Duration.ofSeconds(30)));
-        if (streamsMetrics != null) {
-            streamsMetrics.close();
-        }
+                .withTimeout(Duration.ofSeconds(30));
+        ingest.close(leave);
+        streams.close(leave);
+        streamsMetrics.forEach(KafkaStreamsMetrics::close);
         gcMetrics.close();
         registry.close();
         if (ownsUnderstander) {

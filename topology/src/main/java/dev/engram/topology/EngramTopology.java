@@ -44,19 +44,46 @@ public final class EngramTopology {
 
     private EngramTopology() {}
 
+    /** Which steps a topology holds; a service runs INGEST and MEMORY as two Streams applications. */
+    public enum Part {
+        /** READ and UNDERSTAND: stateless-heavy work, scaled by passages. */
+        INGEST,
+        /** CONSTRUCT: the namespace-owned memory stores, never starved by expensive understanding. */
+        MEMORY,
+        /** Both, in one topology (tests, single-application use). */
+        ALL
+    }
+
     public static Topology build(
             Topics topics, int maxDocumentBytes, int chunkMaxTokens, Understander understander, Meters meters) {
-        StreamsBuilder builder = new StreamsBuilder();
-        builder.addStateStore(store(Stores.READ_DOCUMENTS, Stores.DOCUMENT_STATE));
-        builder.addStateStore(store(Stores.MEMORY_DOCUMENTS, Stores.DOCUMENT_RECORD));
-        builder.addStateStore(store(Stores.MEMORY_PASSAGES, Stores.PASSAGE));
-        builder.addStateStore(store(Stores.MEMORY_VECTORS, Stores.VECTOR));
-        builder.addStateStore(store(Stores.MEMORY_EMBEDDINGS, Stores.EMBEDDINGS));
-        builder.addStateStore(store(Stores.MEMORY_REVIEWS, Stores.REVIEW));
-        builder.addStateStore(store(Stores.MEMORY_ENTITIES, Stores.ENTITY));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_PASSAGES, Stores.MENTION_COUNT));
-        builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
+        return build(topics, maxDocumentBytes, chunkMaxTokens, understander, meters, Part.ALL);
+    }
 
+    public static Topology build(
+            Topics topics,
+            int maxDocumentBytes,
+            int chunkMaxTokens,
+            Understander understander,
+            Meters meters,
+            Part part) {
+        StreamsBuilder builder = new StreamsBuilder();
+        if (part != Part.MEMORY) {
+            buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, meters);
+        }
+        if (part != Part.INGEST) {
+            buildMemory(builder, topics, meters);
+        }
+        return builder.build();
+    }
+
+    private static void buildIngest(
+            StreamsBuilder builder,
+            Topics topics,
+            int maxDocumentBytes,
+            int chunkMaxTokens,
+            Understander understander,
+            Meters meters) {
+        builder.addStateStore(store(Stores.READ_DOCUMENTS, Stores.DOCUMENT_STATE));
         DocumentDecoder decoder = new DocumentDecoder(maxDocumentBytes);
         Chunker chunker = new Chunker(chunkMaxTokens);
         KStream<Void, Emission> read = builder.stream(
@@ -84,7 +111,17 @@ public final class EngramTopology {
                         Consumed.with(Serdes.String(), PASSAGE_SERDE).withName("passages-source"))
                 .process(() -> new UnderstandProcessor(understander, cacheStore, meters), Named.as("understand"));
         route(understood, "understand", topics);
+    }
 
+    private static void buildMemory(StreamsBuilder builder, Topics topics, Meters meters) {
+        builder.addStateStore(store(Stores.MEMORY_DOCUMENTS, Stores.DOCUMENT_RECORD));
+        builder.addStateStore(store(Stores.MEMORY_PASSAGES, Stores.PASSAGE));
+        builder.addStateStore(store(Stores.MEMORY_VECTORS, Stores.VECTOR));
+        builder.addStateStore(store(Stores.MEMORY_EMBEDDINGS, Stores.EMBEDDINGS));
+        builder.addStateStore(store(Stores.MEMORY_REVIEWS, Stores.REVIEW));
+        builder.addStateStore(store(Stores.MEMORY_ENTITIES, Stores.ENTITY));
+        builder.addStateStore(store(Stores.MEMORY_ENTITY_PASSAGES, Stores.MENTION_COUNT));
+        builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
         KStream<Void, Emission> constructed = builder.stream(
                         topics.understandings(),
                         Consumed.with(Serdes.String(), UNDERSTANDING_SERDE).withName("understandings-source"))
@@ -100,7 +137,6 @@ public final class EngramTopology {
                         Stores.MEMORY_ENTITY_PASSAGES,
                         Stores.MEMORY_NAMESPACES);
         route(constructed, "construct", topics);
-        return builder.build();
     }
 
     /** Sends each emission of a step to its topic, keyed as that topic's schema says. */
