@@ -26,6 +26,9 @@ public final class MemoryGraph {
     /** One fact: its text, the passage it came from and the entities it relates (-1 when not an entity). */
     public record Fact(String text, int passage, int head, int tail, double confidence) {}
 
+    /** A relation among several entities (a hyperedge): its text, passage and entity indices. */
+    public record Relation(String text, int passage, int[] entities) {}
+
     final long version;
     final List<Passage> passages;
     final float[][] passageVectors;
@@ -36,6 +39,13 @@ public final class MemoryGraph {
     final List<Fact> facts;
     final float[][] factVectors;
     final Bm25 bm25;
+    final List<Relation> relations;
+    final float[][] entityVectors;
+    final int[][] entityFacts;
+    final int[][] entityRelations;
+    /** BM25 over the names of knowledge units: entities, then facts, then relations (IGMiRAG's name corpus). */
+    final Bm25 unitNames;
+
     private final Map<String, Integer> entityIndexById;
 
     private MemoryGraph(Builder b) {
@@ -74,6 +84,39 @@ public final class MemoryGraph {
             docs.add(p.title() + "\n" + p.text());
         }
         this.bm25 = new Bm25(docs, 1.2, 0.75);
+        this.relations = List.copyOf(b.relations);
+        this.entityVectors = new float[entityIds.size()][];
+        for (int e = 0; e < entityVectors.length; e++) {
+            entityVectors[e] = b.entityVectors.get(e);
+        }
+        List<List<Integer>> ef = new ArrayList<>();
+        List<List<Integer>> er = new ArrayList<>();
+        for (int e = 0; e < entityIds.size(); e++) {
+            ef.add(new ArrayList<>());
+            er.add(new ArrayList<>());
+        }
+        for (int f = 0; f < facts.size(); f++) {
+            for (int v : new int[] {facts.get(f).head(), facts.get(f).tail()}) {
+                if (v >= 0) {
+                    ef.get(v).add(f);
+                }
+            }
+        }
+        for (int r = 0; r < relations.size(); r++) {
+            for (int v : relations.get(r).entities()) {
+                er.get(v).add(r);
+            }
+        }
+        this.entityFacts = ef.stream()
+                .map(l -> l.stream().mapToInt(Integer::intValue).distinct().toArray())
+                .toArray(int[][]::new);
+        this.entityRelations = er.stream()
+                .map(l -> l.stream().mapToInt(Integer::intValue).distinct().toArray())
+                .toArray(int[][]::new);
+        List<String> names = new ArrayList<>(entityNames);
+        facts.forEach(f -> names.add(f.text()));
+        relations.forEach(r -> names.add(r.text()));
+        this.unitNames = new Bm25(names, 1.2, 0.75);
     }
 
     public long version() {
@@ -117,6 +160,8 @@ public final class MemoryGraph {
         private final List<List<Integer>> entityPassages = new ArrayList<>();
         private final List<Fact> facts = new ArrayList<>();
         private final List<float[]> factVectors = new ArrayList<>();
+        private final List<Relation> relations = new ArrayList<>();
+        private final List<float[]> entityVectors = new ArrayList<>();
 
         private Builder(long version) {
             this.version = version;
@@ -137,8 +182,21 @@ public final class MemoryGraph {
                 entityIds.add(id);
                 entityNames.add(name);
                 entityPassages.add(new ArrayList<>());
+                entityVectors.add(null);
                 return entityIds.size() - 1;
             });
+        }
+
+        /** Gives an entity its "name: description" vector, unless it has one. */
+        public void entityVector(int entity, float[] vector) {
+            if (entityVectors.get(entity) == null) {
+                entityVectors.set(entity, vector);
+            }
+        }
+
+        /** Adds a relation among entities (indices) of a passage. */
+        public void relation(String text, int passage, int[] entities) {
+            relations.add(new Relation(text, passage, entities));
         }
 
         /** Links an entity to a passage. */

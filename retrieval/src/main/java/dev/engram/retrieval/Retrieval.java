@@ -76,7 +76,13 @@ public final class Retrieval {
     private static final Map<String, Mode> MODES = new LinkedHashMap<>();
 
     static {
-        for (Mode m : List.of(new DenseMode(), new Bm25Mode(), new FusionMode(), new CogitoMode(), new HybridMode())) {
+        for (Mode m : List.of(
+                new DenseMode(),
+                new Bm25Mode(),
+                new FusionMode(),
+                new CogitoMode(),
+                new HybridMode(),
+                new PabdMode())) {
             MODES.put(m.name(), m);
         }
     }

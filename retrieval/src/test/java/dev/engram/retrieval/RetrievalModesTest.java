@@ -146,6 +146,23 @@ class RetrievalModesTest {
     }
 
     @Test
+    void pabdDiffusesFromAnchorsThroughTheHypergraphToTheSecondHop() {
+        Retrieval.Mode m = Retrieval.mode("pabd");
+        MemoryGraph g = graph();
+        Retrieval.Result r = m.retrieve(
+                g,
+                new Retrieval.Query("Agni directed by Swapan Saha", QUERY, t -> QUERY),
+                Retrieval.params(m, Map.of()),
+                4);
+
+        List<String> ranked =
+                r.ranked().stream().map(s -> g.passage(s.passage()).id()).toList();
+        assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");
+        assertThat(r.explanation()).containsKeys("anchors", "diffusion_iterations", "top_units", "window_chunks");
+        assertThat(ranked).hasSize(4);
+    }
+
+    @Test
     void hybridFusesTheThreeStreams() {
         List<String> ranked = run("hybrid", "When was Swapan Saha the director of Agni born?", Map.of(), 0);
         assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");

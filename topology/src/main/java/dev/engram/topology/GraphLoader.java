@@ -75,10 +75,25 @@ final class GraphLoader {
                                 p.end()),
                         VectorCodec.fromBytes(vector));
                 Extraction x = p.extraction();
-                for (Extraction.Entity e : x.entities()) {
+                for (int i = 0; i < x.entities().size(); i++) {
+                    Extraction.Entity e = x.entities().get(i);
                     String normalized = EntityNames.normalize(e.name());
                     if (!normalized.isEmpty()) {
-                        b.link(b.entity(Hashing.id(ns, normalized), e.name()), index);
+                        int entity = b.entity(Hashing.id(ns, normalized), e.name());
+                        b.link(entity, index);
+                        if (emb != null && i < emb.entities().size()) {
+                            b.entityVector(entity, emb.entities().get(i));
+                        }
+                    }
+                }
+                for (Extraction.Relation r : x.relations()) {
+                    int[] members = r.entities().stream()
+                            .mapToInt(name -> entity(b, ns, name))
+                            .filter(i -> i >= 0)
+                            .distinct()
+                            .toArray();
+                    if (members.length >= 2) {
+                        b.relation(r.relation() + ": " + String.join(", ", r.entities()), index, members);
                     }
                 }
                 if (emb == null) {

@@ -1,0 +1,295 @@
+package dev.engram.retrieval;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * IGMiRAG §3.4–3.5 and App. A over the memory as a hierarchical hypergraph: entities (layer N), facts (pairwise
+ * relations, layer L) and multi-entity relations (layer H), each tied to the passages it came from.
+ *
+ * <ol>
+ *   <li>Intuitive anchors: BM25 over the names of all units, and dual-focus vector recall — a global quota
+ *       k_G = min(⌈(1 − m/6)·k_b + k_min⌉, k_max) over all embedded units and a local quota k_L = ⌊m/6·k_b⌋ within
+ *       the target layer — fused by RRF (k0 = 60) into anchor scores s(v).
+ *   <li>Chunk relevance: s(c) = Σ s(v) / deg(v) over the units of a passage.
+ *   <li>Preference-aware bidirectional diffusion for up to d iterations: top-down, facts and relations raise their
+ *       entities by (S[c] − S[v])·ρ·γ; bottom-up, entities raise the facts and relations whose share of stronger
+ *       neighbours P passes the dynamic threshold τ − b (τ_L = 0.5, τ_H = 0.4) by (S[v] − S[c])·(ρ/2 + P²/2)·γ,
+ *       with ρ = n / (n + 1) for n stronger neighbours; the bias b rises by 0.05 when an iteration activates nothing
+ *       and falls when it does; diffusion stops at depth d or when it stalls.
+ *   <li>Final chunk relevance: the same accumulation over the extended scores, fused with the initial one.
+ * </ol>
+ *
+ * <p>Without an LLM to parse the query, the target layer is the entity layer, the matching score {@code m} and the
+ * semantic depth {@code d} are parameters; the adaptive window (k_u·d units, k_c·d chunks) is reported in the
+ * explanation, while the response returns the {@code top_k} passages asked for.
+ */
+final class PabdMode implements Retrieval.Mode {
+
+    @Override
+    public String name() {
+        return "pabd";
+    }
+
+    @Override
+    public Map<String, Double> defaults() {
+        Map<String, Double> d = new LinkedHashMap<>();
+        d.put("gamma", 0.2);
+        d.put("tau_l", 0.5);
+        d.put("tau_h", 0.4);
+        d.put("depth", 2.0);
+        d.put("match", 3.0);
+        d.put("k_b", 20.0);
+        d.put("k_min", 5.0);
+        d.put("k_max", 30.0);
+        d.put("rrf_k", 60.0);
+        d.put("k_u", 5.0);
+        d.put("k_c", 2.0);
+        d.put("initial_weight", 0.5);
+        return Map.copyOf(d);
+    }
+
+    @Override
+    public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
+        int ne = g.entityCount();
+        int nf = g.factCount();
+        int nr = g.relations.size();
+        int units = ne + nf + nr;
+        Map<String, Object> explain = new LinkedHashMap<>();
+
+        // 1. anchors: BM25 on unit names + dual-focus vector recall, fused by RRF
+        double[] bm25 = g.unitNames.scores(q.text());
+        int[] byName = Retrieval.top(bm25, Math.min(units, (int) p.get("k_max")));
+        double m = p.get("match");
+        int kGlobal = (int) Math.min(Math.ceil((1 - m / 6) * p.get("k_b") + p.get("k_min")), p.get("k_max"));
+        int kLocal = (int) Math.floor(m / 6 * p.get("k_b"));
+        double[] sim = new double[units];
+        java.util.Arrays.fill(sim, Double.NEGATIVE_INFINITY);
+        double[] entitySim = new double[ne];
+        java.util.Arrays.fill(entitySim, Double.NEGATIVE_INFINITY);
+        for (int e = 0; e < ne; e++) {
+            if (g.entityVectors[e] != null) {
+                sim[e] = Retrieval.dot(q.vector(), g.entityVectors[e]);
+                entitySim[e] = sim[e];
+            }
+        }
+        for (int f = 0; f < nf; f++) {
+            sim[ne + f] = Retrieval.dot(q.vector(), g.factVectors[f]);
+        }
+        List<Integer> dense = new ArrayList<>();
+        for (int u : Retrieval.top(sim, kGlobal)) {
+            if (sim[u] > Double.NEGATIVE_INFINITY) {
+                dense.add(u);
+            }
+        }
+        for (int e : Retrieval.top(entitySim, kLocal)) {
+            if (entitySim[e] > Double.NEGATIVE_INFINITY && !dense.contains(e)) {
+                dense.add(e); // local (target-layer) rankings follow the global ones
+            }
+        }
+        double k0 = p.get("rrf_k");
+        double[] s = new double[units];
+        int rank = 0;
+        for (int u : byName) {
+            if (bm25[u] > 0) {
+                s[u] += 1 / (k0 + ++rank);
+            }
+        }
+        for (int i = 0; i < dense.size(); i++) {
+            s[dense.get(i)] += 1 / (k0 + i + 1);
+        }
+        boolean[] active = new boolean[units];
+        int anchors = 0;
+        for (int u = 0; u < units; u++) {
+            if (s[u] > 0) {
+                active[u] = true;
+                anchors++;
+            }
+        }
+        explain.put("anchors", anchors);
+        explain.put("k_global", kGlobal);
+        explain.put("k_local", kLocal);
+        double[] initial = chunkScores(g, s);
+
+        // 2. preference-aware bidirectional diffusion
+        double gamma = p.get("gamma");
+        double bias = 0;
+        int depth = (int) p.get("depth");
+        int iterations = 0;
+        for (int it = 0; it < depth; it++) {
+            iterations++;
+            double[] next = s.clone();
+            int activated = 0;
+            // top-down: facts and relations → their entities
+            for (int c = ne; c < units; c++) {
+                if (!active[c]) {
+                    continue;
+                }
+                for (int v : members(g, c)) {
+                    int n = stronger(g, v, s);
+                    if (s[c] > s[v] && n > 0) {
+                        next[v] += (s[c] - s[v]) * preference(n) * gamma;
+                        if (!active[v]) {
+                            active[v] = true;
+                            activated++;
+                        }
+                    }
+                }
+            }
+            // bottom-up: entities → facts and relations that pass the dynamic threshold
+            for (int v = 0; v < ne; v++) {
+                if (!active[v]) {
+                    continue;
+                }
+                for (int c : owners(g, v)) {
+                    int[] ms = members(g, c);
+                    int n = 0;
+                    for (int w : ms) {
+                        if (s[w] > s[c]) {
+                            n++;
+                        }
+                    }
+                    double share = (double) n / Math.max(1, ms.length);
+                    double tau = (c < ne + nf ? p.get("tau_l") : p.get("tau_h")) - bias;
+                    if (s[v] > s[c] && share > tau) {
+                        next[c] += (s[v] - s[c]) * (preference(n) * 0.5 + share * share * 0.5) * gamma;
+                        if (!active[c]) {
+                            active[c] = true;
+                            activated++;
+                        }
+                    }
+                }
+            }
+            s = next;
+            bias = activated == 0 ? Math.min(0.5, bias + 0.05) : Math.max(0, bias - 0.05);
+            if (activated == 0 && bias >= 0.5) {
+                break;
+            }
+        }
+        explain.put("diffusion_iterations", iterations);
+        explain.put("final_bias", bias);
+        explain.put("window_units", (int) (p.get("k_u") * depth));
+        explain.put("window_chunks", (int) (p.get("k_c") * depth));
+        List<Map<String, Object>> top = new ArrayList<>();
+        for (int u : Retrieval.top(s, 8)) {
+            if (s[u] > 0) {
+                Map<String, Object> m2 = new HashMap<>();
+                m2.put("unit", label(g, u));
+                m2.put("score", s[u]);
+                top.add(m2);
+            }
+        }
+        explain.put("top_units", top);
+
+        // 3. final chunk relevance: extended scores fused with the initial ones
+        double[] extended = chunkScores(g, s);
+        double w = p.get("initial_weight");
+        double[] fused = new double[g.passageCount()];
+        for (int c = 0; c < fused.length; c++) {
+            fused[c] = w * initial[c] + (1 - w) * extended[c];
+            if (fused[c] == 0) {
+                fused[c] = Double.NEGATIVE_INFINITY;
+            }
+        }
+        List<Retrieval.Scored> ranked = new ArrayList<>(Retrieval.ranked(fused, topK));
+        ranked.removeIf(r -> r.score() == Double.NEGATIVE_INFINITY);
+        if (ranked.size() < topK) {
+            // the hypergraph reached fewer passages than asked for: complete with the nearest by cosine
+            double[] cos = Retrieval.passageCosines(g, q.vector());
+            for (int c : Retrieval.top(cos, g.passageCount())) {
+                if (ranked.size() >= topK) {
+                    break;
+                }
+                if (ranked.stream().noneMatch(r -> r.passage() == c)) {
+                    ranked.add(new Retrieval.Scored(c, Double.NEGATIVE_INFINITY));
+                }
+            }
+        }
+        return new Retrieval.Result(ranked, explain);
+    }
+
+    /** s(c) = Σ s(v) / deg(v) over the units tied to each passage (eq. 9). */
+    private static double[] chunkScores(MemoryGraph g, double[] s) {
+        int ne = g.entityCount();
+        int nf = g.factCount();
+        double[] out = new double[g.passageCount()];
+        for (int e = 0; e < ne; e++) {
+            if (s[e] > 0 && g.entityPassages[e].length > 0) {
+                double share = s[e] / g.entityPassages[e].length;
+                for (int c : g.entityPassages[e]) {
+                    out[c] += share;
+                }
+            }
+        }
+        for (int f = 0; f < nf; f++) {
+            if (s[ne + f] > 0) {
+                out[g.facts.get(f).passage()] += s[ne + f];
+            }
+        }
+        for (int r = 0; r < g.relations.size(); r++) {
+            if (s[ne + nf + r] > 0) {
+                out[g.relations.get(r).passage()] += s[ne + nf + r];
+            }
+        }
+        return out;
+    }
+
+    /** The entities of a fact or relation unit. */
+    private static int[] members(MemoryGraph g, int unit) {
+        int ne = g.entityCount();
+        int nf = g.factCount();
+        if (unit < ne + nf) {
+            MemoryGraph.Fact f = g.facts.get(unit - ne);
+            return java.util.stream.IntStream.of(f.head(), f.tail())
+                    .filter(v -> v >= 0)
+                    .toArray();
+        }
+        return g.relations.get(unit - ne - nf).entities();
+    }
+
+    /** The fact and relation units an entity belongs to. */
+    private static int[] owners(MemoryGraph g, int entity) {
+        int ne = g.entityCount();
+        int nf = g.factCount();
+        int[] f = g.entityFacts[entity];
+        int[] r = g.entityRelations[entity];
+        int[] out = new int[f.length + r.length];
+        for (int i = 0; i < f.length; i++) {
+            out[i] = ne + f[i];
+        }
+        for (int i = 0; i < r.length; i++) {
+            out[f.length + i] = ne + nf + r[i];
+        }
+        return out;
+    }
+
+    /** HC(v, FORWARD): how many of the entity's facts and relations score above it. */
+    private static int stronger(MemoryGraph g, int entity, double[] s) {
+        int n = 0;
+        for (int c : owners(g, entity)) {
+            if (s[c] > s[entity]) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** PA(n): the preference coefficient, in [0, 1) and rising with the number of stronger neighbours. */
+    private static double preference(int n) {
+        return n / (n + 1.0);
+    }
+
+    private static String label(MemoryGraph g, int unit) {
+        int ne = g.entityCount();
+        int nf = g.factCount();
+        if (unit < ne) {
+            return "entity: " + g.entityNames.get(unit);
+        } else if (unit < ne + nf) {
+            return "fact: " + g.facts.get(unit - ne).text();
+        }
+        return "relation: " + g.relations.get(unit - ne - nf).text();
+    }
+}
