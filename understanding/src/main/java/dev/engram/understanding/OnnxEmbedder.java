@@ -139,16 +139,10 @@ public final class OnnxEmbedder implements Embedder {
                 sum[d] += tokens[t][d];
             }
         }
-        double norm = 0;
         for (int d = 0; d < dims; d++) {
             sum[d] /= Math.max(1, count);
-            norm += (double) sum[d] * sum[d];
         }
-        float inv = norm == 0 ? 0f : (float) (1.0 / Math.sqrt(norm));
-        for (int d = 0; d < dims; d++) {
-            sum[d] *= inv;
-        }
-        return sum;
+        return VectorMath.normalize(sum);
     }
 
     @Override

@@ -71,16 +71,10 @@ public final class PassageUnderstander implements Understander {
 
     static float[] meanNormalized(float[] a, float[] b) {
         float[] out = new float[a.length];
-        double norm = 0;
         for (int i = 0; i < a.length; i++) {
             out[i] = (a[i] + b[i]) / 2;
-            norm += (double) out[i] * out[i];
         }
-        float inv = norm == 0 ? 0f : (float) (1 / Math.sqrt(norm));
-        for (int i = 0; i < out.length; i++) {
-            out[i] *= inv;
-        }
-        return out;
+        return VectorMath.normalize(out);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.engram.understanding.llm;
 
 import dev.engram.understanding.Embedder;
+import dev.engram.understanding.VectorMath;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -48,16 +49,7 @@ public final class OpenAiEmbedder implements Embedder {
     }
 
     static float[] normalize(float[] v) {
-        double norm = 0;
-        for (float x : v) {
-            norm += (double) x * x;
-        }
-        float inv = norm == 0 ? 0f : (float) (1 / Math.sqrt(norm));
-        float[] out = new float[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = v[i] * inv;
-        }
-        return out;
+        return VectorMath.normalize(v.clone());
     }
 
     @Override
