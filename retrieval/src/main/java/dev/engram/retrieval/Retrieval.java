@@ -82,7 +82,8 @@ public final class Retrieval {
                 new FusionMode(),
                 new CogitoMode(),
                 new HybridMode(),
-                new PabdMode())) {
+                new PabdMode(),
+                new ComoMode())) {
             MODES.put(m.name(), m);
         }
     }

@@ -163,6 +163,31 @@ class RetrievalModesTest {
     }
 
     @Test
+    void comoProbesAgainWithTheEntitiesItsEvidenceNames() {
+        Retrieval.Mode m = Retrieval.mode("como");
+        MemoryGraph g = graph();
+        Retrieval.Result r = m.retrieve(
+                g,
+                new Retrieval.Query("When was the director of Agni born?", QUERY, t -> QUERY, new int[] {0}),
+                Retrieval.params(m, Map.of()),
+                3);
+
+        assertThat(r.ranked().stream().map(s -> g.passage(s.passage()).id()).toList())
+                .contains("p0", "p1");
+        assertThat(r.explanation().get("rounds").toString()).contains("Swapan Saha");
+    }
+
+    @Test
+    void comoWindowSizesFollowTheDocumentLength() {
+        assertThat(ComoMode.windowSize(1)).isEqualTo(3);
+        assertThat(ComoMode.windowSize(50)).isEqualTo(5);
+        assertThat(ComoMode.windowSize(100)).isEqualTo(8);
+        assertThat(ComoMode.windowSize(200)).isEqualTo(10);
+        assertThat(ComoMode.windowSize(1000)).isEqualTo(19);
+        assertThat(ComoMode.windowSize(1_000_000)).isEqualTo(20);
+    }
+
+    @Test
     void hybridFusesTheThreeStreams() {
         List<String> ranked = run("hybrid", "When was Swapan Saha the director of Agni born?", Map.of(), 0);
         assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");

@@ -1,0 +1,213 @@
+package dev.engram.retrieval;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+
+/**
+ * ComoRAG Alg. 1 in its evidence-only form (no LLM to answer or to write probes): tri-layer retrieval over the
+ * veridical layer (passages, by meaning and by words), the semantic layer (facts) and the episodic layer (sliding
+ * windows over each document's passages, window size by the paper's §B.1 rule), encoded into a memory pool; then up
+ * to {@code iterations} rounds of self-probing, where the cues are the entities the pool's evidence names that the
+ * question and earlier probes did not, each probe being the question anchored on one cue. Try-answer needs an LLM,
+ * so every round runs; the loop stops early when no new cue appears. Evidence from round t weighs {@code decay}^t.
+ */
+final class ComoMode implements Retrieval.Mode {
+
+    /** Episodic windows of a snapshot: member passages and mean vectors. */
+    private record Windows(List<int[]> members, float[][] vectors) {}
+
+    private final Map<MemoryGraph, Windows> windows = Collections.synchronizedMap(new WeakHashMap<>());
+
+    @Override
+    public String name() {
+        return "como";
+    }
+
+    @Override
+    public Map<String, Double> defaults() {
+        return Map.of("iterations", 3.0, "per_layer", 5.0, "probes", 3.0, "decay", 0.8, "rrf_k", 10.0);
+    }
+
+    @Override
+    public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
+        Windows episodes = windows.computeIfAbsent(g, ComoMode::windows);
+        double[] pool = new double[g.passageCount()];
+        Map<String, Object> explain = new LinkedHashMap<>();
+        List<Map<String, Object>> rounds = new ArrayList<>();
+        Set<Integer> probed = new HashSet<>();
+        String question = q.text().toLowerCase(Locale.ROOT);
+        for (int e : q.entities()) {
+            probed.add(e);
+        }
+        encode(pool, triRetrieve(g, episodes, q.text(), q.vector(), p), 1.0);
+        rounds.add(Map.of("round", 0, "probes", List.of(q.text())));
+        double weight = 1.0;
+        for (int t = 1; t <= p.integer("iterations"); t++) {
+            List<Integer> cues = cues(g, pool, probed, question, p.integer("probes"));
+            if (cues.isEmpty()) {
+                break;
+            }
+            weight *= p.get("decay");
+            List<String> probes = new ArrayList<>();
+            for (int cue : cues) {
+                probed.add(cue);
+                String probe = q.text() + " " + g.entityNames.get(cue);
+                probes.add(probe);
+                encode(pool, triRetrieve(g, episodes, probe, q.embedder().apply(probe), p), weight);
+            }
+            rounds.add(Map.of("round", t, "probes", probes));
+        }
+        explain.put("rounds", rounds);
+        explain.put("episodic_windows", episodes.members().size());
+        double[] ranked = pool.clone();
+        for (int i = 0; i < ranked.length; i++) {
+            if (ranked[i] == 0) {
+                ranked[i] = Double.NEGATIVE_INFINITY;
+            }
+        }
+        List<Retrieval.Scored> out = new ArrayList<>(Retrieval.ranked(ranked, topK));
+        out.removeIf(s -> s.score() == Double.NEGATIVE_INFINITY);
+        explain.put("pool", out.size());
+        return new Retrieval.Result(out, explain);
+    }
+
+    /** Scores of one probe over the three layers, fused by reciprocal rank. */
+    private static double[] triRetrieve(
+            MemoryGraph g, Windows episodes, String text, float[] vector, Retrieval.Params p) {
+        int k = p.integer("per_layer");
+        double k0 = p.get("rrf_k");
+        double[] score = new double[g.passageCount()];
+        // veridical: passages by meaning and by words
+        int[] dense = Retrieval.top(Retrieval.passageCosines(g, vector), k);
+        for (int i = 0; i < dense.length; i++) {
+            score[dense[i]] += 1 / (k0 + i + 1);
+        }
+        double[] lexical = g.bm25.scores(text);
+        int[] words = Retrieval.top(lexical, k);
+        for (int i = 0; i < words.length; i++) {
+            if (lexical[words[i]] > 0) {
+                score[words[i]] += 1 / (k0 + i + 1);
+            }
+        }
+        // semantic: facts
+        double[] facts = new double[g.factCount()];
+        for (int f = 0; f < facts.length; f++) {
+            facts[f] = Retrieval.dot(vector, g.factVectors[f]);
+        }
+        int[] topFacts = Retrieval.top(facts, k);
+        for (int i = 0; i < topFacts.length; i++) {
+            score[g.facts.get(topFacts[i]).passage()] += 1 / (k0 + i + 1);
+        }
+        // episodic: windows over documents
+        double[] windowSim = new double[episodes.vectors().length];
+        for (int w = 0; w < windowSim.length; w++) {
+            windowSim[w] = Retrieval.dot(vector, episodes.vectors()[w]);
+        }
+        int[] topWindows = Retrieval.top(windowSim, k);
+        for (int i = 0; i < topWindows.length; i++) {
+            int[] members = episodes.members().get(topWindows[i]);
+            for (int passage : members) {
+                score[passage] += 1 / ((k0 + i + 1) * members.length);
+            }
+        }
+        return score;
+    }
+
+    private static void encode(double[] pool, double[] evidence, double weight) {
+        for (int i = 0; i < pool.length; i++) {
+            pool[i] += weight * evidence[i];
+        }
+    }
+
+    /** Entities named by the pool's strongest evidence that the question and earlier probes did not name. */
+    private static List<Integer> cues(MemoryGraph g, double[] pool, Set<Integer> probed, String question, int n) {
+        Map<Integer, Double> weight = new HashMap<>();
+        for (int passage : Retrieval.top(pool, 10)) {
+            if (pool[passage] <= 0) {
+                continue;
+            }
+            for (int e : g.passageEntities[passage]) {
+                int degree = g.entityPassages[e].length;
+                if (probed.contains(e)
+                        || degree < 2
+                        || question.contains(g.entityNames.get(e).toLowerCase(Locale.ROOT))) {
+                    continue; // a cue must lead somewhere else and must be new
+                }
+                weight.merge(e, pool[passage] / Math.log(1 + degree), Double::sum);
+            }
+        }
+        List<Integer> out = new ArrayList<>(weight.keySet());
+        out.sort(Comparator.comparingDouble((Integer e) -> -weight.get(e)).thenComparingInt(e -> e));
+        return out.subList(0, Math.min(n, out.size()));
+    }
+
+    /** Sliding windows over each document's passages in order, size W by ComoRAG §B.1. */
+    private static Windows windows(MemoryGraph g) {
+        Map<String, List<Integer>> byDocument = new LinkedHashMap<>();
+        for (int i = 0; i < g.passageCount(); i++) {
+            byDocument
+                    .computeIfAbsent(g.passage(i).documentId(), d -> new ArrayList<>())
+                    .add(i);
+        }
+        List<int[]> members = new ArrayList<>();
+        List<float[]> vectors = new ArrayList<>();
+        for (List<Integer> passages : byDocument.values()) {
+            passages.sort(Comparator.comparingInt(i -> g.passage(i).start()));
+            int n = passages.size();
+            int w = windowSize(n);
+            for (int from = 0; from < n; from += Math.max(1, w / 2)) {
+                int[] window = passages.subList(from, Math.min(n, from + w)).stream()
+                        .mapToInt(Integer::intValue)
+                        .toArray();
+                members.add(window);
+                vectors.add(mean(g, window));
+                if (from + w >= n) {
+                    break;
+                }
+            }
+        }
+        return new Windows(members, vectors.toArray(new float[0][]));
+    }
+
+    /** §B.1: 3, 5, 8 or 10 passages for documents of up to 20, 50, 100 or 200; beyond, min(20, max(10, ⌊2·log2 N⌋)). */
+    static int windowSize(int n) {
+        if (n <= 20) {
+            return 3;
+        } else if (n <= 50) {
+            return 5;
+        } else if (n <= 100) {
+            return 8;
+        } else if (n <= 200) {
+            return 10;
+        }
+        return Math.min(20, Math.max(10, (int) Math.floor(Math.log(n) / Math.log(2) * 2)));
+    }
+
+    private static float[] mean(MemoryGraph g, int[] passages) {
+        float[] out = new float[g.passageVectors[passages[0]].length];
+        for (int p : passages) {
+            float[] v = g.passageVectors[p];
+            for (int i = 0; i < out.length; i++) {
+                out[i] += v[i];
+            }
+        }
+        double norm = 0;
+        for (float x : out) {
+            norm += (double) x * x;
+        }
+        float inv = norm == 0 ? 0 : (float) (1 / Math.sqrt(norm));
+        for (int i = 0; i < out.length; i++) {
+            out[i] *= inv;
+        }
+        return out;
+    }
+}
