@@ -11,19 +11,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.processors.Meters;
 import dev.engram.schemas.DeadLetter;
-import dev.engram.schemas.Json;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
@@ -230,7 +224,10 @@ class EngramServiceIT {
                 Meters.UNDERSTAND,
                 Meters.MEMORY_CHANGES,
                 Meters.HTTP_REQUESTS,
-                Meters.RETRIEVALS)) {
+                Meters.RETRIEVALS,
+                Meters.EXTRACTION_CACHE,
+                Meters.STALE,
+                Meters.REJECTED)) {
             assertThat(metrics).as(meter).contains(meter.replace('.', '_'));
         }
         assertThat(metrics).contains("kafka_stream_");
@@ -255,22 +252,16 @@ class EngramServiceIT {
     }
 
     private List<DeadLetter> readDeadLetters(int atLeast) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, "dlq-reader-" + UUID.randomUUID());
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<DeadLetter> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer =
-                new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(service.topics().deadLetters()));
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (out.size() < atLeast && System.nanoTime() < deadline) {
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
-                    out.add(Json.fromBytes(r.value(), DeadLetter.class));
-                }
-            }
-        }
+        List<DeadLetter> out = ItSupport.readCommitted(
+                        bootstrap,
+                        service.topics().deadLetters(),
+                        new ByteArrayDeserializer(),
+                        EngramTopology.DEAD_LETTER_SERDE.deserializer(),
+                        atLeast,
+                        Duration.ofSeconds(30))
+                .stream()
+                .map(r -> r.value())
+                .toList();
         assertThat(out).hasSizeGreaterThanOrEqualTo(atLeast);
         return out;
     }

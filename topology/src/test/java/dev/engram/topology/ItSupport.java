@@ -83,6 +83,39 @@ final class ItSupport {
         return Json.toBytes(Map.of("namespace", ns, "id", id, "op", "delete"));
     }
 
+    /**
+     * The committed records of a topic from its start: polls until at least {@code atLeast} arrived and a poll comes
+     * back empty, or {@code timeout} ends.
+     */
+    static <K, V> List<org.apache.kafka.clients.consumer.ConsumerRecord<K, V>> readCommitted(
+            String bootstrap,
+            String topic,
+            org.apache.kafka.common.serialization.Deserializer<K> keys,
+            org.apache.kafka.common.serialization.Deserializer<V> values,
+            int atLeast,
+            Duration timeout) {
+        Properties p = new Properties();
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(
+                org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG,
+                "reader-" + java.util.UUID.randomUUID());
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<org.apache.kafka.clients.consumer.ConsumerRecord<K, V>> out = new java.util.ArrayList<>();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(p, keys, values)) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (System.nanoTime() < deadline) {
+                var records = consumer.poll(Duration.ofMillis(500));
+                records.forEach(out::add);
+                if (records.isEmpty() && out.size() >= atLeast) {
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
     record Response(int status, JsonNode body, HttpResponse<String> raw) {}
 
     static Response get(String url) {

@@ -13,11 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
@@ -88,27 +84,16 @@ class RestartIT {
     }
 
     private static List<MemoryChange> readChanges(String bootstrap, String topic) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, "changes-" + UUID.randomUUID());
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<MemoryChange> out = new ArrayList<>();
-        try (KafkaConsumer<String, MemoryChange> consumer =
-                new KafkaConsumer<>(p, new StringDeserializer(), EngramTopology.MEMORY_CHANGE_SERDE.deserializer())) {
-            consumer.subscribe(List.of(topic));
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            int emptyPolls = 0;
-            while (System.nanoTime() < deadline && emptyPolls < 6) {
-                var records = consumer.poll(Duration.ofMillis(500));
-                emptyPolls = records.isEmpty() ? emptyPolls + 1 : 0;
-                for (ConsumerRecord<String, MemoryChange> r : records) {
-                    if (r.key().equals(NS)) {
-                        out.add(r.value());
-                    }
-                }
-            }
-        }
-        return out;
+        return ItSupport.readCommitted(
+                        bootstrap,
+                        topic,
+                        new StringDeserializer(),
+                        EngramTopology.MEMORY_CHANGE_SERDE.deserializer(),
+                        1,
+                        Duration.ofSeconds(20))
+                .stream()
+                .filter(r -> NS.equals(r.key()))
+                .map(r -> r.value())
+                .toList();
     }
 }
