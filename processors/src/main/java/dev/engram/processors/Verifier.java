@@ -79,7 +79,9 @@ public final class Verifier {
         for (int i = 0; i < x.facts().size(); i++) {
             Extraction.Fact f = x.facts().get(i);
             String reason = null;
-            if (!accepted.contains(key(f.head())) || !accepted.contains(key(f.tail()))) {
+            if (f.head().isBlank() || f.relation().isBlank() || f.tail().isBlank()) {
+                reason = "incomplete fact";
+            } else if (!accepted.contains(key(f.head())) || !accepted.contains(key(f.tail()))) {
                 reason = "relates an entity that is not accepted";
             } else if (key(f.head()).equals(key(f.tail()))) {
                 reason = "relates an entity to itself";

@@ -49,6 +49,7 @@ class VerifierTest {
                         entity("Percy Shelley", EntityType.PERSON, List.of()),
                         entity("Note G", EntityType.WORK, List.of(), new Span(500, 506))),
                 List.of(
+                        new Extraction.Fact("Ada Lovelace", "", "Note G", new Span(0, 20), 0.9),
                         new Extraction.Fact("Ada Lovelace", "admired", "Mary Shelley", new Span(0, 20), 0.9),
                         new Extraction.Fact("Ada Lovelace", "wrote", "Ada Lovelace", new Span(0, 20), 0.9)));
 
@@ -61,7 +62,8 @@ class VerifierTest {
                 .contains(
                         org.assertj.core.groups.Tuple.tuple("Mary Shelley", "evidence span does not show the entity"),
                         org.assertj.core.groups.Tuple.tuple("Percy Shelley", "no evidence span in the passage"),
-                        org.assertj.core.groups.Tuple.tuple("Note G", "evidence span does not show the entity"));
+                        org.assertj.core.groups.Tuple.tuple("Note G", "evidence span does not show the entity"),
+                        org.assertj.core.groups.Tuple.tuple("Ada Lovelace  Note G", "incomplete fact"));
     }
 
     @Test

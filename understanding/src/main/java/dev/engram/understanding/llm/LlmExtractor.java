@@ -110,9 +110,7 @@ public final class LlmExtractor implements Extractor {
             String head = f.path("head").asText().strip();
             String relation = f.path("relation").asText().strip();
             String tail = f.path("tail").asText().strip();
-            if (head.isEmpty() || relation.isEmpty() || tail.isEmpty()) {
-                continue;
-            }
+            // an incomplete fact is kept: the memory step's verification rejects it into the review list
             facts.add(new Extraction.Fact(
                     head, relation, tail, locate(text, f.path("evidence").asText()), clamp(f.path("confidence"))));
         }
