@@ -144,7 +144,12 @@ class EngramTopologyTest {
         assertThat(this.<EntityRecord>storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki")))
                 .extracting(EntityRecord::name)
                 .contains("Ada Lovelace", "London", "Charles Babbage");
-        assertThat(entities).isNotNull();
+        EntityRecord babbage = entities.get(Keys.of(
+                "wiki",
+                dev.engram.processors.Hashing.id(
+                        "wiki", dev.engram.processors.EntityNames.normalize("Charles Babbage"))));
+        assertThat(babbage.passages()).isEqualTo(1);
+        assertThat(babbage.mentions()).isEqualTo(1);
         assertThat(deadLetters.isEmpty()).isTrue();
     }
 
