@@ -12,7 +12,6 @@ import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
-import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
@@ -22,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,9 +32,10 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * CONSTRUCT: the namespace-owned memory. Adds understood passages with their entities (exact normalized-name match)
- * and passage↔entity links, removes retracted passages and every entity no passage mentions any more, tracks each
- * document's status against its manifest, and emits every mutation, versioned per namespace, as a memory change.
+ * CONSTRUCT: the namespace-owned memory. Adds understood passages with their verified entities and passage↔entity
+ * links (entity search, verification and grouping are the {@link EntityResolver}'s), removes retracted passages and
+ * every entity no passage mentions any more, tracks each document's status against its manifest, and emits every
+ * mutation, versioned per namespace, as a memory change.
  */
 public final class ConstructProcessor implements Processor<String, UnderstandingEvent, Void, Emission> {
 
@@ -47,9 +46,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private KeyValueStore<String, byte[]> vectors;
     private KeyValueStore<String, Embeddings> embeddings;
     private KeyValueStore<String, ReviewItem> reviews;
-    private KeyValueStore<String, EntityRecord> entities;
-    private KeyValueStore<String, Integer> entityPassages;
     private KeyValueStore<String, NamespaceState> namespaces;
+    private EntityResolver resolver;
 
     /** Per-record scratch: the namespace being changed and the changes made so far. */
     private NamespaceState namespace;
@@ -68,9 +66,16 @@ public final class ConstructProcessor implements Processor<String, Understanding
         this.vectors = context.getStateStore(Stores.MEMORY_VECTORS);
         this.embeddings = context.getStateStore(Stores.MEMORY_EMBEDDINGS);
         this.reviews = context.getStateStore(Stores.MEMORY_REVIEWS);
-        this.entities = context.getStateStore(Stores.MEMORY_ENTITIES);
-        this.entityPassages = context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES);
         this.namespaces = context.getStateStore(Stores.MEMORY_NAMESPACES);
+        this.resolver = new EntityResolver(
+                context.getStateStore(Stores.MEMORY_ENTITIES),
+                context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES),
+                context.getStateStore(Stores.MEMORY_ENTITY_INDEX),
+                context.getStateStore(Stores.MEMORY_ENTITY_PAIRS),
+                context.getStateStore(Stores.MEMORY_ENTITY_MEMBERS),
+                passages,
+                embeddings,
+                meters);
     }
 
     @Override
@@ -83,11 +88,13 @@ public final class ConstructProcessor implements Processor<String, Understanding
         }
         pending.clear();
         try {
+            resolver.begin(ns, resolverSink);
             switch (event) {
                 case UnderstandingEvent.Understood u -> addPassage(u);
                 case UnderstandingEvent.Retracted r -> removePassage(r.retraction());
                 case UnderstandingEvent.Manifest m -> applyManifest(m);
             }
+            resolver.resolve();
         } catch (StreamsException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -107,12 +114,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
             return;
         }
         RecordMetadata meta = context.recordMetadata().orElse(null);
-        namespace = new NamespaceState(
-                ns,
-                namespace.version(),
-                namespace.documents(),
-                namespace.passages(),
-                namespace.entities(),
+        namespace = namespace.at(
                 meta == null ? namespace.inputPartition() : meta.partition(),
                 meta == null ? namespace.inputOffset() : meta.offset(),
                 now());
@@ -156,40 +158,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
                             now()));
             meters.rejected(r.kind());
         }
-        List<String> entityIds = new ArrayList<>();
-        Map<String, Integer> mentionsPerEntity = new LinkedHashMap<>();
-        Map<String, Extraction.Entity> firstMention = new LinkedHashMap<>();
-        for (Extraction.Entity m : extraction.entities()) {
-            String normalized = EntityNames.normalize(m.name());
-            if (normalized.isEmpty()) {
-                continue;
-            }
-            String entityId = Hashing.id(ns, normalized);
-            mentionsPerEntity.merge(entityId, Math.max(1, m.spans().size()), Integer::sum);
-            firstMention.putIfAbsent(entityId, m);
-        }
-        for (Map.Entry<String, Integer> e : mentionsPerEntity.entrySet()) {
-            String entityId = e.getKey();
-            Extraction.Entity m = firstMention.get(entityId);
-            EntityRecord entity = entities.get(Keys.of(ns, entityId));
-            if (entity == null) {
-                entity = new EntityRecord(ns, entityId, m.name(), EntityNames.normalize(m.name()), m.type(), 0, 0);
-                change(new MemoryChange.EntityCreated(ns, nextVersion(), now(), entityId, m.name(), m.type()));
-                namespace = withCounts(0, 0, 1);
-            }
-            entities.put(
-                    Keys.of(ns, entityId),
-                    new EntityRecord(
-                            ns,
-                            entityId,
-                            entity.name(),
-                            entity.normalized(),
-                            entity.type(),
-                            entity.mentions() + e.getValue(),
-                            entity.passages() + 1));
-            entityPassages.put(Keys.of(ns, entityId, p.passageId()), e.getValue());
+        List<String> entityIds = resolver.link(p.passageId(), p.documentId(), extraction, vectorsOf.entities());
+        for (String entityId : entityIds) {
             change(new MemoryChange.LinkAdded(ns, nextVersion(), now(), p.passageId(), entityId));
-            entityIds.add(entityId);
         }
         passages.put(
                 passageKey,
@@ -212,7 +183,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 passageKey, VectorCodec.toBytes(u.understanding().embeddings().passage()));
         embeddings.put(passageKey, vectorsOf);
         if (previous == null) {
-            namespace = withCounts(0, 1, 0);
+            namespace = withCounts(0, 1);
         }
         change(new MemoryChange.PassageAdded(ns, nextVersion(), now(), p.documentId(), p.passageId(), p.contentHash()));
         if (doc == null) {
@@ -230,7 +201,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                     0,
                     now());
             documents.put(docKey, doc);
-            namespace = withCounts(1, 0, 0);
+            namespace = withCounts(1, 0);
             change(new MemoryChange.DocumentStatusChanged(
                     ns, nextVersion(), now(), p.documentId(), doc.version(), DocumentStatus.READING));
         } else if (previous == null && inManifest(doc, p.passageId())) {
@@ -259,43 +230,14 @@ public final class ConstructProcessor implements Processor<String, Understanding
         vectors.delete(passageKey);
         embeddings.delete(passageKey);
         clearReviews(ns, passageId);
-        namespace = withCounts(0, -1, 0);
+        namespace = withCounts(0, -1);
         change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), documentId, passageId));
         return true;
     }
 
-    /** Removes the passage's links and every entity left without passages. */
+    /** Removes the passage's links; entity resolution removes every entity left without passages. */
     private void unlinkEntities(StoredPassage passage) {
-        String ns = passage.namespace();
-        for (String entityId : passage.entityIds()) {
-            String linkKey = Keys.of(ns, entityId, passage.passageId());
-            Integer mentions = entityPassages.delete(linkKey);
-            if (mentions == null) {
-                continue;
-            }
-            change(new MemoryChange.LinkRemoved(ns, nextVersion(), now(), passage.passageId(), entityId));
-            String entityKey = Keys.of(ns, entityId);
-            EntityRecord entity = entities.get(entityKey);
-            if (entity == null) {
-                continue;
-            }
-            if (entity.passages() <= 1) {
-                entities.delete(entityKey);
-                namespace = withCounts(0, 0, -1);
-                change(new MemoryChange.EntityRemoved(ns, nextVersion(), now(), entityId, entity.name()));
-            } else {
-                entities.put(
-                        entityKey,
-                        new EntityRecord(
-                                ns,
-                                entityId,
-                                entity.name(),
-                                entity.normalized(),
-                                entity.type(),
-                                Math.max(0, entity.mentions() - mentions),
-                                entity.passages() - 1));
-            }
-        }
+        resolver.unlink(passage.passageId(), passage.entityIds());
     }
 
     private void applyManifest(UnderstandingEvent.Manifest m) {
@@ -306,11 +248,11 @@ public final class ConstructProcessor implements Processor<String, Understanding
             return;
         }
         if (doc == null) {
-            namespace = withCounts(1, 0, 0);
+            namespace = withCounts(1, 0);
         } else if (doc.status() == DocumentStatus.ARCHIVED && m.op() == DocumentEvent.Op.UPSERT) {
-            namespace = withCounts(1, 0, 0);
+            namespace = withCounts(1, 0);
         } else if (doc.status() != DocumentStatus.ARCHIVED && m.op() == DocumentEvent.Op.DELETE) {
-            namespace = withCounts(-1, 0, 0);
+            namespace = withCounts(-1, 0);
         }
         if (doc != null) {
             // The manifest is the whole truth about the document: passages of the previous version that it no
@@ -446,29 +388,35 @@ public final class ConstructProcessor implements Processor<String, Understanding
     }
 
     private long nextVersion() {
-        namespace = new NamespaceState(
-                namespace.namespace(),
-                namespace.version() + 1,
-                namespace.documents(),
-                namespace.passages(),
-                namespace.entities(),
-                namespace.inputPartition(),
-                namespace.inputOffset(),
-                namespace.updatedAt());
+        namespace = namespace.nextVersion();
         return namespace.version();
     }
 
-    private NamespaceState withCounts(long documentsDelta, long passagesDelta, long entitiesDelta) {
-        return new NamespaceState(
-                namespace.namespace(),
-                namespace.version(),
-                namespace.documents() + documentsDelta,
-                namespace.passages() + passagesDelta,
-                namespace.entities() + entitiesDelta,
-                namespace.inputPartition(),
-                namespace.inputOffset(),
-                namespace.updatedAt());
+    private NamespaceState withCounts(long documentsDelta, long passagesDelta) {
+        return namespace.plus(documentsDelta, passagesDelta, 0, 0);
     }
+
+    private final EntityResolver.Sink resolverSink = new EntityResolver.Sink() {
+        @Override
+        public long nextVersion() {
+            return ConstructProcessor.this.nextVersion();
+        }
+
+        @Override
+        public void change(MemoryChange change) {
+            ConstructProcessor.this.change(change);
+        }
+
+        @Override
+        public void counts(long resolvedDelta, long surfacesDelta) {
+            namespace = namespace.plus(0, 0, resolvedDelta, surfacesDelta);
+        }
+
+        @Override
+        public Instant now() {
+            return ConstructProcessor.this.now();
+        }
+    };
 
     private void change(MemoryChange change) {
         pending.add(change);
@@ -484,6 +432,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
             case MemoryChange.LinkAdded c -> "link_added";
             case MemoryChange.LinkRemoved c -> "link_removed";
             case MemoryChange.DocumentStatusChanged c -> "document_status";
+            case MemoryChange.EntityDecision c -> "entity_decision";
         };
     }
 

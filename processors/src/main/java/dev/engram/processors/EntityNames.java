@@ -13,6 +13,14 @@ public final class EntityNames {
 
     private EntityNames() {}
 
+    /**
+     * The id of the surface entity a mention belongs to: mentions with the same namespace, normalized name and type
+     * class are one surface entity; entity resolution then groups surfaces into resolved entities.
+     */
+    public static String surfaceId(String ns, String name, dev.engram.schemas.EntityType type) {
+        return Hashing.id(ns, normalize(name), NameForms.typeClass(type).wireName());
+    }
+
     public static String normalize(String name) {
         String s = Normalizer.normalize(name, Normalizer.Form.NFKD);
         s = MARKS.matcher(s).replaceAll("");

@@ -38,6 +38,11 @@ public final class Meters {
     /** Entities and facts that failed verification (kept for review), by kind. */
     public static final String REJECTED = "engram.verify.rejected";
     /** HTTP requests, by route, method and status. */
+    /** Entity-resolution pair decisions made, by decision. */
+    public static final String RESOLUTION = "engram.resolution.decisions";
+    /** Blocking-index lookups skipped because the block was too large to discriminate. */
+    public static final String RESOLUTION_SKIPPED = "engram.resolution.blocks.skipped";
+
     public static final String HTTP_REQUESTS = "engram.http.requests";
     /** Retrievals served, by mode. */
     public static final String RETRIEVALS = "engram.retrievals";
@@ -76,9 +81,28 @@ public final class Meters {
                 "entity_removed",
                 "link_added",
                 "link_removed",
-                "document_status")) {
+                "document_status",
+                "entity_decision")) {
             counter(MEMORY_CHANGES, "Memory changes emitted, by type", "type", type);
         }
+        for (String decision : List.of("merge", "unmerge", "review", "defer", "cleared", "update")) {
+            counter(RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision);
+        }
+        Counter.builder(RESOLUTION_SKIPPED)
+                .description("Blocking-index blocks too large to discriminate, skipped during entity search")
+                .register(registry);
+    }
+
+    public void resolution(String decision) {
+        counter(RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision)
+                .increment();
+    }
+
+    public void blockSkipped() {
+        Counter.builder(RESOLUTION_SKIPPED)
+                .description("Blocking-index blocks too large to discriminate, skipped during entity search")
+                .register(registry)
+                .increment();
     }
 
     private Counter counter(String name, String description, String tag, String value) {

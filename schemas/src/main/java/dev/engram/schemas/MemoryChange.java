@@ -13,7 +13,8 @@ import java.time.Instant;
     @JsonSubTypes.Type(value = MemoryChange.EntityRemoved.class, name = "entity_removed"),
     @JsonSubTypes.Type(value = MemoryChange.LinkAdded.class, name = "link_added"),
     @JsonSubTypes.Type(value = MemoryChange.LinkRemoved.class, name = "link_removed"),
-    @JsonSubTypes.Type(value = MemoryChange.DocumentStatusChanged.class, name = "document_status")
+    @JsonSubTypes.Type(value = MemoryChange.DocumentStatusChanged.class, name = "document_status"),
+    @JsonSubTypes.Type(value = MemoryChange.EntityDecision.class, name = "entity_decision")
 })
 public sealed interface MemoryChange {
 
@@ -46,4 +47,26 @@ public sealed interface MemoryChange {
     record DocumentStatusChanged(
             String namespace, long version, Instant at, String documentId, long documentVersion, DocumentStatus status)
             implements MemoryChange {}
+
+    /**
+     * An entity-resolution decision about a surface entity: {@code update} (new aliases or description), {@code
+     * merge} into {@code otherId} (the resolved entity), {@code unmerge} from {@code otherId}, {@code review} or {@code
+     * defer} of the pair ({@code entityId}, {@code otherId}), or {@code cleared} when a pair decision no longer holds;
+     * with the rule, its score in [0, 1] and the evidence, so that every merge can be audited and undone.
+     */
+    record EntityDecision(
+            String namespace,
+            long version,
+            Instant at,
+            String decision,
+            String entityId,
+            String otherId,
+            String rule,
+            double score,
+            java.util.List<String> evidence)
+            implements MemoryChange {
+        public EntityDecision {
+            evidence = evidence == null ? java.util.List.of() : java.util.List.copyOf(evidence);
+        }
+    }
 }

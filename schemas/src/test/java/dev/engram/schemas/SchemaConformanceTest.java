@@ -109,7 +109,10 @@ class SchemaConformanceTest {
                 new MemoryChange.EntityRemoved("ns", 4, AT, PID, "Ada"),
                 new MemoryChange.LinkAdded("ns", 5, AT, PID, PID),
                 new MemoryChange.LinkRemoved("ns", 6, AT, PID, PID),
-                new MemoryChange.DocumentStatusChanged("ns", 7, AT, "doc", 1, DocumentStatus.VERIFIED));
+                new MemoryChange.DocumentStatusChanged("ns", 7, AT, "doc", 1, DocumentStatus.VERIFIED),
+                new MemoryChange.EntityDecision(
+                        "ns", 8, AT, "merge", PID, PID, "acronym", 0.9, List.of("initials match")),
+                new MemoryChange.EntityDecision("ns", 9, AT, "update", PID, null, "aliases", 1, List.of()));
         for (MemoryChange c : changes) {
             assertThat(Schemas.MEMORY_CHANGE.validate(tree(c))).as(c.toString()).isEmpty();
             assertThat(Json.fromBytes(Json.toBytes(c), MemoryChange.class)).isEqualTo(c);

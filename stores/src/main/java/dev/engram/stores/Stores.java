@@ -19,10 +19,16 @@ public final class Stores {
     public static final String MEMORY_VECTORS = "memory-vectors";
     /** Memory step: (namespace, passage id) → every embedding of the passage (memory, entities, facts, questions). */
     public static final String MEMORY_EMBEDDINGS = "memory-embeddings";
-    /** Memory step: (namespace, entity id) → entity with reference counts. */
+    /** Memory step: (namespace, surface entity id) → surface entity with reference counts and its resolved entity. */
     public static final String MEMORY_ENTITIES = "memory-entities";
-    /** Memory step: (namespace, entity id, passage id) → number of mentions in that passage. */
+    /** Memory step: (namespace, surface entity id, passage id) → the mention with its provenance. */
     public static final String MEMORY_ENTITY_PASSAGES = "memory-entity-passages";
+    /** Memory step: (namespace, block kind, block key, surface entity id) → normalized name: the blocking indexes. */
+    public static final String MEMORY_ENTITY_INDEX = "memory-entity-index";
+    /** Memory step: (namespace, surface id, other surface id) → resolution decision, stored in both directions. */
+    public static final String MEMORY_ENTITY_PAIRS = "memory-entity-pairs";
+    /** Memory step: (namespace, resolved entity id, surface id) → surface normalized name: the resolved groups. */
+    public static final String MEMORY_ENTITY_MEMBERS = "memory-entity-members";
     /** Understand step (global): "content hash|extractor id" → cached extraction, from the extractions topic. */
     public static final String EXTRACTION_CACHE = "extraction-cache";
     /** Memory step: (namespace, passage id, index) → an entity or fact that failed verification, for review. */
@@ -36,7 +42,9 @@ public final class Stores {
     public static final Serde<StoredPassage> PASSAGE = JsonSerde.of(StoredPassage.class);
     public static final Serde<byte[]> VECTOR = Serdes.ByteArray();
     public static final Serde<EntityRecord> ENTITY = JsonSerde.of(EntityRecord.class);
-    public static final Serde<Integer> MENTION_COUNT = Serdes.Integer();
+    public static final Serde<MentionRecord> MENTION = JsonSerde.of(MentionRecord.class);
+    public static final Serde<PairDecision> PAIR = JsonSerde.of(PairDecision.class);
+    public static final Serde<String> TEXT = Serdes.String();
     public static final Serde<NamespaceState> NAMESPACE = JsonSerde.of(NamespaceState.class);
     public static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
     public static final Serde<Embeddings> EMBEDDINGS = JsonSerde.of(Embeddings.class);

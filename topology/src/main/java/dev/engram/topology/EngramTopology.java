@@ -120,7 +120,10 @@ public final class EngramTopology {
         builder.addStateStore(store(Stores.MEMORY_EMBEDDINGS, Stores.EMBEDDINGS));
         builder.addStateStore(store(Stores.MEMORY_REVIEWS, Stores.REVIEW));
         builder.addStateStore(store(Stores.MEMORY_ENTITIES, Stores.ENTITY));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_PASSAGES, Stores.MENTION_COUNT));
+        builder.addStateStore(store(Stores.MEMORY_ENTITY_PASSAGES, Stores.MENTION));
+        builder.addStateStore(store(Stores.MEMORY_ENTITY_INDEX, Stores.TEXT));
+        builder.addStateStore(store(Stores.MEMORY_ENTITY_PAIRS, Stores.PAIR));
+        builder.addStateStore(store(Stores.MEMORY_ENTITY_MEMBERS, Stores.TEXT));
         builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
         KStream<Void, Emission> constructed = builder.stream(
                         topics.understandings(),
@@ -135,6 +138,9 @@ public final class EngramTopology {
                         Stores.MEMORY_REVIEWS,
                         Stores.MEMORY_ENTITIES,
                         Stores.MEMORY_ENTITY_PASSAGES,
+                        Stores.MEMORY_ENTITY_INDEX,
+                        Stores.MEMORY_ENTITY_PAIRS,
+                        Stores.MEMORY_ENTITY_MEMBERS,
                         Stores.MEMORY_NAMESPACES);
         route(constructed, "construct", topics);
     }

@@ -1,14 +1,16 @@
 package dev.engram.topology;
 
 import dev.engram.processors.EntityNames;
-import dev.engram.processors.Hashing;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.VectorCodec;
+import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -53,6 +55,9 @@ final class GraphLoader {
         var vectors = (ReadOnlyKeyValueStore<String, byte[]>) stores.apply(dev.engram.stores.Stores.MEMORY_VECTORS);
         var embeddings =
                 (ReadOnlyKeyValueStore<String, Embeddings>) stores.apply(dev.engram.stores.Stores.MEMORY_EMBEDDINGS);
+        var entityStore =
+                (ReadOnlyKeyValueStore<String, EntityRecord>) stores.apply(dev.engram.stores.Stores.MEMORY_ENTITIES);
+        Resolved resolved = Resolved.of(ns, entityStore);
         MemoryGraph.Builder b = MemoryGraph.builder(version);
         try (KeyValueIterator<String, StoredPassage> it = passages.prefixScan(Keys.prefix(ns), KEYS)) {
             while (it.hasNext()) {
@@ -75,20 +80,25 @@ final class GraphLoader {
                                 p.end()),
                         VectorCodec.fromBytes(vector));
                 Extraction x = p.extraction();
+                // Names of this passage's entities → their resolved entity's index in the graph.
+                Map<String, Integer> byName = new HashMap<>();
                 for (int i = 0; i < x.entities().size(); i++) {
                     Extraction.Entity e = x.entities().get(i);
-                    String normalized = EntityNames.normalize(e.name());
-                    if (!normalized.isEmpty()) {
-                        int entity = b.entity(Hashing.id(ns, normalized), e.name());
-                        b.link(entity, index);
-                        if (emb != null && i < emb.entities().size()) {
-                            b.entityVector(entity, emb.entities().get(i));
-                        }
+                    if (EntityNames.normalize(e.name()).isEmpty()) {
+                        continue;
+                    }
+                    String canonical = resolved.canonical(EntityNames.surfaceId(ns, e.name(), e.type()));
+                    int entity = b.entity(canonical, resolved.name(canonical, e.name()));
+                    b.link(entity, index);
+                    byName.putIfAbsent(EntityNames.normalize(e.name()), entity);
+                    e.aliases().forEach(a -> byName.putIfAbsent(EntityNames.normalize(a), entity));
+                    if (emb != null && i < emb.entities().size()) {
+                        b.entityVector(entity, emb.entities().get(i));
                     }
                 }
                 for (Extraction.Relation r : x.relations()) {
                     int[] members = r.entities().stream()
-                            .mapToInt(name -> entity(b, ns, name))
+                            .mapToInt(name -> byName.getOrDefault(EntityNames.normalize(name), -1))
                             .filter(i -> i >= 0)
                             .distinct()
                             .toArray();
@@ -104,8 +114,8 @@ final class GraphLoader {
                     b.fact(
                             fact.text(),
                             index,
-                            entity(b, ns, fact.head()),
-                            entity(b, ns, fact.tail()),
+                            byName.getOrDefault(EntityNames.normalize(fact.head()), -1),
+                            byName.getOrDefault(EntityNames.normalize(fact.tail()), -1),
                             fact.confidence(),
                             emb.facts().get(f));
                 }
@@ -114,9 +124,31 @@ final class GraphLoader {
         return b.build();
     }
 
-    private static int entity(MemoryGraph.Builder b, String ns, String name) {
-        String normalized = EntityNames.normalize(name);
-        Integer i = normalized.isEmpty() ? null : b.entityIndex(Hashing.id(ns, normalized));
-        return i == null ? -1 : i;
+    /** Surface entity → resolved entity, and each resolved entity's name (its most mentioned surface's). */
+    record Resolved(Map<String, String> canonicalOf, Map<String, String> names) {
+
+        static Resolved of(String ns, ReadOnlyKeyValueStore<String, EntityRecord> entities) {
+            Map<String, String> canonicalOf = new HashMap<>();
+            Map<String, EntityRecord> best = new HashMap<>();
+            try (KeyValueIterator<String, EntityRecord> it = entities.prefixScan(Keys.prefix(ns), KEYS)) {
+                while (it.hasNext()) {
+                    EntityRecord e = it.next().value;
+                    canonicalOf.put(e.id(), e.canonical());
+                    best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x);
+                }
+            }
+            Map<String, String> names = new HashMap<>();
+            best.forEach((canonical, e) -> names.put(canonical, e.name()));
+            return new Resolved(canonicalOf, names);
+        }
+
+        /** The resolved entity of a surface; a surface written after the scan stands for itself. */
+        String canonical(String surfaceId) {
+            return canonicalOf.getOrDefault(surfaceId, surfaceId);
+        }
+
+        String name(String canonical, String fallback) {
+            return names.getOrDefault(canonical, fallback);
+        }
     }
 }

@@ -46,6 +46,8 @@ final class HttpApi implements AutoCloseable {
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Pattern NAMESPACE_ROUTE = Pattern.compile("^/v1/namespaces/([^/]+)(/.*)?$");
     private static final Pattern DOCUMENT_ROUTE = Pattern.compile("^/documents/([^/]+)$");
+    private static final Pattern ENTITY_ROUTE = Pattern.compile("^/entities/([^/]+)$");
+    private static final Pattern ENTITY_ID = Pattern.compile("[0-9a-f]{32}");
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -148,6 +150,10 @@ final class HttpApi implements AutoCloseable {
             return "/v1/namespaces/{ns}/entities";
         } else if (rest.equals("/reviews")) {
             return "/v1/namespaces/{ns}/reviews";
+        } else if (rest.equals("/merges")) {
+            return "/v1/namespaces/{ns}/merges";
+        } else if (rest.startsWith("/entities/")) {
+            return "/v1/namespaces/{ns}/entities/{id}";
         } else if (rest.startsWith("/documents/")) {
             return "/v1/namespaces/{ns}/documents/{id}";
         }
@@ -181,17 +187,10 @@ final class HttpApi implements AutoCloseable {
             result = retrieve(ns, body, true);
         } else if (rest.equals("/reviews")) {
             requireMethod(method, "GET");
-            String limit = queryParam(exchange.getRequestURI(), "limit");
-            int n;
-            try {
-                n = limit == null ? 100 : Integer.parseInt(limit);
-            } catch (NumberFormatException e) {
-                throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
-            }
-            if (n < 1 || n > 1000) {
-                throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
-            }
-            result = queries.reviews(ns, n);
+            result = queries.reviews(ns, limit(exchange));
+        } else if (rest.equals("/merges")) {
+            requireMethod(method, "GET");
+            result = queries.merges(ns, limit(exchange));
         } else if (rest.equals("/entities")) {
             requireMethod(method, "GET");
             String name = queryParam(exchange.getRequestURI(), "name");
@@ -202,6 +201,14 @@ final class HttpApi implements AutoCloseable {
                 throw ApiException.badRequest("'name' is longer than 512 characters");
             }
             result = queries.entities(ns, name);
+        } else if (rest.startsWith("/entities/")) {
+            requireMethod(method, "GET");
+            Matcher m = ENTITY_ROUTE.matcher(rest);
+            String id = m.matches() ? decode(m.group(1)) : "";
+            if (!ENTITY_ID.matcher(id).matches()) {
+                throw ApiException.badRequest("entity id must be 32 lowercase hex digits");
+            }
+            result = queries.entity(ns, id);
         } else {
             Matcher d = DOCUMENT_ROUTE.matcher(rest);
             if (!d.matches()) {
@@ -217,6 +224,21 @@ final class HttpApi implements AutoCloseable {
         result.put("served_by", router.self().host() + ":" + router.self().port());
         sendJson(exchange, 200, result);
         return 200;
+    }
+
+    /** The {@code limit} query parameter: 1 to 1000, 100 when absent. */
+    private static int limit(HttpExchange exchange) {
+        String limit = queryParam(exchange.getRequestURI(), "limit");
+        int n;
+        try {
+            n = limit == null ? 100 : Integer.parseInt(limit);
+        } catch (NumberFormatException e) {
+            throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
+        }
+        if (n < 1 || n > 1000) {
+            throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
+        }
+        return n;
     }
 
     private Map<String, Object> retrieve(String ns, byte[] body, boolean answer) {

@@ -1,12 +1,9 @@
 package dev.engram.topology;
 
-import dev.engram.processors.EntityNames;
-import dev.engram.processors.Hashing;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import dev.engram.stores.DocumentRecord;
-import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
@@ -24,7 +21,6 @@ import java.util.Optional;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -39,6 +35,7 @@ final class MemoryQueries {
     private final KafkaStreams streams;
     private final Embedder embedder;
     private final GraphLoader graphs = new GraphLoader(1000);
+    private final EntityViews entityViews = new EntityViews(name -> store(name, Object.class));
 
     private final Function<String, List<String>> queryEntityNames;
     private Function<String, List<String>> decomposer;
@@ -114,6 +111,7 @@ final class MemoryQueries {
         out.put("documents", state.documents());
         out.put("passages", state.passages());
         out.put("entities", state.entities());
+        out.put("surfaces", state.surfaces());
         Map<String, Integer> byStatus = new LinkedHashMap<>();
         try (KeyValueIterator<String, DocumentRecord> it =
                 store(Stores.MEMORY_DOCUMENTS, DocumentRecord.class).prefixScan(Keys.prefix(ns), KEYS)) {
@@ -166,7 +164,10 @@ final class MemoryQueries {
         return out;
     }
 
-    /** Entities and facts verification rejected, oldest passages first, at most {@code limit}. */
+    /**
+     * Entities and facts verification rejected, oldest passages first, at most {@code limit}; and the entity pairs
+     * resolution sent to review or deferred.
+     */
     Map<String, Object> reviews(String ns, int limit) {
         List<ReviewItem> items = new ArrayList<>();
         long total = 0;
@@ -184,49 +185,27 @@ final class MemoryQueries {
         out.put("namespace", ns);
         out.put("total", total);
         out.put("reviews", items);
+        out.put("entity_pairs", entityViews.pendingPairs(ns, limit));
         return out;
     }
 
     Map<String, Object> entities(String ns, String name) {
-        String normalized = EntityNames.normalize(name);
-        List<Map<String, Object>> found = new ArrayList<>();
-        if (!normalized.isEmpty()) {
-            String entityId = Hashing.id(ns, normalized);
-            EntityRecord e = store(Stores.MEMORY_ENTITIES, EntityRecord.class).get(Keys.of(ns, entityId));
-            if (e != null) {
-                found.add(entityView(ns, e));
-            }
+        return entityViews.byName(ns, name);
+    }
+
+    Map<String, Object> entity(String ns, String id) {
+        Map<String, Object> view = entityViews.byId(ns, id);
+        if (view == null) {
+            throw ApiException.notFound("entity '" + id + "' is not in namespace '" + ns + "'");
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("namespace", ns);
-        out.put("name", name);
-        out.put("entities", found);
+        out.putAll(view);
         return out;
     }
 
-    private Map<String, Object> entityView(String ns, EntityRecord e) {
-        ReadOnlyKeyValueStore<String, Integer> links = store(Stores.MEMORY_ENTITY_PASSAGES, Integer.class);
-        ReadOnlyKeyValueStore<String, StoredPassage> passages = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
-        List<Map<String, Object>> mentions = new ArrayList<>();
-        try (KeyValueIterator<String, Integer> it = links.prefixScan(Keys.prefix(ns, e.id()), KEYS)) {
-            while (it.hasNext()) {
-                KeyValue<String, Integer> kv = it.next();
-                String passageId = Keys.last(kv.key);
-                StoredPassage p = passages.get(Keys.of(ns, passageId));
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("passage_id", passageId);
-                m.put("document_id", p == null ? null : p.documentId());
-                m.put("mentions", kv.value);
-                mentions.add(m);
-            }
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("id", e.id());
-        out.put("name", e.name());
-        out.put("type", e.type());
-        out.put("mentions", e.mentions());
-        out.put("passages", mentions);
-        return out;
+    Map<String, Object> merges(String ns, int limit) {
+        return entityViews.merges(ns, limit);
     }
 
     /**
@@ -249,9 +228,8 @@ final class MemoryQueries {
         Map<String, float[]> embedded = new HashMap<>();
         Function<String, float[]> embed = text -> embedded.computeIfAbsent(text, embedder::embed);
         int[] queryEntities = queryEntityNames.apply(query).stream()
-                .map(EntityNames::normalize)
-                .filter(n -> !n.isEmpty())
-                .mapToInt(n -> graph.entityIndex(Hashing.id(ns, n)))
+                .flatMap(n -> entityViews.resolvedIds(ns, n, false).stream())
+                .mapToInt(graph::entityIndex)
                 .filter(i -> i >= 0)
                 .distinct()
                 .toArray();

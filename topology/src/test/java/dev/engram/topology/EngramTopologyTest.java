@@ -144,10 +144,14 @@ class EngramTopologyTest {
         assertThat(this.<EntityRecord>storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki")))
                 .extracting(EntityRecord::name)
                 .contains("Ada Lovelace", "London", "Charles Babbage");
-        EntityRecord babbage = entities.get(Keys.of(
-                "wiki",
-                dev.engram.processors.Hashing.id(
-                        "wiki", dev.engram.processors.EntityNames.normalize("Charles Babbage"))));
+        EntityRecord babbage = this.<EntityRecord>storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki")).stream()
+                .filter(e -> e.name().equals("Charles Babbage"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(babbage.id())
+                .isEqualTo(dev.engram.processors.EntityNames.surfaceId(
+                        "wiki", "Charles Babbage", dev.engram.schemas.EntityType.PERSON));
+        assertThat(entities.get(Keys.of("wiki", babbage.id())).canonical()).isEqualTo(babbage.id());
         assertThat(babbage.passages()).isEqualTo(1);
         assertThat(babbage.mentions()).isEqualTo(1);
         assertThat(deadLetters.isEmpty()).isTrue();

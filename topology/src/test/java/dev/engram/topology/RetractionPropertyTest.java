@@ -7,7 +7,9 @@ import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.Json;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
+import dev.engram.stores.MentionRecord;
 import dev.engram.stores.NamespaceState;
+import dev.engram.stores.PairDecision;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
 import java.nio.charset.StandardCharsets;
@@ -48,7 +50,15 @@ class RetractionPropertyTest {
             "The Analytical Engine inspired Alan Turing, who studied at King's College.",
             "Grace Hopper wrote a compiler. She served in the United States Navy.",
             "London hosted the Great Exhibition in 1851. Charles Babbage attended it.",
-            "# One\n\nNote G described Bernoulli numbers.\n\n# Two\n\nAda Lovelace wrote Note G.");
+            "# One\n\nNote G described Bernoulli numbers.\n\n# Two\n\nAda Lovelace wrote Note G.",
+            // Entity resolution: partial names, acronyms, spelling variants and ambiguous short forms.
+            "Babbage built the Difference Engine in London.",
+            "The United States Navy (USN) commissioned ships. USN sailors visited London.",
+            "USN officers met Grace Hopper.",
+            "Alan Turring worked at Bletchley Park.",
+            "Edward Hopper painted Nighthawks. Hopper lived in New York.",
+            "Hopper wrote a compiler.",
+            "Turing studied at King's College.");
 
     @TempDir
     Path dir;
@@ -81,6 +91,20 @@ class RetractionPropertyTest {
         Map<String, Object> afterSurvivors = digest(run(replay, dir.resolve("survivors")));
 
         assertThat(afterHistory).isEqualTo(afterSurvivors);
+    }
+
+    /** The texts must make resolution decide something, or the property says nothing about it. */
+    @org.junit.jupiter.api.Test
+    void theTextsExerciseEntityResolution() {
+        List<String[]> all = new ArrayList<>();
+        for (int i = 0; i < TEXTS.size(); i++) {
+            all.add(new String[] {"wiki", "doc-" + i, TEXTS.get(i)});
+        }
+        @SuppressWarnings("unchecked")
+        TreeSet<String> pairs =
+                (TreeSet<String>) digest(run(all, dir.resolve("all"))).get("pairs");
+        assertThat(pairs).anySatisfy(p -> assertThat(p).contains(" merge "));
+        assertThat(pairs).anySatisfy(p -> assertThat(p).containsAnyOf(" review ", " defer "));
     }
 
     private TopologyTestDriver run(List<String[]> events, Path state) {
@@ -121,14 +145,36 @@ class RetractionPropertyTest {
             d.put("vectors", v);
             KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
             TreeSet<String> e = new TreeSet<>();
-            all(entities)
-                    .forEach(kv -> e.add(kv.key + " " + kv.value.normalized() + " mentions=" + kv.value.mentions()
-                            + " passages=" + kv.value.passages()));
+            all(entities).forEach(kv -> {
+                EntityRecord x = kv.value;
+                e.add(kv.key + " " + x.name() + " " + x.normalized() + " " + x.type() + " mentions=" + x.mentions()
+                        + " passages=" + x.passages() + " forms=" + new TreeMap<>(x.forms()) + " aliases="
+                        + new TreeMap<>(x.aliases()) + " description=" + x.description() + " representative="
+                        + x.representative() + " vector=" + java.util.Arrays.hashCode(x.vector()) + " canonical="
+                        + x.canonical());
+            });
             d.put("entities", e);
-            KeyValueStore<String, Integer> links = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PASSAGES);
+            KeyValueStore<String, MentionRecord> links = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PASSAGES);
             TreeSet<String> l = new TreeSet<>();
-            all(links).forEach(kv -> l.add(kv.key + " " + kv.value));
+            all(links)
+                    .forEach(kv -> l.add(kv.key + " " + kv.value.mentions() + " " + kv.value.form() + " "
+                            + kv.value.spans() + " " + kv.value.aliases() + " " + kv.value.documentId()));
             d.put("links", l);
+            // Entity resolution: blocking indexes, pair decisions and resolved groups.
+            KeyValueStore<String, String> index = driver.getKeyValueStore(Stores.MEMORY_ENTITY_INDEX);
+            TreeSet<String> ix = new TreeSet<>();
+            all(index).forEach(kv -> ix.add(kv.key));
+            d.put("index", ix);
+            KeyValueStore<String, PairDecision> pairs = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+            TreeSet<String> pd = new TreeSet<>();
+            all(pairs)
+                    .forEach(kv -> pd.add(kv.key + " " + kv.value.decision() + " " + kv.value.rule() + " "
+                            + kv.value.score() + " " + kv.value.evidence()));
+            d.put("pairs", pd);
+            KeyValueStore<String, String> members = driver.getKeyValueStore(Stores.MEMORY_ENTITY_MEMBERS);
+            TreeSet<String> mb = new TreeSet<>();
+            all(members).forEach(kv -> mb.add(kv.key));
+            d.put("members", mb);
             KeyValueStore<String, dev.engram.stores.ReviewItem> reviews =
                     driver.getKeyValueStore(Stores.MEMORY_REVIEWS);
             TreeSet<String> r = new TreeSet<>();
@@ -144,11 +190,12 @@ class RetractionPropertyTest {
             TreeSet<String> n = new TreeSet<>();
             all(namespaces)
                     .forEach(kv -> n.add(kv.key + " documents=" + kv.value.documents() + " passages="
-                            + kv.value.passages() + " entities=" + kv.value.entities()));
+                            + kv.value.passages() + " entities=" + kv.value.entities() + " surfaces="
+                            + kv.value.surfaces()));
             d.put(
                     "namespaces",
                     n.stream()
-                            .filter(s -> !s.endsWith("documents=0 passages=0 entities=0"))
+                            .filter(s -> !s.endsWith("documents=0 passages=0 entities=0 surfaces=0"))
                             .toList());
             return d;
         }

@@ -1,0 +1,285 @@
+package dev.engram.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.processors.EntityNames;
+import dev.engram.processors.Meters;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.Span;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.PairDecision;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.Stores;
+import dev.engram.topology.Corpus;
+import dev.engram.topology.EngramConfig;
+import dev.engram.topology.EngramTopology;
+import dev.engram.topology.Topics;
+import dev.engram.topology.UnderstanderFactory;
+import dev.engram.understanding.Understander;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Merge precision and recall of entity resolution against hand-labelled mention pairs ({@code
+ * bench/data/er-pairs.jsonl}, passages in {@code bench/data/er-passages.jsonl}).
+ *
+ * <p>The passages go through the real topology (read, the configured understanding, construct with its RocksDB
+ * stores) in one namespace per dataset. Each labelled mention is then located among the entities extracted from its
+ * passage (by normalized name, else by an evidence span that covers it); the pair counts as merged when both
+ * mentions belong to the same resolved entity. A mention the extractor did not find counts as not merged. The
+ * baseline is what memory did without resolution: one entity per exact normalized name.
+ *
+ * <p>Usage: {@code EntityResolutionEval [--pairs FILE] [--passages FILE] [--corpora DIR] [--out FILE] [--verbose
+ * true]}; with {@code --corpora} every passage of each dataset's {@code corpus.jsonl} is ingested too, so that
+ * resolution meets the ambiguity of a whole corpus.
+ */
+public final class EntityResolutionEval {
+
+    private static final Topics TOPICS = new Topics("eval.");
+
+    private EntityResolutionEval() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = IngestBenchmark.options(args);
+        Path pairsFile = Path.of(opts.getOrDefault("--pairs", "bench/data/er-pairs.jsonl"));
+        Path passagesFile = Path.of(opts.getOrDefault("--passages", "bench/data/er-passages.jsonl"));
+        boolean verbose = opts.containsKey("--verbose");
+        List<JsonNode> pairs = readJsonLines(pairsFile);
+
+        // dataset → doc id → passage (title, text)
+        Map<String, Map<Integer, JsonNode>> docs = new TreeMap<>();
+        for (JsonNode p : readJsonLines(passagesFile)) {
+            docs.computeIfAbsent(p.path("dataset").asText(), k -> new TreeMap<>())
+                    .put(p.path("doc_id").asInt(), p);
+        }
+        if (opts.containsKey("--corpora")) {
+            for (String dataset : List.copyOf(docs.keySet())) {
+                Path corpus = Path.of(opts.get("--corpora"), dataset, "corpus.jsonl");
+                for (JsonNode d : Corpus.read(corpus, Integer.MAX_VALUE)) {
+                    docs.get(dataset).putIfAbsent(d.path("doc_id").asInt(), d);
+                }
+            }
+        }
+
+        EngramConfig config = EngramConfig.fromEnvironment();
+        Understander understander = UnderstanderFactory.create(config, Meters.detached());
+        Path state = Files.createTempDirectory("engram-er-eval");
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "engram-er-eval");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
+        long t0 = System.nanoTime();
+        int passages = 0;
+        Map<String, Object> result = new LinkedHashMap<>();
+        try (TopologyTestDriver driver = new TopologyTestDriver(
+                EngramTopology.build(
+                        TOPICS, config.maxDocumentBytes(), config.chunkMaxTokens(), understander, Meters.detached()),
+                props)) {
+            TestInputTopic<byte[], byte[]> input =
+                    driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+            for (Map.Entry<String, Map<Integer, JsonNode>> ds : docs.entrySet()) {
+                for (Map.Entry<Integer, JsonNode> d : ds.getValue().entrySet()) {
+                    Map<String, Object> doc = new LinkedHashMap<>();
+                    doc.put("namespace", ds.getKey());
+                    doc.put("id", Integer.toString(d.getKey()));
+                    doc.put("op", "upsert");
+                    doc.put("title", d.getValue().path("title").asText());
+                    doc.put("text", d.getValue().path("text").asText());
+                    input.pipeInput(Integer.toString(d.getKey()).getBytes(StandardCharsets.UTF_8), Json.toBytes(doc));
+                    passages++;
+                }
+            }
+            Lookup lookup = new Lookup(driver);
+            result = score(pairs, lookup, verbose);
+            result.put("decisions", lookup.decisionCounts());
+        }
+        result.put("passages", passages);
+        result.put("extractor", understander.extractor().id());
+        result.put("seconds", Math.round((System.nanoTime() - t0) / 1e8) / 10.0);
+        System.out.println(Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(result));
+        if (opts.containsKey("--out")) {
+            Files.write(Path.of(opts.get("--out")), Json.toBytes(result));
+        }
+    }
+
+    private static Map<String, Object> score(List<JsonNode> pairs, Lookup lookup, boolean verbose) {
+        int positives = 0;
+        int found = 0;
+        int merged = 0;
+        int correct = 0;
+        int baselineMerged = 0;
+        int baselineCorrect = 0;
+        Map<String, int[]> byKind = new TreeMap<>(); // kind → [pairs, merged]
+        for (JsonNode pair : pairs) {
+            String ns = pair.path("dataset").asText();
+            boolean same = pair.path("same").asBoolean();
+            String kind = pair.path("kind").asText();
+            Mention a = lookup.find(ns, pair.path("a"));
+            Mention b = lookup.find(ns, pair.path("b"));
+            boolean isMerged = a != null && b != null && a.canonical().equals(b.canonical());
+            boolean baseline = a != null && b != null && a.normalized().equals(b.normalized());
+            positives += same ? 1 : 0;
+            found += a != null && b != null ? 1 : 0;
+            merged += isMerged ? 1 : 0;
+            correct += isMerged && same ? 1 : 0;
+            baselineMerged += baseline ? 1 : 0;
+            baselineCorrect += baseline && same ? 1 : 0;
+            int[] k = byKind.computeIfAbsent((same ? "+" : "-") + kind, x -> new int[2]);
+            k[0]++;
+            k[1] += isMerged ? 1 : 0;
+            if (verbose && isMerged != same) {
+                System.out.printf(
+                        Locale.ROOT,
+                        "%s %-28s %s | %s | %s%n",
+                        pair.path("id").asText(),
+                        (same ? "missed " : "WRONG ") + kind,
+                        describe(pair.path("a"), a),
+                        describe(pair.path("b"), b),
+                        lookup.pairDecision(ns, a, b));
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("pairs", pairs.size());
+        out.put("positives", positives);
+        out.put("both_mentions_found", found);
+        out.put("merged", merged);
+        out.put("merge_precision", percent(correct, merged));
+        out.put("merge_recall", percent(correct, positives));
+        out.put("wrong_merges", merged - correct);
+        out.put(
+                "baseline_exact_name",
+                Map.of(
+                        "merged",
+                        baselineMerged,
+                        "merge_precision",
+                        percent(baselineCorrect, baselineMerged),
+                        "merge_recall",
+                        percent(baselineCorrect, positives),
+                        "wrong_merges",
+                        baselineMerged - baselineCorrect));
+        Map<String, Object> kinds = new LinkedHashMap<>();
+        byKind.forEach((k, v) -> kinds.put(k, Map.of("pairs", v[0], "merged", v[1])));
+        out.put("by_kind", kinds);
+        return out;
+    }
+
+    private static String describe(JsonNode gold, Mention m) {
+        return "\"" + gold.path("mention").asText() + "\"@"
+                + gold.path("doc_id").asInt() + "→"
+                + (m == null ? "not found" : m.surfaceName() + " (" + m.type() + ")");
+    }
+
+    private static double percent(int part, int whole) {
+        return whole == 0 ? 0 : Math.round(1000.0 * part / whole) / 10.0;
+    }
+
+    private static List<JsonNode> readJsonLines(Path file) throws Exception {
+        List<JsonNode> out = new ArrayList<>();
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            if (!line.isBlank()) {
+                out.add(Json.mapper().readTree(line));
+            }
+        }
+        return out;
+    }
+
+    private record Mention(String surfaceId, String surfaceName, String normalized, String type, String canonical) {}
+
+    /** Finds labelled mentions among the stored passages' entities and their resolved entities. */
+    private static final class Lookup {
+        private final KeyValueStore<String, StoredPassage> passages;
+        private final KeyValueStore<String, EntityRecord> entities;
+        private final KeyValueStore<String, PairDecision> pairs;
+        private final Map<String, List<StoredPassage>> byDocument = new TreeMap<>();
+
+        Lookup(TopologyTestDriver driver) {
+            passages = driver.getKeyValueStore(Stores.MEMORY_PASSAGES);
+            entities = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
+            pairs = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+            try (KeyValueIterator<String, StoredPassage> it = passages.all()) {
+                it.forEachRemaining(kv -> byDocument
+                        .computeIfAbsent(Keys.of(kv.value.namespace(), kv.value.documentId()), k -> new ArrayList<>())
+                        .add(kv.value));
+            }
+        }
+
+        Mention find(String ns, JsonNode side) {
+            String mention = side.path("mention").asText();
+            String normalized = EntityNames.normalize(mention);
+            List<StoredPassage> docPassages = byDocument.getOrDefault(
+                    Keys.of(ns, Integer.toString(side.path("doc_id").asInt())), List.of());
+            Extraction.Entity best = null;
+            for (StoredPassage p : docPassages) {
+                for (Extraction.Entity e : p.extraction().entities()) {
+                    if (EntityNames.normalize(e.name()).equals(normalized)) {
+                        best = e;
+                        break;
+                    }
+                }
+                if (best != null) {
+                    break;
+                }
+                // Else an entity whose evidence covers the mention in the text and whose name contains it.
+                int at = p.text().indexOf(mention);
+                for (Extraction.Entity e : p.extraction().entities()) {
+                    for (Span s : e.spans()) {
+                        if (at >= 0
+                                && s.start() <= at
+                                && s.end() >= at + mention.length()
+                                && EntityNames.normalize(e.name()).contains(normalized)) {
+                            best = e;
+                        }
+                    }
+                }
+                if (best != null) {
+                    break;
+                }
+            }
+            if (best == null) {
+                return null;
+            }
+            String sid = EntityNames.surfaceId(ns, best.name(), best.type());
+            EntityRecord record = entities.get(Keys.of(ns, sid));
+            if (record == null) {
+                return null;
+            }
+            return new Mention(
+                    sid, record.name(), record.normalized(), record.type().wireName(), record.canonical());
+        }
+
+        String pairDecision(String ns, Mention a, Mention b) {
+            if (a == null || b == null) {
+                return "-";
+            }
+            PairDecision d = pairs.get(Keys.of(ns, a.surfaceId(), b.surfaceId()));
+            return d == null ? "no candidate pair" : d.decision() + "/" + d.rule() + " " + d.evidence();
+        }
+
+        Map<String, Integer> decisionCounts() {
+            Map<String, Integer> counts = new TreeMap<>();
+            try (KeyValueIterator<String, PairDecision> it = pairs.all()) {
+                it.forEachRemaining(kv -> {
+                    if (kv.value.entityId().compareTo(kv.value.otherId()) < 0) {
+                        counts.merge(kv.value.decision() + "/" + kv.value.rule(), 1, Integer::sum);
+                    }
+                });
+            }
+            return counts;
+        }
+    }
+}

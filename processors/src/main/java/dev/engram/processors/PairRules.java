@@ -1,0 +1,259 @@
+package dev.engram.processors;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.stores.PairDecision;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.commons.text.similarity.JaroWinklerSimilarity;
+
+/**
+ * VERIFY for entity resolution: whether two surface entities that share a blocking key are one referent. A decision
+ * depends only on the two surfaces, on how many other surfaces the shorter one could equally stand for, and on the
+ * context both share, never on the order things arrived in. Wrong merges cost more than missed ones, so every rule
+ * that reads a short or similar name as a longer one needs that name to be unambiguous, and people named alike need
+ * supporting evidence (a shared document or a co-mentioned entity).
+ */
+public final class PairRules {
+
+    /** Jaro-Winkler similarity of the loose forms at which two names read as spelling variants. */
+    static final double FUZZY = 0.93;
+    /** Cosine of "name: description" embeddings at which two differently-named surfaces are shown for review. */
+    static final double EMBEDDING_REVIEW = 0.9;
+    /** Cosine at which the embeddings count as supporting evidence for a similar-name merge. */
+    static final double EMBEDDING_SUPPORT = 0.85;
+    /** Short forms that could stand for more surfaces than this are not even shown for review. */
+    static final int MAX_REVIEWED_AMBIGUITY = 3;
+
+    private static final JaroWinklerSimilarity JARO_WINKLER = new JaroWinklerSimilarity();
+
+    private PairRules() {}
+
+    /** What a decision reads about one surface entity. */
+    public record Surface(
+            String id, String normalized, String written, EntityType type, Set<String> aliases, float[] vector) {}
+
+    /** How a short name relates to a longer one: the families a short form can be ambiguous within. */
+    public enum ShortForm {
+        VARIANT,
+        ACRONYM,
+        ALIAS,
+        PARTIAL
+    }
+
+    /** What the resolver looks up for a decision: ambiguity counts and shared context. */
+    public interface Lookup {
+        /** The number of surfaces (other than {@code shortSide}) that {@code shortSide} matches as this family. */
+        int ambiguity(Surface shortSide, ShortForm family);
+
+        /** Shared context of the two surfaces (documents, co-mentioned entities); empty when there is none. */
+        List<String> sharedContext(Surface a, Surface b);
+    }
+
+    public record Decision(String decision, String rule, double score, List<String> evidence) {}
+
+    /** How {@code shortSide} could stand for {@code longSide}, or null; used for decisions and ambiguity counts. */
+    public static ShortForm shortForm(Surface shortSide, Surface longSide) {
+        if (shortSide.id().equals(longSide.id())) {
+            return null;
+        }
+        if (NameForms.loose(shortSide.normalized()).equals(NameForms.loose(longSide.normalized()))) {
+            return shortSide.type() == EntityType.OTHER || longSide.type() == EntityType.OTHER
+                    ? ShortForm.VARIANT
+                    : null;
+        }
+        String acronym = NameForms.asAcronym(shortSide.normalized(), shortSide.written());
+        if (acronym != null
+                && NameForms.asAcronym(longSide.normalized(), longSide.written()) == null
+                && NameForms.initials(longSide.normalized()).contains(acronym)) {
+            return ShortForm.ACRONYM;
+        }
+        // Part of the name before declared alias: a surname stays a partial name (it needs context) even when an
+        // extractor declared it an alias of the full name somewhere else.
+        if (NameForms.partOf(longSide.normalized(), shortSide.normalized(), person(shortSide, longSide))
+                && NameForms.numbers(longSide.normalized()).equals(NameForms.numbers(shortSide.normalized()))
+                && !NameForms.blockingTokens(shortSide.normalized()).isEmpty()) {
+            return ShortForm.PARTIAL;
+        }
+        if (longSide.aliases().contains(shortSide.normalized())) {
+            return ShortForm.ALIAS;
+        }
+        return null;
+    }
+
+    private static boolean person(Surface a, Surface b) {
+        return a.type() == EntityType.PERSON || b.type() == EntityType.PERSON;
+    }
+
+    public static Optional<Decision> decide(Surface a, Surface b, Lookup lookup) {
+        boolean compatible = NameForms.compatible(a.type(), b.type());
+        String looseA = NameForms.loose(a.normalized());
+        String looseB = NameForms.loose(b.normalized());
+        if (looseA.equals(looseB)) {
+            List<String> evidence = List.of("same name once case, punctuation, articles and suffixes are ignored: "
+                    + quoted(a.written()) + " / " + quoted(b.written()));
+            if (!compatible) {
+                return review("type_conflict", 0.5, evidence, typeEvidence(a, b));
+            }
+            if (a.type() == b.type()) {
+                return Optional.of(new Decision(PairDecision.MERGE, "variant", 0.95, evidence));
+            }
+            Surface untyped = a.type() == EntityType.OTHER ? a : b;
+            return unambiguous(untyped, ShortForm.VARIANT, "variant", 0.9, evidence, lookup);
+        }
+        if (!compatible) {
+            return Optional.empty();
+        }
+        Optional<Decision> shortDecision = shortFormDecision(a, b, lookup);
+        if (shortDecision.isPresent()) {
+            return shortDecision;
+        }
+        shortDecision = shortFormDecision(b, a, lookup);
+        if (shortDecision.isPresent()) {
+            return shortDecision;
+        }
+        return similarNames(a, b, looseA, looseB, lookup);
+    }
+
+    private static Optional<Decision> shortFormDecision(Surface shortSide, Surface longSide, Lookup lookup) {
+        ShortForm form = shortForm(shortSide, longSide);
+        if (form == null || form == ShortForm.VARIANT) {
+            return Optional.empty();
+        }
+        String pair = quoted(shortSide.written()) + " / " + quoted(longSide.written());
+        return switch (form) {
+            case ACRONYM ->
+                unambiguous(shortSide, form, "acronym", 0.9, List.of("acronym of the initials: " + pair), lookup);
+            case ALIAS -> unambiguous(shortSide, form, "alias", 0.9, List.of("declared alias: " + pair), lookup);
+            case PARTIAL -> partial(shortSide, longSide, pair, lookup);
+            case VARIANT -> Optional.empty();
+        };
+    }
+
+    /** "Obama" for "Barack Obama": never for places or numbers, only when unambiguous, and only with shared context. */
+    private static Optional<Decision> partial(Surface shortSide, Surface longSide, String pair, Lookup lookup) {
+        EntityType type = shortSide.type() == EntityType.OTHER ? longSide.type() : shortSide.type();
+        if (type == EntityType.PLACE || type == EntityType.DATE || type == EntityType.NUMBER) {
+            return Optional.empty();
+        }
+        int ambiguity = lookup.ambiguity(shortSide, ShortForm.PARTIAL);
+        List<String> evidence = new ArrayList<>(List.of("part of the name: " + pair));
+        if (ambiguity > 1) {
+            return ambiguity <= MAX_REVIEWED_AMBIGUITY
+                    ? review("ambiguous", 0.5, evidence, List.of("could stand for " + ambiguity + " entities"))
+                    : Optional.empty();
+        }
+        List<String> context = new ArrayList<>(lookup.sharedContext(shortSide, longSide));
+        double cosine = cosine(shortSide.vector(), longSide.vector());
+        if (context.isEmpty() && NameForms.tokens(shortSide.normalized()).size() >= 2 && cosine >= EMBEDDING_SUPPORT) {
+            // A full name without its middle parts: agreeing descriptions support it; a bare surname needs context.
+            context.add(String.format(Locale.ROOT, "descriptions agree (cosine %.3f)", cosine));
+        }
+        if (context.isEmpty()) {
+            evidence.add("no shared document or co-mentioned entity yet");
+            return Optional.of(new Decision(PairDecision.DEFER, "partial_name", 0.6, evidence));
+        }
+        evidence.addAll(context);
+        return Optional.of(new Decision(PairDecision.MERGE, "partial_name", 0.8, evidence));
+    }
+
+    /** Spelling variants ("Tchaikovsky" / "Tschaikovsky"): same token count and numbers, close strings. */
+    private static Optional<Decision> similarNames(Surface a, Surface b, String looseA, String looseB, Lookup lookup) {
+        int tokensA = NameForms.tokens(a.normalized()).size();
+        if (tokensA != NameForms.tokens(b.normalized()).size()
+                || Math.min(looseA.length(), looseB.length()) < 6
+                || !NameForms.numbers(a.normalized()).equals(NameForms.numbers(b.normalized()))) {
+            return embeddingNeighbours(a, b);
+        }
+        double similarity = JARO_WINKLER.apply(looseA, looseB);
+        if (similarity < FUZZY) {
+            return embeddingNeighbours(a, b);
+        }
+        List<String> evidence = new ArrayList<>(List.of(String.format(
+                Locale.ROOT,
+                "similar names (Jaro-Winkler %.3f): %s / %s",
+                similarity,
+                quoted(a.written()),
+                quoted(b.written()))));
+        List<String> context = lookup.sharedContext(a, b);
+        double cosine = cosine(a.vector(), b.vector());
+        boolean person = a.type() == EntityType.PERSON || b.type() == EntityType.PERSON;
+        if (!context.isEmpty() || (!person && cosine >= EMBEDDING_SUPPORT)) {
+            evidence.addAll(context);
+            if (cosine >= EMBEDDING_SUPPORT) {
+                evidence.add(String.format(Locale.ROOT, "descriptions agree (cosine %.3f)", cosine));
+            }
+            return Optional.of(new Decision(PairDecision.MERGE, "fuzzy", similarity, evidence));
+        }
+        return review(
+                "similar_name",
+                similarity,
+                evidence,
+                List.of("alike names without supporting evidence are kept apart"));
+    }
+
+    /** Differently-named surfaces whose descriptions embed alike are shown for review, never merged on that alone. */
+    private static Optional<Decision> embeddingNeighbours(Surface a, Surface b) {
+        double cosine = cosine(a.vector(), b.vector());
+        if (cosine < EMBEDDING_REVIEW) {
+            return Optional.empty();
+        }
+        return review(
+                "embedding",
+                cosine,
+                List.of(String.format(
+                        Locale.ROOT,
+                        "descriptions embed alike (cosine %.3f): %s / %s",
+                        cosine,
+                        quoted(a.written()),
+                        quoted(b.written()))),
+                List.of());
+    }
+
+    private static Optional<Decision> unambiguous(
+            Surface shortSide, ShortForm form, String rule, double score, List<String> evidence, Lookup lookup) {
+        int ambiguity = lookup.ambiguity(shortSide, form);
+        if (ambiguity <= 1) {
+            return Optional.of(new Decision(PairDecision.MERGE, rule, score, evidence));
+        }
+        if (ambiguity > MAX_REVIEWED_AMBIGUITY) {
+            return Optional.empty();
+        }
+        return review(
+                "ambiguous",
+                0.5,
+                evidence,
+                List.of(quoted(shortSide.written()) + " could stand for " + ambiguity + " entities"));
+    }
+
+    private static Optional<Decision> review(String rule, double score, List<String> evidence, List<String> more) {
+        List<String> all = new ArrayList<>(evidence);
+        all.addAll(more);
+        return Optional.of(new Decision(PairDecision.REVIEW, rule, Math.max(0, Math.min(1, score)), all));
+    }
+
+    private static List<String> typeEvidence(Surface a, Surface b) {
+        return List.of("types differ: " + a.type().wireName() + " / " + b.type().wireName());
+    }
+
+    private static String quoted(String s) {
+        return "\"" + s + "\"";
+    }
+
+    static double cosine(float[] a, float[] b) {
+        if (a == null || b == null || a.length != b.length || a.length == 0) {
+            return 0;
+        }
+        double dot = 0;
+        double na = 0;
+        double nb = 0;
+        for (int i = 0; i < a.length; i++) {
+            dot += a[i] * b[i];
+            na += a[i] * a[i];
+            nb += b[i] * b[i];
+        }
+        return na == 0 || nb == 0 ? 0 : dot / Math.sqrt(na * nb);
+    }
+}

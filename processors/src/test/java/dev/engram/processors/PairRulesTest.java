@@ -1,0 +1,154 @@
+package dev.engram.processors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.stores.PairDecision;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PairRulesTest {
+
+    /** A lookup where every short form is unambiguous and the two surfaces share a co-mentioned person. */
+    private static final PairRules.Lookup UNAMBIGUOUS_WITH_CONTEXT = lookup(1, List.of("both mentioned with \"X\""));
+
+    private static final PairRules.Lookup UNAMBIGUOUS_NO_CONTEXT = lookup(1, List.of());
+
+    private static PairRules.Lookup lookup(int ambiguity, List<String> context) {
+        return new PairRules.Lookup() {
+            @Override
+            public int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
+                return ambiguity;
+            }
+
+            @Override
+            public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
+                return context;
+            }
+        };
+    }
+
+    private static PairRules.Surface surface(String written, EntityType type, String... aliases) {
+        return new PairRules.Surface(
+                EntityNames.surfaceId("ns", written, type),
+                EntityNames.normalize(written),
+                written,
+                type,
+                Set.of(aliases),
+                null);
+    }
+
+    private static Optional<PairRules.Decision> decide(
+            PairRules.Surface a, PairRules.Surface b, PairRules.Lookup lookup) {
+        return PairRules.decide(a, b, lookup);
+    }
+
+    @Test
+    void spellingVariantsOfOneTypeMerge() {
+        var d = decide(
+                surface("St. Louis", EntityType.PLACE),
+                surface("Saint Louis", EntityType.PLACE),
+                UNAMBIGUOUS_NO_CONTEXT);
+        assertThat(d).hasValueSatisfying(x -> {
+            assertThat(x.decision()).isEqualTo(PairDecision.MERGE);
+            assertThat(x.rule()).isEqualTo("variant");
+        });
+        assertThat(decide(
+                        surface("Apple Inc.", EntityType.ORGANIZATION),
+                        surface("Apple", EntityType.ORGANIZATION),
+                        UNAMBIGUOUS_NO_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.MERGE));
+    }
+
+    @Test
+    void theSameNameWithConflictingTypesGoesToReview() {
+        var d = decide(
+                surface("Washington", EntityType.PERSON),
+                surface("Washington", EntityType.PLACE),
+                UNAMBIGUOUS_WITH_CONTEXT);
+        assertThat(d).hasValueSatisfying(x -> {
+            assertThat(x.decision()).isEqualTo(PairDecision.REVIEW);
+            assertThat(x.rule()).isEqualTo("type_conflict");
+        });
+    }
+
+    @Test
+    void anAcronymMergesOnlyWhenItHasOneExpansion() {
+        var cnn = surface("CNN", EntityType.OTHER);
+        var network = surface("Convolutional Neural Network", EntityType.OTHER);
+        assertThat(decide(cnn, network, UNAMBIGUOUS_NO_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.rule()).isEqualTo("acronym"));
+        assertThat(decide(cnn, network, lookup(2, List.of())))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.REVIEW));
+        // A lower-case word is not an acronym.
+        assertThat(decide(surface("Cnn", EntityType.OTHER), network, UNAMBIGUOUS_NO_CONTEXT))
+                .isEmpty();
+    }
+
+    @Test
+    void aSurnameNeedsContextAndIsNeverAPlace() {
+        var obama = surface("Obama", EntityType.PERSON);
+        var barack = surface("Barack Obama", EntityType.PERSON);
+        assertThat(decide(obama, barack, UNAMBIGUOUS_NO_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.DEFER));
+        assertThat(decide(obama, barack, UNAMBIGUOUS_WITH_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.MERGE));
+        // Even when an extractor declared the surname an alias, it stays a partial name that needs context.
+        assertThat(decide(obama, surface("Barack Obama", EntityType.PERSON, "obama"), UNAMBIGUOUS_NO_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.DEFER));
+        assertThat(decide(
+                        surface("Paris", EntityType.PLACE),
+                        surface("Paris Texas", EntityType.PLACE),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .isEmpty();
+    }
+
+    @Test
+    void fathersSonsAndNumberedThingsStayApart() {
+        assertThat(decide(
+                        surface("Joseph Smith", EntityType.PERSON),
+                        surface("Joseph Smith Sr.", EntityType.PERSON),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .isEmpty();
+        assertThat(decide(
+                        surface("World War I", EntityType.OTHER),
+                        surface("World War II", EntityType.OTHER),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .isEmpty();
+        assertThat(decide(
+                        surface("Apollo 11", EntityType.OTHER),
+                        surface("Apollo 13", EntityType.OTHER),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .isEmpty();
+        assertThat(NameForms.numbers("henry viii")).containsExactly(8);
+        assertThat(NameForms.numbers("jet li")).isEmpty();
+    }
+
+    @Test
+    void peopleWithAlikeNamesMergeOnlyWithEvidence() {
+        var a = surface("Pyotr Tchaikovsky", EntityType.PERSON);
+        var b = surface("Pyotr Tchaikowsky", EntityType.PERSON);
+        assertThat(decide(a, b, UNAMBIGUOUS_NO_CONTEXT)).hasValueSatisfying(x -> {
+            assertThat(x.decision()).isEqualTo(PairDecision.REVIEW);
+            assertThat(x.rule()).isEqualTo("similar_name");
+        });
+        assertThat(decide(a, b, UNAMBIGUOUS_WITH_CONTEXT)).hasValueSatisfying(x -> {
+            assertThat(x.decision()).isEqualTo(PairDecision.MERGE);
+            assertThat(x.rule()).isEqualTo("fuzzy");
+        });
+    }
+
+    @Test
+    void nonContiguousPartsAreOnlyMiddleInitialsUnlessPeople() {
+        assertThat(NameForms.partOf("ernest e bryan", "ernest bryan", false)).isTrue();
+        assertThat(NameForms.partOf("world class championship wrestling", "world championship wrestling", false))
+                .isFalse();
+        assertThat(NameForms.partOf("james alan hetfield", "james hetfield", true))
+                .isTrue();
+        assertThat(NameForms.loose(EntityNames.normalize("The Beatles"))).isEqualTo(NameForms.loose("beatles"));
+        assertThat(NameForms.initials("bank of america")).contains("ba", "boa");
+        assertThat(NameForms.asAcronym("u s", "U.S.")).isEqualTo("us");
+    }
+}

@@ -1,0 +1,30 @@
+package dev.engram.stores;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Span;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * The link between a surface entity and one passage that mentions it, with its provenance: the written form, type,
+ * description and aliases the extractor gave, the evidence spans in the passage text, the document, the extractor
+ * version and the operation that linked it ({@code create} for the surface's first mention, {@code update} after).
+ */
+public record MentionRecord(
+        int mentions,
+        String form,
+        EntityType type,
+        String description,
+        List<String> aliases,
+        List<Span> spans,
+        String documentId,
+        String extractor,
+        String operation,
+        Instant at) {
+
+    public MentionRecord {
+        description = description == null ? "" : description;
+        aliases = aliases == null ? List.of() : List.copyOf(aliases);
+        spans = spans == null ? List.of() : List.copyOf(spans);
+    }
+}

@@ -1,0 +1,42 @@
+package dev.engram.stores;
+
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * What entity resolution decided about two surface entities that the blocking indexes made candidates: {@code merge},
+ * {@code review} (a person should look) or {@code defer} (plausible, waiting for supporting evidence), with the rule
+ * that decided, its score and the evidence, so every merge can be audited. Pairs with no decision are not stored.
+ */
+public record PairDecision(
+        String namespace,
+        String entityId,
+        String otherId,
+        String decision,
+        String rule,
+        double score,
+        List<String> evidence,
+        Instant at) {
+
+    public static final String MERGE = "merge";
+    public static final String REVIEW = "review";
+    public static final String DEFER = "defer";
+
+    public PairDecision {
+        evidence = evidence == null ? List.of() : List.copyOf(evidence);
+    }
+
+    /** The same decision seen from the other surface. */
+    public PairDecision mirrored() {
+        return new PairDecision(namespace, otherId, entityId, decision, rule, score, evidence, at);
+    }
+
+    /** Equal in everything but the time it was made. */
+    public boolean sameAs(PairDecision o) {
+        return o != null
+                && decision.equals(o.decision)
+                && rule.equals(o.rule)
+                && Double.compare(score, o.score) == 0
+                && evidence.equals(o.evidence);
+    }
+}

@@ -1,0 +1,204 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.processors.Meters;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.MemoryChange;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.PairDecision;
+import dev.engram.stores.Stores;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Entity resolution through the whole topology with the embedded understanding: what merges, what is only shown for
+ * review or deferred, and that a merge is undone exactly when the evidence for it leaves memory.
+ */
+class EntityResolutionTest {
+
+    private static final Topics TOPICS = new Topics("engram.");
+
+    @TempDir
+    Path stateDir;
+
+    private TopologyTestDriver driver;
+    private TestInputTopic<byte[], byte[]> documents;
+    private TestOutputTopic<String, MemoryChange> changes;
+
+    @BeforeEach
+    void start() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "resolution-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        driver = new TopologyTestDriver(
+                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+        documents = driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+        changes = driver.createOutputTopic(
+                TOPICS.memoryChanges(), new StringDeserializer(), EngramTopology.MEMORY_CHANGE_SERDE.deserializer());
+    }
+
+    @AfterEach
+    void close() {
+        driver.close();
+    }
+
+    @Test
+    void anAcronymMergesWithItsOnlyExpansionAndSplitsWhenTheExpansionLeaves() {
+        upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        upsert("sailors", "USN sailors visited London.");
+
+        EntityRecord usn = surface("usn");
+        EntityRecord navy = surface("united states navy");
+        assertThat(usn.canonical()).isEqualTo(navy.canonical());
+        assertThat(pair(usn, navy).decision()).isEqualTo(PairDecision.MERGE);
+        assertThat(pair(usn, navy).rule()).isEqualTo("acronym");
+        assertThat(decisions("merge")).isNotEmpty().allSatisfy(d -> assertThat(d.rule())
+                .isEqualTo("acronym"));
+        assertThat(namespace().entities()).isEqualTo(namespace().surfaces() - 1);
+
+        delete("navy");
+
+        usn = surface("usn");
+        assertThat(usn.canonical()).isEqualTo(usn.id());
+        assertThat(pairs(usn)).isEmpty();
+        assertThat(namespace().entities()).isEqualTo(namespace().surfaces());
+    }
+
+    @Test
+    void aSurnameMergesOnlyWithSharedContextAndOnlyWhenUnambiguous() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        // Only a shared place: places are mentioned with everything, so the merge waits for better evidence.
+        upsert("engine", "Babbage built the Difference Engine in London.");
+        EntityRecord babbage = surface("babbage");
+        EntityRecord charles = surface("charles babbage");
+        assertThat(pair(babbage, charles).decision()).isEqualTo(PairDecision.DEFER);
+        assertThat(babbage.canonical()).isEqualTo(babbage.id());
+
+        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+        assertThat(pair(surface("babbage"), charles).decision()).isEqualTo(PairDecision.MERGE);
+        assertThat(pair(surface("babbage"), charles).evidence())
+                .anySatisfy(e -> assertThat(e).contains("Ada Lovelace"));
+        assertThat(surface("babbage").canonical())
+                .isEqualTo(surface("charles babbage").canonical());
+
+        // A second Babbage makes the bare surname ambiguous: the merge is undone and the pairs go to review.
+        upsert("son", "Benjamin Babbage explored Australia from London.");
+        assertThat(surface("babbage").canonical()).isEqualTo(surface("babbage").id());
+        assertThat(pair(surface("babbage"), charles).decision()).isEqualTo(PairDecision.REVIEW);
+        assertThat(pair(surface("babbage"), charles).rule()).isEqualTo("ambiguous");
+        assertThat(decisions("unmerge")).isNotEmpty();
+    }
+
+    @Test
+    void peopleWithAlikeNamesNeedSupportingEvidence() {
+        upsert("turing", "Alan Turing studied mathematics.");
+        upsert("turring", "Alan Turring played chess.");
+        EntityRecord turing = surface("alan turing");
+        EntityRecord turring = surface("alan turring");
+        assertThat(pair(turing, turring).decision()).isEqualTo(PairDecision.REVIEW);
+        assertThat(pair(turing, turring).rule()).isEqualTo("similar_name");
+        assertThat(turring.canonical()).isNotEqualTo(turing.canonical());
+
+        upsert("turring", "Alan Turring played chess with Hugh Alexander.");
+        upsert("turing", "Alan Turing studied mathematics. He worked with Hugh Alexander.");
+        assertThat(pair(surface("alan turing"), surface("alan turring")).decision())
+                .isEqualTo(PairDecision.MERGE);
+        assertThat(surface("alan turring").canonical())
+                .isEqualTo(surface("alan turing").canonical());
+    }
+
+    @Test
+    void namesThatDifferByANumberNeverMerge() {
+        upsert("one", "World War I began in 1914 in Europe.");
+        upsert("two", "World War II began in 1939 in Europe.");
+        assertThat(pairs(surface("world war i"))).isEmpty();
+        assertThat(surface("world war i").canonical())
+                .isNotEqualTo(surface("world war ii").canonical());
+    }
+
+    // ---- helpers ----------------------------------------------------------------------------------------------
+
+    private void upsert(String id, String text) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("namespace", "wiki");
+        doc.put("id", id);
+        doc.put("op", "upsert");
+        doc.put("title", "");
+        doc.put("text", text);
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), Json.toBytes(doc));
+    }
+
+    private void delete(String id) {
+        documents.pipeInput(
+                id.getBytes(StandardCharsets.UTF_8),
+                Json.toBytes(Map.of("namespace", "wiki", "id", id, "op", "delete")));
+    }
+
+    private EntityRecord surface(String normalized) {
+        List<EntityRecord> found = new ArrayList<>();
+        KeyValueStore<String, EntityRecord> store = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
+        try (KeyValueIterator<String, EntityRecord> it =
+                store.prefixScan(Keys.prefix("wiki"), new StringSerializer())) {
+            it.forEachRemaining(kv -> {
+                if (kv.value.normalized().equals(normalized)) {
+                    found.add(kv.value);
+                }
+            });
+        }
+        assertThat(found).as("surfaces named '%s'", normalized).hasSize(1);
+        return found.get(0);
+    }
+
+    private PairDecision pair(EntityRecord a, EntityRecord b) {
+        KeyValueStore<String, PairDecision> store = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+        PairDecision d = store.get(Keys.of("wiki", a.id(), b.id()));
+        assertThat(d).as("decision for %s / %s", a.name(), b.name()).isNotNull();
+        assertThat(store.get(Keys.of("wiki", b.id(), a.id())).decision()).isEqualTo(d.decision());
+        return d;
+    }
+
+    private List<PairDecision> pairs(EntityRecord a) {
+        List<PairDecision> out = new ArrayList<>();
+        KeyValueStore<String, PairDecision> store = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+        try (KeyValueIterator<String, PairDecision> it =
+                store.prefixScan(Keys.prefix("wiki", a.id()), new StringSerializer())) {
+            it.forEachRemaining(kv -> out.add(kv.value));
+        }
+        return out;
+    }
+
+    private dev.engram.stores.NamespaceState namespace() {
+        KeyValueStore<String, dev.engram.stores.NamespaceState> store =
+                driver.getKeyValueStore(Stores.MEMORY_NAMESPACES);
+        return store.get("wiki");
+    }
+
+    private List<MemoryChange.EntityDecision> decisions(String decision) {
+        return changes.readValuesToList().stream()
+                .filter(c -> c instanceof MemoryChange.EntityDecision d
+                        && d.decision().equals(decision))
+                .map(c -> (MemoryChange.EntityDecision) c)
+                .toList();
+    }
+}
