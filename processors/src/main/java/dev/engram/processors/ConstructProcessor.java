@@ -73,6 +73,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 context.getStateStore(Stores.MEMORY_ENTITY_INDEX),
                 context.getStateStore(Stores.MEMORY_ENTITY_PAIRS),
                 context.getStateStore(Stores.MEMORY_ENTITY_MEMBERS),
+                context.getStateStore(Stores.MEMORY_ENTITY_VECTORS),
+                context.getStateStore(Stores.MEMORY_PASSAGE_ENTITIES),
                 passages,
                 embeddings,
                 meters);

@@ -70,6 +70,8 @@ final class EntityResolver {
     private final KeyValueStore<String, String> index;
     private final KeyValueStore<String, PairDecision> pairs;
     private final KeyValueStore<String, String> members;
+    private final KeyValueStore<String, byte[]> entityVectors;
+    private final KeyValueStore<String, String> passageEntities;
     private final KeyValueStore<String, StoredPassage> passages;
     private final KeyValueStore<String, Embeddings> embeddings;
     private final Meters meters;
@@ -78,6 +80,14 @@ final class EntityResolver {
     private final Map<String, Optional<EntityRecord>> touched = new TreeMap<>();
 
     private final Map<String, Context> contexts = new HashMap<>();
+    /** Per resolve: surface views, candidate sets and ambiguity counts; memory does not change while deciding. */
+    private final Map<String, Optional<PairRules.Surface>> views = new HashMap<>();
+
+    private final Map<String, Set<String>> candidateSets = new HashMap<>();
+    private final Map<String, Integer> ambiguities = new HashMap<>();
+    /** Parsed names by (normalized, written): pure, so kept across records (bounded). */
+    private final Map<String, NameForms.Name> parsedNames = new HashMap<>();
+
     private Sink sink;
     private String ns;
 
@@ -87,6 +97,8 @@ final class EntityResolver {
             KeyValueStore<String, String> index,
             KeyValueStore<String, PairDecision> pairs,
             KeyValueStore<String, String> members,
+            KeyValueStore<String, byte[]> entityVectors,
+            KeyValueStore<String, String> passageEntities,
             KeyValueStore<String, StoredPassage> passages,
             KeyValueStore<String, Embeddings> embeddings,
             Meters meters) {
@@ -95,6 +107,8 @@ final class EntityResolver {
         this.index = index;
         this.pairs = pairs;
         this.members = members;
+        this.entityVectors = entityVectors;
+        this.passageEntities = passageEntities;
         this.passages = passages;
         this.embeddings = embeddings;
         this.meters = meters;
@@ -105,6 +119,9 @@ final class EntityResolver {
         this.sink = sink;
         touched.clear();
         contexts.clear();
+        views.clear();
+        candidateSets.clear();
+        ambiguities.clear();
     }
 
     // ---- mentions ---------------------------------------------------------------------------------------------
@@ -172,8 +189,9 @@ final class EntityResolver {
                         counted(Map.of(), aliases, 1),
                         description,
                         passageId,
-                        vector == null ? null : VectorCodec.toBytes(vector),
+                        Lsh.buckets(vector),
                         sid);
+                putVector(sid, vector);
                 sink.change(new MemoryChange.EntityCreated(
                         ns, sink.nextVersion(), sink.now(), sid, first.name(), after.type()));
                 sink.counts(1, 1);
@@ -194,8 +212,11 @@ final class EntityResolver {
                         counted(before.aliases(), aliases, 1),
                         representative ? description : before.description(),
                         representative ? passageId : before.representative(),
-                        representative ? (vector == null ? null : VectorCodec.toBytes(vector)) : before.vector(),
+                        representative ? Lsh.buckets(vector) : before.lsh(),
                         before.canonical());
+                if (representative) {
+                    putVector(sid, vector);
+                }
                 if (!after.aliases().keySet().equals(before.aliases().keySet())
                         || !after.description().equals(before.description())) {
                     decision("update", sid, null, "aliases_description", 1, List.of());
@@ -203,11 +224,31 @@ final class EntityResolver {
             }
             entities.put(Keys.of(ns, sid), after);
         }
+        StringBuilder lines = new StringBuilder();
+        for (Map.Entry<String, List<Integer>> e : bySurface.entrySet()) {
+            Extraction.Entity first = extraction.entities().get(e.getValue().get(0));
+            lines.append(e.getKey())
+                    .append(' ')
+                    .append(NameForms.typeClass(first.type()).wireName())
+                    .append(' ')
+                    .append(first.name().replace('\n', ' '))
+                    .append('\n');
+        }
+        passageEntities.put(Keys.of(ns, passageId), lines.toString());
         return List.copyOf(bySurface.keySet());
+    }
+
+    private void putVector(String sid, float[] vector) {
+        if (vector == null) {
+            entityVectors.delete(Keys.of(ns, sid));
+        } else {
+            entityVectors.put(Keys.of(ns, sid), VectorCodec.toBytes(vector));
+        }
     }
 
     /** Unlinks a passage from its surfaces; a surface left without mentions leaves memory with its pairs. */
     void unlink(String passageId, List<String> surfaceIds) {
+        passageEntities.delete(Keys.of(ns, passageId));
         for (String sid : surfaceIds) {
             MentionRecord mention = mentions.delete(Keys.of(ns, sid, passageId));
             if (mention == null) {
@@ -221,6 +262,7 @@ final class EntityResolver {
             remember(sid, before);
             if (before.passages() <= 1) {
                 entities.delete(Keys.of(ns, sid));
+                entityVectors.delete(Keys.of(ns, sid));
                 members.delete(Keys.of(ns, before.canonical(), sid));
                 sink.counts(before.merged() ? 0 : -1, -1);
                 sink.change(new MemoryChange.EntityRemoved(ns, sink.nextVersion(), sink.now(), sid, before.name()));
@@ -240,7 +282,7 @@ final class EntityResolver {
                     counted(before.aliases(), mention.aliases(), -1),
                     before.description(),
                     before.representative(),
-                    before.vector(),
+                    before.lsh(),
                     before.canonical());
             if (passageId.equals(before.representative())) {
                 after = withRepresentative(after);
@@ -268,7 +310,7 @@ final class EntityResolver {
         if (passageId == null) {
             return e;
         }
-        byte[] vector = null;
+        float[] vector = null;
         StoredPassage p = passages.get(Keys.of(ns, passageId));
         Embeddings emb = embeddings.get(Keys.of(ns, passageId));
         if (p != null && emb != null) {
@@ -276,12 +318,13 @@ final class EntityResolver {
             for (int i = 0; i < list.size() && i < emb.entities().size(); i++) {
                 Extraction.Entity m = list.get(i);
                 if (EntityNames.surfaceId(ns, m.name(), m.type()).equals(e.id())) {
-                    vector = VectorCodec.toBytes(emb.entities().get(i));
+                    vector = emb.entities().get(i);
                     break;
                 }
             }
         }
-        return e.withRepresentative(passageId, mention.description(), vector);
+        putVector(e.id(), vector);
+        return e.withRepresentative(passageId, mention.description(), Lsh.buckets(vector));
     }
 
     // ---- search, verify, construct ----------------------------------------------------------------------------
@@ -291,7 +334,11 @@ final class EntityResolver {
         if (touched.isEmpty()) {
             return;
         }
+        views.clear();
+        candidateSets.clear();
+        ambiguities.clear();
         Set<String> redecide = new TreeSet<>();
+        Set<String> contextOnly = new TreeSet<>();
         Set<String> regroup = new TreeSet<>();
         for (Map.Entry<String, Optional<EntityRecord>> t : touched.entrySet()) {
             String sid = t.getKey();
@@ -329,10 +376,10 @@ final class EntityResolver {
                     continue; // embedding blocks never decide ambiguity
                 }
                 for (String other : block(k)) {
-                    EntityRecord o = other.equals(sid) ? null : entities.get(Keys.of(ns, other));
+                    PairRules.Surface o = other.equals(sid) ? null : surface(other);
                     if (o != null
-                            && ((was != null && PairRules.shortForm(view(o), was) != null)
-                                    || (is != null && PairRules.shortForm(view(o), is) != null))) {
+                            && ((was != null && PairRules.shortForm(o, was) != null)
+                                    || (is != null && PairRules.shortForm(o, is) != null))) {
                         redecide.add(other);
                     }
                 }
@@ -346,36 +393,62 @@ final class EntityResolver {
                 pairs.delete(Keys.of(ns, sid, sid));
                 deletePrefix(pairs, Keys.prefix(ns, sid));
                 regroup.add(sid);
+            } else if (sameDecisionInputs(before, after)) {
+                contextOnly.add(sid); // a new or lost mention: only its context changed
             } else {
                 redecide.add(sid);
             }
         }
+        contextOnly.removeAll(redecide);
         for (String sid : redecide) {
             EntityRecord e = entities.get(Keys.of(ns, sid));
             if (e != null) {
-                regroup.addAll(redecidePairs(e));
+                regroup.addAll(redecidePairs(e, false));
+                regroup.add(sid);
+            }
+        }
+        for (String sid : contextOnly) {
+            EntityRecord e = entities.get(Keys.of(ns, sid));
+            if (e != null) {
+                regroup.addAll(redecidePairs(e, true));
                 regroup.add(sid);
             }
         }
         regroupComponents(regroup);
     }
 
-    /** Decides every candidate pair of {@code e} anew; returns the surfaces whose merge edges changed. */
-    private Set<String> redecidePairs(EntityRecord e) {
+    /**
+     * True when a surface kept everything a pair decision reads but its context: name, type, aliases, representative
+     * embedding. Then only its stored pairs can change — every decision that context can turn (partial names, alike
+     * names) is stored as defer or review while it waits — and the other candidates need not be decided again.
+     */
+    private static boolean sameDecisionInputs(EntityRecord before, EntityRecord after) {
+        return before != null
+                && before.name().equals(after.name())
+                && before.type() == after.type()
+                && before.aliases().keySet().equals(after.aliases().keySet())
+                && before.lsh().equals(after.lsh())
+                && before.representative().equals(after.representative());
+    }
+
+    /**
+     * Decides every candidate pair of {@code e} anew ({@code storedOnly}: only the pairs that have a decision);
+     * returns the surfaces whose pair decisions changed.
+     */
+    private Set<String> redecidePairs(EntityRecord e, boolean storedOnly) {
         PairRules.Surface self = view(e);
         Map<String, PairDecision> stored = storedPairs(e.id());
         Map<String, PairDecision> now = new TreeMap<>();
-        for (String candidate : candidates(e)) {
+        for (String candidate : storedOnly ? stored.keySet() : candidates(e)) {
             if (candidate.equals(e.id())) {
                 continue;
             }
-            EntityRecord other = entities.get(Keys.of(ns, candidate));
-            if (other == null) {
+            PairRules.Surface o = surface(candidate);
+            if (o == null) {
                 continue;
             }
             // Decided in one orientation (smaller id first), so a pair reads the same whichever side asks.
             boolean selfFirst = e.id().compareTo(candidate) < 0;
-            PairRules.Surface o = view(other);
             PairRules.decide(selfFirst ? self : o, selfFirst ? o : self, lookup)
                     .ifPresent(d -> now.put(
                             candidate,
@@ -564,11 +637,8 @@ final class EntityResolver {
         }
         NameForms.initials(e.normalized()).forEach(i -> keys.add("x:" + i));
         NameForms.blockingTokens(e.normalized()).forEach(t -> keys.add("t:" + t));
-        if (e.vector() != null) {
-            float[] v = VectorCodec.fromBytes(e.vector());
-            for (int band = 0; band < LSH_BANDS; band++) {
-                keys.add("v" + band + ":" + Lsh.bucket(v, band));
-            }
+        for (int band = 0; band < e.lsh().size(); band++) {
+            keys.add("v" + band + ":" + e.lsh().get(band));
         }
         return keys;
     }
@@ -595,11 +665,20 @@ final class EntityResolver {
     }
 
     private Set<String> candidates(EntityRecord e) {
-        Set<String> out = new TreeSet<>();
-        for (String key : blockKeys(e)) {
-            out.addAll(block(key));
-        }
-        return out;
+        return candidateSets.computeIfAbsent(e.id(), id -> {
+            Set<String> out = new TreeSet<>();
+            for (String key : blockKeys(e)) {
+                out.addAll(block(key));
+            }
+            return out;
+        });
+    }
+
+    /** The view of a surface in memory, or null; cached while deciding. */
+    private PairRules.Surface surface(String sid) {
+        return views.computeIfAbsent(sid, id -> Optional.ofNullable(entities.get(Keys.of(ns, id)))
+                        .map(this::view))
+                .orElse(null);
     }
 
     private Map<String, PairDecision> storedPairs(String sid) {
@@ -612,19 +691,39 @@ final class EntityResolver {
 
     // ---- what a decision reads --------------------------------------------------------------------------------
 
-    private static PairRules.Surface view(EntityRecord e) {
+    private PairRules.Surface view(EntityRecord e) {
+        String key = Keys.of(ns, e.id());
+        if (parsedNames.size() > 100_000) {
+            parsedNames.clear();
+        }
+        NameForms.Name name = parsedNames.computeIfAbsent(
+                e.normalized() + Keys.SEPARATOR + e.name(), k -> NameForms.parse(e.normalized(), e.name()));
         return new PairRules.Surface(
-                e.id(),
-                e.normalized(),
-                e.name(),
-                e.type(),
-                e.aliases().keySet(),
-                e.vector() == null ? null : VectorCodec.fromBytes(e.vector()));
+                e.id(), name, e.type(), e.aliases().keySet(), Set.copyOf(e.lsh()), new java.util.function.Supplier<>() {
+                    private float[] vector;
+                    private boolean loaded;
+
+                    @Override
+                    public float[] get() {
+                        if (!loaded) {
+                            byte[] bytes = entityVectors.get(key);
+                            vector = bytes == null ? null : VectorCodec.fromBytes(bytes);
+                            loaded = true;
+                        }
+                        return vector;
+                    }
+                });
     }
 
     private final PairRules.Lookup lookup = new PairRules.Lookup() {
         @Override
         public int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
+            String key = shortSide.id() + "|"
+                    + (family == PairRules.ShortForm.PARTIAL ? PairRules.ShortForm.ALIAS : family).name();
+            return ambiguities.computeIfAbsent(key, k -> count(shortSide, family));
+        }
+
+        private int count(PairRules.Surface shortSide, PairRules.ShortForm family) {
             EntityRecord self = entities.get(Keys.of(ns, shortSide.id()));
             if (self == null) {
                 return 0;
@@ -634,11 +733,11 @@ final class EntityResolver {
                     : Set.of(family);
             Set<String> names = new TreeSet<>();
             for (String candidate : candidates(self)) {
-                EntityRecord other = entities.get(Keys.of(ns, candidate));
+                PairRules.Surface other = surface(candidate);
                 if (other == null || !NameForms.compatible(self.type(), other.type())) {
                     continue;
                 }
-                PairRules.ShortForm f = PairRules.shortForm(shortSide, view(other));
+                PairRules.ShortForm f = PairRules.shortForm(shortSide, other);
                 if (f != null && same.contains(f)) {
                     names.add(other.normalized() + "|" + other.type().wireName());
                 }
@@ -663,11 +762,13 @@ final class EntityResolver {
             // Places are mentioned with everything; one shared place is not enough, two shared entities are.
             List<String> shared = new ArrayList<>();
             boolean specific = false;
-            for (Map.Entry<String, Extraction.Entity> n : ca.neighbours.entrySet()) {
+            for (Map.Entry<String, Neighbour> n : ca.neighbours.entrySet()) {
                 if (!n.getKey().equals(a.id()) && !n.getKey().equals(b.id()) && cb.neighbours.containsKey(n.getKey())) {
                     shared.add("both mentioned with \"" + n.getValue().name() + "\"");
-                    EntityType t = n.getValue().type();
-                    specific |= t != EntityType.PLACE && t != EntityType.DATE && t != EntityType.NUMBER;
+                    String t = n.getValue().type();
+                    specific |= !t.equals(EntityType.PLACE.wireName())
+                            && !t.equals(EntityType.DATE.wireName())
+                            && !t.equals(EntityType.NUMBER.wireName());
                 }
             }
             return specific || shared.size() >= 2 ? shared.subList(0, Math.min(3, shared.size())) : List.of();
@@ -675,24 +776,24 @@ final class EntityResolver {
     };
 
     /** The documents and co-mentioned surfaces of a surface's first passages (by passage id). */
-    private record Context(Set<String> documents, Map<String, Extraction.Entity> neighbours) {}
+    private record Context(Set<String> documents, Map<String, Neighbour> neighbours) {}
 
     private Context context(String sid) {
         return contexts.computeIfAbsent(sid, id -> {
             Set<String> documents = new TreeSet<>();
-            Map<String, Extraction.Entity> neighbours = new TreeMap<>();
+            Map<String, Neighbour> neighbours = new TreeMap<>();
             try (KeyValueIterator<String, MentionRecord> it = mentions.prefixScan(Keys.prefix(ns, id), KEYS)) {
                 for (int n = 0; it.hasNext() && n < CONTEXT_PASSAGES; n++) {
                     var kv = it.next();
                     documents.add(kv.value.documentId());
-                    StoredPassage p = passages.get(Keys.of(ns, Keys.last(kv.key)));
-                    if (p != null) {
-                        List<Extraction.Entity> list = p.extraction().entities();
-                        for (Extraction.Entity m : list) {
-                            String normalized = EntityNames.normalize(m.name());
-                            if (!normalized.isEmpty()) {
-                                neighbours.putIfAbsent(EntityNames.surfaceId(ns, m.name(), m.type()), m);
-                            }
+                    String lines = passageEntities.get(Keys.of(ns, Keys.last(kv.key)));
+                    if (lines == null) {
+                        continue;
+                    }
+                    for (String line : lines.split("\n", -1)) {
+                        String[] parts = line.split(" ", 3);
+                        if (parts.length == 3) {
+                            neighbours.putIfAbsent(parts[0], new Neighbour(parts[2], parts[1]));
                         }
                     }
                 }
@@ -700,6 +801,8 @@ final class EntityResolver {
             return new Context(documents, neighbours);
         });
     }
+
+    private record Neighbour(String name, String type) {}
 
     // ---- helpers ----------------------------------------------------------------------------------------------
 
@@ -746,6 +849,18 @@ final class EntityResolver {
         private static final Map<Integer, float[][]> PLANES = new java.util.concurrent.ConcurrentHashMap<>();
 
         private Lsh() {}
+
+        /** The bucket of every band, or none without a vector. */
+        static List<Integer> buckets(float[] v) {
+            if (v == null || v.length == 0) {
+                return List.of();
+            }
+            List<Integer> out = new ArrayList<>();
+            for (int band = 0; band < LSH_BANDS; band++) {
+                out.add(bucket(v, band));
+            }
+            return out;
+        }
 
         static int bucket(float[] v, int band) {
             float[][] planes = PLANES.computeIfAbsent(v.length, Lsh::planes);

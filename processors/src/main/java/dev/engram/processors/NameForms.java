@@ -2,6 +2,7 @@ package dev.engram.processors;
 
 import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -42,6 +43,29 @@ public final class NameForms {
     private static final Pattern DIGITS = Pattern.compile("\\d+");
 
     private NameForms() {}
+
+    /** A name with every form resolution compares, computed once. */
+    public record Name(
+            String normalized,
+            String written,
+            List<String> tokens,
+            String loose,
+            String acronym,
+            Set<String> initials,
+            List<Integer> numbers,
+            boolean blockable) {}
+
+    public static Name parse(String normalized, String written) {
+        return new Name(
+                normalized,
+                written,
+                tokens(normalized),
+                loose(normalized),
+                asAcronym(normalized, written),
+                initials(normalized),
+                numbers(normalized),
+                !blockingTokens(normalized).isEmpty());
+    }
 
     /** The type classes that may hold the same referent: unknown ({@code OTHER}) goes with any. */
     public static EntityType typeClass(EntityType type) {
@@ -177,17 +201,19 @@ public final class NameForms {
      * ("James Hetfield" in "James Alan Hetfield"), and the longer name adds no generational suffix.
      */
     public static boolean partOf(String whole, String part, boolean person) {
-        if (!containsTokens(whole, part)) {
+        return partOf(tokens(whole), tokens(part), person);
+    }
+
+    static boolean partOf(List<String> w, List<String> p, boolean person) {
+        if (!containsTokens(w, p)) {
             return false;
         }
-        List<String> w = tokens(whole);
-        List<String> p = tokens(part);
         for (String t : w) {
             if (GENERATIONAL.contains(t) && !p.contains(t)) {
                 return false;
             }
         }
-        if (person || (" " + whole + " ").contains(" " + part + " ")) {
+        if (person || Collections.indexOfSubList(w, p) >= 0) {
             return true;
         }
         // Otherwise only middle initials may be left out ("Ernest Bryan" in "Ernest E. Bryan").
@@ -200,8 +226,10 @@ public final class NameForms {
 
     /** True when every token of {@code part} appears, in order, as a whole token of {@code whole}. */
     public static boolean containsTokens(String whole, String part) {
-        List<String> w = tokens(whole);
-        List<String> p = tokens(part);
+        return containsTokens(tokens(whole), tokens(part));
+    }
+
+    static boolean containsTokens(List<String> w, List<String> p) {
         if (p.isEmpty() || p.size() >= w.size()) {
             return false;
         }

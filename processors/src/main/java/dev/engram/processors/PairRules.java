@@ -31,9 +31,41 @@ public final class PairRules {
 
     private PairRules() {}
 
-    /** What a decision reads about one surface entity. */
+    /**
+     * What a decision reads about one surface entity; its embedding is loaded only when a rule needs it, and {@code
+     * lsh} (its hash buckets) tells whether two embeddings can be close at all.
+     */
     public record Surface(
-            String id, String normalized, String written, EntityType type, Set<String> aliases, float[] vector) {}
+            String id,
+            NameForms.Name name,
+            EntityType type,
+            Set<String> aliases,
+            Set<Integer> lsh,
+            java.util.function.Supplier<float[]> embedding) {
+
+        public Surface(
+                String id,
+                String normalized,
+                String written,
+                EntityType type,
+                Set<String> aliases,
+                Set<Integer> lsh,
+                java.util.function.Supplier<float[]> embedding) {
+            this(id, NameForms.parse(normalized, written), type, aliases, lsh, embedding);
+        }
+
+        public String normalized() {
+            return name.normalized();
+        }
+
+        public String written() {
+            return name.written();
+        }
+
+        public float[] vector() {
+            return embedding == null ? null : embedding.get();
+        }
+    }
 
     /** How a short name relates to a longer one: the families a short form can be ambiguous within. */
     public enum ShortForm {
@@ -59,22 +91,22 @@ public final class PairRules {
         if (shortSide.id().equals(longSide.id())) {
             return null;
         }
-        if (NameForms.loose(shortSide.normalized()).equals(NameForms.loose(longSide.normalized()))) {
+        NameForms.Name s = shortSide.name();
+        NameForms.Name l = longSide.name();
+        if (s.loose().equals(l.loose())) {
             return shortSide.type() == EntityType.OTHER || longSide.type() == EntityType.OTHER
                     ? ShortForm.VARIANT
                     : null;
         }
-        String acronym = NameForms.asAcronym(shortSide.normalized(), shortSide.written());
-        if (acronym != null
-                && NameForms.asAcronym(longSide.normalized(), longSide.written()) == null
-                && NameForms.initials(longSide.normalized()).contains(acronym)) {
+        if (s.acronym() != null && l.acronym() == null && l.initials().contains(s.acronym())) {
             return ShortForm.ACRONYM;
         }
         // Part of the name before declared alias: a surname stays a partial name (it needs context) even when an
         // extractor declared it an alias of the full name somewhere else.
-        if (NameForms.partOf(longSide.normalized(), shortSide.normalized(), person(shortSide, longSide))
-                && NameForms.numbers(longSide.normalized()).equals(NameForms.numbers(shortSide.normalized()))
-                && !NameForms.blockingTokens(shortSide.normalized()).isEmpty()) {
+        if (s.tokens().size() < l.tokens().size()
+                && s.blockable()
+                && l.numbers().equals(s.numbers())
+                && NameForms.partOf(l.tokens(), s.tokens(), person(shortSide, longSide))) {
             return ShortForm.PARTIAL;
         }
         if (longSide.aliases().contains(shortSide.normalized())) {
@@ -89,8 +121,8 @@ public final class PairRules {
 
     public static Optional<Decision> decide(Surface a, Surface b, Lookup lookup) {
         boolean compatible = NameForms.compatible(a.type(), b.type());
-        String looseA = NameForms.loose(a.normalized());
-        String looseB = NameForms.loose(b.normalized());
+        String looseA = a.name().loose();
+        String looseB = b.name().loose();
         if (looseA.equals(looseB)) {
             List<String> evidence = List.of("same name once case, punctuation, articles and suffixes are ignored: "
                     + quoted(a.written()) + " / " + quoted(b.written()));
@@ -146,8 +178,10 @@ public final class PairRules {
                     : Optional.empty();
         }
         List<String> context = new ArrayList<>(lookup.sharedContext(shortSide, longSide));
-        double cosine = cosine(shortSide.vector(), longSide.vector());
-        if (context.isEmpty() && NameForms.tokens(shortSide.normalized()).size() >= 2 && cosine >= EMBEDDING_SUPPORT) {
+        double cosine = context.isEmpty() && shortSide.name().tokens().size() >= 2
+                ? cosine(shortSide.vector(), longSide.vector())
+                : 0;
+        if (cosine >= EMBEDDING_SUPPORT) {
             // A full name without its middle parts: agreeing descriptions support it; a bare surname needs context.
             context.add(String.format(Locale.ROOT, "descriptions agree (cosine %.3f)", cosine));
         }
@@ -161,10 +195,9 @@ public final class PairRules {
 
     /** Spelling variants ("Tchaikovsky" / "Tschaikovsky"): same token count and numbers, close strings. */
     private static Optional<Decision> similarNames(Surface a, Surface b, String looseA, String looseB, Lookup lookup) {
-        int tokensA = NameForms.tokens(a.normalized()).size();
-        if (tokensA != NameForms.tokens(b.normalized()).size()
+        if (a.name().tokens().size() != b.name().tokens().size()
                 || Math.min(looseA.length(), looseB.length()) < 6
-                || !NameForms.numbers(a.normalized()).equals(NameForms.numbers(b.normalized()))) {
+                || !a.name().numbers().equals(b.name().numbers())) {
             return embeddingNeighbours(a, b);
         }
         double similarity = JARO_WINKLER.apply(looseA, looseB);
@@ -196,6 +229,9 @@ public final class PairRules {
 
     /** Differently-named surfaces whose descriptions embed alike are shown for review, never merged on that alone. */
     private static Optional<Decision> embeddingNeighbours(Surface a, Surface b) {
+        if (java.util.Collections.disjoint(a.lsh(), b.lsh())) {
+            return Optional.empty(); // no shared hash bucket: not embedding neighbours, and no vector read
+        }
         double cosine = cosine(a.vector(), b.vector());
         if (cosine < EMBEDDING_REVIEW) {
             return Optional.empty();

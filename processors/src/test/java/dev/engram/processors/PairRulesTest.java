@@ -37,6 +37,7 @@ class PairRulesTest {
                 written,
                 type,
                 Set.of(aliases),
+                Set.of(),
                 null);
     }
 

@@ -1,5 +1,7 @@
 package dev.engram.stores;
 
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import dev.engram.schemas.EntityType;
 import java.util.Map;
 
@@ -10,11 +12,12 @@ import java.util.Map;
  *
  * <p>Everything here is a function of the surface's current mentions, never of the order they arrived in: {@code
  * name} is the most frequent written form, {@code description} and {@code vector} come from the mention in the
- * smallest passage id that has one ({@code representative}), aliases are counted.
+ * smallest passage id ({@code representative}), aliases are counted. The representative's "name: description"
+ * embedding lives in its own store (entity reads stay small); {@code lsh} holds its locality-sensitive hashes.
  *
  * @param forms written forms of the name → number of passages using that form
  * @param aliases normalized aliases the extractor declared → number of passages declaring it
- * @param vector the "name: description" embedding of the representative mention, little-endian float32, or null
+ * @param lsh the random-hyperplane hash of the representative's embedding per band; empty without one
  */
 public record EntityRecord(
         String namespace,
@@ -24,15 +27,21 @@ public record EntityRecord(
         EntityType type,
         int mentions,
         int passages,
+
+        @JsonSerialize(using = Counts.Serializer.class) @JsonDeserialize(using = Counts.Deserializer.class)
         Map<String, Integer> forms,
+
+        @JsonSerialize(using = Counts.Serializer.class) @JsonDeserialize(using = Counts.Deserializer.class)
         Map<String, Integer> aliases,
+
         String description,
         String representative,
-        byte[] vector,
+        java.util.List<Integer> lsh,
         String canonical) {
 
     public EntityRecord {
         forms = forms == null ? Map.of() : Map.copyOf(forms);
+        lsh = lsh == null ? java.util.List.of() : java.util.List.copyOf(lsh);
         aliases = aliases == null ? Map.of() : Map.copyOf(aliases);
         description = description == null ? "" : description;
         canonical = canonical == null ? id : canonical;
@@ -51,12 +60,12 @@ public record EntityRecord(
                 aliases,
                 description,
                 representative,
-                vector,
+                lsh,
                 newCanonical);
     }
 
-    /** The same surface with another representative mention (its description and vector). */
-    public EntityRecord withRepresentative(String passageId, String newDescription, byte[] newVector) {
+    /** The same surface with another representative mention (its description and embedding hashes). */
+    public EntityRecord withRepresentative(String passageId, String newDescription, java.util.List<Integer> newLsh) {
         return new EntityRecord(
                 namespace,
                 id,
@@ -69,7 +78,7 @@ public record EntityRecord(
                 aliases,
                 newDescription,
                 passageId,
-                newVector,
+                newLsh,
                 canonical);
     }
 

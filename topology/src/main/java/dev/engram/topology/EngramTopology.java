@@ -124,6 +124,8 @@ public final class EngramTopology {
         builder.addStateStore(store(Stores.MEMORY_ENTITY_INDEX, Stores.TEXT));
         builder.addStateStore(store(Stores.MEMORY_ENTITY_PAIRS, Stores.PAIR));
         builder.addStateStore(store(Stores.MEMORY_ENTITY_MEMBERS, Stores.TEXT));
+        builder.addStateStore(store(Stores.MEMORY_ENTITY_VECTORS, Stores.VECTOR));
+        builder.addStateStore(store(Stores.MEMORY_PASSAGE_ENTITIES, Stores.TEXT));
         builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
         KStream<Void, Emission> constructed = builder.stream(
                         topics.understandings(),
@@ -141,6 +143,8 @@ public final class EngramTopology {
                         Stores.MEMORY_ENTITY_INDEX,
                         Stores.MEMORY_ENTITY_PAIRS,
                         Stores.MEMORY_ENTITY_MEMBERS,
+                        Stores.MEMORY_ENTITY_VECTORS,
+                        Stores.MEMORY_PASSAGE_ENTITIES,
                         Stores.MEMORY_NAMESPACES);
         route(constructed, "construct", topics);
     }

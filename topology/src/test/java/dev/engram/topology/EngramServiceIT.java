@@ -135,6 +135,51 @@ class EngramServiceIT {
     }
 
     @Test
+    void resolvesAnAcronymAndShowsTheMergeWithItsEvidenceAndProvenance() {
+        String documents = service.topics().documents();
+        send(producer, documents, "navy", upsert(NS, "navy", "Navy", "The United States Navy commissioned ships."));
+        send(producer, documents, "sailors", upsert(NS, "sailors", "Sailors", "USN sailors visited Bletchley Park."));
+        awaitVerified(base, NS, List.of("navy", "sailors"));
+        String ns = base + "/v1/namespaces/" + NS;
+
+        JsonNode found = get(ns + "/entities?name=USN").body().path("entities");
+        assertThat(found).hasSize(1);
+        JsonNode entity = found.get(0);
+        assertThat(entity.path("surfaces").findValuesAsText("name"))
+                .containsExactlyInAnyOrder("United States Navy", "USN");
+        assertThat(entity.path("passages").findValuesAsText("document_id")).contains("navy", "sailors");
+        assertThat(entity.path("passages").get(0).path("extractor").asText()).isNotBlank();
+        assertThat(entity.path("passages").get(0).path("spans")).isNotEmpty();
+
+        String id = entity.path("id").asText();
+        ItSupport.Response byId = get(ns + "/entities/" + id);
+        assertThat(byId.status()).isEqualTo(200);
+        assertThat(byId.body().path("decisions")).anySatisfy(d -> {
+            assertThat(d.path("decision").asText()).isEqualTo("merge");
+            assertThat(d.path("rule").asText()).isEqualTo("acronym");
+            assertThat(d.path("evidence").get(0).asText()).contains("USN");
+        });
+        // Any surface id of the group answers with the resolved entity.
+        String other = entity.path("surfaces").findValuesAsText("id").stream()
+                .filter(s -> !s.equals(id))
+                .findFirst()
+                .orElseThrow();
+        assertThat(get(ns + "/entities/" + other).body().path("id").asText()).isEqualTo(id);
+
+        JsonNode merges = get(ns + "/merges?limit=1000").body();
+        assertThat(merges.path("merges").findValuesAsText("id")).contains(id);
+        assertThat(get(ns + "/reviews").body().path("entity_pairs").has("total"))
+                .isTrue();
+        JsonNode stats = get(ns).body();
+        assertThat(stats.path("surfaces").asLong())
+                .isGreaterThan(stats.path("entities").asLong());
+
+        assertError(get(ns + "/entities/not-an-id"), 400);
+        assertError(get(ns + "/entities/" + "0".repeat(32)), 404);
+        assertError(get(ns + "/merges?limit=0"), 400);
+    }
+
+    @Test
     void deadLettersEveryBadRecordWithItsReason() {
         List<DeadLetter> letters = readDeadLetters(2);
 

@@ -150,7 +150,7 @@ class RetractionPropertyTest {
                 e.add(kv.key + " " + x.name() + " " + x.normalized() + " " + x.type() + " mentions=" + x.mentions()
                         + " passages=" + x.passages() + " forms=" + new TreeMap<>(x.forms()) + " aliases="
                         + new TreeMap<>(x.aliases()) + " description=" + x.description() + " representative="
-                        + x.representative() + " vector=" + java.util.Arrays.hashCode(x.vector()) + " canonical="
+                        + x.representative() + " lsh=" + x.lsh() + " canonical="
                         + x.canonical());
             });
             d.put("entities", e);
