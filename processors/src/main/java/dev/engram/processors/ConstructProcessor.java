@@ -48,6 +48,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private KeyValueStore<String, ReviewItem> reviews;
     private KeyValueStore<String, NamespaceState> namespaces;
     private EntityResolver resolver;
+    private Gists gists;
 
     /** Per-record scratch: the namespace being changed and the changes made so far. */
     private NamespaceState namespace;
@@ -67,6 +68,12 @@ public final class ConstructProcessor implements Processor<String, Understanding
         this.embeddings = context.getStateStore(Stores.MEMORY_EMBEDDINGS);
         this.reviews = context.getStateStore(Stores.MEMORY_REVIEWS);
         this.namespaces = context.getStateStore(Stores.MEMORY_NAMESPACES);
+        this.gists = new Gists(
+                context.getStateStore(Stores.MEMORY_GISTS),
+                context.getStateStore(Stores.MEMORY_THEMES),
+                passages,
+                vectors,
+                embeddings);
         this.resolver = new EntityResolver(
                 context.getStateStore(Stores.MEMORY_ENTITIES),
                 context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES),
@@ -97,6 +104,10 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 case UnderstandingEvent.Manifest m -> applyManifest(m);
             }
             resolver.resolve();
+            if (Gists.themesDue(namespace.changesSinceThemes(), namespace.passages())) {
+                gists.recomputeThemes(ns, namespace.version(), now());
+                namespace = namespace.themeChanges(true, 0);
+            }
         } catch (StreamsException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -164,26 +175,27 @@ public final class ConstructProcessor implements Processor<String, Understanding
         for (String entityId : entityIds) {
             change(new MemoryChange.LinkAdded(ns, nextVersion(), now(), p.passageId(), entityId));
         }
-        passages.put(
-                passageKey,
-                new StoredPassage(
-                        ns,
-                        p.documentId(),
-                        p.passageId(),
-                        p.documentVersion(),
-                        p.ordinal(),
-                        p.contentHash(),
-                        p.title(),
-                        p.headings(),
-                        p.text(),
-                        p.start(),
-                        p.end(),
-                        extraction,
-                        entityIds,
-                        u.understanding().embedder()));
+        StoredPassage stored = new StoredPassage(
+                ns,
+                p.documentId(),
+                p.passageId(),
+                p.documentVersion(),
+                p.ordinal(),
+                p.contentHash(),
+                p.title(),
+                p.headings(),
+                p.text(),
+                p.start(),
+                p.end(),
+                extraction,
+                entityIds,
+                u.understanding().embedder());
+        passages.put(passageKey, stored);
         vectors.put(
                 passageKey, VectorCodec.toBytes(u.understanding().embeddings().passage()));
         embeddings.put(passageKey, vectorsOf);
+        gists.added(stored, now());
+        namespace = namespace.themeChanges(false, 1);
         if (previous == null) {
             namespace = withCounts(0, 1);
         }
@@ -232,7 +244,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
         vectors.delete(passageKey);
         embeddings.delete(passageKey);
         clearReviews(ns, passageId);
-        namespace = withCounts(0, -1);
+        gists.removed(ns, documentId, passageId, now());
+        namespace = withCounts(0, -1).themeChanges(false, 1);
         change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), documentId, passageId));
         return true;
     }

@@ -163,8 +163,8 @@ final class ComoMode implements Retrieval.Mode {
         for (List<Integer> passages : byDocument.values()) {
             passages.sort(Comparator.comparingInt(i -> g.passage(i).start()));
             int n = passages.size();
-            int w = windowSize(n);
-            for (int from = 0; from < n; from += Math.max(1, w / 2)) {
+            int w = EpisodicWindows.size(n);
+            for (int from = 0; from < n; from += EpisodicWindows.stride(w)) {
                 int[] window = passages.subList(from, Math.min(n, from + w)).stream()
                         .mapToInt(Integer::intValue)
                         .toArray();
@@ -176,20 +176,6 @@ final class ComoMode implements Retrieval.Mode {
             }
         }
         return new Windows(members, vectors.toArray(new float[0][]));
-    }
-
-    /** §B.1: 3, 5, 8 or 10 passages for documents of up to 20, 50, 100 or 200; beyond, min(20, max(10, ⌊2·log2 N⌋)). */
-    static int windowSize(int n) {
-        if (n <= 20) {
-            return 3;
-        } else if (n <= 50) {
-            return 5;
-        } else if (n <= 100) {
-            return 8;
-        } else if (n <= 200) {
-            return 10;
-        }
-        return Math.min(20, Math.max(10, (int) Math.floor(Math.log(n) / Math.log(2) * 2)));
     }
 
     private static float[] mean(MemoryGraph g, int[] passages) {

@@ -179,12 +179,15 @@ class RetrievalModesTest {
 
     @Test
     void comoWindowSizesFollowTheDocumentLength() {
-        assertThat(ComoMode.windowSize(1)).isEqualTo(3);
-        assertThat(ComoMode.windowSize(50)).isEqualTo(5);
-        assertThat(ComoMode.windowSize(100)).isEqualTo(8);
-        assertThat(ComoMode.windowSize(200)).isEqualTo(10);
-        assertThat(ComoMode.windowSize(1000)).isEqualTo(19);
-        assertThat(ComoMode.windowSize(1_000_000)).isEqualTo(20);
+        assertThat(EpisodicWindows.size(1)).isEqualTo(3);
+        assertThat(EpisodicWindows.size(50)).isEqualTo(5);
+        assertThat(EpisodicWindows.size(100)).isEqualTo(8);
+        assertThat(EpisodicWindows.size(200)).isEqualTo(10);
+        assertThat(EpisodicWindows.size(1000)).isEqualTo(19);
+        assertThat(EpisodicWindows.size(1_000_000)).isEqualTo(20);
+        assertThat(EpisodicWindows.ranges(7))
+                .containsExactly(
+                        new int[] {0, 3}, new int[] {1, 4}, new int[] {2, 5}, new int[] {3, 6}, new int[] {4, 7});
     }
 
     @Test

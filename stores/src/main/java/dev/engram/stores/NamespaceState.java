@@ -14,12 +14,13 @@ public record NamespaceState(
         long passages,
         long entities,
         long surfaces,
+        long changesSinceThemes,
         int inputPartition,
         long inputOffset,
         Instant updatedAt) {
 
     public static NamespaceState empty(String namespace) {
-        return new NamespaceState(namespace, 0, 0, 0, 0, 0, -1, -1, Instant.EPOCH);
+        return new NamespaceState(namespace, 0, 0, 0, 0, 0, 0, -1, -1, Instant.EPOCH);
     }
 
     public NamespaceState nextVersion() {
@@ -30,6 +31,7 @@ public record NamespaceState(
                 passages,
                 entities,
                 surfaces,
+                changesSinceThemes,
                 inputPartition,
                 inputOffset,
                 updatedAt);
@@ -43,12 +45,38 @@ public record NamespaceState(
                 passages + passagesDelta,
                 entities + entitiesDelta,
                 surfaces + surfacesDelta,
+                changesSinceThemes,
                 inputPartition,
                 inputOffset,
                 updatedAt);
     }
 
     public NamespaceState at(int partition, long offset, Instant time) {
-        return new NamespaceState(namespace, version, documents, passages, entities, surfaces, partition, offset, time);
+        return new NamespaceState(
+                namespace,
+                version,
+                documents,
+                passages,
+                entities,
+                surfaces,
+                changesSinceThemes,
+                partition,
+                offset,
+                time);
+    }
+
+    /** Counts passage changes since the themes were computed; {@code reset} when they just were. */
+    public NamespaceState themeChanges(boolean reset, long delta) {
+        return new NamespaceState(
+                namespace,
+                version,
+                documents,
+                passages,
+                entities,
+                surfaces,
+                reset ? 0 : changesSinceThemes + delta,
+                inputPartition,
+                inputOffset,
+                updatedAt);
     }
 }

@@ -37,6 +37,10 @@ public final class Stores {
     public static final String EXTRACTION_CACHE = "extraction-cache";
     /** Memory step: (namespace, passage id, index) → an entity or fact that failed verification, for review. */
     public static final String MEMORY_REVIEWS = "memory-reviews";
+    /** Memory step: (namespace, document id) → the document's gist and episodic windows. */
+    public static final String MEMORY_GISTS = "memory-gists";
+    /** Memory step: namespace → its eigen-themes. */
+    public static final String MEMORY_THEMES = "memory-themes";
     /** Memory step: namespace → counters and watermark. */
     public static final String MEMORY_NAMESPACES = "memory-namespaces";
 
@@ -49,6 +53,8 @@ public final class Stores {
     public static final Serde<MentionRecord> MENTION = JsonSerde.of(MentionRecord.class);
     public static final Serde<PairDecision> PAIR = JsonSerde.of(PairDecision.class);
     public static final Serde<String> TEXT = Serdes.String();
+    public static final Serde<DocumentGist> GIST = JsonSerde.of(DocumentGist.class);
+    public static final Serde<ThemeSet> THEMES = JsonSerde.of(ThemeSet.class);
     public static final Serde<NamespaceState> NAMESPACE = JsonSerde.of(NamespaceState.class);
     public static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
     public static final Serde<Embeddings> EMBEDDINGS = JsonSerde.of(Embeddings.class);

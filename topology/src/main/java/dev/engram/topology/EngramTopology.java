@@ -126,6 +126,8 @@ public final class EngramTopology {
         builder.addStateStore(store(Stores.MEMORY_ENTITY_MEMBERS, Stores.TEXT));
         builder.addStateStore(store(Stores.MEMORY_ENTITY_VECTORS, Stores.VECTOR));
         builder.addStateStore(store(Stores.MEMORY_PASSAGE_ENTITIES, Stores.TEXT));
+        builder.addStateStore(store(Stores.MEMORY_GISTS, Stores.GIST));
+        builder.addStateStore(store(Stores.MEMORY_THEMES, Stores.THEMES));
         builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
         KStream<Void, Emission> constructed = builder.stream(
                         topics.understandings(),
@@ -145,6 +147,8 @@ public final class EngramTopology {
                         Stores.MEMORY_ENTITY_MEMBERS,
                         Stores.MEMORY_ENTITY_VECTORS,
                         Stores.MEMORY_PASSAGE_ENTITIES,
+                        Stores.MEMORY_GISTS,
+                        Stores.MEMORY_THEMES,
                         Stores.MEMORY_NAMESPACES);
         route(constructed, "construct", topics);
     }

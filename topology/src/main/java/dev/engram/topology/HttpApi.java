@@ -46,6 +46,7 @@ final class HttpApi implements AutoCloseable {
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Pattern NAMESPACE_ROUTE = Pattern.compile("^/v1/namespaces/([^/]+)(/.*)?$");
     private static final Pattern DOCUMENT_ROUTE = Pattern.compile("^/documents/([^/]+)$");
+    private static final Pattern GIST_ROUTE = Pattern.compile("^/documents/([^/]+)/gist$");
     private static final Pattern ENTITY_ROUTE = Pattern.compile("^/entities/([^/]+)$");
     private static final Pattern ENTITY_ID = Pattern.compile("[0-9a-f]{32}");
 
@@ -152,6 +153,10 @@ final class HttpApi implements AutoCloseable {
             return "/v1/namespaces/{ns}/reviews";
         } else if (rest.equals("/merges")) {
             return "/v1/namespaces/{ns}/merges";
+        } else if (rest.equals("/themes")) {
+            return "/v1/namespaces/{ns}/themes";
+        } else if (rest.startsWith("/documents/") && rest.endsWith("/gist")) {
+            return "/v1/namespaces/{ns}/documents/{id}/gist";
         } else if (rest.startsWith("/entities/")) {
             return "/v1/namespaces/{ns}/entities/{id}";
         } else if (rest.startsWith("/documents/")) {
@@ -191,6 +196,16 @@ final class HttpApi implements AutoCloseable {
         } else if (rest.equals("/merges")) {
             requireMethod(method, "GET");
             result = queries.merges(ns, limit(exchange));
+        } else if (rest.equals("/themes")) {
+            requireMethod(method, "GET");
+            result = queries.themes(ns);
+        } else if (rest.startsWith("/documents/") && rest.endsWith("/gist")) {
+            requireMethod(method, "GET");
+            Matcher g = GIST_ROUTE.matcher(rest);
+            if (!g.matches()) {
+                throw ApiException.notFound("no route for /v1/namespaces/" + ns + rest);
+            }
+            result = queries.gist(ns, documentId(g.group(1)));
         } else if (rest.equals("/entities")) {
             requireMethod(method, "GET");
             String name = queryParam(exchange.getRequestURI(), "name");
@@ -215,15 +230,19 @@ final class HttpApi implements AutoCloseable {
                 throw ApiException.notFound("no route for /v1/namespaces/" + ns + rest);
             }
             requireMethod(method, "GET");
-            String id = decode(d.group(1));
-            if (id.isEmpty() || id.length() > 512 || id.chars().anyMatch(Character::isISOControl)) {
-                throw ApiException.badRequest("document id must be 1-512 characters without control characters");
-            }
-            result = queries.document(ns, id);
+            result = queries.document(ns, documentId(d.group(1)));
         }
         result.put("served_by", router.self().host() + ":" + router.self().port());
         sendJson(exchange, 200, result);
         return 200;
+    }
+
+    private static String documentId(String encoded) {
+        String id = decode(encoded);
+        if (id.isEmpty() || id.length() > 512 || id.chars().anyMatch(Character::isISOControl)) {
+            throw ApiException.badRequest("document id must be 1-512 characters without control characters");
+        }
+        return id;
     }
 
     /** The {@code limit} query parameter: 1 to 1000, 100 when absent. */

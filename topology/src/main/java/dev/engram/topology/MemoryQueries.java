@@ -3,12 +3,14 @@ package dev.engram.topology;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.stores.DocumentGist;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.Stores;
+import dev.engram.stores.ThemeSet;
 import dev.engram.understanding.Embedder;
 import dev.engram.understanding.llm.Answerer;
 import dev.engram.understanding.llm.LlmException;
@@ -201,6 +203,40 @@ final class MemoryQueries {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("namespace", ns);
         out.putAll(view);
+        return out;
+    }
+
+    /** A document's gist and episodic windows. */
+    Map<String, Object> gist(String ns, String id) {
+        DocumentGist g = store(Stores.MEMORY_GISTS, DocumentGist.class).get(Keys.of(ns, id));
+        if (g == null) {
+            throw ApiException.notFound("document '" + id + "' has no passages in memory in namespace '" + ns + "'");
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("document_id", g.documentId());
+        out.put("title", g.title());
+        out.put("gist", g.gist());
+        out.put("passages", g.entries().size());
+        out.put("window_size", g.windowSize());
+        out.put("windows", g.windows());
+        out.put("updated_at", g.updatedAt());
+        return out;
+    }
+
+    /** The namespace's eigen-themes (empty until enough passages have arrived). */
+    Map<String, Object> themes(String ns) {
+        NamespaceState state =
+                namespaceState(ns).orElseThrow(() -> ApiException.notFound("namespace '" + ns + "' has no memory yet"));
+        ThemeSet t = store(Stores.MEMORY_THEMES, ThemeSet.class).get(ns);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("computed_at_version", t == null ? null : t.version());
+        out.put("computed_at", t == null ? null : t.computedAt());
+        out.put("passages", t == null ? 0 : t.passages());
+        out.put("essential", t == null ? 0 : t.essential());
+        out.put("changes_since", state.changesSinceThemes());
+        out.put("themes", t == null ? List.of() : t.themes());
         return out;
     }
 

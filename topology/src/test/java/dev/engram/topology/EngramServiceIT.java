@@ -124,6 +124,22 @@ class EngramServiceIT {
     }
 
     @Test
+    void showsADocumentsGistAndTheNamespacesThemes() {
+        ItSupport.Response gist = get(base + "/v1/namespaces/" + NS + "/documents/kafka/gist");
+        assertThat(gist.status()).isEqualTo(200);
+        assertThat(gist.body().path("passages").asInt()).isEqualTo(2);
+        assertThat(gist.body().path("gist")).isNotEmpty();
+        assertThat(gist.body().path("windows").get(0).path("passage_ids")).hasSize(2);
+        assertThat(gist.body().path("window_size").asInt()).isEqualTo(3);
+        assertError(get(base + "/v1/namespaces/" + NS + "/documents/nope/gist"), 404);
+
+        ItSupport.Response themes = get(base + "/v1/namespaces/" + NS + "/themes");
+        assertThat(themes.status()).isEqualTo(200);
+        assertThat(themes.body().has("themes")).isTrue();
+        assertThat(themes.body().path("changes_since").asLong()).isNotNegative();
+    }
+
+    @Test
     void findsEntitiesByNameWithTheirPassages() {
         ItSupport.Response r = get(base + "/v1/namespaces/" + NS + "/entities?name=bletchley%20park");
 

@@ -171,6 +171,13 @@ class RetractionPropertyTest {
                     .forEach(kv -> pd.add(kv.key + " " + kv.value.decision() + " " + kv.value.rule() + " "
                             + kv.value.score() + " " + kv.value.evidence()));
             d.put("pairs", pd);
+            // Gists and episodic windows (themes are recomputed on thresholds of changes, so they follow history).
+            KeyValueStore<String, dev.engram.stores.DocumentGist> gists = driver.getKeyValueStore(Stores.MEMORY_GISTS);
+            TreeSet<String> gs = new TreeSet<>();
+            all(gists)
+                    .forEach(kv -> gs.add(
+                            kv.key + " " + kv.value.entries() + " " + kv.value.gist() + " " + kv.value.windows()));
+            d.put("gists", gs);
             KeyValueStore<String, String> members = driver.getKeyValueStore(Stores.MEMORY_ENTITY_MEMBERS);
             TreeSet<String> mb = new TreeSet<>();
             all(members).forEach(kv -> mb.add(kv.key));

@@ -1,0 +1,232 @@
+package dev.engram.processors;
+
+import dev.engram.retrieval.EigenThemes;
+import dev.engram.retrieval.EpisodicWindows;
+import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.VectorCodec;
+import dev.engram.stores.DocumentGist;
+import dev.engram.stores.Keys;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.ThemeSet;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * The memory's gists, kept incrementally: a document's gist and episodic windows change with each passage that
+ * arrives or leaves (only that document's entries are touched, nothing is read or understood again), and a
+ * namespace's eigen-themes are recomputed only when enough of it has changed since the last time.
+ *
+ * <p>Summaries are extractive: they are made of the lead sentences of passage memories — restatements the LLM
+ * extractor writes abstractively, and the embedded one extractively.
+ */
+final class Gists {
+
+    /** Sentences in a document's gist. */
+    static final int GIST_SENTENCES = 3;
+    /** Themes kept per namespace (GEM-RAG measured two to be best; more are cheap to keep and show). */
+    static final int THEMES = 4;
+    /** Passages per theme (the top components of its eigenvector). */
+    static final int THEME_PASSAGES = 5;
+    /** Eigen-gap cutoff of GEM-RAG's Remark 2, for the number of essential themes. */
+    static final double THEME_GAP = 0.1;
+    /** Themes are recomputed after this many passage changes, or a tenth of the namespace if more. */
+    static final int THEME_MIN_CHANGES = 16;
+    /** The theme graph is built over at most this many passages (by passage id, a uniform sample). */
+    static final int THEME_MAX_PASSAGES = 4000;
+
+    private static final Pattern SENTENCE_END = Pattern.compile("(?<=[.!?])\\s+(?=[\\p{Lu}\\p{N}\"“])");
+    private static final int LEAD_MAX_CHARS = 300;
+    private static final StringSerializer KEYS = new StringSerializer();
+
+    private final KeyValueStore<String, DocumentGist> gists;
+    private final KeyValueStore<String, ThemeSet> themes;
+    private final KeyValueStore<String, StoredPassage> passages;
+    private final KeyValueStore<String, byte[]> vectors;
+    private final KeyValueStore<String, Embeddings> embeddings;
+
+    Gists(
+            KeyValueStore<String, DocumentGist> gists,
+            KeyValueStore<String, ThemeSet> themes,
+            KeyValueStore<String, StoredPassage> passages,
+            KeyValueStore<String, byte[]> vectors,
+            KeyValueStore<String, Embeddings> embeddings) {
+        this.gists = gists;
+        this.themes = themes;
+        this.passages = passages;
+        this.vectors = vectors;
+        this.embeddings = embeddings;
+    }
+
+    /** A passage joined its document's memory. */
+    void added(StoredPassage p, Instant now) {
+        DocumentGist g = gists.get(Keys.of(p.namespace(), p.documentId()));
+        List<DocumentGist.Entry> entries = new ArrayList<>(g == null ? List.of() : g.entries());
+        entries.removeIf(e -> e.passageId().equals(p.passageId()));
+        entries.add(new DocumentGist.Entry(p.passageId(), p.ordinal(), p.start(), lead(p.memory())));
+        store(p.namespace(), p.documentId(), p.title(), entries, now);
+    }
+
+    /** A passage left its document's memory. */
+    void removed(String ns, String documentId, String passageId, Instant now) {
+        DocumentGist g = gists.get(Keys.of(ns, documentId));
+        if (g == null) {
+            return;
+        }
+        List<DocumentGist.Entry> entries = new ArrayList<>(g.entries());
+        entries.removeIf(e -> e.passageId().equals(passageId));
+        store(ns, documentId, g.title(), entries, now);
+    }
+
+    private void store(String ns, String documentId, String title, List<DocumentGist.Entry> entries, Instant now) {
+        if (entries.isEmpty()) {
+            gists.delete(Keys.of(ns, documentId));
+            return;
+        }
+        entries.sort(Comparator.comparingInt(DocumentGist.Entry::start)
+                .thenComparingInt(DocumentGist.Entry::ordinal)
+                .thenComparing(DocumentGist.Entry::passageId));
+        // The gist: lead sentences of the passages closest to the document's centroid, in reading order.
+        List<float[]> vs = new ArrayList<>();
+        for (DocumentGist.Entry e : entries) {
+            byte[] v = vectors.get(Keys.of(ns, e.passageId()));
+            vs.add(v == null ? null : VectorCodec.fromBytes(v));
+        }
+        double[] centroid = null;
+        for (float[] v : vs) {
+            if (v != null) {
+                if (centroid == null) {
+                    centroid = new double[v.length];
+                }
+                for (int i = 0; i < v.length; i++) {
+                    centroid[i] += v[i];
+                }
+            }
+        }
+        List<Integer> order = new ArrayList<>();
+        double[] score = new double[entries.size()];
+        for (int i = 0; i < entries.size(); i++) {
+            order.add(i);
+            float[] v = vs.get(i);
+            if (centroid != null && v != null && v.length == centroid.length) {
+                for (int k = 0; k < v.length; k++) {
+                    score[i] += v[k] * centroid[k];
+                }
+            }
+        }
+        order.sort((a, b) -> score[a] != score[b] ? Double.compare(score[b], score[a]) : Integer.compare(a, b));
+        List<Integer> chosen = new ArrayList<>(order.subList(0, Math.min(GIST_SENTENCES, order.size())));
+        chosen.sort(Integer::compare);
+        List<String> gist = new ArrayList<>();
+        for (int i : chosen) {
+            if (!entries.get(i).lead().isBlank()) {
+                gist.add(entries.get(i).lead());
+            }
+        }
+        // Episodic windows over the passages in reading order.
+        List<DocumentGist.Window> windows = new ArrayList<>();
+        for (int[] r : EpisodicWindows.ranges(entries.size())) {
+            List<String> ids = new ArrayList<>();
+            StringBuilder summary = new StringBuilder();
+            for (int i = r[0]; i < r[1]; i++) {
+                ids.add(entries.get(i).passageId());
+                if (!entries.get(i).lead().isBlank()) {
+                    summary.append(summary.isEmpty() ? "" : " ")
+                            .append(entries.get(i).lead());
+                }
+            }
+            windows.add(new DocumentGist.Window(windows.size(), ids, summary.toString()));
+        }
+        gists.put(
+                Keys.of(ns, documentId),
+                new DocumentGist(
+                        ns, documentId, title, entries, gist, EpisodicWindows.size(entries.size()), windows, now));
+    }
+
+    /** True when the namespace changed enough since its themes were computed. */
+    static boolean themesDue(long changesSinceThemes, long passageCount) {
+        return changesSinceThemes >= Math.max(THEME_MIN_CHANGES, passageCount / 10);
+    }
+
+    /** Recomputes a namespace's eigen-themes from its passages' vectors and utility questions. */
+    void recomputeThemes(String ns, long version, Instant now) {
+        List<String> ids = new ArrayList<>();
+        List<float[]> passageVectors = new ArrayList<>();
+        List<float[]> questionSums = new ArrayList<>();
+        try (KeyValueIterator<String, byte[]> it = vectors.prefixScan(Keys.prefix(ns), KEYS)) {
+            while (it.hasNext() && ids.size() < THEME_MAX_PASSAGES) {
+                var kv = it.next();
+                float[] v = VectorCodec.fromBytes(kv.value);
+                Embeddings emb = embeddings.get(kv.key);
+                float[] sum = null;
+                if (emb != null) {
+                    for (float[] q : emb.questions()) {
+                        if (q.length != v.length) {
+                            continue;
+                        }
+                        if (sum == null) {
+                            sum = new float[v.length];
+                        }
+                        for (int i = 0; i < v.length; i++) {
+                            sum[i] += q[i];
+                        }
+                    }
+                }
+                ids.add(Keys.last(kv.key));
+                passageVectors.add(v);
+                questionSums.add(sum);
+            }
+        }
+        EigenThemes.Result result = EigenThemes.compute(
+                passageVectors.toArray(new float[0][]),
+                questionSums.toArray(new float[0][]),
+                THEMES,
+                THEME_PASSAGES,
+                THEME_GAP);
+        List<ThemeSet.Theme> out = new ArrayList<>();
+        for (EigenThemes.Theme t : result.themes()) {
+            List<String> members = new ArrayList<>();
+            List<Double> weights = new ArrayList<>();
+            StringBuilder summary = new StringBuilder();
+            List<String> questions = new ArrayList<>();
+            for (int i = 0; i < t.members().length; i++) {
+                String passageId = ids.get(t.members()[i]);
+                members.add(passageId);
+                weights.add(t.weights()[i]);
+                StoredPassage p = passages.get(Keys.of(ns, passageId));
+                if (p == null) {
+                    continue;
+                }
+                if (i < GIST_SENTENCES) {
+                    String lead = lead(p.memory());
+                    if (!lead.isBlank()) {
+                        summary.append(summary.isEmpty() ? "" : " ").append(lead);
+                    }
+                }
+                if (!p.extraction().questions().isEmpty() && questions.size() < THEME_PASSAGES) {
+                    questions.add(p.extraction().questions().get(0));
+                }
+            }
+            out.add(new ThemeSet.Theme(
+                    out.size() + 1, t.eigenvalue(), members, weights, summary.toString(), questions));
+        }
+        themes.put(ns, new ThemeSet(ns, version, ids.size(), result.essential(), out, now));
+    }
+
+    /** The first sentence of a memory, at most a few hundred characters. */
+    static String lead(String memory) {
+        if (memory == null) {
+            return "";
+        }
+        String text = memory.strip();
+        String first = SENTENCE_END.split(text, 2)[0];
+        return first.length() <= LEAD_MAX_CHARS
+                ? first
+                : first.substring(0, LEAD_MAX_CHARS - 1).strip() + "…";
+    }
+}

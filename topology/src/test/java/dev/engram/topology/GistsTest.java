@@ -1,0 +1,164 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.processors.Meters;
+import dev.engram.schemas.Json;
+import dev.engram.stores.DocumentGist;
+import dev.engram.stores.Keys;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.Stores;
+import dev.engram.stores.ThemeSet;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Document gists, episodic windows and eigen-themes, kept by the memory step as passages come and go. */
+class GistsTest {
+
+    private static final Topics TOPICS = new Topics("engram.");
+
+    @TempDir
+    Path stateDir;
+
+    private TopologyTestDriver driver;
+    private TestInputTopic<byte[], byte[]> documents;
+
+    @BeforeEach
+    void start() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "gists-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        driver = new TopologyTestDriver(
+                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+        documents = driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    @AfterEach
+    void close() {
+        driver.close();
+    }
+
+    @Test
+    void aDocumentsGistAndWindowsFollowItsPassages() {
+        StringBuilder text = new StringBuilder();
+        for (int i = 1; i <= 6; i++) {
+            text.append("# Part ")
+                    .append(i)
+                    .append("\n\nAda Lovelace wrote note ")
+                    .append(i)
+                    .append(" about the Analytical Engine in London. It was long.\n\n");
+        }
+        upsert("ada", text.toString());
+
+        DocumentGist gist = gist("ada");
+        assertThat(gist.entries()).hasSize(6);
+        assertThat(gist.entries()).allSatisfy(e -> assertThat(e.lead()).startsWith("Ada Lovelace wrote note"));
+        assertThat(gist.gist()).hasSize(3).allSatisfy(s -> assertThat(s).doesNotContain("It was long"));
+        assertThat(gist.windowSize()).isEqualTo(3);
+        assertThat(gist.windows()).extracting(w -> w.passageIds().size()).containsExactly(3, 3, 3, 3);
+        assertThat(gist.windows().get(0).passageIds())
+                .containsExactlyElementsOf(gist.entries().subList(0, 3).stream()
+                        .map(e -> e.passageId())
+                        .toList());
+
+        // An update drops two passages: only their entries leave; the rest stay as they were.
+        upsert("ada", text.substring(0, text.indexOf("# Part 5")));
+        DocumentGist after = gist("ada");
+        assertThat(after.entries()).containsExactlyElementsOf(gist.entries().subList(0, 4));
+        assertThat(after.windows()).hasSize(2);
+
+        delete("ada");
+        assertThat(gist("ada")).isNull();
+    }
+
+    @Test
+    void themesAreComputedOnceEnoughHasChanged() {
+        String[] topics = {
+            "The violinist %s played a concerto with the Vienna Philharmonic orchestra in %d.",
+            "The striker %s scored a goal for Arsenal football club in the %d league final."
+        };
+        String[] names = {
+            "Anna Berg",
+            "Carl Dahl",
+            "Eva Falk",
+            "Gus Holm",
+            "Ida Juhl",
+            "Kai Lund",
+            "Mia Nord",
+            "Ola Pihl",
+            "Rut Sand",
+            "Tor Ulv"
+        };
+        int n = 0;
+        for (int t = 0; t < topics.length; t++) {
+            for (String name : names) {
+                upsert("doc-" + n, String.format(java.util.Locale.ROOT, topics[t], name, 1950 + n));
+                n++;
+            }
+        }
+        NamespaceState state = namespace();
+        ThemeSet themes = themes();
+        assertThat(themes).as("themes after %d passages", state.passages()).isNotNull();
+        assertThat(themes.passages()).isGreaterThanOrEqualTo(16);
+        assertThat(themes.themes()).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(themes.themes().get(0).eigenvalue()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-3));
+        KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(Stores.MEMORY_PASSAGES);
+        assertThat(themes.themes()).allSatisfy(theme -> {
+            assertThat(theme.passageIds()).hasSize(5);
+            assertThat(theme.summary()).isNotBlank();
+        });
+        // the second theme is one topic: its strongest passages all share the topic's words
+        assertThat(themes.themes().get(1).passageIds())
+                .extracting(id -> passages.get(Keys.of("wiki", id)).text().contains("violinist"))
+                .containsOnly(passages.get(Keys.of(
+                                "wiki", themes.themes().get(1).passageIds().get(0)))
+                        .text()
+                        .contains("violinist"));
+        assertThat(state.changesSinceThemes()).isLessThan(16);
+    }
+
+    private void upsert(String id, String text) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("namespace", "wiki");
+        doc.put("id", id);
+        doc.put("op", "upsert");
+        doc.put("title", "T");
+        doc.put("text", text);
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), Json.toBytes(doc));
+    }
+
+    private void delete(String id) {
+        documents.pipeInput(
+                id.getBytes(StandardCharsets.UTF_8),
+                Json.toBytes(Map.of("namespace", "wiki", "id", id, "op", "delete")));
+    }
+
+    private DocumentGist gist(String id) {
+        KeyValueStore<String, DocumentGist> store = driver.getKeyValueStore(Stores.MEMORY_GISTS);
+        return store.get(Keys.of("wiki", id));
+    }
+
+    private ThemeSet themes() {
+        KeyValueStore<String, ThemeSet> store = driver.getKeyValueStore(Stores.MEMORY_THEMES);
+        return store.get("wiki");
+    }
+
+    private NamespaceState namespace() {
+        KeyValueStore<String, NamespaceState> store = driver.getKeyValueStore(Stores.MEMORY_NAMESPACES);
+        return store.get("wiki");
+    }
+}
