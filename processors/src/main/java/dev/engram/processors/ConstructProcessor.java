@@ -81,6 +81,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 context.getStateStore(Stores.MEMORY_ENTITY_PAIRS),
                 context.getStateStore(Stores.MEMORY_ENTITY_MEMBERS),
                 context.getStateStore(Stores.MEMORY_ENTITY_VECTORS),
+                context.getStateStore(Stores.MEMORY_ENTITY_OVERRIDES),
                 context.getStateStore(Stores.MEMORY_PASSAGE_ENTITIES),
                 passages,
                 embeddings,
@@ -90,6 +91,17 @@ public final class ConstructProcessor implements Processor<String, Understanding
     @Override
     public void process(Record<String, UnderstandingEvent> record) {
         UnderstandingEvent event = record.value();
+        if (event instanceof UnderstandingEvent.Command c && c.command() == null) {
+            meters.deadLetter("construct", "bad_command");
+            byte[] key = record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8);
+            context.forward(new Record<Void, Emission>(
+                    null,
+                    DeadLetters.of(
+                            context, DeadLetter.Stage.CONSTRUCT, "memory command rejected: " + c.error(), key, c.raw()),
+                    record.timestamp(),
+                    record.headers()));
+            return;
+        }
         String ns = event.namespace();
         namespace = namespaces.get(ns);
         if (namespace == null) {
@@ -102,6 +114,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 case UnderstandingEvent.Understood u -> addPassage(u);
                 case UnderstandingEvent.Retracted r -> removePassage(r.retraction());
                 case UnderstandingEvent.Manifest m -> applyManifest(m);
+                case UnderstandingEvent.Command c -> resolver.command(c.command());
             }
             resolver.resolve();
             if (Gists.themesDue(namespace.changesSinceThemes(), namespace.passages())) {

@@ -4,6 +4,7 @@ import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
@@ -71,6 +72,7 @@ final class EntityResolver {
     private final KeyValueStore<String, PairDecision> pairs;
     private final KeyValueStore<String, String> members;
     private final KeyValueStore<String, byte[]> entityVectors;
+    private final KeyValueStore<String, PairDecision> overrides;
     private final KeyValueStore<String, String> passageEntities;
     private final KeyValueStore<String, StoredPassage> passages;
     private final KeyValueStore<String, Embeddings> embeddings;
@@ -78,6 +80,8 @@ final class EntityResolver {
 
     /** Per record: surfaces whose mentions changed, with their state before the record (null when new). */
     private final Map<String, Optional<EntityRecord>> touched = new TreeMap<>();
+    /** Per record: surfaces an operator's command names. */
+    private final Set<String> commanded = new TreeSet<>();
 
     private final Map<String, Context> contexts = new HashMap<>();
     /** Per resolve: surface views, candidate sets and ambiguity counts; memory does not change while deciding. */
@@ -98,6 +102,7 @@ final class EntityResolver {
             KeyValueStore<String, PairDecision> pairs,
             KeyValueStore<String, String> members,
             KeyValueStore<String, byte[]> entityVectors,
+            KeyValueStore<String, PairDecision> overrides,
             KeyValueStore<String, String> passageEntities,
             KeyValueStore<String, StoredPassage> passages,
             KeyValueStore<String, Embeddings> embeddings,
@@ -108,6 +113,7 @@ final class EntityResolver {
         this.pairs = pairs;
         this.members = members;
         this.entityVectors = entityVectors;
+        this.overrides = overrides;
         this.passageEntities = passageEntities;
         this.passages = passages;
         this.embeddings = embeddings;
@@ -118,6 +124,7 @@ final class EntityResolver {
         this.ns = namespace;
         this.sink = sink;
         touched.clear();
+        commanded.clear();
         contexts.clear();
         views.clear();
         candidateSets.clear();
@@ -329,9 +336,33 @@ final class EntityResolver {
 
     // ---- search, verify, construct ----------------------------------------------------------------------------
 
+    /**
+     * An operator's decision about a pair: it overrides the rules for that pair until cleared, and survives the
+     * surfaces leaving memory and coming back. Applied when the record is resolved.
+     */
+    void command(MemoryCommand c) {
+        String a = c.entityId();
+        String b = c.otherId();
+        if (a.equals(b)) {
+            return;
+        }
+        if (c.op() == MemoryCommand.Op.CLEAR) {
+            overrides.delete(Keys.of(ns, a, b));
+            overrides.delete(Keys.of(ns, b, a));
+        } else {
+            String decision = c.op() == MemoryCommand.Op.SPLIT ? PairDecision.SPLIT : PairDecision.MERGE;
+            List<String> evidence = c.reason().isBlank() ? List.of("operator") : List.of("operator: " + c.reason());
+            PairDecision d = new PairDecision(ns, a, b, decision, "operator", 1, evidence, sink.now());
+            overrides.put(Keys.of(ns, a, b), d);
+            overrides.put(Keys.of(ns, b, a), d.mirrored());
+        }
+        commanded.add(a);
+        commanded.add(b);
+    }
+
     /** Re-indexes the surfaces this record touched, re-decides the pairs that depend on them and regroups. */
     void resolve() {
-        if (touched.isEmpty()) {
+        if (touched.isEmpty() && commanded.isEmpty()) {
             return;
         }
         views.clear();
@@ -399,6 +430,7 @@ final class EntityResolver {
                 redecide.add(sid);
             }
         }
+        redecide.addAll(commanded);
         contextOnly.removeAll(redecide);
         for (String sid : redecide) {
             EntityRecord e = entities.get(Keys.of(ns, sid));
@@ -438,13 +470,34 @@ final class EntityResolver {
     private Set<String> redecidePairs(EntityRecord e, boolean storedOnly) {
         PairRules.Surface self = view(e);
         Map<String, PairDecision> stored = storedPairs(e.id());
+        Map<String, PairDecision> operator = new TreeMap<>();
+        try (KeyValueIterator<String, PairDecision> it = overrides.prefixScan(Keys.prefix(ns, e.id()), KEYS)) {
+            it.forEachRemaining(kv -> operator.put(Keys.last(kv.key), kv.value));
+        }
         Map<String, PairDecision> now = new TreeMap<>();
-        for (String candidate : storedOnly ? stored.keySet() : candidates(e)) {
+        Set<String> toDecide = new TreeSet<>(storedOnly ? stored.keySet() : candidates(e));
+        toDecide.addAll(operator.keySet());
+        for (String candidate : toDecide) {
             if (candidate.equals(e.id())) {
                 continue;
             }
             PairRules.Surface o = surface(candidate);
             if (o == null) {
+                continue;
+            }
+            PairDecision override = operator.get(candidate);
+            if (override != null) {
+                now.put(
+                        candidate,
+                        new PairDecision(
+                                ns,
+                                e.id(),
+                                candidate,
+                                override.decision(),
+                                override.rule(),
+                                override.score(),
+                                override.evidence(),
+                                sink.now()));
                 continue;
             }
             // Decided in one orientation (smaller id first), so a pair reads the same whichever side asks.
@@ -561,8 +614,9 @@ final class EntityResolver {
             }
             String ra = root(parent, edge.entityId());
             String rb = root(parent, edge.otherId());
+            boolean operator = edge.rule().equals("operator");
             if (ra.equals(rb)
-                    || !NameForms.compatible(groupType.get(ra), groupType.get(rb))
+                    || (!operator && !NameForms.compatible(groupType.get(ra), groupType.get(rb)))
                     || keptApart(groupMembers.get(ra), groupMembers.get(rb), apart)) {
                 continue;
             }

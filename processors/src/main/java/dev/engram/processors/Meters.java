@@ -68,6 +68,7 @@ public final class Meters {
             counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", result);
         }
         deadLetterCounter("construct", "error");
+        deadLetterCounter("construct", "bad_command");
         for (String kind : List.of("entity", "fact")) {
             counter(REJECTED, "Entities and facts that failed verification, kept for review", "kind", kind);
         }

@@ -18,6 +18,7 @@ public enum Schemas {
     UNDERSTANDING("understanding"),
     EXTRACTION("extraction"),
     MEMORY_CHANGE("memory-change"),
+    MEMORY_COMMAND("memory-command"),
     COMPENSATION("compensation"),
     DEAD_LETTER("dead-letter");
 

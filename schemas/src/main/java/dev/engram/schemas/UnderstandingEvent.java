@@ -11,7 +11,8 @@ import java.util.Map;
 @JsonSubTypes({
     @JsonSubTypes.Type(value = UnderstandingEvent.Understood.class, name = "understood"),
     @JsonSubTypes.Type(value = UnderstandingEvent.Retracted.class, name = "retracted"),
-    @JsonSubTypes.Type(value = UnderstandingEvent.Manifest.class, name = "manifest")
+    @JsonSubTypes.Type(value = UnderstandingEvent.Manifest.class, name = "manifest"),
+    @JsonSubTypes.Type(value = UnderstandingEvent.Command.class, name = "command")
 })
 public sealed interface UnderstandingEvent {
 
@@ -63,4 +64,41 @@ public sealed interface UnderstandingEvent {
     }
 
     record PassageRef(String passageId, String contentHash) {}
+
+    /**
+     * An operator's command from the memory-commands topic, or why its record could not be read ({@code error},
+     * with the {@code raw} bytes, for the dead-letter topic). Never written to the understandings topic.
+     */
+    record Command(MemoryCommand command, String error, byte[] raw) implements UnderstandingEvent {
+
+        /** Reads and validates a command record against its schema. */
+        public static Command decode(byte[] bytes) {
+            if (bytes == null) {
+                return new Command(null, "null value", null);
+            }
+            try {
+                com.fasterxml.jackson.databind.JsonNode tree = Json.mapper().readTree(bytes);
+                if (tree == null) {
+                    return new Command(null, "empty value", bytes);
+                }
+                List<String> errors = Schemas.MEMORY_COMMAND.validate(tree);
+                if (!errors.isEmpty()) {
+                    return new Command(null, "schema: " + errors.get(0), bytes);
+                }
+                return new Command(Json.mapper().treeToValue(tree, MemoryCommand.class), null, bytes);
+            } catch (java.io.IOException e) {
+                return new Command(null, "malformed JSON: " + e.getMessage(), bytes);
+            }
+        }
+
+        @Override
+        public String namespace() {
+            return command == null ? null : command.namespace();
+        }
+
+        @Override
+        public String documentId() {
+            return null;
+        }
+    }
 }

@@ -120,6 +120,13 @@ class SchemaConformanceTest {
     }
 
     @Test
+    void memoryCommandsMatchTheirSchema() {
+        MemoryCommand c = new MemoryCommand("ns", MemoryCommand.Op.SPLIT, PID, PID, "two different people", AT);
+        assertThat(Schemas.MEMORY_COMMAND.validate(tree(c))).isEmpty();
+        assertThat(Json.fromBytes(Json.toBytes(c), MemoryCommand.class)).isEqualTo(c);
+    }
+
+    @Test
     void compensationsAndDeadLettersMatchTheirSchemas() {
         Compensation c = new Compensation("ns", 3, Compensation.Sink.QDRANT, "upsert_vector", PID, "timeout", 3, AT);
         DeadLetter d = new DeadLetter(DeadLetter.Stage.READ, "malformed JSON: x", "t", 0, 42, null, "e30=", AT);

@@ -5,7 +5,8 @@ import java.util.List;
 
 /**
  * What entity resolution decided about two surface entities that the blocking indexes made candidates: {@code merge},
- * {@code review} (a person should look) or {@code defer} (plausible, waiting for supporting evidence), with the rule
+ * {@code review} (a person should look), {@code defer} (plausible, waiting for supporting evidence) or {@code split}
+ * (an operator keeps them apart; rule {@code operator}, as for an operator's merge), with the rule
  * that decided, its score and the evidence, so every merge can be audited. Pairs with no decision are not stored.
  */
 public record PairDecision(
@@ -21,6 +22,8 @@ public record PairDecision(
     public static final String MERGE = "merge";
     public static final String REVIEW = "review";
     public static final String DEFER = "defer";
+    /** An operator keeps the two apart. */
+    public static final String SPLIT = "split";
 
     public PairDecision {
         evidence = evidence == null ? List.of() : List.copyOf(evidence);

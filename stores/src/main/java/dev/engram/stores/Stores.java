@@ -27,6 +27,8 @@ public final class Stores {
     public static final String MEMORY_ENTITY_INDEX = "memory-entity-index";
     /** Memory step: (namespace, surface id, other surface id) → resolution decision, stored in both directions. */
     public static final String MEMORY_ENTITY_PAIRS = "memory-entity-pairs";
+    /** Memory step: (namespace, surface id, other surface id) → an operator's split or merge, in both directions. */
+    public static final String MEMORY_ENTITY_OVERRIDES = "memory-entity-overrides";
     /** Memory step: (namespace, surface entity id) → float32 "name: description" embedding of its representative. */
     public static final String MEMORY_ENTITY_VECTORS = "memory-entity-vectors";
     /** Memory step: (namespace, passage id) → the passage's surface entities as "id type" lines. */

@@ -56,6 +56,8 @@ public final class EngramService implements AutoCloseable {
     private final List<KafkaStreamsMetrics> streamsMetrics = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private final boolean ownsUnderstander;
+    private final org.apache.kafka.clients.producer.KafkaProducer<String, dev.engram.schemas.MemoryCommand>
+            commandProducer;
 
     private EngramService(EngramConfig config, Understander given) throws IOException {
         this.config = config;
@@ -97,6 +99,23 @@ public final class EngramService implements AutoCloseable {
             queries.answerWith(new dev.engram.understanding.llm.Answerer(
                     new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall)));
         }
+        this.commandProducer = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                Map.<String, Object>of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        config.bootstrapServers(),
+                        ProducerConfig.ACKS_CONFIG,
+                        "all",
+                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                        true,
+                        ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                        10_000,
+                        ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                        5_000),
+                new org.apache.kafka.common.serialization.StringSerializer(),
+                EngramTopology.MEMORY_COMMAND_SERDE.serializer());
+        queries.commandWith(c -> commandProducer
+                .send(new org.apache.kafka.clients.producer.ProducerRecord<>(topics.memoryCommands(), c.namespace(), c))
+                .get(15, java.util.concurrent.TimeUnit.SECONDS));
         this.http = new HttpApi(
                 new InetSocketAddress(config.httpHost(), config.httpPort()),
                 new NamespaceRouter(streams, self),
@@ -306,6 +325,7 @@ public final class EngramService implements AutoCloseable {
     @Override
     public void close() {
         http.close();
+        commandProducer.close(Duration.ofSeconds(5));
         // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
         // instead of after the session timeout.
         var leave = org.apache.kafka.streams.CloseOptions.groupMembershipOperation(

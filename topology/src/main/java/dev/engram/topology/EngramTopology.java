@@ -10,6 +10,7 @@ import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.JsonSerde;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.Stores;
@@ -40,6 +41,7 @@ public final class EngramTopology {
     public static final Serde<PassageEvent> PASSAGE_SERDE = JsonSerde.of(PassageEvent.class);
     public static final Serde<UnderstandingEvent> UNDERSTANDING_SERDE = JsonSerde.of(UnderstandingEvent.class);
     public static final Serde<MemoryChange> MEMORY_CHANGE_SERDE = JsonSerde.of(MemoryChange.class);
+    public static final Serde<MemoryCommand> MEMORY_COMMAND_SERDE = JsonSerde.of(MemoryCommand.class);
     public static final Serde<DeadLetter> DEAD_LETTER_SERDE = JsonSerde.of(DeadLetter.class);
 
     private EngramTopology() {}
@@ -125,13 +127,22 @@ public final class EngramTopology {
         builder.addStateStore(store(Stores.MEMORY_ENTITY_PAIRS, Stores.PAIR));
         builder.addStateStore(store(Stores.MEMORY_ENTITY_MEMBERS, Stores.TEXT));
         builder.addStateStore(store(Stores.MEMORY_ENTITY_VECTORS, Stores.VECTOR));
+        builder.addStateStore(store(Stores.MEMORY_ENTITY_OVERRIDES, Stores.PAIR));
         builder.addStateStore(store(Stores.MEMORY_PASSAGE_ENTITIES, Stores.TEXT));
         builder.addStateStore(store(Stores.MEMORY_GISTS, Stores.GIST));
         builder.addStateStore(store(Stores.MEMORY_THEMES, Stores.THEMES));
         builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
+        // Operators' commands join the understandings (same key, same partition count): one writer per namespace.
+        KStream<String, UnderstandingEvent> commands = builder.stream(
+                        topics.memoryCommands(),
+                        Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("memory-commands-source"))
+                .mapValues(
+                        bytes -> (UnderstandingEvent) UnderstandingEvent.Command.decode(bytes),
+                        Named.as("memory-commands-decode"));
         KStream<Void, Emission> constructed = builder.stream(
                         topics.understandings(),
                         Consumed.with(Serdes.String(), UNDERSTANDING_SERDE).withName("understandings-source"))
+                .merge(commands, Named.as("memory-inputs"))
                 .process(
                         () -> new ConstructProcessor(meters),
                         Named.as("construct"),
@@ -146,6 +157,7 @@ public final class EngramTopology {
                         Stores.MEMORY_ENTITY_PAIRS,
                         Stores.MEMORY_ENTITY_MEMBERS,
                         Stores.MEMORY_ENTITY_VECTORS,
+                        Stores.MEMORY_ENTITY_OVERRIDES,
                         Stores.MEMORY_PASSAGE_ENTITIES,
                         Stores.MEMORY_GISTS,
                         Stores.MEMORY_THEMES,

@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.engram.processors.Meters;
 import dev.engram.schemas.Json;
+import dev.engram.schemas.MemoryCommand;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -193,6 +194,11 @@ final class HttpApi implements AutoCloseable {
         } else if (rest.equals("/reviews")) {
             requireMethod(method, "GET");
             result = queries.reviews(ns, limit(exchange));
+        } else if (rest.equals("/merges") && method.equals("POST")) {
+            result = command(ns, body);
+            result.put("served_by", router.self().host() + ":" + router.self().port());
+            sendJson(exchange, 202, result);
+            return 202;
         } else if (rest.equals("/merges")) {
             requireMethod(method, "GET");
             result = queries.merges(ns, limit(exchange));
@@ -243,6 +249,42 @@ final class HttpApi implements AutoCloseable {
             throw ApiException.badRequest("document id must be 1-512 characters without control characters");
         }
         return id;
+    }
+
+    /** {@code {"op": "split" | "merge" | "clear", "entity_id": ..., "other_id": ..., "reason": ...}}. */
+    private Map<String, Object> command(String ns, byte[] body) {
+        JsonNode request;
+        try {
+            request = Json.mapper().readTree(body);
+        } catch (IOException e) {
+            throw ApiException.badRequest("body is not valid JSON: " + e.getMessage());
+        }
+        if (request == null || !request.isObject()) {
+            throw ApiException.badRequest(
+                    "body must be a JSON object like {\"op\": \"split\", \"entity_id\": \"…\", \"other_id\": \"…\"}");
+        }
+        MemoryCommand.Op op =
+                switch (request.path("op").asText("")) {
+                    case "split" -> MemoryCommand.Op.SPLIT;
+                    case "merge" -> MemoryCommand.Op.MERGE;
+                    case "clear" -> MemoryCommand.Op.CLEAR;
+                    default -> throw ApiException.badRequest("'op' must be one of split, merge, clear");
+                };
+        String a = request.path("entity_id").asText("");
+        String b = request.path("other_id").asText("");
+        if (!request.path("entity_id").isTextual()
+                || !request.path("other_id").isTextual()
+                || !ENTITY_ID.matcher(a).matches()
+                || !ENTITY_ID.matcher(b).matches()) {
+            throw ApiException.badRequest("'entity_id' and 'other_id' must be entity ids (32 lowercase hex digits)");
+        }
+        JsonNode reason = request.path("reason");
+        if (!reason.isMissingNode()
+                && !reason.isNull()
+                && (!reason.isTextual() || reason.asText().length() > 2000)) {
+            throw ApiException.badRequest("'reason' must be a string of at most 2000 characters");
+        }
+        return queries.command(ns, op, a, b, reason.isTextual() ? reason.asText() : "");
     }
 
     /** The {@code limit} query parameter: 1 to 1000, 100 when absent. */

@@ -2,9 +2,11 @@ package dev.engram.topology;
 
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Retrieval;
+import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
@@ -43,6 +45,49 @@ final class MemoryQueries {
     private Function<String, List<String>> decomposer;
 
     private Answerer answerer;
+
+    /** Delivers an operator's command to the memory step (null: commands are not available). */
+    interface CommandSender {
+        void send(MemoryCommand command) throws Exception;
+    }
+
+    private CommandSender commands;
+
+    void commandWith(CommandSender sender) {
+        this.commands = sender;
+    }
+
+    /**
+     * Records an operator's split, merge or clear of two surface entities on the memory-commands topic; the memory
+     * step applies it in order with everything else of the namespace.
+     */
+    Map<String, Object> command(String ns, MemoryCommand.Op op, String entityId, String otherId, String reason) {
+        if (commands == null) {
+            throw new ApiException(501, "not_configured", "this instance cannot write memory commands");
+        }
+        if (entityId.equals(otherId)) {
+            throw ApiException.badRequest("'entity_id' and 'other_id' must differ");
+        }
+        if (op != MemoryCommand.Op.CLEAR) {
+            var entities = store(Stores.MEMORY_ENTITIES, EntityRecord.class);
+            for (String id : List.of(entityId, otherId)) {
+                if (entities.get(Keys.of(ns, id)) == null) {
+                    throw ApiException.notFound("entity '" + id + "' is not in namespace '" + ns + "'");
+                }
+            }
+        }
+        MemoryCommand c = new MemoryCommand(ns, op, entityId, otherId, reason, java.time.Instant.now());
+        try {
+            commands.send(c);
+        } catch (Exception e) {
+            throw ApiException.unavailable("could not record the command: " + e.getMessage());
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("namespace", ns);
+        out.put("status", "accepted");
+        out.put("command", c);
+        return out;
+    }
 
     /** Answers questions from evidence with an LLM (null: answering is not available). */
     void answerWith(Answerer answerer) {

@@ -30,6 +30,11 @@ public record Topics(String prefix) {
         return prefix + "memory-changes";
     }
 
+    /** Operators' entity-resolution commands (key: namespace; value: memory-command.schema.json). */
+    public String memoryCommands() {
+        return prefix + "memory-commands";
+    }
+
     /** Failed sink writes to converge (key: namespace; value: compensation.schema.json). */
     public String compensations() {
         return prefix + "compensations";
@@ -47,6 +52,7 @@ public record Topics(String prefix) {
                 understandings(),
                 extractions(),
                 memoryChanges(),
+                memoryCommands(),
                 compensations(),
                 deadLetters());
     }

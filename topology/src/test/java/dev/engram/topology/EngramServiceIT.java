@@ -190,6 +190,26 @@ class EngramServiceIT {
         assertThat(stats.path("surfaces").asLong())
                 .isGreaterThan(stats.path("entities").asLong());
 
+        // An operator undoes the merge; the memory step applies it in order.
+        String split = "{\"op\": \"split\", \"entity_id\": \"" + id + "\", \"other_id\": \"" + other
+                + "\", \"reason\": \"not the navy\"}";
+        ItSupport.Response accepted = post(ns + "/merges", split);
+        assertThat(accepted.status()).isEqualTo(202);
+        assertThat(accepted.body().path("command").path("op").asText()).isEqualTo("split");
+        awaitResponse(
+                Duration.ofSeconds(60),
+                () -> get(ns + "/entities?name=USN"),
+                r -> r.body().path("entities").size() == 1
+                        && r.body().path("entities").get(0).path("surfaces").size() == 1);
+        assertError(post(ns + "/merges", "{\"op\": \"explode\", \"entity_id\": \"" + id + "\"}"), 400);
+        assertError(post(ns + "/merges", "{\"op\": \"split\", \"entity_id\": \"x\", \"other_id\": \"y\"}"), 400);
+        assertError(
+                post(
+                        ns + "/merges",
+                        "{\"op\": \"split\", \"entity_id\": \"" + id + "\", \"other_id\": \"" + "0".repeat(32) + "\"}"),
+                404);
+        assertError(post(ns + "/merges", "[1]"), 400);
+
         assertError(get(ns + "/entities/not-an-id"), 400);
         assertError(get(ns + "/entities/" + "0".repeat(32)), 404);
         assertError(get(ns + "/merges?limit=0"), 400);

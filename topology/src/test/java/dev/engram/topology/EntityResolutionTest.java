@@ -137,7 +137,81 @@ class EntityResolutionTest {
                 .isNotEqualTo(surface("world war ii").canonical());
     }
 
+    @Test
+    void anOperatorSplitUndoesAMergeUntilCleared() {
+        upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        upsert("sailors", "USN sailors visited London.");
+        EntityRecord usn = surface("usn");
+        EntityRecord navy = surface("united states navy");
+        assertThat(usn.canonical()).isEqualTo(navy.canonical());
+
+        command("split", usn.id(), navy.id(), "a different USN");
+        assertThat(surface("usn").canonical())
+                .isNotEqualTo(surface("united states navy").canonical());
+        assertThat(pair(usn, navy).decision()).isEqualTo(PairDecision.SPLIT);
+        assertThat(pair(usn, navy).rule()).isEqualTo("operator");
+        assertThat(pair(usn, navy).evidence()).containsExactly("operator: a different USN");
+
+        // The operator's decision outlives the surfaces: delete and re-add, still apart.
+        delete("sailors");
+        upsert("sailors", "USN sailors visited London.");
+        assertThat(surface("usn").canonical())
+                .isNotEqualTo(surface("united states navy").canonical());
+
+        command("clear", usn.id(), navy.id(), "");
+        assertThat(surface("usn").canonical())
+                .isEqualTo(surface("united states navy").canonical());
+        assertThat(pair(usn, navy).rule()).isEqualTo("acronym");
+    }
+
+    @Test
+    void anOperatorMergeGroupsWhatNoRuleWould() {
+        upsert("a", "Samuel Clemens grew up in Hannibal.");
+        upsert("b", "Mark Twain wrote a novel about the Mississippi River.");
+        EntityRecord clemens = surface("samuel clemens");
+        EntityRecord twain = surface("mark twain");
+        assertThat(clemens.canonical()).isNotEqualTo(twain.canonical());
+
+        command("merge", clemens.id(), twain.id(), "pen name");
+        assertThat(surface("samuel clemens").canonical())
+                .isEqualTo(surface("mark twain").canonical());
+        assertThat(decisions("merge")).anySatisfy(d -> assertThat(d.rule()).isEqualTo("operator"));
+    }
+
+    @Test
+    void aMalformedCommandIsDeadLettered() {
+        var commands = driver.createInputTopic(
+                TOPICS.memoryCommands(),
+                new StringSerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer());
+        var deadLetters = driver.createOutputTopic(
+                TOPICS.deadLetters(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                EngramTopology.DEAD_LETTER_SERDE.deserializer());
+        commands.pipeInput("wiki", "{\"namespace\": \"wiki\", \"op\": \"explode\"}".getBytes(StandardCharsets.UTF_8));
+        commands.pipeInput("wiki", "not json".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(deadLetters.readValuesToList())
+                .extracting(dev.engram.schemas.DeadLetter::reason)
+                .satisfiesExactly(r -> assertThat(r).startsWith("memory command rejected: schema"), r -> assertThat(r)
+                        .startsWith("memory command rejected: malformed JSON"));
+    }
+
     // ---- helpers ----------------------------------------------------------------------------------------------
+
+    private void command(String op, String a, String b, String reason) {
+        var commands = driver.createInputTopic(
+                TOPICS.memoryCommands(), new StringSerializer(), EngramTopology.MEMORY_COMMAND_SERDE.serializer());
+        commands.pipeInput(
+                "wiki",
+                new dev.engram.schemas.MemoryCommand(
+                        "wiki",
+                        dev.engram.schemas.MemoryCommand.Op.valueOf(op.toUpperCase(java.util.Locale.ROOT)),
+                        a,
+                        b,
+                        reason,
+                        java.time.Instant.EPOCH));
+    }
 
     private void upsert(String id, String text) {
         Map<String, Object> doc = new LinkedHashMap<>();
