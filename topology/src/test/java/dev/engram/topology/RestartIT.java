@@ -80,6 +80,20 @@ class RestartIT {
             }
             assertThat(added).hasSize(DOCUMENTS);
             assertThat(added.values()).as("each passage added exactly once").containsOnly(1);
+
+            // Entity state survived too: one Vienna, mentioned once by every passage, created once.
+            com.fasterxml.jackson.databind.JsonNode vienna = get(base + "/v1/namespaces/" + NS
+                            + "/entities?name=Vienna")
+                    .body()
+                    .path("entities");
+            assertThat(vienna).hasSize(1);
+            assertThat(vienna.get(0).path("passage_count").asInt()).isEqualTo(DOCUMENTS);
+            assertThat(vienna.get(0).path("mentions").asInt()).isEqualTo(DOCUMENTS);
+            String viennaId = vienna.get(0).path("id").asText();
+            assertThat(changes)
+                    .filteredOn(c -> c instanceof MemoryChange.EntityCreated e
+                            && e.entityId().equals(viennaId))
+                    .hasSize(1);
         }
     }
 
