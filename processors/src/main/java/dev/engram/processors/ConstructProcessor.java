@@ -55,8 +55,16 @@ public final class ConstructProcessor implements Processor<String, Understanding
 
     private final List<MemoryChange> pending = new ArrayList<>();
 
+    private final ThemeSummarizer summarizer;
+
     public ConstructProcessor(Meters meters) {
+        this(meters, null);
+    }
+
+    /** With {@code summarizer} (nullable) writing theme summaries. */
+    public ConstructProcessor(Meters meters, ThemeSummarizer summarizer) {
         this.meters = meters;
+        this.summarizer = summarizer;
     }
 
     @Override
@@ -73,7 +81,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 context.getStateStore(Stores.MEMORY_THEMES),
                 passages,
                 vectors,
-                embeddings);
+                embeddings,
+                summarizer,
+                meters);
         this.resolver = new EntityResolver(
                 context.getStateStore(Stores.MEMORY_ENTITIES),
                 context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES),

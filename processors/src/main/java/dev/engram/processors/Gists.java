@@ -22,8 +22,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * arrives or leaves (only that document's entries are touched, nothing is read or understood again), and a
  * namespace's eigen-themes are recomputed only when enough of it has changed since the last time.
  *
- * <p>Summaries are extractive: they are made of the lead sentences of passage memories — restatements the LLM
- * extractor writes abstractively, and the embedded one extractively.
+ * <p>Document gists and window summaries are made of the lead sentences of passage memories (which the LLM
+ * extractor writes abstractively, the embedded one extractively). Theme summaries are written by an LLM when one is
+ * configured ({@link ThemeSummarizer}), and otherwise, or when it fails, made of lead sentences too.
  */
 final class Gists {
 
@@ -43,19 +44,26 @@ final class Gists {
     private static final Pattern SENTENCE_END = Pattern.compile("(?<=[.!?])\\s+(?=[\\p{Lu}\\p{N}\"“])");
     private static final int LEAD_MAX_CHARS = 300;
     private static final StringSerializer KEYS = new StringSerializer();
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Gists.class);
 
     private final KeyValueStore<String, DocumentGist> gists;
     private final KeyValueStore<String, ThemeSet> themes;
     private final KeyValueStore<String, StoredPassage> passages;
     private final KeyValueStore<String, byte[]> vectors;
     private final KeyValueStore<String, Embeddings> embeddings;
+    private final ThemeSummarizer summarizer;
+    private final Meters meters;
 
     Gists(
             KeyValueStore<String, DocumentGist> gists,
             KeyValueStore<String, ThemeSet> themes,
             KeyValueStore<String, StoredPassage> passages,
             KeyValueStore<String, byte[]> vectors,
-            KeyValueStore<String, Embeddings> embeddings) {
+            KeyValueStore<String, Embeddings> embeddings,
+            ThemeSummarizer summarizer,
+            Meters meters) {
+        this.summarizer = summarizer;
+        this.meters = meters;
         this.gists = gists;
         this.themes = themes;
         this.passages = passages;
@@ -213,9 +221,33 @@ final class Gists {
                 }
             }
             out.add(new ThemeSet.Theme(
-                    out.size() + 1, t.eigenvalue(), members, weights, summary.toString(), questions));
+                    out.size() + 1, t.eigenvalue(), members, weights, summarize(ns, members, summary), questions));
         }
         themes.put(ns, new ThemeSet(ns, version, ids.size(), result.essential(), out, now));
+    }
+
+    /** The LLM's summary of the members' memories when configured and it answers, else the extractive one. */
+    private String summarize(String ns, List<String> members, StringBuilder extractive) {
+        if (summarizer == null) {
+            meters.themeSummary("extractive");
+            return extractive.toString();
+        }
+        List<String> memories = new ArrayList<>();
+        for (String id : members) {
+            StoredPassage p = passages.get(Keys.of(ns, id));
+            if (p != null && !p.memory().isBlank()) {
+                memories.add(p.memory());
+            }
+        }
+        try {
+            String summary = summarizer.summarize(memories);
+            meters.themeSummary("abstractive");
+            return summary;
+        } catch (RuntimeException e) {
+            LOG.warn("theme summary of namespace {} failed, keeping the extractive one: {}", ns, e.toString());
+            meters.themeSummary("failed");
+            return extractive.toString();
+        }
     }
 
     /** The first sentence of a memory, at most a few hundred characters. */

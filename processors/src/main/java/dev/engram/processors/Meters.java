@@ -40,6 +40,8 @@ public final class Meters {
     /** HTTP requests, by route, method and status. */
     /** Entity-resolution pair decisions made, by decision. */
     public static final String RESOLUTION = "engram.resolution.decisions";
+    /** Theme summaries written, by kind. */
+    public static final String THEME_SUMMARIES = "engram.theme.summaries";
     /** Blocking-index lookups skipped because the block was too large to discriminate. */
     public static final String RESOLUTION_SKIPPED = "engram.resolution.blocks.skipped";
 
@@ -92,6 +94,14 @@ public final class Meters {
         Counter.builder(RESOLUTION_SKIPPED)
                 .description("Blocking-index blocks too large to discriminate, skipped during entity search")
                 .register(registry);
+        for (String kind : List.of("extractive", "abstractive", "failed")) {
+            counter(THEME_SUMMARIES, "Eigen-theme summaries written, by kind", "kind", kind);
+        }
+    }
+
+    public void themeSummary(String kind) {
+        counter(THEME_SUMMARIES, "Eigen-theme summaries written, by kind", "kind", kind)
+                .increment();
     }
 
     public void resolution(String decision) {

@@ -26,6 +26,12 @@ public final class MemoryGraph {
     /** One fact: its text, the passage it came from and the entities it relates (-1 when not an entity). */
     public record Fact(String text, int passage, int head, int tail, double confidence) {}
 
+    /**
+     * A GEM-RAG eigen-theme as a summary node: its member passages (strongest first), its summary and the vectors
+     * of its utility questions.
+     */
+    public record ThemeNode(int rank, double eigenvalue, int[] members, String summary, float[][] questionVectors) {}
+
     /** A relation among several entities (a hyperedge): its text, passage and entity indices. */
     public record Relation(String text, int passage, int[] entities) {}
 
@@ -45,6 +51,10 @@ public final class MemoryGraph {
     final int[][] entityRelations;
     /** BM25 over the names of knowledge units: entities, then facts, then relations (IGMiRAG's name corpus). */
     final Bm25 unitNames;
+    /** Per passage, its utility questions' vectors (mean of question and passage, normalized); may be empty. */
+    final float[][][] passageQuestions;
+
+    final List<ThemeNode> themes;
 
     private final Map<String, Integer> entityIndexById;
 
@@ -117,6 +127,61 @@ public final class MemoryGraph {
         facts.forEach(f -> names.add(f.text()));
         relations.forEach(r -> names.add(r.text()));
         this.unitNames = new Bm25(names, 1.2, 0.75);
+        this.passageQuestions = new float[passages.size()][][];
+        for (int i = 0; i < passageQuestions.length; i++) {
+            List<float[]> qs = b.passageQuestions.get(i);
+            passageQuestions[i] = qs == null ? new float[0][] : qs.toArray(new float[0][]);
+        }
+        List<ThemeNode> ts = new ArrayList<>();
+        for (Builder.PendingTheme t : b.themes) {
+            int[] members = java.util.Arrays.stream(t.members())
+                    .filter(m -> m >= 0 && m < passages.size())
+                    .toArray();
+            if (members.length == 0) {
+                continue;
+            }
+            // A summary node's questions: each member's questions moved towards the theme's centroid.
+            float[] centroid = new float[passageVectors[members[0]].length];
+            for (int m : members) {
+                for (int k = 0; k < centroid.length; k++) {
+                    centroid[k] += passageVectors[m][k];
+                }
+            }
+            normalize(centroid);
+            List<float[]> qv = new ArrayList<>();
+            for (int m : members) {
+                for (float[] q : passageQuestions[m]) {
+                    float[] v = new float[centroid.length];
+                    for (int k = 0; k < v.length; k++) {
+                        v[k] = (q[k] + centroid[k]) / 2;
+                    }
+                    normalize(v);
+                    qv.add(v);
+                }
+            }
+            if (qv.isEmpty()) {
+                qv.add(centroid);
+            }
+            ts.add(new ThemeNode(t.rank(), t.eigenvalue(), members, t.summary(), qv.toArray(new float[0][])));
+        }
+        this.themes = List.copyOf(ts);
+    }
+
+    private static void normalize(float[] v) {
+        double n = 0;
+        for (float x : v) {
+            n += (double) x * x;
+        }
+        if (n > 0) {
+            float inv = (float) (1 / Math.sqrt(n));
+            for (int i = 0; i < v.length; i++) {
+                v[i] *= inv;
+            }
+        }
+    }
+
+    public int themeCount() {
+        return themes.size();
     }
 
     public long version() {
@@ -162,6 +227,10 @@ public final class MemoryGraph {
         private final List<float[]> factVectors = new ArrayList<>();
         private final List<Relation> relations = new ArrayList<>();
         private final List<float[]> entityVectors = new ArrayList<>();
+        private final Map<Integer, List<float[]>> passageQuestions = new HashMap<>();
+        private final List<PendingTheme> themes = new ArrayList<>();
+
+        private record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
 
         private Builder(long version) {
             this.version = version;
@@ -212,6 +281,21 @@ public final class MemoryGraph {
 
         public Integer entityIndex(String id) {
             return entityIndex.get(id);
+        }
+
+        /** The vectors of a passage's utility questions (GEM-RAG: mean of question and passage, normalized). */
+        public void questions(int passage, List<float[]> vectors) {
+            passageQuestions.put(passage, List.copyOf(vectors));
+        }
+
+        /** An eigen-theme over passages (indices, strongest first). */
+        public void theme(int rank, double eigenvalue, int[] members, String summary) {
+            themes.add(new PendingTheme(rank, eigenvalue, members.clone(), summary));
+        }
+
+        /** The index of the passage with this id, or null. */
+        public Integer passageIndex(String id) {
+            return passageIndex.get(id);
         }
 
         public MemoryGraph build() {

@@ -83,7 +83,8 @@ public final class Retrieval {
                 new CogitoMode(),
                 new HybridMode(),
                 new PabdMode(),
-                new ComoMode())) {
+                new ComoMode(),
+                new GemMode())) {
             MODES.put(m.name(), m);
         }
     }

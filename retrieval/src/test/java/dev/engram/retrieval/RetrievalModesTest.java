@@ -62,6 +62,43 @@ class RetrievalModesTest {
     }
 
     @Test
+    void gemTakesNodesBestFirstByTheirUtilityQuestionsAndThemesBringTheirMembers() {
+        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        int p0 = b.passage(passage("p0", "A", "a"), unit(0, 1, 0));
+        int p1 = b.passage(passage("p1", "B", "b"), unit(0, 0, 1));
+        int p2 = b.passage(passage("p2", "C", "c"), unit(0, 1, 1));
+        b.passage(passage("p3", "D", "d"), unit(0.5f, 0.5f, 0)); // no questions: its own vector stands in
+        b.questions(p0, List.of(unit(0.2f, 1, 0)));
+        b.questions(p1, List.of(unit(1, 0, 0.1f), unit(0, 0, 1))); // its first question matches the query best
+        b.questions(p2, List.of(unit(0, 1, 1)));
+        MemoryGraph g = b.build();
+        Retrieval.Mode gem = Retrieval.mode("gem");
+        Retrieval.Result r =
+                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, Map.of()), 2);
+        assertThat(r.ranked()).extracting(s -> g.passage(s.passage()).id()).containsExactly("p1", "p3");
+        assertThat(r.explanation()).containsKey("best_question");
+
+        // A theme whose questions lean to the query brings its members along, strongest first.
+        MemoryGraph.Builder t = MemoryGraph.builder(2);
+        int a = t.passage(passage("a", "A", "a"), unit(0.6f, 0.8f, 0));
+        int c = t.passage(passage("c", "C", "c"), unit(0.6f, 0, 0.8f));
+        int d = t.passage(passage("d", "D", "d"), unit(0, 1, 0));
+        t.questions(a, List.of(unit(0.6f, 0.8f, 0)));
+        t.questions(c, List.of(unit(0.6f, 0, 0.8f)));
+        t.questions(d, List.of(unit(0, 1, 0)));
+        t.theme(1, 1.0, new int[] {c, a}, "summary");
+        MemoryGraph tg = t.build();
+        Retrieval.Result withTheme =
+                gem.retrieve(tg, new Retrieval.Query("q", QUERY, x -> QUERY), Retrieval.params(gem, Map.of()), 2);
+        assertThat(withTheme.ranked())
+                .extracting(s -> tg.passage(s.passage()).id())
+                .containsExactly("c", "a");
+        Retrieval.Result without = gem.retrieve(
+                tg, new Retrieval.Query("q", QUERY, x -> QUERY), Retrieval.params(gem, Map.of("themes", 0.0)), 2);
+        assertThat(without.explanation().get("theme_nodes")).isEqualTo(0);
+    }
+
+    @Test
     void denseRanksByCosine() {
         assertThat(run("dense", "director of Agni", Map.of())).startsWith("p0", "p2");
     }

@@ -77,7 +77,8 @@ public final class EngramService implements AutoCloseable {
                 config.chunkMaxTokens(),
                 understander,
                 meters,
-                EngramTopology.Part.MEMORY);
+                EngramTopology.Part.MEMORY,
+                themeSummarizer(config, meters));
         Topology ingesting = EngramTopology.build(
                 topics,
                 config.maxDocumentBytes(),
@@ -291,6 +292,16 @@ public final class EngramService implements AutoCloseable {
     }
 
     /** Creates Engram's topics when missing; existing topics are left as they are. */
+    /** Theme summaries by the configured LLM, or none (extractive) with the embedded understanding. */
+    private static dev.engram.processors.ThemeSummarizer themeSummarizer(EngramConfig config, Meters meters) {
+        if (!config.understanding().equals("llm")) {
+            return null;
+        }
+        var summarizer = new dev.engram.understanding.llm.Summarizer(
+                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
+        return summarizer::summarize;
+    }
+
     static void createTopics(EngramConfig config, Topics topics) {
         Map<String, Object> admin = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
         try (Admin client = Admin.create(admin)) {

@@ -9,6 +9,7 @@ import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
+import dev.engram.stores.ThemeSet;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -109,6 +110,7 @@ final class GraphLoader {
                 if (emb == null) {
                     continue;
                 }
+                b.questions(index, emb.questions());
                 for (int f = 0; f < x.facts().size() && f < emb.facts().size(); f++) {
                     Extraction.Fact fact = x.facts().get(f);
                     b.fact(
@@ -119,6 +121,18 @@ final class GraphLoader {
                             fact.confidence(),
                             emb.facts().get(f));
                 }
+            }
+        }
+        var themeStore = (ReadOnlyKeyValueStore<String, ThemeSet>) stores.apply(dev.engram.stores.Stores.MEMORY_THEMES);
+        ThemeSet themes = themeStore.get(ns);
+        if (themes != null) {
+            for (ThemeSet.Theme t : themes.themes()) {
+                int[] members = t.passageIds().stream()
+                        .map(b::passageIndex)
+                        .filter(java.util.Objects::nonNull)
+                        .mapToInt(Integer::intValue)
+                        .toArray();
+                b.theme(t.rank(), t.eigenvalue(), members, t.summary());
             }
         }
         return b.build();

@@ -22,6 +22,7 @@ public record Prompts(String version, String instructions, JsonNode responseSche
     public static final Prompts EXTRACT = load("extract-v1");
     public static final Prompts DECOMPOSE = load("decompose-v1");
     public static final Prompts ANSWER = load("answer-v1");
+    public static final Prompts SUMMARIZE = load("summarize-v1");
 
     static Prompts load(String version) {
         String text = read("/prompts/" + version + ".txt");

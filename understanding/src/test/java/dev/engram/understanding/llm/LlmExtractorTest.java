@@ -289,6 +289,27 @@ class LlmExtractorTest {
     }
 
     @Test
+    void summarizesNumberedPassagesAbstractively() {
+        server.enqueue(Reply.ok("summary-ok.json"));
+        LlmConfig config = new LlmConfig(server.baseUrl(), "m", "", Duration.ofSeconds(5), 0, 1, 0, 0, "");
+
+        String summary = new Summarizer(new OpenAiClient(config, (m, o) -> {}))
+                .summarize(List.of("Ada Lovelace wrote Note G.", "Charles Babbage designed the Analytical Engine."));
+
+        assertThat(summary)
+                .isEqualTo("Charles Babbage designed the Analytical Engine, for which Ada Lovelace wrote Note G.");
+        assertThat(server.requests()
+                        .get(0)
+                        .path("messages")
+                        .get(1)
+                        .path("content")
+                        .asText())
+                .contains("[1] Ada Lovelace wrote Note G.")
+                .contains("[2] Charles Babbage");
+        assertThat(server.requests().get(0).path("response_format").toString()).contains("summary");
+    }
+
+    @Test
     void parsesRetryAfterInSecondsAndDates() {
         assertThat(OpenAiClient.parseRetryAfter("3")).contains(Duration.ofSeconds(3));
         assertThat(OpenAiClient.parseRetryAfter("3600")).contains(Duration.ofMinutes(1));
