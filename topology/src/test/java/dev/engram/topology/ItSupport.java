@@ -43,6 +43,12 @@ final class ItSupport {
 
     /** A configuration for one instance against {@code bootstrap}, with its own HTTP port and state dir. */
     static EngramConfig config(String bootstrap, String appId, String prefix, Path stateDir, int partitions) {
+        return config(bootstrap, appId, prefix, stateDir, partitions, Map.of());
+    }
+
+    /** With {@code extra} settings (ENGRAM_* variables) over the test defaults. */
+    static EngramConfig config(
+            String bootstrap, String appId, String prefix, Path stateDir, int partitions, Map<String, String> extra) {
         int port = freePort();
         Map<String, String> env = new HashMap<>();
         env.put("ENGRAM_BOOTSTRAP_SERVERS", bootstrap);
@@ -57,6 +63,7 @@ final class ItSupport {
         env.put("ENGRAM_COMMIT_INTERVAL_MS", "100");
         env.put("ENGRAM_ROCKSDB_MEMORY_MB", "32");
         env.put("ENGRAM_EMBED_THREADS", "1");
+        env.putAll(extra);
         return EngramConfig.from(env);
     }
 

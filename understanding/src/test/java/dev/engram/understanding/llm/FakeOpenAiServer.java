@@ -24,17 +24,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A loopback stand-in for an OpenAI-compatible API: no real LLM can run on the test machines, so this server
  * speaks the same HTTP protocol ({@code POST /v1/chat/completions}, {@code POST /v1/embeddings}) and answers with
  * recorded responses from {@code src/test/resources/llm}, queued per test, including errors, Retry-After and delays.
- * It records every request it receives.
+ * It records every request it receives. Shared with other modules' tests through this module's test jar.
  */
-final class FakeOpenAiServer implements AutoCloseable {
+public final class FakeOpenAiServer implements AutoCloseable {
 
     /** One queued answer: status, body resource, headers, and a delay before answering. */
-    record Reply(int status, String resource, Map<String, String> headers, long delayMillis) {
-        static Reply ok(String resource) {
+    public record Reply(int status, String resource, Map<String, String> headers, long delayMillis) {
+        public static Reply ok(String resource) {
             return new Reply(200, resource, Map.of(), 0);
         }
 
-        static Reply status(int status, String resource) {
+        public static Reply status(int status, String resource) {
             return new Reply(status, resource, Map.of(), 0);
         }
     }
@@ -46,7 +46,7 @@ final class FakeOpenAiServer implements AutoCloseable {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
 
-    FakeOpenAiServer() {
+    public FakeOpenAiServer() {
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
         } catch (IOException e) {
@@ -57,16 +57,16 @@ final class FakeOpenAiServer implements AutoCloseable {
         server.start();
     }
 
-    URI baseUrl() {
+    public URI baseUrl() {
         return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/v1");
     }
 
-    FakeOpenAiServer enqueue(Reply... r) {
+    public FakeOpenAiServer enqueue(Reply... r) {
         replies.addAll(List.of(r));
         return this;
     }
 
-    List<JsonNode> requests() {
+    public List<JsonNode> requests() {
         return requests;
     }
 
