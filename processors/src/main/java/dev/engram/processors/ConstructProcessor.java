@@ -238,7 +238,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                     0,
                     now());
             documents.put(docKey, doc);
-            namespace = withCounts(1, 0);
+            namespace = withCounts(1, 0).statusChanged(null, DocumentStatus.READING);
             change(new MemoryChange.DocumentStatusChanged(
                     ns, nextVersion(), now(), p.documentId(), doc.version(), DocumentStatus.READING));
         } else if (previous == null && inManifest(doc, p.passageId())) {
@@ -328,6 +328,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
                         m.passages(),
                         present,
                         now()));
+        if (doc == null || doc.status() != status) {
+            namespace = namespace.statusChanged(doc == null ? null : doc.status(), status);
+        }
         if (doc == null || doc.status() != status || doc.version() != m.documentVersion()) {
             change(new MemoryChange.DocumentStatusChanged(
                     m.namespace(), nextVersion(), now(), m.documentId(), m.documentVersion(), status));
@@ -364,6 +367,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                         present,
                         now()));
         if (status != doc.status()) {
+            namespace = namespace.statusChanged(doc.status(), status);
             change(new MemoryChange.DocumentStatusChanged(
                     doc.namespace(), nextVersion(), now(), doc.id(), doc.version(), status));
         }

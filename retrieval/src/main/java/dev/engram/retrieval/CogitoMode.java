@@ -19,6 +19,11 @@ import java.util.Set;
 final class CogitoMode implements Retrieval.Mode {
 
     @Override
+    public boolean usesQueryEntities() {
+        return true;
+    }
+
+    @Override
     public String name() {
         return "cogito";
     }

@@ -28,6 +28,11 @@ final class ComoMode implements Retrieval.Mode {
     private final Map<MemoryGraph, Windows> windows = Collections.synchronizedMap(new WeakHashMap<>());
 
     @Override
+    public boolean usesQueryEntities() {
+        return true;
+    }
+
+    @Override
     public String name() {
         return "como";
     }

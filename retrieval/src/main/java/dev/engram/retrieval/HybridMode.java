@@ -17,6 +17,11 @@ final class HybridMode implements Retrieval.Mode {
     private final Bm25Mode bm25 = new Bm25Mode();
 
     @Override
+    public boolean usesQueryEntities() {
+        return true;
+    }
+
+    @Override
     public String name() {
         return "hybrid";
     }

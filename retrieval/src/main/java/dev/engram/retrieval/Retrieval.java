@@ -56,6 +56,11 @@ public final class Retrieval {
         Map<String, Double> defaults();
 
         Result retrieve(MemoryGraph graph, Query query, Params params, int topK);
+
+        /** Whether the mode reads the entities the query names; callers skip finding them otherwise. */
+        default boolean usesQueryEntities() {
+            return false;
+        }
     }
 
     /** Parameters of one request: the mode's defaults overridden by the request's values. */

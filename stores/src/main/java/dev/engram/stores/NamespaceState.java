@@ -15,12 +15,17 @@ public record NamespaceState(
         long entities,
         long surfaces,
         long changesSinceThemes,
+        java.util.Map<dev.engram.schemas.DocumentStatus, Long> documentsByStatus,
         int inputPartition,
         long inputOffset,
         Instant updatedAt) {
 
+    public NamespaceState {
+        documentsByStatus = documentsByStatus == null ? java.util.Map.of() : java.util.Map.copyOf(documentsByStatus);
+    }
+
     public static NamespaceState empty(String namespace) {
-        return new NamespaceState(namespace, 0, 0, 0, 0, 0, 0, -1, -1, Instant.EPOCH);
+        return new NamespaceState(namespace, 0, 0, 0, 0, 0, 0, java.util.Map.of(), -1, -1, Instant.EPOCH);
     }
 
     public NamespaceState nextVersion() {
@@ -32,6 +37,7 @@ public record NamespaceState(
                 entities,
                 surfaces,
                 changesSinceThemes,
+                documentsByStatus,
                 inputPartition,
                 inputOffset,
                 updatedAt);
@@ -46,6 +52,7 @@ public record NamespaceState(
                 entities + entitiesDelta,
                 surfaces + surfacesDelta,
                 changesSinceThemes,
+                documentsByStatus,
                 inputPartition,
                 inputOffset,
                 updatedAt);
@@ -60,6 +67,7 @@ public record NamespaceState(
                 entities,
                 surfaces,
                 changesSinceThemes,
+                documentsByStatus,
                 partition,
                 offset,
                 time);
@@ -75,6 +83,33 @@ public record NamespaceState(
                 entities,
                 surfaces,
                 reset ? 0 : changesSinceThemes + delta,
+                documentsByStatus,
+                inputPartition,
+                inputOffset,
+                updatedAt);
+    }
+
+    /** A document moved from one status to another ({@code from} null: it is new). */
+    public NamespaceState statusChanged(dev.engram.schemas.DocumentStatus from, dev.engram.schemas.DocumentStatus to) {
+        java.util.Map<dev.engram.schemas.DocumentStatus, Long> counts =
+                new java.util.EnumMap<>(dev.engram.schemas.DocumentStatus.class);
+        counts.putAll(documentsByStatus);
+        if (from != null) {
+            counts.merge(from, -1L, Long::sum);
+            if (counts.get(from) <= 0) {
+                counts.remove(from);
+            }
+        }
+        counts.merge(to, 1L, Long::sum);
+        return new NamespaceState(
+                namespace,
+                version,
+                documents,
+                passages,
+                entities,
+                surfaces,
+                changesSinceThemes,
+                counts,
                 inputPartition,
                 inputOffset,
                 updatedAt);

@@ -159,13 +159,9 @@ final class MemoryQueries {
         out.put("passages", state.passages());
         out.put("entities", state.entities());
         out.put("surfaces", state.surfaces());
-        Map<String, Integer> byStatus = new LinkedHashMap<>();
-        try (KeyValueIterator<String, DocumentRecord> it =
-                store(Stores.MEMORY_DOCUMENTS, DocumentRecord.class).prefixScan(Keys.prefix(ns), KEYS)) {
-            while (it.hasNext()) {
-                byStatus.merge(it.next().value.status().name(), 1, Integer::sum);
-            }
-        }
+        // Kept by the memory step as statuses change: no scan of the namespace's documents.
+        Map<String, Long> byStatus = new LinkedHashMap<>();
+        state.documentsByStatus().forEach((status, n) -> byStatus.put(status.name(), n));
         out.put("documents_by_status", byStatus);
         out.put("watermark", watermark(state));
         return out;
@@ -308,12 +304,14 @@ final class MemoryQueries {
         MemoryGraph graph = graphs.graph(ns, state, name -> store(name, Object.class));
         Map<String, float[]> embedded = new HashMap<>();
         Function<String, float[]> embed = text -> embedded.computeIfAbsent(text, embedder::embed);
-        int[] queryEntities = queryEntityNames.apply(query).stream()
-                .flatMap(n -> entityViews.resolvedIds(ns, n, false).stream())
-                .mapToInt(graph::entityIndex)
-                .filter(i -> i >= 0)
-                .distinct()
-                .toArray();
+        int[] queryEntities = !mode.usesQueryEntities()
+                ? new int[0]
+                : queryEntityNames.apply(query).stream()
+                        .flatMap(n -> entityViews.resolvedIds(ns, n, false).stream())
+                        .mapToInt(graph::entityIndex)
+                        .filter(i -> i >= 0)
+                        .distinct()
+                        .toArray();
         // The snapshot may lag the stores by up to a second: rank with slack and drop passages that have since left
         // memory, so a deleted document is never served.
         Retrieval.Result result = mode.retrieve(

@@ -199,6 +199,17 @@ class RetractionPropertyTest {
                     .forEach(kv -> n.add(kv.key + " documents=" + kv.value.documents() + " passages="
                             + kv.value.passages() + " entities=" + kv.value.entities() + " surfaces="
                             + kv.value.surfaces()));
+            // The status counters the namespace keeps agree with its documents (ARCHIVED ones follow history).
+            all(namespaces).forEach(kv -> {
+                Map<dev.engram.schemas.DocumentStatus, Long> scanned =
+                        new java.util.EnumMap<>(dev.engram.schemas.DocumentStatus.class);
+                all(documents).stream()
+                        .filter(doc -> doc.value.namespace().equals(kv.key))
+                        .forEach(doc -> scanned.merge(doc.value.status(), 1L, Long::sum));
+                assertThat(kv.value.documentsByStatus())
+                        .as("status counters of " + kv.key)
+                        .isEqualTo(scanned);
+            });
             d.put(
                     "namespaces",
                     n.stream()
