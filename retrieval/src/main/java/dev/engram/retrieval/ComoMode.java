@@ -13,7 +13,8 @@ import java.util.Set;
 import java.util.WeakHashMap;
 
 /**
- * ComoRAG Alg. 1 in its evidence-only form (no LLM to answer or to write probes): tri-layer retrieval over the
+ * ComoRAG Alg. 1. With LLM agents ({@link Retrieval.Reasoner}) it runs the paper's loop (see {@code reason}); without
+ * them, in its evidence-only form (no LLM to answer or to write probes): tri-layer retrieval over the
  * veridical layer (passages, by meaning and by words), the semantic layer (facts) and the episodic layer (sliding
  * windows over each document's passages, window size by the paper's §B.1 rule), encoded into a memory pool; then up
  * to {@code iterations} rounds of self-probing, where the cues are the entities the pool's evidence names that the
@@ -44,6 +45,9 @@ final class ComoMode implements Retrieval.Mode {
 
     @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
+        if (q.reasoner() != null) {
+            return reason(g, q, p, topK);
+        }
         Windows episodes = windows.computeIfAbsent(g, ComoMode::windows);
         double[] pool = new double[g.passageCount()];
         Map<String, Object> explain = new LinkedHashMap<>();
@@ -83,6 +87,94 @@ final class ComoMode implements Retrieval.Mode {
         out.removeIf(s -> s.score() == Double.NEGATIVE_INFINITY);
         explain.put("pool", out.size());
         return new Retrieval.Result(out, explain);
+    }
+
+    /**
+     * Alg. 1 with LLM agents: tri-retrieve for the question and try to answer; then up to {@code iterations} rounds
+     * of self-probing (at most {@code probes} new probes from the past probes and the pool's cues), tri-retrieval
+     * per probe, a cue per probe (its memory unit), fusion of the pool's cues, and try-answer with the round's
+     * evidence and the fused history; the loop stops at the first answer. The pool's evidence is ranked as in the
+     * evidence-only form. (One memory unit per probe holds the evidence of all three layers.)
+     */
+    private Retrieval.Result reason(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
+        Retrieval.Reasoner agents = q.reasoner();
+        Windows episodes = windows.computeIfAbsent(g, ComoMode::windows);
+        int perLayer = p.integer("per_layer");
+        double[] pool = new double[g.passageCount()];
+        List<Map<String, Object>> rounds = new ArrayList<>();
+        double[] first = triRetrieve(g, episodes, q.text(), q.vector(), p);
+        encode(pool, first, 1.0);
+        List<String> evidence = evidence(g, first, perLayer);
+        String answer = agents.tryAnswer(q.text(), evidence, "");
+        List<String> cues = new ArrayList<>();
+        List<String> history = new ArrayList<>(List.of(q.text()));
+        Map<String, Object> start = new LinkedHashMap<>();
+        start.put("round", 0);
+        start.put("probes", List.of(q.text()));
+        start.put("answered", answer != null);
+        rounds.add(start);
+        if (answer == null) {
+            cues.add(agents.cue(q.text(), q.text(), evidence));
+        }
+        double weight = 1.0;
+        for (int t = 1; t <= p.integer("iterations") && answer == null; t++) {
+            List<String> probes = agents.probe(q.text(), history, cues, p.integer("probes")).stream()
+                    .filter(x -> x != null && !x.isBlank() && !history.contains(x))
+                    .limit(p.integer("probes"))
+                    .toList();
+            if (probes.isEmpty()) {
+                break;
+            }
+            weight *= p.get("decay");
+            List<String> roundEvidence = new ArrayList<>();
+            List<String> roundCues = new ArrayList<>();
+            for (String probe : probes) {
+                double[] found = triRetrieve(g, episodes, probe, q.embedder().apply(probe), p);
+                encode(pool, found, weight);
+                List<String> e = evidence(g, found, perLayer);
+                roundEvidence.addAll(e);
+                roundCues.add(agents.cue(q.text(), probe, e));
+            }
+            String fused = agents.fuse(q.text(), cues);
+            answer = agents.tryAnswer(q.text(), roundEvidence, fused);
+            cues.addAll(roundCues);
+            history.addAll(probes);
+            Map<String, Object> round = new LinkedHashMap<>();
+            round.put("round", t);
+            round.put("probes", probes);
+            round.put("cues", roundCues);
+            round.put("fused", fused);
+            round.put("answered", answer != null);
+            rounds.add(round);
+        }
+        double[] ranked = pool.clone();
+        for (int i = 0; i < ranked.length; i++) {
+            if (ranked[i] == 0) {
+                ranked[i] = Double.NEGATIVE_INFINITY;
+            }
+        }
+        List<Retrieval.Scored> out = new ArrayList<>(Retrieval.ranked(ranked, topK));
+        out.removeIf(s -> s.score() == Double.NEGATIVE_INFINITY);
+        Map<String, Object> explain = new LinkedHashMap<>();
+        explain.put("rounds", rounds);
+        explain.put("answer", answer);
+        explain.put("episodic_windows", episodes.members().size());
+        explain.put("pool", out.size());
+        return new Retrieval.Result(out, explain);
+    }
+
+    /** The evidence a probe found, as the agents read it: title and memory of its best passages. */
+    private static List<String> evidence(MemoryGraph g, double[] scores, int n) {
+        List<String> out = new ArrayList<>();
+        for (int i : Retrieval.top(scores, n)) {
+            if (scores[i] > 0) {
+                MemoryGraph.Passage passage = g.passage(i);
+                String memory =
+                        passage.memory() == null || passage.memory().isBlank() ? passage.text() : passage.memory();
+                out.add(passage.title() + ": " + memory);
+            }
+        }
+        return out;
     }
 
     /** Scores of one probe over the three layers, fused by reciprocal rank. */

@@ -21,13 +21,23 @@ public final class Retrieval {
             float[] vector,
             Function<String, float[]> embedder,
             int[] entities,
-            Function<String, List<String>> decomposer) {
+            Function<String, List<String>> decomposer,
+            Reasoner reasoner) {
         public Query(String text, float[] vector, Function<String, float[]> embedder) {
-            this(text, vector, embedder, new int[0], null);
+            this(text, vector, embedder, new int[0], null, null);
         }
 
         public Query(String text, float[] vector, Function<String, float[]> embedder, int[] entities) {
-            this(text, vector, embedder, entities, null);
+            this(text, vector, embedder, entities, null, null);
+        }
+
+        public Query(
+                String text,
+                float[] vector,
+                Function<String, float[]> embedder,
+                int[] entities,
+                Function<String, List<String>> decomposer) {
+            this(text, vector, embedder, entities, decomposer, null);
         }
 
         /** Sub-questions: the configured decomposer's (an LLM), or the rule-based split of comparisons. */
@@ -49,6 +59,24 @@ public final class Retrieval {
     public record Result(List<Scored> ranked, Map<String, Object> explanation) {}
 
     /** A retrieval mode. */
+    /**
+     * The LLM agents of ComoRAG's reasoning loop (§2.3, App. D), when an LLM is configured: self-probing, cue
+     * writing (how a probe's evidence helps the question), memory fusion and try-answer.
+     */
+    public interface Reasoner {
+        /** Up to {@code n} new probes that do not repeat {@code pastProbes}, guided by the pool's cues. */
+        List<String> probe(String question, List<String> pastProbes, List<String> cues, int n);
+
+        /** A cue: the key findings of {@code evidence} (retrieved for {@code probe}) towards the question. */
+        String cue(String question, String probe, List<String> evidence);
+
+        /** One narrative fusing past cues towards the question. */
+        String fuse(String question, List<String> cues);
+
+        /** The answer from the evidence and the fused history, or null when they do not answer it yet. */
+        String tryAnswer(String question, List<String> evidence, String history);
+    }
+
     public interface Mode {
         String name();
 

@@ -99,6 +99,57 @@ class RetrievalModesTest {
     }
 
     @Test
+    void comoWithAgentsProbesUntilItCanAnswer() {
+        List<String> calls = new java.util.ArrayList<>();
+        Retrieval.Reasoner agents = new Retrieval.Reasoner() {
+            @Override
+            public List<String> probe(String question, List<String> past, List<String> cues, int n) {
+                calls.add("probe " + past.size() + " " + cues.size());
+                return List.of("When was Swapan Saha born?", question); // a repeat of the question is dropped
+            }
+
+            @Override
+            public String cue(String question, String probe, List<String> evidence) {
+                calls.add("cue " + probe);
+                return "Key Finding: " + evidence.get(0);
+            }
+
+            @Override
+            public String fuse(String question, List<String> cues) {
+                calls.add("fuse " + cues.size());
+                return String.join(" ", cues);
+            }
+
+            @Override
+            public String tryAnswer(String question, List<String> evidence, String history) {
+                calls.add("answer");
+                return evidence.stream().anyMatch(e -> e.contains("1930")) && !history.isEmpty()
+                        ? "10 January 1930"
+                        : null;
+            }
+        };
+        Retrieval.Mode como = Retrieval.mode("como");
+        MemoryGraph g = graph();
+        Retrieval.Result r = como.retrieve(
+                g,
+                new Retrieval.Query(
+                        "When was the director of Agni born?", QUERY, t -> unit(0, 0.2f, 1), new int[0], null, agents),
+                Retrieval.params(como, Map.of()),
+                3);
+
+        assertThat(r.explanation().get("answer")).isEqualTo("10 January 1930");
+        assertThat(calls)
+                .containsExactly(
+                        "answer",
+                        "cue When was the director of Agni born?",
+                        "probe 1 1",
+                        "cue When was Swapan Saha born?",
+                        "fuse 1",
+                        "answer");
+        assertThat(r.ranked()).extracting(s -> g.passage(s.passage()).id()).contains("p1");
+    }
+
+    @Test
     void denseRanksByCosine() {
         assertThat(run("dense", "director of Agni", Map.of())).startsWith("p0", "p2");
     }

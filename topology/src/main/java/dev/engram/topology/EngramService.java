@@ -99,6 +99,7 @@ public final class EngramService implements AutoCloseable {
             queries.decomposeWith(llmDecomposer(config, meters));
             queries.answerWith(new dev.engram.understanding.llm.Answerer(
                     new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall)));
+            queries.reasonWith(comoAgents(config, meters));
         }
         this.commandProducer = new org.apache.kafka.clients.producer.KafkaProducer<>(
                 Map.<String, Object>of(
@@ -292,6 +293,33 @@ public final class EngramService implements AutoCloseable {
     }
 
     /** Creates Engram's topics when missing; existing topics are left as they are. */
+    /** ComoRAG's LLM agents for the {@code como} mode, over the configured LLM. */
+    private static dev.engram.retrieval.Retrieval.Reasoner comoAgents(EngramConfig config, Meters meters) {
+        var agents = new dev.engram.understanding.llm.ComoAgents(
+                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
+        return new dev.engram.retrieval.Retrieval.Reasoner() {
+            @Override
+            public List<String> probe(String question, List<String> pastProbes, List<String> cues, int n) {
+                return agents.probe(question, pastProbes, cues, n);
+            }
+
+            @Override
+            public String cue(String question, String probe, List<String> evidence) {
+                return agents.cue(question, probe, evidence);
+            }
+
+            @Override
+            public String fuse(String question, List<String> cues) {
+                return agents.fuse(question, cues);
+            }
+
+            @Override
+            public String tryAnswer(String question, List<String> evidence, String history) {
+                return agents.tryAnswer(question, evidence, history);
+            }
+        };
+    }
+
     /** Theme summaries by the configured LLM, or none (extractive) with the embedded understanding. */
     private static dev.engram.processors.ThemeSummarizer themeSummarizer(EngramConfig config, Meters meters) {
         if (!config.understanding().equals("llm")) {

@@ -43,6 +43,12 @@ final class MemoryQueries {
 
     private final Function<String, List<String>> queryEntityNames;
     private Function<String, List<String>> decomposer;
+    private Retrieval.Reasoner reasoner;
+
+    /** The LLM agents of the {@code como} loop (null: evidence-only probing). */
+    void reasonWith(Retrieval.Reasoner reasoner) {
+        this.reasoner = reasoner;
+    }
 
     private Answerer answerer;
 
@@ -316,7 +322,7 @@ final class MemoryQueries {
         // memory, so a deleted document is never served.
         Retrieval.Result result = mode.retrieve(
                 graph,
-                new Retrieval.Query(query, embed.apply(query), embed, queryEntities, decomposer),
+                new Retrieval.Query(query, embed.apply(query), embed, queryEntities, decomposer, reasoner),
                 params,
                 topK * 2 + 10);
         ReadOnlyKeyValueStore<String, StoredPassage> live = store(Stores.MEMORY_PASSAGES, StoredPassage.class);

@@ -37,7 +37,16 @@ class AnswerIT {
     @Test
     void answersFromRetrievedEvidenceWithCitations(EmbeddedKafkaBroker broker) throws Exception {
         try (FakeOpenAiServer llm = new FakeOpenAiServer()) {
-            llm.enqueue(Reply.ok("decompose-ok.json"), Reply.ok("answer-ok.json"));
+            llm.enqueue(
+                    Reply.ok("decompose-ok.json"),
+                    Reply.ok("answer-ok.json"),
+                    Reply.ok("try-answer-no.json"),
+                    Reply.ok("cue-ok.json"),
+                    Reply.ok("probe-ok.json"),
+                    Reply.ok("cue-ok.json"),
+                    Reply.ok("cue-ok.json"),
+                    Reply.ok("fuse-ok.json"),
+                    Reply.ok("try-answer-yes.json"));
             String id = "answer-" + UUID.randomUUID().toString().substring(0, 8);
             EngramConfig config = ItSupport.config(
                     broker.bootstrapServers(),
@@ -79,6 +88,19 @@ class AnswerIT {
                 assertThat(prompt)
                         .contains("Question: Who designed the Analytical Engine?")
                         .contains("Charles Babbage designed the Analytical Engine.");
+
+                // como with the LLM agents: no answer at first, one round of probing, then an answer.
+                ItSupport.Response como = post(
+                        base + "/v1/namespaces/" + NS + "/retrieve",
+                        "{\"query\": \"Who designed the Analytical Engine?\", \"mode\": \"como\", \"top_k\": 2}");
+                assertThat(como.status()).isEqualTo(200);
+                JsonNode explanation = como.body().path("explanation");
+                assertThat(explanation.path("answer").asText()).isEqualTo("10 January 1930");
+                assertThat(explanation.path("rounds")).hasSize(2);
+                assertThat(explanation.path("rounds").get(1).path("probes"))
+                        .extracting(JsonNode::asText)
+                        .containsExactly("Who directed Agni?", "When was Swapan Saha born?");
+                assertThat(llm.requests()).hasSize(9);
             }
         }
     }

@@ -23,6 +23,10 @@ public record Prompts(String version, String instructions, JsonNode responseSche
     public static final Prompts DECOMPOSE = load("decompose-v1");
     public static final Prompts ANSWER = load("answer-v1");
     public static final Prompts SUMMARIZE = load("summarize-v1");
+    public static final Prompts PROBE = load("probe-v1");
+    public static final Prompts CUE = load("cue-v1");
+    public static final Prompts FUSE = load("fuse-v1");
+    public static final Prompts TRY_ANSWER = load("try-answer-v1");
 
     static Prompts load(String version) {
         String text = read("/prompts/" + version + ".txt");

@@ -310,6 +310,45 @@ class LlmExtractorTest {
     }
 
     @Test
+    void comoAgentsProbeCueFuseAndTryToAnswer() {
+        server.enqueue(
+                Reply.ok("probe-ok.json"),
+                Reply.ok("cue-ok.json"),
+                Reply.ok("fuse-ok.json"),
+                Reply.ok("try-answer-no.json"),
+                Reply.ok("try-answer-yes.json"));
+        LlmConfig config = new LlmConfig(server.baseUrl(), "m", "", Duration.ofSeconds(5), 0, 1, 0, 0, "");
+        ComoAgents agents = new ComoAgents(new OpenAiClient(config, (m, o) -> {}));
+        String q = "When was the director of Agni born?";
+
+        assertThat(agents.probe(q, List.of(q), List.of(), 3))
+                .containsExactly("Who directed Agni?", "When was Swapan Saha born?");
+        assertThat(agents.cue(q, "Who directed Agni?", List.of("Agni: a 2004 film by Swapan Saha.")))
+                .isEqualTo("Key Finding: Agni (2004) was directed by Swapan Saha.");
+        assertThat(agents.fuse(q, List.of("Key Finding: Agni (2004) was directed by Swapan Saha.")))
+                .isEqualTo("Agni was directed by Swapan Saha.");
+        assertThat(agents.tryAnswer(q, List.of("Agni: a film."), "")).isNull();
+        assertThat(agents.tryAnswer(q, List.of("Swapan Saha: born 10 January 1930."), "notes"))
+                .isEqualTo("10 January 1930");
+        assertThat(server.requests()
+                        .get(0)
+                        .path("messages")
+                        .get(0)
+                        .path("content")
+                        .asText())
+                .contains("at most 3 new");
+        assertThat(server.requests()
+                        .get(4)
+                        .path("messages")
+                        .get(1)
+                        .path("content")
+                        .asText())
+                .contains("Notes so far:\nnotes");
+        assertThat(agents.fuse(q, List.of())).isEmpty(); // nothing to fuse: no call
+        assertThat(server.requests()).hasSize(5);
+    }
+
+    @Test
     void parsesRetryAfterInSecondsAndDates() {
         assertThat(OpenAiClient.parseRetryAfter("3")).contains(Duration.ofSeconds(3));
         assertThat(OpenAiClient.parseRetryAfter("3600")).contains(Duration.ofMinutes(1));
