@@ -39,6 +39,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  */
 public final class ConstructProcessor implements Processor<String, UnderstandingEvent, Void, Emission> {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ConstructProcessor.class);
+
     private final Meters meters;
     private ProcessorContext<Void, Emission> context;
     private KeyValueStore<String, DocumentRecord> documents;
@@ -55,16 +57,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
 
     private final List<MemoryChange> pending = new ArrayList<>();
 
-    private final ThemeSummarizer summarizer;
-
     public ConstructProcessor(Meters meters) {
-        this(meters, null);
-    }
-
-    /** With {@code summarizer} (nullable) writing theme summaries. */
-    public ConstructProcessor(Meters meters, ThemeSummarizer summarizer) {
         this.meters = meters;
-        this.summarizer = summarizer;
     }
 
     @Override
@@ -82,7 +76,6 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 passages,
                 vectors,
                 embeddings,
-                summarizer,
                 meters);
         this.resolver = new EntityResolver(
                 context.getStateStore(Stores.MEMORY_ENTITIES),
@@ -128,7 +121,13 @@ public final class ConstructProcessor implements Processor<String, Understanding
             }
             resolver.resolve();
             if (Gists.themesDue(namespace.changesSinceThemes(), namespace.passages())) {
-                gists.recomputeThemes(ns, namespace.version(), now());
+                try {
+                    gists.recomputeThemes(ns, namespace.version(), now());
+                } catch (RuntimeException e) {
+                    // Themes are derived: a failure keeps the previous ones and never holds up the record.
+                    LOG.warn("eigen-themes of namespace {} not recomputed: {}", ns, e.toString());
+                    meters.themeSummary("failed");
+                }
                 namespace = namespace.themeChanges(true, 0);
             }
         } catch (StreamsException e) {

@@ -460,7 +460,8 @@ final class EntityResolver {
                 && before.type() == after.type()
                 && before.aliases().keySet().equals(after.aliases().keySet())
                 && before.lsh().equals(after.lsh())
-                && before.representative().equals(after.representative());
+                && before.representative().equals(after.representative())
+                && before.description().equals(after.description());
     }
 
     /**
@@ -786,7 +787,18 @@ final class EntityResolver {
                     ? Set.of(PairRules.ShortForm.ALIAS, PairRules.ShortForm.PARTIAL)
                     : Set.of(family);
             Set<String> names = new TreeSet<>();
-            for (String candidate : candidates(self)) {
+            Set<String> nameCandidates = new TreeSet<>();
+            for (String key : blockKeys(self)) {
+                if (key.startsWith("v")) {
+                    continue; // embedding neighbours never make a name ambiguous
+                }
+                List<String> members = blockMembers(key, BLOCK_CAP + 1);
+                if (members.size() > BLOCK_CAP) {
+                    return PairRules.MAX_REVIEWED_AMBIGUITY + 1; // too common a name to stand for one entity
+                }
+                nameCandidates.addAll(members);
+            }
+            for (String candidate : nameCandidates) {
                 PairRules.Surface other = surface(candidate);
                 if (other == null || !NameForms.compatible(self.type(), other.type())) {
                     continue;

@@ -22,9 +22,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * arrives or leaves (only that document's entries are touched, nothing is read or understood again), and a
  * namespace's eigen-themes are recomputed only when enough of it has changed since the last time.
  *
- * <p>Document gists and window summaries are made of the lead sentences of passage memories (which the LLM
- * extractor writes abstractively, the embedded one extractively). Theme summaries are written by an LLM when one is
- * configured ({@link ThemeSummarizer}), and otherwise, or when it fails, made of lead sentences too.
+ * <p>Summaries stored here are made of the lead sentences of passage memories (which the LLM extractor writes
+ * abstractively, the embedded one extractively); no LLM is called in the memory step, whose transactions must stay
+ * short. With an LLM configured, the query layer writes abstractive theme summaries on request.
  */
 final class Gists {
 
@@ -51,7 +51,6 @@ final class Gists {
     private final KeyValueStore<String, StoredPassage> passages;
     private final KeyValueStore<String, byte[]> vectors;
     private final KeyValueStore<String, Embeddings> embeddings;
-    private final ThemeSummarizer summarizer;
     private final Meters meters;
 
     Gists(
@@ -60,9 +59,7 @@ final class Gists {
             KeyValueStore<String, StoredPassage> passages,
             KeyValueStore<String, byte[]> vectors,
             KeyValueStore<String, Embeddings> embeddings,
-            ThemeSummarizer summarizer,
             Meters meters) {
-        this.summarizer = summarizer;
         this.meters = meters;
         this.gists = gists;
         this.themes = themes;
@@ -190,6 +187,20 @@ final class Gists {
                 questionSums.add(sum);
             }
         }
+        // Vectors of another model (a namespace being re-embedded) do not belong in one graph: keep the majority's.
+        java.util.Map<Integer, Integer> dims = new java.util.HashMap<>();
+        passageVectors.forEach(v -> dims.merge(v.length, 1, Integer::sum));
+        int dim = dims.entrySet().stream()
+                .max(java.util.Map.Entry.comparingByValue())
+                .map(java.util.Map.Entry::getKey)
+                .orElse(0);
+        for (int i = passageVectors.size() - 1; i >= 0; i--) {
+            if (passageVectors.get(i).length != dim) {
+                ids.remove(i);
+                passageVectors.remove(i);
+                questionSums.remove(i);
+            }
+        }
         EigenThemes.Result result = EigenThemes.compute(
                 passageVectors.toArray(new float[0][]),
                 questionSums.toArray(new float[0][]),
@@ -221,33 +232,9 @@ final class Gists {
                 }
             }
             out.add(new ThemeSet.Theme(
-                    out.size() + 1, t.eigenvalue(), members, weights, summarize(ns, members, summary), questions));
+                    out.size() + 1, t.eigenvalue(), members, weights, summary.toString(), questions));
         }
         themes.put(ns, new ThemeSet(ns, version, ids.size(), result.essential(), out, now));
-    }
-
-    /** The LLM's summary of the members' memories when configured and it answers, else the extractive one. */
-    private String summarize(String ns, List<String> members, StringBuilder extractive) {
-        if (summarizer == null) {
-            meters.themeSummary("extractive");
-            return extractive.toString();
-        }
-        List<String> memories = new ArrayList<>();
-        for (String id : members) {
-            StoredPassage p = passages.get(Keys.of(ns, id));
-            if (p != null && !p.memory().isBlank()) {
-                memories.add(p.memory());
-            }
-        }
-        try {
-            String summary = summarizer.summarize(memories);
-            meters.themeSummary("abstractive");
-            return summary;
-        } catch (RuntimeException e) {
-            LOG.warn("theme summary of namespace {} failed, keeping the extractive one: {}", ns, e.toString());
-            meters.themeSummary("failed");
-            return extractive.toString();
-        }
     }
 
     /** The first sentence of a memory, at most a few hundred characters. */

@@ -38,6 +38,17 @@ final class ComoMode implements Retrieval.Mode {
         return "como";
     }
 
+    /** Rounds and probes bound the LLM calls a request may make. */
+    @Override
+    public Map<String, double[]> bounds() {
+        return Map.of(
+                "iterations", new double[] {0, 10},
+                "per_layer", new double[] {1, 100},
+                "probes", new double[] {1, 10},
+                "decay", new double[] {0, 1},
+                "rrf_k", new double[] {0, 1000});
+    }
+
     @Override
     public Map<String, Double> defaults() {
         return Map.of("iterations", 3.0, "per_layer", 5.0, "probes", 3.0, "decay", 0.8, "rrf_k", 10.0);

@@ -62,9 +62,14 @@ public final class EigenThemes {
             }
         }
         double[] invSqrtDegree = new double[n];
+        int connected = 0;
         for (int i = 0; i < n; i++) {
             double row = (dot(u[i], sumV) + dotF(passages[i], sumU)) / 2 - diag[i];
             invSqrtDegree[i] = row > 1e-9 ? 1 / Math.sqrt(row) : 0;
+            connected += row > 1e-9 ? 1 : 0;
+        }
+        if (connected < 3) {
+            return new Result(List.of(), 0); // no utility questions: no graph to decompose
         }
         int block = Math.min(n, count + 3);
         double[][] x = new double[block][n];
@@ -89,8 +94,10 @@ public final class EigenThemes {
                 ay[c] = shifted(y[c], passages, u, diag, invSqrtDegree);
             }
             for (int a = 0; a < block; a++) {
-                for (int b = 0; b < block; b++) {
-                    h[a][b] = dot(y[a], ay[b]);
+                for (int b = a; b < block; b++) {
+                    // symmetric by construction, so the small problem is solved as the symmetric one it is
+                    h[a][b] = (dot(y[a], ay[b]) + dot(y[b], ay[a])) / 2;
+                    h[b][a] = h[a][b];
                 }
             }
             double[][] vectors = new double[block][block];

@@ -85,6 +85,11 @@ public final class Retrieval {
 
         Result retrieve(MemoryGraph graph, Query query, Params params, int topK);
 
+        /** Allowed ranges [min, max] of parameters that bound work or index arrays; others are any finite number. */
+        default Map<String, double[]> bounds() {
+            return Map.of();
+        }
+
         /** Whether the mode reads the entities the query names; callers skip finding them otherwise. */
         default boolean usesQueryEntities() {
             return false;
@@ -146,6 +151,11 @@ public final class Retrieval {
             }
             if (e.getValue() == null || !Double.isFinite(e.getValue())) {
                 throw new IllegalArgumentException("parameter '" + e.getKey() + "' must be a finite number");
+            }
+            double[] range = mode.bounds().get(e.getKey());
+            if (range != null && (e.getValue() < range[0] || e.getValue() > range[1])) {
+                throw new IllegalArgumentException(
+                        "parameter '" + e.getKey() + "' must be between " + range[0] + " and " + range[1]);
             }
             values.put(e.getKey(), e.getValue());
         }

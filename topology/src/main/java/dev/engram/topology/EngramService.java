@@ -77,8 +77,7 @@ public final class EngramService implements AutoCloseable {
                 config.chunkMaxTokens(),
                 understander,
                 meters,
-                EngramTopology.Part.MEMORY,
-                themeSummarizer(config, meters));
+                EngramTopology.Part.MEMORY);
         Topology ingesting = EngramTopology.build(
                 topics,
                 config.maxDocumentBytes(),
@@ -100,6 +99,7 @@ public final class EngramService implements AutoCloseable {
             queries.answerWith(new dev.engram.understanding.llm.Answerer(
                     new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall)));
             queries.reasonWith(comoAgents(config, meters));
+            queries.summarizeWith(themeSummarizer(config, meters), meters);
         }
         this.commandProducer = new org.apache.kafka.clients.producer.KafkaProducer<>(
                 Map.<String, Object>of(
@@ -300,24 +300,33 @@ public final class EngramService implements AutoCloseable {
         return new dev.engram.retrieval.Retrieval.Reasoner() {
             @Override
             public List<String> probe(String question, List<String> pastProbes, List<String> cues, int n) {
-                return agents.probe(question, pastProbes, cues, n);
+                return upstream(() -> agents.probe(question, pastProbes, cues, n));
             }
 
             @Override
             public String cue(String question, String probe, List<String> evidence) {
-                return agents.cue(question, probe, evidence);
+                return upstream(() -> agents.cue(question, probe, evidence));
             }
 
             @Override
             public String fuse(String question, List<String> cues) {
-                return agents.fuse(question, cues);
+                return upstream(() -> agents.fuse(question, cues));
             }
 
             @Override
             public String tryAnswer(String question, List<String> evidence, String history) {
-                return agents.tryAnswer(question, evidence, history);
+                return upstream(() -> agents.tryAnswer(question, evidence, history));
             }
         };
+    }
+
+    /** An LLM call on behalf of a request: its failure is the upstream's (502), not ours. */
+    private static <T> T upstream(java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (dev.engram.understanding.llm.LlmException e) {
+            throw new ApiException(502, "llm_failed", "the LLM failed: " + e.getMessage());
+        }
     }
 
     /** Theme summaries by the configured LLM, or none (extractive) with the embedded understanding. */

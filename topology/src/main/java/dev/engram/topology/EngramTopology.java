@@ -4,7 +4,6 @@ import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.Emission;
 import dev.engram.processors.Meters;
 import dev.engram.processors.ReadProcessor;
-import dev.engram.processors.ThemeSummarizer;
 import dev.engram.processors.UnderstandProcessor;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
@@ -69,24 +68,12 @@ public final class EngramTopology {
             Understander understander,
             Meters meters,
             Part part) {
-        return build(topics, maxDocumentBytes, chunkMaxTokens, understander, meters, part, null);
-    }
-
-    /** With {@code summarizer} (nullable: extractive) writing the eigen-themes' summaries. */
-    public static Topology build(
-            Topics topics,
-            int maxDocumentBytes,
-            int chunkMaxTokens,
-            Understander understander,
-            Meters meters,
-            Part part,
-            ThemeSummarizer summarizer) {
         StreamsBuilder builder = new StreamsBuilder();
         if (part != Part.MEMORY) {
             buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, meters);
         }
         if (part != Part.INGEST) {
-            buildMemory(builder, topics, meters, summarizer);
+            buildMemory(builder, topics, meters);
         }
         return builder.build();
     }
@@ -128,7 +115,7 @@ public final class EngramTopology {
         route(understood, "understand", topics);
     }
 
-    private static void buildMemory(StreamsBuilder builder, Topics topics, Meters meters, ThemeSummarizer summarizer) {
+    private static void buildMemory(StreamsBuilder builder, Topics topics, Meters meters) {
         builder.addStateStore(store(Stores.MEMORY_DOCUMENTS, Stores.DOCUMENT_RECORD));
         builder.addStateStore(store(Stores.MEMORY_PASSAGES, Stores.PASSAGE));
         builder.addStateStore(store(Stores.MEMORY_VECTORS, Stores.VECTOR));
@@ -157,7 +144,7 @@ public final class EngramTopology {
                         Consumed.with(Serdes.String(), UNDERSTANDING_SERDE).withName("understandings-source"))
                 .merge(commands, Named.as("memory-inputs"))
                 .process(
-                        () -> new ConstructProcessor(meters, summarizer),
+                        () -> new ConstructProcessor(meters),
                         Named.as("construct"),
                         Stores.MEMORY_DOCUMENTS,
                         Stores.MEMORY_PASSAGES,

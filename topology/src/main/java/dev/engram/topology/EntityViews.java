@@ -267,7 +267,9 @@ final class EntityViews {
         try (KeyValueIterator<String, PairDecision> it = pairs.prefixScan(Keys.prefix(ns), KEYS)) {
             while (it.hasNext()) {
                 PairDecision d = it.next().value;
-                if (d.decision().equals(PairDecision.MERGE) || d.entityId().compareTo(d.otherId()) > 0) {
+                boolean pending =
+                        d.decision().equals(PairDecision.REVIEW) || d.decision().equals(PairDecision.DEFER);
+                if (!pending || d.entityId().compareTo(d.otherId()) > 0) {
                     continue;
                 }
                 total++;

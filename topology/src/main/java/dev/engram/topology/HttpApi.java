@@ -156,7 +156,7 @@ final class HttpApi implements AutoCloseable {
             return "/v1/namespaces/{ns}/merges";
         } else if (rest.equals("/themes")) {
             return "/v1/namespaces/{ns}/themes";
-        } else if (rest.startsWith("/documents/") && rest.endsWith("/gist")) {
+        } else if (GIST_ROUTE.matcher(rest).matches()) {
             return "/v1/namespaces/{ns}/documents/{id}/gist";
         } else if (rest.startsWith("/entities/")) {
             return "/v1/namespaces/{ns}/entities/{id}";
@@ -205,13 +205,10 @@ final class HttpApi implements AutoCloseable {
         } else if (rest.equals("/themes")) {
             requireMethod(method, "GET");
             result = queries.themes(ns);
-        } else if (rest.startsWith("/documents/") && rest.endsWith("/gist")) {
+        } else if (GIST_ROUTE.matcher(rest).matches()) {
             requireMethod(method, "GET");
             Matcher g = GIST_ROUTE.matcher(rest);
-            if (!g.matches()) {
-                throw ApiException.notFound("no route for /v1/namespaces/" + ns + rest);
-            }
-            result = queries.gist(ns, documentId(g.group(1)));
+            result = queries.gist(ns, documentId(g.matches() ? g.group(1) : ""));
         } else if (rest.equals("/entities")) {
             requireMethod(method, "GET");
             String name = queryParam(exchange.getRequestURI(), "name");

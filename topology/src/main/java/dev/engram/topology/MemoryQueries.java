@@ -271,6 +271,23 @@ final class MemoryQueries {
         return out;
     }
 
+    private dev.engram.processors.ThemeSummarizer summarizer;
+    private dev.engram.processors.Meters meters;
+    /** Abstractive theme summaries by (namespace, themes version, rank): written once per computed theme set. */
+    private final java.util.Map<String, String> abstractive =
+            java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(64, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+                    return size() > 4096;
+                }
+            });
+
+    /** Theme summaries by an LLM (null: the stored extractive ones). */
+    void summarizeWith(dev.engram.processors.ThemeSummarizer summarizer, dev.engram.processors.Meters meters) {
+        this.summarizer = summarizer;
+        this.meters = meters;
+    }
+
     /** The namespace's eigen-themes (empty until enough passages have arrived). */
     Map<String, Object> themes(String ns) {
         NamespaceState state =
@@ -283,7 +300,54 @@ final class MemoryQueries {
         out.put("passages", t == null ? 0 : t.passages());
         out.put("essential", t == null ? 0 : t.essential());
         out.put("changes_since", state.changesSinceThemes());
-        out.put("themes", t == null ? List.of() : t.themes());
+        out.put("themes", t == null ? List.of() : summarized(ns, t));
+        return out;
+    }
+
+    /**
+     * The themes with their summaries: the stored extractive one, or with an LLM an abstractive one written from
+     * the members' memories on first request (outside the memory step) and kept; a failed call keeps the stored one.
+     */
+    private List<Map<String, Object>> summarized(String ns, ThemeSet set) {
+        ReadOnlyKeyValueStore<String, StoredPassage> passages = store(Stores.MEMORY_PASSAGES, StoredPassage.class);
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (ThemeSet.Theme theme : set.themes()) {
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("rank", theme.rank());
+            v.put("eigenvalue", theme.eigenvalue());
+            v.put("passage_ids", theme.passageIds());
+            v.put("weights", theme.weights());
+            String summary = theme.summary();
+            String kind = "extractive";
+            if (summarizer != null) {
+                String key = ns + Keys.SEPARATOR + set.version() + Keys.SEPARATOR + theme.rank();
+                String written = abstractive.get(key);
+                if (written == null) {
+                    List<String> memories = new ArrayList<>();
+                    for (String id : theme.passageIds()) {
+                        StoredPassage p = passages.get(Keys.of(ns, id));
+                        if (p != null && !p.memory().isBlank()) {
+                            memories.add(p.memory());
+                        }
+                    }
+                    try {
+                        written = summarizer.summarize(memories);
+                        abstractive.put(key, written);
+                        meters.themeSummary("abstractive");
+                    } catch (RuntimeException e) {
+                        meters.themeSummary("failed");
+                    }
+                }
+                if (written != null) {
+                    summary = written;
+                    kind = "abstractive";
+                }
+            }
+            v.put("summary", summary);
+            v.put("summary_kind", kind);
+            v.put("questions", theme.questions());
+            out.add(v);
+        }
         return out;
     }
 

@@ -46,7 +46,8 @@ class AnswerIT {
                     Reply.ok("cue-ok.json"),
                     Reply.ok("cue-ok.json"),
                     Reply.ok("fuse-ok.json"),
-                    Reply.ok("try-answer-yes.json"));
+                    Reply.ok("try-answer-yes.json"),
+                    Reply.ok("summary-ok.json"));
             String id = "answer-" + UUID.randomUUID().toString().substring(0, 8);
             EngramConfig config = ItSupport.config(
                     broker.bootstrapServers(),
@@ -70,7 +71,21 @@ class AnswerIT {
                         documents,
                         "engine",
                         upsert(NS, "engine", "Analytical Engine", "Charles Babbage designed the Analytical Engine."));
-                awaitVerified(base, NS, List.of("ada", "engine"));
+                List<String> ids = new java.util.ArrayList<>(List.of("ada", "engine"));
+                for (int i = 0; i < 16; i++) {
+                    String doc = "station-" + i;
+                    ids.add(doc);
+                    send(
+                            producer,
+                            documents,
+                            doc,
+                            upsert(
+                                    NS,
+                                    doc,
+                                    "Station " + i,
+                                    "Station " + i + " in Vienna measured rain in May " + i + "."));
+                }
+                awaitVerified(base, NS, ids);
 
                 ItSupport.Response r = post(
                         base + "/v1/namespaces/" + NS + "/answer",
@@ -101,6 +116,23 @@ class AnswerIT {
                         .extracting(JsonNode::asText)
                         .containsExactly("Who directed Agni?", "When was Swapan Saha born?");
                 assertThat(llm.requests()).hasSize(9);
+
+                // Theme summaries are written by the LLM on request (never in the memory step), and kept; a
+                // failed call (the stand-in has no more replies: 500) keeps the extractive summary.
+                JsonNode themes = ItSupport.get(base + "/v1/namespaces/" + NS + "/themes")
+                        .body()
+                        .path("themes");
+                assertThat(themes.size()).isGreaterThanOrEqualTo(2);
+                assertThat(themes.get(0).path("summary_kind").asText()).isEqualTo("abstractive");
+                assertThat(themes.get(0).path("summary").asText())
+                        .isEqualTo(
+                                "Charles Babbage designed the Analytical Engine, for which Ada Lovelace wrote Note G.");
+                assertThat(themes.get(1).path("summary_kind").asText()).isEqualTo("extractive");
+                JsonNode again = ItSupport.get(base + "/v1/namespaces/" + NS + "/themes")
+                        .body()
+                        .path("themes");
+                assertThat(again.get(0).path("summary").asText())
+                        .isEqualTo(themes.get(0).path("summary").asText());
             }
         }
     }

@@ -273,6 +273,12 @@ class EngramServiceIT {
         assertError(post(ns + "/retrieve", "{\"query\": \"x\", \"mode\": \"telepathy\"}"), 400);
         assertError(post(ns + "/retrieve", "{\"query\": \"" + "x".repeat(5000) + "\"}"), 400);
         assertError(post(ns + "/retrieve", "[" + "1,".repeat(40_000) + "1]"), 413);
+        assertError(
+                post(ns + "/retrieve", "{\"query\": \"x\", \"mode\": \"como\", \"params\": {\"probes\": -1}}"), 400);
+        assertError(
+                post(ns + "/retrieve", "{\"query\": \"x\", \"mode\": \"como\", \"params\": {\"iterations\": 1e9}}"),
+                400);
+        assertError(get(ns + "/documents/gist"), 404); // a document named "gist", not a gist route
         assertError(get(ns + "/retrieve"), 405);
         assertError(get(ns + "/entities"), 400);
         assertError(get(ns + "/documents/nope"), 404);

@@ -38,27 +38,12 @@ class GistsTest {
 
     @BeforeEach
     void start() {
-        start(null);
-    }
-
-    private void start(dev.engram.processors.ThemeSummarizer summarizer) {
-        if (driver != null) {
-            driver.close();
-        }
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "gists-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(
-                EngramTopology.build(
-                        TOPICS,
-                        64 * 1024,
-                        40,
-                        Understanders.embedded(),
-                        Meters.detached(),
-                        EngramTopology.Part.ALL,
-                        summarizer),
-                props);
+                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
         documents = driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
     }
 
@@ -144,26 +129,6 @@ class GistsTest {
                         .text()
                         .contains("violinist"));
         assertThat(state.changesSinceThemes()).isLessThan(16);
-    }
-
-    @Test
-    void anLlmWritesThemeSummariesAndAFailureKeepsTheExtractiveOne() {
-        java.util.List<java.util.List<String>> asked = new java.util.ArrayList<>();
-        start(memories -> {
-            asked.add(memories);
-            if (asked.size() == 2) {
-                throw new IllegalStateException("LLM unavailable");
-            }
-            return "Summary of " + memories.size() + " memories.";
-        });
-        for (int i = 0; i < 16; i++) {
-            upsert("doc-" + i, "The violinist Anna Berg played concerto number " + i + " in Vienna.");
-        }
-        ThemeSet themes = themes();
-        assertThat(themes.themes()).hasSizeGreaterThanOrEqualTo(2);
-        assertThat(themes.themes().get(0).summary()).isEqualTo("Summary of 5 memories.");
-        assertThat(asked.get(0)).hasSize(5).allSatisfy(m -> assertThat(m).contains("Anna Berg"));
-        assertThat(themes.themes().get(1).summary()).startsWith("The violinist Anna Berg played concerto");
     }
 
     private void upsert(String id, String text) {
