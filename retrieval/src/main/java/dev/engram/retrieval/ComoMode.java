@@ -88,14 +88,7 @@ final class ComoMode implements Retrieval.Mode {
         }
         explain.put("rounds", rounds);
         explain.put("episodic_windows", episodes.members().size());
-        double[] ranked = pool.clone();
-        for (int i = 0; i < ranked.length; i++) {
-            if (ranked[i] == 0) {
-                ranked[i] = Double.NEGATIVE_INFINITY;
-            }
-        }
-        List<Retrieval.Scored> out = new ArrayList<>(Retrieval.ranked(ranked, topK));
-        out.removeIf(s -> s.score() == Double.NEGATIVE_INFINITY);
+        List<Retrieval.Scored> out = ranked(pool, topK);
         explain.put("pool", out.size());
         return new Retrieval.Result(out, explain);
     }
@@ -158,6 +151,17 @@ final class ComoMode implements Retrieval.Mode {
             round.put("answered", answer != null);
             rounds.add(round);
         }
+        List<Retrieval.Scored> out = ranked(pool, topK);
+        Map<String, Object> explain = new LinkedHashMap<>();
+        explain.put("rounds", rounds);
+        explain.put("answer", answer);
+        explain.put("episodic_windows", episodes.members().size());
+        explain.put("pool", out.size());
+        return new Retrieval.Result(out, explain);
+    }
+
+    /** The pool's passages, best first; passages no probe reached are not ranked. */
+    private static List<Retrieval.Scored> ranked(double[] pool, int topK) {
         double[] ranked = pool.clone();
         for (int i = 0; i < ranked.length; i++) {
             if (ranked[i] == 0) {
@@ -166,12 +170,7 @@ final class ComoMode implements Retrieval.Mode {
         }
         List<Retrieval.Scored> out = new ArrayList<>(Retrieval.ranked(ranked, topK));
         out.removeIf(s -> s.score() == Double.NEGATIVE_INFINITY);
-        Map<String, Object> explain = new LinkedHashMap<>();
-        explain.put("rounds", rounds);
-        explain.put("answer", answer);
-        explain.put("episodic_windows", episodes.members().size());
-        explain.put("pool", out.size());
-        return new Retrieval.Result(out, explain);
+        return out;
     }
 
     /** The evidence a probe found, as the agents read it: title and memory of its best passages. */

@@ -3,7 +3,6 @@ package dev.engram.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.processors.Meters;
-import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
@@ -12,9 +11,7 @@ import dev.engram.stores.Stores;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -214,19 +211,11 @@ class EntityResolutionTest {
     }
 
     private void upsert(String id, String text) {
-        Map<String, Object> doc = new LinkedHashMap<>();
-        doc.put("namespace", "wiki");
-        doc.put("id", id);
-        doc.put("op", "upsert");
-        doc.put("title", "");
-        doc.put("text", text);
-        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), Json.toBytes(doc));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.upsert("wiki", id, "", text));
     }
 
     private void delete(String id) {
-        documents.pipeInput(
-                id.getBytes(StandardCharsets.UTF_8),
-                Json.toBytes(Map.of("namespace", "wiki", "id", id, "op", "delete")));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.delete("wiki", id));
     }
 
     private EntityRecord surface(String normalized) {

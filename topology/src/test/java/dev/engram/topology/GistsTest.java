@@ -3,7 +3,6 @@ package dev.engram.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.processors.Meters;
-import dev.engram.schemas.Json;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
@@ -12,8 +11,6 @@ import dev.engram.stores.Stores;
 import dev.engram.stores.ThemeSet;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -132,19 +129,11 @@ class GistsTest {
     }
 
     private void upsert(String id, String text) {
-        Map<String, Object> doc = new LinkedHashMap<>();
-        doc.put("namespace", "wiki");
-        doc.put("id", id);
-        doc.put("op", "upsert");
-        doc.put("title", "T");
-        doc.put("text", text);
-        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), Json.toBytes(doc));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.upsert("wiki", id, "T", text));
     }
 
     private void delete(String id) {
-        documents.pipeInput(
-                id.getBytes(StandardCharsets.UTF_8),
-                Json.toBytes(Map.of("namespace", "wiki", "id", id, "op", "delete")));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.delete("wiki", id));
     }
 
     private DocumentGist gist(String id) {
