@@ -341,11 +341,8 @@ final class EntityResolver {
      * surfaces leaving memory and coming back. Applied when the record is resolved.
      */
     void command(MemoryCommand c) {
-        String a = c.entityId();
+        String a = c.entityId(); // distinct: a command naming one surface twice is dead-lettered when read
         String b = c.otherId();
-        if (a.equals(b)) {
-            return;
-        }
         if (c.op() == MemoryCommand.Op.CLEAR) {
             overrides.delete(Keys.of(ns, a, b));
             overrides.delete(Keys.of(ns, b, a));

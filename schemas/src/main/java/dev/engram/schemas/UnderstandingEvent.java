@@ -85,7 +85,11 @@ public sealed interface UnderstandingEvent {
                 if (!errors.isEmpty()) {
                     return new Command(null, "schema: " + errors.get(0), bytes);
                 }
-                return new Command(Json.mapper().treeToValue(tree, MemoryCommand.class), null, bytes);
+                MemoryCommand command = Json.mapper().treeToValue(tree, MemoryCommand.class);
+                if (command.entityId().equals(command.otherId())) {
+                    return new Command(null, "entity_id and other_id must differ", bytes);
+                }
+                return new Command(command, null, bytes);
             } catch (java.io.IOException e) {
                 return new Command(null, "malformed JSON: " + e.getMessage(), bytes);
             }

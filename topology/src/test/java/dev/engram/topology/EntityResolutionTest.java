@@ -187,11 +187,19 @@ class EntityResolutionTest {
                 EngramTopology.DEAD_LETTER_SERDE.deserializer());
         commands.pipeInput("wiki", "{\"namespace\": \"wiki\", \"op\": \"explode\"}".getBytes(StandardCharsets.UTF_8));
         commands.pipeInput("wiki", "not json".getBytes(StandardCharsets.UTF_8));
+        String id = "0".repeat(32);
+        commands.pipeInput(
+                "wiki",
+                ("{\"namespace\": \"wiki\", \"op\": \"split\", \"entity_id\": \"" + id + "\", \"other_id\": \"" + id
+                                + "\", \"reason\": \"\", \"at\": \"2026-01-01T00:00:00Z\"}")
+                        .getBytes(StandardCharsets.UTF_8));
 
         assertThat(deadLetters.readValuesToList())
                 .extracting(dev.engram.schemas.DeadLetter::reason)
-                .satisfiesExactly(r -> assertThat(r).startsWith("memory command rejected: schema"), r -> assertThat(r)
-                        .startsWith("memory command rejected: malformed JSON"));
+                .satisfiesExactly(
+                        r -> assertThat(r).startsWith("memory command rejected: schema"),
+                        r -> assertThat(r).startsWith("memory command rejected: malformed JSON"),
+                        r -> assertThat(r).isEqualTo("memory command rejected: entity_id and other_id must differ"));
     }
 
     // ---- helpers ----------------------------------------------------------------------------------------------
