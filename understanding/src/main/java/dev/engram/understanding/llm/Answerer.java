@@ -1,6 +1,5 @@
 package dev.engram.understanding.llm;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,24 +38,15 @@ public final class Answerer {
                     .append(e.memory())
                     .append('\n');
         }
-        OpenAiClient.Completion reply = client.chat(
-                OpenAiClient.messages(prompt.instructions(), user.toString()), "answer", prompt.responseSchema());
-        try {
-            JsonNode json = JsonReplies.parse(reply.content());
-            List<String> violations = prompt.violations(json);
-            if (!violations.isEmpty()) {
-                throw new LlmException("answer does not match its schema: " + String.join("; ", violations), 200, null);
+        Prompts.Reply reply = prompt.ask(client, prompt.instructions(), user.toString(), "answer");
+        List<Integer> citations = new ArrayList<>();
+        for (JsonNode c : reply.json().path("citations")) {
+            int n = c.asInt();
+            if (n >= 1 && n <= evidence.size() && !citations.contains(n)) {
+                citations.add(n);
             }
-            List<Integer> citations = new ArrayList<>();
-            for (JsonNode c : json.path("citations")) {
-                int n = c.asInt();
-                if (n >= 1 && n <= evidence.size() && !citations.contains(n)) {
-                    citations.add(n);
-                }
-            }
-            return new Answer(json.path("answer").asText(), citations, reply.promptTokens(), reply.completionTokens());
-        } catch (JsonProcessingException e) {
-            throw new LlmException("answer is not valid JSON: " + e.getOriginalMessage(), 200, e);
         }
+        return new Answer(
+                reply.json().path("answer").asText(), citations, reply.promptTokens(), reply.completionTokens());
     }
 }

@@ -1,6 +1,5 @@
 package dev.engram.understanding.llm;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,20 +70,6 @@ public final class ComoAgents {
     }
 
     private JsonNode call(Prompts prompt, String instructions, String user, String name) {
-        OpenAiClient.Completion reply =
-                client.chat(OpenAiClient.messages(instructions, user), name, prompt.responseSchema());
-        try {
-            JsonNode json = JsonReplies.parse(reply.content());
-            List<String> violations = prompt.violations(json);
-            if (!violations.isEmpty()) {
-                throw new LlmException(
-                        prompt.version() + " reply does not match its schema: " + String.join("; ", violations),
-                        200,
-                        null);
-            }
-            return json;
-        } catch (JsonProcessingException e) {
-            throw new LlmException(prompt.version() + " reply is not valid JSON: " + e.getOriginalMessage(), 200, e);
-        }
+        return prompt.ask(client, instructions, user, name).json();
     }
 }

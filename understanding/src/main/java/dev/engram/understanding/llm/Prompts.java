@@ -45,6 +45,30 @@ public record Prompts(String version, String instructions, JsonNode responseSche
         return instructions.replace("{" + name + "}", String.valueOf(value));
     }
 
+    /** A reply that conforms to the prompt's schema, with the tokens it took. */
+    public record Reply(JsonNode json, long promptTokens, long completionTokens) {}
+
+    /**
+     * Asks the LLM with these instructions (the prompt's own, or rendered from them) and the user text; the reply
+     * must be JSON for the prompt's schema, else an {@link LlmException} says why.
+     */
+    public Reply ask(OpenAiClient client, String renderedInstructions, String user, String name) {
+        OpenAiClient.Completion reply =
+                client.chat(OpenAiClient.messages(renderedInstructions, user), name, responseSchema);
+        JsonNode json;
+        try {
+            json = JsonReplies.parse(reply.content());
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new LlmException(version + " reply is not valid JSON: " + e.getOriginalMessage(), 200, e);
+        }
+        List<String> violations = violations(json);
+        if (!violations.isEmpty()) {
+            throw new LlmException(
+                    version + " reply does not match its schema: " + String.join("; ", violations), 200, null);
+        }
+        return new Reply(json, reply.promptTokens(), reply.completionTokens());
+    }
+
     /** Schema violations of a reply, empty when it conforms. */
     public List<String> violations(JsonNode reply) {
         return validator.validate(reply).stream()

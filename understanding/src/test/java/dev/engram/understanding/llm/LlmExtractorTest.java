@@ -310,6 +310,21 @@ class LlmExtractorTest {
     }
 
     @Test
+    void aReplyOutsideThePromptsSchemaIsAnErrorNamingThePrompt() {
+        server.enqueue(Reply.ok("answer-ok.json"), Reply.ok("extraction-fenced.json"));
+        LlmConfig config = new LlmConfig(server.baseUrl(), "m", "", Duration.ofSeconds(5), 0, 1, 0, 0, "");
+        Summarizer summarizer = new Summarizer(new OpenAiClient(config, (m, o) -> {}));
+
+        // an answer where a summary was asked for: valid JSON, wrong shape
+        assertThatThrownBy(() -> summarizer.summarize(List.of("x")))
+                .isInstanceOf(LlmException.class)
+                .hasMessageContaining("summarize-v1 reply does not match its schema");
+        assertThatThrownBy(() -> summarizer.summarize(List.of("x")))
+                .isInstanceOf(LlmException.class)
+                .hasMessageContaining("summarize-v1 reply");
+    }
+
+    @Test
     void comoAgentsProbeCueFuseAndTryToAnswer() {
         server.enqueue(
                 Reply.ok("probe-ok.json"),
