@@ -248,8 +248,8 @@ final class HttpApi implements AutoCloseable {
         return id;
     }
 
-    /** {@code {"op": "split" | "merge" | "clear", "entity_id": ..., "other_id": ..., "reason": ...}}. */
-    private Map<String, Object> command(String ns, byte[] body) {
+    /** The request body as a JSON object, or a 400 that shows what one looks like. */
+    private static JsonNode jsonObject(byte[] body, String example) {
         JsonNode request;
         try {
             request = Json.mapper().readTree(body);
@@ -257,9 +257,14 @@ final class HttpApi implements AutoCloseable {
             throw ApiException.badRequest("body is not valid JSON: " + e.getMessage());
         }
         if (request == null || !request.isObject()) {
-            throw ApiException.badRequest(
-                    "body must be a JSON object like {\"op\": \"split\", \"entity_id\": \"…\", \"other_id\": \"…\"}");
+            throw ApiException.badRequest("body must be a JSON object like " + example);
         }
+        return request;
+    }
+
+    /** {@code {"op": "split" | "merge" | "clear", "entity_id": ..., "other_id": ..., "reason": ...}}. */
+    private Map<String, Object> command(String ns, byte[] body) {
+        JsonNode request = jsonObject(body, "{\"op\": \"split\", \"entity_id\": \"…\", \"other_id\": \"…\"}");
         MemoryCommand.Op op =
                 switch (request.path("op").asText("")) {
                     case "split" -> MemoryCommand.Op.SPLIT;
@@ -300,15 +305,7 @@ final class HttpApi implements AutoCloseable {
     }
 
     private Map<String, Object> retrieve(String ns, byte[] body, boolean answer) {
-        JsonNode request;
-        try {
-            request = Json.mapper().readTree(body);
-        } catch (IOException e) {
-            throw ApiException.badRequest("body is not valid JSON: " + e.getMessage());
-        }
-        if (request == null || !request.isObject()) {
-            throw ApiException.badRequest("body must be a JSON object like {\"query\": \"...\", \"top_k\": 5}");
-        }
+        JsonNode request = jsonObject(body, "{\"query\": \"...\", \"top_k\": 5}");
         JsonNode query = request.get("query");
         if (query == null || !query.isTextual() || query.asText().isBlank()) {
             throw ApiException.badRequest("'query' must be a non-empty string");
