@@ -21,4 +21,4 @@ ENV ENGRAM_STATE_DIR=/var/lib/engram/state \
     JAVA_OPTS="-Xmx1g"
 VOLUME /var/lib/engram
 EXPOSE 8080
-ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS --enable-native-access=ALL-UNNAMED -cp '/app/engram.jar:/app/lib/*' dev.engram.topology.EngramMain run"]
+ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -cp '/app/engram.jar:/app/lib/*' dev.engram.topology.EngramMain run"]

@@ -56,21 +56,22 @@ final class CogitoMode implements Retrieval.Mode {
         List<String> subQueries = p.get("decompose") > 0 ? q.subQueries() : List.of();
         Map<String, Object> explain = new LinkedHashMap<>();
         if (subQueries.size() < 2) {
-            Single single = single(g, q.text(), q.vector(), q.entities(), p);
+            Single single = single(g, q.text(), q.vector(), q.entities(), p, topK);
             explain.putAll(single.explain());
             return new Retrieval.Result(Retrieval.ranked(single.scores(), topK), explain);
         }
         explain.put("sub_queries", subQueries);
         List<Single> parts = new ArrayList<>();
         for (String sub : subQueries) {
-            parts.add(single(g, sub, q.embedder().apply(sub), q.entities(), p));
+            parts.add(single(g, sub, q.embedder().apply(sub), q.entities(), p, topK));
         }
         List<Retrieval.Scored> out = new ArrayList<>();
         Set<Integer> taken = new HashSet<>();
         int each = Math.max(1, (topK - 1) / parts.size());
         for (Single part : parts) {
             int added = 0;
-            for (int passage : Retrieval.top(part.scores(), g.passageCount())) {
+            for (Retrieval.Scored ranked : Retrieval.ranked(part.scores(), topK + each)) {
+                int passage = ranked.passage();
                 if (added == each || out.size() == topK) {
                     break;
                 }
@@ -88,7 +89,8 @@ final class CogitoMode implements Retrieval.Mode {
                 best[i] = Math.max(best[i], part.scores()[i]);
             }
         }
-        for (int passage : Retrieval.top(best, g.passageCount())) {
+        for (Retrieval.Scored ranked : Retrieval.ranked(best, 2 * topK)) {
+            int passage = ranked.passage();
             if (out.size() >= topK) {
                 break;
             }
@@ -159,26 +161,22 @@ final class CogitoMode implements Retrieval.Mode {
         return estimate;
     }
 
-    private Single single(MemoryGraph g, String text, float[] qv, int[] queryEntities, Retrieval.Params p) {
+    private Single single(MemoryGraph g, String text, float[] qv, int[] queryEntities, Retrieval.Params p, int topK) {
         Map<String, Object> explain = new LinkedHashMap<>();
         explain.put("query", text);
-        double[] cos = Retrieval.passageCosines(g, qv);
+        // the dense candidates of CogniRank, by the passage index (exact or approximate)
+        List<Retrieval.Scored> nearest = g.passageSearch.nearest(qv, Math.max(topK, p.integer("dense_candidates")));
         // (11)-(12) top-K facts by cosine
-        double[] factSim = new double[g.factCount()];
-        for (int f = 0; f < factSim.length; f++) {
-            factSim[f] = Retrieval.dot(qv, g.factVectors[f]);
-        }
-        int[] topFacts = Retrieval.top(factSim, p.integer("top_facts"));
-        // (13)-(15) entity activation
         double[] evidence = new double[g.entityCount()];
         int[] hits = new int[g.entityCount()];
         List<Map<String, Object>> seedFacts = new ArrayList<>();
-        for (int f : topFacts) {
-            MemoryGraph.Fact fact = g.facts.get(f);
-            seedFacts.add(Map.of("fact", fact.text(), "score", factSim[f]));
+        for (Retrieval.Scored top : g.factSearch.nearest(qv, p.integer("top_facts"))) {
+            MemoryGraph.Fact fact = g.facts.get(top.passage());
+            seedFacts.add(Map.of("fact", fact.text(), "score", top.score()));
+            // (13)-(15) entity activation
             for (int v : new int[] {fact.head(), fact.tail()}) {
                 if (v >= 0) {
-                    evidence[v] += factSim[f];
+                    evidence[v] += top.score();
                     hits[v]++;
                 }
             }
@@ -218,6 +216,9 @@ final class CogitoMode implements Retrieval.Mode {
         explain.put("seed_entities", seeds);
         if (total <= 0) {
             explain.put("fallback", "no fact activated an entity; cosine ranking");
+            double[] cos = new double[g.passageCount()];
+            java.util.Arrays.fill(cos, Double.NEGATIVE_INFINITY);
+            nearest.forEach(n -> cos[n.passage()] = n.score());
             return new Single(cos, explain);
         }
         for (int i = 0; i < nodes; i++) {
@@ -228,13 +229,18 @@ final class CogitoMode implements Retrieval.Mode {
         double[] pi = push(g, pi0, p.get("restart"), p.get("push_epsilon"), explain);
         // (17)-(18) CogniRank over the candidates: passages the diffusion reached, plus the best by cosine
         double[] diff = new double[g.passageCount()];
+        double[] cos = new double[g.passageCount()];
         boolean[] candidate = new boolean[g.passageCount()];
+        for (Retrieval.Scored n : nearest.subList(0, Math.min(nearest.size(), p.integer("dense_candidates")))) {
+            candidate[n.passage()] = true;
+            cos[n.passage()] = n.score();
+        }
         for (int passage = 0; passage < diff.length; passage++) {
             diff[passage] = pi[g.entityCount() + passage];
-            candidate[passage] = diff[passage] > 0;
-        }
-        for (int passage : Retrieval.top(cos, p.integer("dense_candidates"))) {
-            candidate[passage] = true;
+            if (diff[passage] > 0 && !candidate[passage]) {
+                candidate[passage] = true;
+                cos[passage] = Retrieval.cosine(g, passage, qv);
+            }
         }
         double eps = p.get("epsilon");
         double[] nd = Retrieval.minMax(diff, candidate, 1e-12);

@@ -194,9 +194,9 @@ final class ComoMode implements Retrieval.Mode {
         double k0 = p.get("rrf_k");
         double[] score = new double[g.passageCount()];
         // veridical: passages by meaning and by words
-        int[] dense = Retrieval.top(Retrieval.passageCosines(g, vector), k);
-        for (int i = 0; i < dense.length; i++) {
-            score[dense[i]] += 1 / (k0 + i + 1);
+        List<Retrieval.Scored> dense = g.passageSearch.nearest(vector, k);
+        for (int i = 0; i < dense.size(); i++) {
+            score[dense.get(i).passage()] += 1 / (k0 + i + 1);
         }
         double[] lexical = g.bm25.scores(text);
         int[] words = Retrieval.top(lexical, k);
@@ -206,13 +206,9 @@ final class ComoMode implements Retrieval.Mode {
             }
         }
         // semantic: facts
-        double[] facts = new double[g.factCount()];
-        for (int f = 0; f < facts.length; f++) {
-            facts[f] = Retrieval.dot(vector, g.factVectors[f]);
-        }
-        int[] topFacts = Retrieval.top(facts, k);
-        for (int i = 0; i < topFacts.length; i++) {
-            score[g.facts.get(topFacts[i]).passage()] += 1 / (k0 + i + 1);
+        List<Retrieval.Scored> topFacts = g.factSearch.nearest(vector, k);
+        for (int i = 0; i < topFacts.size(); i++) {
+            score[g.facts.get(topFacts.get(i).passage()).passage()] += 1 / (k0 + i + 1);
         }
         // episodic: windows over documents
         double[] windowSim = new double[episodes.vectors().length];

@@ -40,8 +40,8 @@ final class FusionMode implements Retrieval.Mode {
 
     @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
-        double[] cos = Retrieval.passageCosines(g, q.vector());
-        int[] vector = Retrieval.top(cos, p.integer("k1"));
+        List<Retrieval.Scored> nearest = g.passageSearch.nearest(q.vector(), p.integer("k1"));
+        int[] vector = nearest.stream().mapToInt(Retrieval.Scored::passage).toArray();
         long deadline = System.nanoTime() + (long) (p.get("timeout_ms") * 1e6);
         Map<String, Object> explain = new LinkedHashMap<>();
         explain.put("vector_candidates", vector.length);
@@ -84,11 +84,7 @@ final class FusionMode implements Retrieval.Mode {
         explain.put("anchor_entities", anchors);
         if (timedOut) {
             explain.put("fallback", "graph expansion exceeded " + p.get("timeout_ms") + " ms; vector ranking only");
-            List<Retrieval.Scored> out = new ArrayList<>();
-            for (int i = 0; i < Math.min(topK, vector.length); i++) {
-                out.add(new Retrieval.Scored(vector[i], cos[vector[i]]));
-            }
-            return new Retrieval.Result(out, explain);
+            return new Retrieval.Result(new ArrayList<>(nearest.subList(0, Math.min(topK, nearest.size()))), explain);
         }
         // the graph stream: passages ranked by how strongly they connect to the seeds through specific entities
         double[] graphScores = new double[g.passageCount()];

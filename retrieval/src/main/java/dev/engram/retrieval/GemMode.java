@@ -31,27 +31,23 @@ final class GemMode implements Retrieval.Mode {
         // node scores: passages first, then themes
         int themeCount = useThemes ? g.themes.size() : 0;
         double[] score = new double[n + themeCount];
-        int bestPassage = -1;
-        int bestQuestion = -1;
-        double best = Double.NEGATIVE_INFINITY;
-        for (int i = 0; i < n; i++) {
-            float[][] qs = g.passageQuestions[i];
-            double s = Double.NEGATIVE_INFINITY;
-            for (int j = 0; j < qs.length; j++) {
-                double c = Retrieval.dot(q.vector(), qs[j]);
-                if (c > s) {
-                    s = c;
-                    if (c > best) {
-                        best = c;
-                        bestPassage = i;
-                        bestQuestion = j;
-                    }
+        java.util.Arrays.fill(score, Double.NEGATIVE_INFINITY);
+        // a passage scores its best utility question: the nearest questions, enough of them to name topK passages
+        int perPassage = 1;
+        for (float[][] qs : g.passageQuestions) {
+            perPassage = Math.max(perPassage, qs.length);
+        }
+        List<Retrieval.Scored> questions = g.questionSearch.nearest(q.vector(), topK * perPassage);
+        for (Retrieval.Scored hit : questions) {
+            int passage = g.questionPassage[hit.passage()];
+            score[passage] = Math.max(score[passage], hit.score());
+        }
+        if (fallback) {
+            for (Retrieval.Scored hit : g.passageSearch.nearest(q.vector(), 4 * topK)) {
+                if (g.passageQuestions[hit.passage()].length == 0) {
+                    score[hit.passage()] = hit.score(); // the zero-question case: the passage's own vector
                 }
             }
-            if (qs.length == 0 && fallback) {
-                s = Retrieval.dot(q.vector(), g.passageVectors[i]);
-            }
-            score[i] = s;
         }
         for (int t = 0; t < themeCount; t++) {
             double s = Double.NEGATIVE_INFINITY;
@@ -60,17 +56,19 @@ final class GemMode implements Retrieval.Mode {
             }
             score[n + t] = s;
         }
-        // best first over all nodes until the budget is spent
-        Integer[] order = new Integer[score.length];
-        for (int i = 0; i < order.length; i++) {
-            order[i] = i;
+        // best first over the nodes reached until the budget is spent
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < score.length; i++) {
+            if (score[i] > Double.NEGATIVE_INFINITY) {
+                order.add(i);
+            }
         }
-        java.util.Arrays.sort(order, (a, b) -> Double.compare(score[b], score[a]));
+        order.sort((a, b) -> Double.compare(score[b], score[a]));
         boolean[] taken = new boolean[n];
         List<Retrieval.Scored> ranked = new ArrayList<>();
         List<Map<String, Object>> path = new ArrayList<>();
         for (int node : order) {
-            if (ranked.size() >= topK || score[node] == Double.NEGATIVE_INFINITY) {
+            if (ranked.size() >= topK) {
                 break;
             }
             if (node < n) {
@@ -97,11 +95,18 @@ final class GemMode implements Retrieval.Mode {
             path.add(Map.of("node", "theme", "rank", theme.rank(), "score", score[node], "passages", brought));
         }
         Map<String, Object> explain = new LinkedHashMap<>();
-        if (bestPassage >= 0) {
+        if (!questions.isEmpty()) {
+            Retrieval.Scored best = questions.get(0);
+            int passage = g.questionPassage[best.passage()];
+            int ordinal = 0;
+            while (best.passage() - ordinal - 1 >= 0 && g.questionPassage[best.passage() - ordinal - 1] == passage) {
+                ordinal++;
+            }
             explain.put(
                     "best_question",
-                    Map.of("passage_id", g.passage(bestPassage).id(), "question", bestQuestion, "score", best));
+                    Map.of("passage_id", g.passage(passage).id(), "question", ordinal, "score", best.score()));
         }
+        explain.put("vector_search", g.questionSearch.kind());
         explain.put("theme_nodes", themeCount);
         explain.put("path", path);
         return new Retrieval.Result(ranked, explain);

@@ -56,6 +56,19 @@ public final class MemoryGraph {
 
     final List<ThemeNode> themes;
 
+    /** Every utility question's vector, and the passage it belongs to. */
+    final float[][] questionVectors;
+
+    final int[] questionPassage;
+
+    /** Nearest-neighbour search per kind of vector: exact scans, or HNSW graphs for large namespaces. */
+    final VectorIndex passageSearch;
+
+    final VectorIndex factSearch;
+    final VectorIndex entitySearch;
+    final VectorIndex questionSearch;
+    private final Runnable release;
+
     private final Map<String, Integer> entityIndexById;
 
     private MemoryGraph(Builder b) {
@@ -165,6 +178,46 @@ public final class MemoryGraph {
             ts.add(new ThemeNode(t.rank(), t.eigenvalue(), members, t.summary(), qv.toArray(new float[0][])));
         }
         this.themes = List.copyOf(ts);
+        List<float[]> qv = new ArrayList<>();
+        List<Integer> qp = new ArrayList<>();
+        List<String> qk = new ArrayList<>();
+        for (int i = 0; i < passageQuestions.length; i++) {
+            for (int j = 0; j < passageQuestions[i].length; j++) {
+                qv.add(passageQuestions[i][j]);
+                qp.add(i);
+                qk.add(passages.get(i).id() + "#q" + j);
+            }
+        }
+        this.questionVectors = qv.toArray(new float[0][]);
+        this.questionPassage = qp.stream().mapToInt(Integer::intValue).toArray();
+        VectorIndexer.Indexed indexed = b.indexer.index(List.of(
+                new VectorIndexer.Batch(
+                        "passage", passages.stream().map(Passage::id).toList(), passageVectors),
+                new VectorIndexer.Batch("fact", List.copyOf(b.factKeys), factVectors),
+                new VectorIndexer.Batch("entity", entityIds, entityVectors),
+                new VectorIndexer.Batch("question", qk, questionVectors)));
+        this.passageSearch = indexed.byKind().get("passage");
+        this.factSearch = indexed.byKind().get("fact");
+        this.entitySearch = indexed.byKind().get("entity");
+        this.questionSearch = indexed.byKind().get("question");
+        this.release = indexed.release();
+    }
+
+    /** How each kind of vector is searched in this snapshot: "exact" or "hnsw". */
+    public Map<String, String> vectorSearch() {
+        return Map.of(
+                "passage", passageSearch.kind(),
+                "fact", factSearch.kind(),
+                "entity", entitySearch.kind(),
+                "question", questionSearch.kind());
+    }
+
+    /**
+     * Lets go of the snapshot's index readers once it is no longer served; searches still running finish, later
+     * ones scan exactly.
+     */
+    public void release() {
+        release.run();
     }
 
     private static void normalize(float[] v) {
@@ -229,6 +282,9 @@ public final class MemoryGraph {
         private final List<float[]> entityVectors = new ArrayList<>();
         private final Map<Integer, List<float[]>> passageQuestions = new HashMap<>();
         private final List<PendingTheme> themes = new ArrayList<>();
+        private final List<String> factKeys = new ArrayList<>();
+        private final Map<Integer, Integer> factsPerPassage = new HashMap<>();
+        private VectorIndexer indexer = VectorIndexer.EXACT;
 
         private record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
 
@@ -277,6 +333,13 @@ public final class MemoryGraph {
         public void fact(String text, int passage, int head, int tail, double confidence, float[] vector) {
             facts.add(new Fact(text, passage, head, tail, confidence));
             factVectors.add(vector);
+            factKeys.add(passages.get(passage).id() + "#f" + factsPerPassage.merge(passage, 1, Integer::sum));
+        }
+
+        /** How the snapshot's vectors are to be searched; exact scans unless set. */
+        public Builder indexer(VectorIndexer indexer) {
+            this.indexer = indexer;
+            return this;
         }
 
         public Integer entityIndex(String id) {

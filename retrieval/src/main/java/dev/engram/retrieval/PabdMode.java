@@ -1,6 +1,7 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,28 +67,20 @@ final class PabdMode implements Retrieval.Mode {
         double m = p.get("match");
         int kGlobal = (int) Math.min(Math.ceil((1 - m / 6) * p.get("k_b") + p.get("k_min")), p.get("k_max"));
         int kLocal = (int) Math.floor(m / 6 * p.get("k_b"));
-        double[] sim = new double[units];
-        java.util.Arrays.fill(sim, Double.NEGATIVE_INFINITY);
-        double[] entitySim = new double[ne];
-        java.util.Arrays.fill(entitySim, Double.NEGATIVE_INFINITY);
-        for (int e = 0; e < ne; e++) {
-            if (g.entityVectors[e] != null) {
-                sim[e] = Retrieval.dot(q.vector(), g.entityVectors[e]);
-                entitySim[e] = sim[e];
-            }
-        }
-        for (int f = 0; f < nf; f++) {
-            sim[ne + f] = Retrieval.dot(q.vector(), g.factVectors[f]);
-        }
+        // global: entities and facts together by cosine; local: entities alone (the target layer)
+        List<Retrieval.Scored> global = new ArrayList<>(g.entitySearch.nearest(q.vector(), kGlobal));
+        g.factSearch
+                .nearest(q.vector(), kGlobal)
+                .forEach(f -> global.add(new Retrieval.Scored(ne + f.passage(), f.score())));
+        global.sort(Comparator.comparingDouble((Retrieval.Scored u) -> -u.score())
+                .thenComparingInt(Retrieval.Scored::passage));
         List<Integer> dense = new ArrayList<>();
-        for (int u : Retrieval.top(sim, kGlobal)) {
-            if (sim[u] > Double.NEGATIVE_INFINITY) {
-                dense.add(u);
-            }
+        for (Retrieval.Scored u : global.subList(0, Math.min(kGlobal, global.size()))) {
+            dense.add(u.passage());
         }
-        for (int e : Retrieval.top(entitySim, kLocal)) {
-            if (entitySim[e] > Double.NEGATIVE_INFINITY && !dense.contains(e)) {
-                dense.add(e); // local (target-layer) rankings follow the global ones
+        for (Retrieval.Scored e : g.entitySearch.nearest(q.vector(), kLocal)) {
+            if (!dense.contains(e.passage())) {
+                dense.add(e.passage()); // local (target-layer) rankings follow the global ones
             }
         }
         double k0 = p.get("rrf_k");
@@ -198,13 +191,12 @@ final class PabdMode implements Retrieval.Mode {
         ranked.removeIf(r -> r.score() == Double.NEGATIVE_INFINITY);
         if (ranked.size() < topK) {
             // the hypergraph reached fewer passages than asked for: complete with the nearest by cosine
-            double[] cos = Retrieval.passageCosines(g, q.vector());
-            for (int c : Retrieval.top(cos, g.passageCount())) {
+            for (Retrieval.Scored c : g.passageSearch.nearest(q.vector(), topK + ranked.size())) {
                 if (ranked.size() >= topK) {
                     break;
                 }
-                if (ranked.stream().noneMatch(r -> r.passage() == c)) {
-                    ranked.add(new Retrieval.Scored(c, Double.NEGATIVE_INFINITY));
+                if (ranked.stream().noneMatch(r -> r.passage() == c.passage())) {
+                    ranked.add(new Retrieval.Scored(c.passage(), Double.NEGATIVE_INFINITY));
                 }
             }
         }

@@ -1,7 +1,6 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -172,40 +171,42 @@ public final class Retrieval {
         return s;
     }
 
-    /** Cosine of the query with every passage (vectors are unit length). */
-    static double[] passageCosines(MemoryGraph g, float[] q) {
+    /** Cosine of the query with one passage (vectors are unit length). */
+    static double cosine(MemoryGraph g, int passage, float[] q) {
+        float[] v = g.passageVectors[passage];
+        if (v.length != q.length) {
+            throw new IllegalStateException("passage " + g.passages.get(passage).id() + " has " + v.length
+                    + " dimensions but the query has " + q.length + "; re-embed the namespace");
+        }
+        return dot(q, v);
+    }
+
+    /** The cosines of the {@code k} passages nearest to the query; every other passage scores −∞. */
+    static double[] nearestPassages(MemoryGraph g, float[] q, int k) {
         double[] out = new double[g.passageCount()];
-        for (int p = 0; p < out.length; p++) {
-            float[] v = g.passageVectors[p];
-            if (v.length != q.length) {
-                throw new IllegalStateException("passage " + g.passages.get(p).id() + " has " + v.length
-                        + " dimensions but the query has " + q.length + "; re-embed the namespace");
-            }
-            out[p] = dot(q, v);
+        java.util.Arrays.fill(out, Double.NEGATIVE_INFINITY);
+        for (Scored s : g.passageSearch.nearest(q, k)) {
+            out[s.passage()] = s.score();
         }
         return out;
     }
 
     /** The indices of the {@code k} highest scores, best first (ties by index). */
     static int[] top(double[] scores, int k) {
-        Integer[] idx = new Integer[scores.length];
-        for (int i = 0; i < idx.length; i++) {
-            idx[i] = i;
+        VectorIndex.TopK best = new VectorIndex.TopK(Math.min(k, scores.length));
+        for (int i = 0; i < scores.length; i++) {
+            best.offer(i, scores[i]);
         }
-        java.util.Arrays.sort(
-                idx, Comparator.comparingDouble((Integer i) -> -scores[i]).thenComparingInt(i -> i));
-        int n = Math.min(k, idx.length);
-        int[] out = new int[n];
-        for (int i = 0; i < n; i++) {
-            out[i] = idx[i];
-        }
-        return out;
+        return best.drain().stream().mapToInt(Scored::passage).toArray();
     }
 
+    /** The {@code k} best passages by score, leaving out those scored −∞ (not reached). */
     static List<Scored> ranked(double[] scores, int k) {
         List<Scored> out = new ArrayList<>();
         for (int p : top(scores, k)) {
-            out.add(new Scored(p, scores[p]));
+            if (scores[p] != Double.NEGATIVE_INFINITY) {
+                out.add(new Scored(p, scores[p]));
+            }
         }
         return out;
     }

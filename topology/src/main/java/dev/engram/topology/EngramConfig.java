@@ -35,7 +35,15 @@ public record EngramConfig(
         long commitIntervalMs,
         String understanding,
         int questionsPerPassage,
-        LlmConfig llm) {
+        LlmConfig llm,
+        VectorSearch vectorSearch) {
+
+    /**
+     * Approximate nearest-neighbour search: a kind of vector (passages, facts, entities, questions) of a namespace is
+     * indexed in an HNSW graph from {@code minVectors} vectors on and searched exactly below; a graph search gathers
+     * {@code ef} candidates.
+     */
+    public record VectorSearch(int minVectors, int ef) {}
 
     public EngramConfig {
         if (!embeddedKafka && (bootstrapServers == null || bootstrapServers.isBlank())) {
@@ -73,6 +81,8 @@ public record EngramConfig(
                 !understanding.equals("llm") || llm != null,
                 "ENGRAM_LLM_BASE_URL",
                 "must be set for llm understanding");
+        require(vectorSearch != null && vectorSearch.minVectors() >= 1, "ENGRAM_ANN_MIN_VECTORS", "must be at least 1");
+        require(vectorSearch.ef() >= 1 && vectorSearch.ef() <= 10_000, "ENGRAM_ANN_EF", "must be 1-10000");
     }
 
     /** Reads the configuration from the process environment. */
@@ -112,7 +122,8 @@ public record EngramConfig(
                 integer(get, "ENGRAM_COMMIT_INTERVAL_MS", 200),
                 string(get, "ENGRAM_UNDERSTANDING", "embedded"),
                 integer(get, "ENGRAM_QUESTIONS_PER_PASSAGE", 3),
-                llm(get));
+                llm(get),
+                new VectorSearch(integer(get, "ENGRAM_ANN_MIN_VECTORS", 20_000), integer(get, "ENGRAM_ANN_EF", 100)));
     }
 
     /** The LLM settings, or null when no ENGRAM_LLM_BASE_URL is set. */
@@ -184,7 +195,8 @@ public record EngramConfig(
                 commitIntervalMs,
                 understanding,
                 questionsPerPassage,
-                llm);
+                llm,
+                vectorSearch);
     }
 
     public EngramConfig withHttp(int port, int advertised) {
@@ -211,7 +223,8 @@ public record EngramConfig(
                 commitIntervalMs,
                 understanding,
                 questionsPerPassage,
-                llm);
+                llm,
+                vectorSearch);
     }
 
     private static String string(Function<String, String> get, String name, String fallback) {

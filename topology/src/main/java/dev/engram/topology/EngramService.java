@@ -51,6 +51,7 @@ public final class EngramService implements AutoCloseable {
     private final KafkaStreams ingest;
 
     private final HttpApi http;
+    private final GraphLoader graphs;
     private final Understander understander;
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
     private final List<KafkaStreamsMetrics> streamsMetrics = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -93,7 +94,8 @@ public final class EngramService implements AutoCloseable {
                 ingesting,
                 streamsProperties(config, config.applicationId() + "-ingest", config.streamThreads()));
         HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
-        MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities());
+        this.graphs = new GraphLoader(1000, config.stateDir().resolve("vector-index"), config.vectorSearch());
+        MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities(), graphs);
         if (config.understanding().equals("llm")) {
             queries.decomposeWith(llmDecomposer(config, meters));
             queries.answerWith(new dev.engram.understanding.llm.Answerer(
@@ -381,6 +383,7 @@ public final class EngramService implements AutoCloseable {
                 .withTimeout(Duration.ofSeconds(30));
         ingest.close(leave);
         streams.close(leave);
+        graphs.close();
         streamsMetrics.forEach(KafkaStreamsMetrics::close);
         gcMetrics.close();
         registry.close();

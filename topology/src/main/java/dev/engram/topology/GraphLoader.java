@@ -1,7 +1,9 @@
 package dev.engram.topology;
 
 import dev.engram.processors.EntityNames;
+import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.VectorIndexer;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.VectorCodec;
@@ -10,6 +12,8 @@ import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,23 +22,34 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Builds a namespace's {@link MemoryGraph} from this instance's state stores and keeps it while the namespace does
  * not change: a snapshot is rebuilt when the namespace's memory version has moved on and the snapshot is older than
  * {@code maxStaleness}, so a burst of writes does not rebuild it on every query.
  */
-final class GraphLoader {
+final class GraphLoader implements AutoCloseable {
 
+    private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
     private static final StringSerializer KEYS = new StringSerializer();
 
     private record Cached(MemoryGraph graph, long builtAtNanos) {}
 
     private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, HnswVectors> vectors = new ConcurrentHashMap<>();
     private final long maxStalenessNanos;
+    private final Path indexDir;
+    private final EngramConfig.VectorSearch search;
 
-    GraphLoader(long maxStalenessMillis) {
+    /**
+     * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
+     */
+    GraphLoader(long maxStalenessMillis, Path indexDir, EngramConfig.VectorSearch search) {
         this.maxStalenessNanos = maxStalenessMillis * 1_000_000L;
+        this.indexDir = indexDir;
+        this.search = search;
     }
 
     MemoryGraph graph(String ns, NamespaceState state, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
@@ -44,13 +59,36 @@ final class GraphLoader {
             return c.graph();
         }
         MemoryGraph g = build(ns, state.version(), stores);
-        cache.put(ns, new Cached(g, now));
+        Cached previous = cache.put(ns, new Cached(g, now));
+        if (previous != null) {
+            previous.graph().release();
+        }
         return g;
     }
 
+    /** The namespace's vector indexes; they outlive snapshots, so each snapshot writes only what changed. */
+    private HnswVectors vectors(String ns) {
+        return vectors.computeIfAbsent(
+                ns,
+                n -> new HnswVectors(indexDir == null ? null : indexDir.resolve(n), search.minVectors(), search.ef()));
+    }
+
+    @Override
+    public void close() {
+        cache.values().forEach(c -> c.graph().release());
+        cache.clear();
+        vectors.forEach((ns, v) -> {
+            try {
+                v.close();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("closing the vector index of namespace {}: {}", ns, e.toString());
+            }
+        });
+        vectors.clear();
+    }
+
     @SuppressWarnings("unchecked")
-    private static MemoryGraph build(
-            String ns, long version, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
+    private MemoryGraph build(String ns, long version, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
         var passages =
                 (ReadOnlyKeyValueStore<String, StoredPassage>) stores.apply(dev.engram.stores.Stores.MEMORY_PASSAGES);
         var vectors = (ReadOnlyKeyValueStore<String, byte[]>) stores.apply(dev.engram.stores.Stores.MEMORY_VECTORS);
@@ -59,7 +97,16 @@ final class GraphLoader {
         var entityStore =
                 (ReadOnlyKeyValueStore<String, EntityRecord>) stores.apply(dev.engram.stores.Stores.MEMORY_ENTITIES);
         Resolved resolved = Resolved.of(ns, entityStore);
-        MemoryGraph.Builder b = MemoryGraph.builder(version);
+        HnswVectors hnsw = vectors(ns);
+        MemoryGraph.Builder b = MemoryGraph.builder(version).indexer(batches -> {
+            try {
+                return hnsw.index(batches);
+            } catch (RuntimeException e) {
+                // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
+                LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
+                return VectorIndexer.EXACT.index(batches);
+            }
+        });
         try (KeyValueIterator<String, StoredPassage> it = passages.prefixScan(Keys.prefix(ns), KEYS)) {
             while (it.hasNext()) {
                 KeyValue<String, StoredPassage> kv = it.next();

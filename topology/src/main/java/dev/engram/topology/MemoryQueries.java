@@ -38,7 +38,7 @@ final class MemoryQueries {
 
     private final KafkaStreams streams;
     private final Embedder embedder;
-    private final GraphLoader graphs = new GraphLoader(1000);
+    private final GraphLoader graphs;
     private final EntityViews entityViews = new EntityViews(name -> store(name, Object.class));
 
     private final Function<String, List<String>> queryEntityNames;
@@ -150,7 +150,12 @@ final class MemoryQueries {
     /**
      * @param queryEntityNames finds the entity names a query mentions (the embedded extractor, never an LLM call)
      */
-    MemoryQueries(KafkaStreams streams, Embedder embedder, Function<String, List<String>> queryEntityNames) {
+    MemoryQueries(
+            KafkaStreams streams,
+            Embedder embedder,
+            Function<String, List<String>> queryEntityNames,
+            GraphLoader graphs) {
+        this.graphs = graphs;
         this.streams = streams;
         this.embedder = embedder;
         this.queryEntityNames = queryEntityNames;
@@ -420,6 +425,7 @@ final class MemoryQueries {
         out.put("params", params.values());
         out.put("results", results);
         out.put("explanation", result.explanation());
+        out.put("vector_search", graph.vectorSearch());
         Map<String, Object> watermark = watermark(state);
         watermark.put("graph_version", graph.version());
         out.put("watermark", watermark);

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -46,7 +47,10 @@ class EngramServiceIT {
     void start(EmbeddedKafkaBroker broker) throws InterruptedException {
         bootstrap = broker.bootstrapServers();
         String id = "it-" + UUID.randomUUID().toString().substring(0, 8);
-        EngramConfig config = ItSupport.config(bootstrap, id, id + ".", stateDir, 2);
+        // Every vector kind from one vector on goes to an HNSW index, so the whole suite below (updates, deletes) runs
+        // over approximate search; the other tests run over exact scans.
+        EngramConfig config =
+                ItSupport.config(bootstrap, id, id + ".", stateDir, 2, Map.of("ENGRAM_ANN_MIN_VECTORS", "1"));
         service = EngramService.start(config, Understanders.embedded());
         assertThat(service.awaitRunning(Duration.ofSeconds(60))).isTrue();
         base = "http://127.0.0.1:" + service.httpPort();
@@ -110,6 +114,7 @@ class EngramServiceIT {
         assertThat(results.get(0).path("memory").asText()).contains("Bombe");
         assertThat(r.body().path("watermark").path("version").asLong()).isPositive();
         assertThat(r.body().path("watermark").path("offset").asLong()).isNotNegative();
+        assertThat(r.body().path("vector_search").path("passage").asText()).isEqualTo("hnsw");
     }
 
     @Test

@@ -39,7 +39,11 @@ class HttpApiTest {
         api = new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
-                new MemoryQueries(streams, Understanders.embedded().embedder(), query -> List.of()),
+                new MemoryQueries(
+                        streams,
+                        Understanders.embedded().embedder(),
+                        query -> List.of(),
+                        new GraphLoader(1000, null, new EngramConfig.VectorSearch(20_000, 100))),
                 () -> Map.of("serving", false, "status", "DOWN"),
                 () -> "# metrics\n",
                 Meters.detached());

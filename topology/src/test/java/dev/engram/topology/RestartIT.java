@@ -33,7 +33,9 @@ class RestartIT {
     @Test
     void aRestartMidStreamLosesAndDuplicatesNothing(EmbeddedKafkaBroker broker) throws Exception {
         String id = "restart-" + UUID.randomUUID().toString().substring(0, 8);
-        EngramConfig config = ItSupport.config(broker.bootstrapServers(), id, id + ".", state, 2);
+        // passages go to an HNSW index on disk from five on: it must come back with the stores after the restart
+        EngramConfig config = ItSupport.config(
+                broker.bootstrapServers(), id, id + ".", state, 2, Map.of("ENGRAM_ANN_MIN_VECTORS", "5"));
         List<String> ids = new ArrayList<>();
         try (KafkaProducer<String, byte[]> producer = ItSupport.producer(broker.bootstrapServers())) {
             EngramService first = EngramService.start(config, Understanders.embedded());
@@ -55,7 +57,12 @@ class RestartIT {
             ItSupport.awaitResponse(
                     Duration.ofSeconds(60),
                     () -> get(base + "/v1/namespaces/" + NS),
-                    r -> r.status() == 200 && r.body().path("passages").asInt() > 0);
+                    r -> r.status() == 200 && r.body().path("passages").asInt() >= 5);
+            assertThat(retrieve(base, "Station 3 in Vienna")
+                            .path("vector_search")
+                            .path("passage")
+                            .asText())
+                    .isEqualTo("hnsw");
             first.close(); // mid-stream: most documents are not in memory yet
         }
 
@@ -66,6 +73,18 @@ class RestartIT {
             ItSupport.Response stats = get(base + "/v1/namespaces/" + NS);
             assertThat(stats.body().path("documents").asInt()).isEqualTo(DOCUMENTS);
             assertThat(stats.body().path("passages").asInt()).isEqualTo(DOCUMENTS);
+            com.fasterxml.jackson.databind.JsonNode found = ItSupport.awaitResponse(
+                            Duration.ofSeconds(10),
+                            () -> ItSupport.post(
+                                    base + "/v1/namespaces/" + NS + "/retrieve",
+                                    "{\"query\": \"Report 17\\nStation 17 in Vienna measured 119 millimetres of rain in"
+                                            + " May.\", \"mode\": \"dense\", \"top_k\": 3}"),
+                            r -> r.status() == 200 && r.body().path("results").size() == 3)
+                    .body();
+            assertThat(found.path("vector_search").path("passage").asText()).isEqualTo("hnsw");
+            assertThat(found.path("results").get(0).path("document_id").asText())
+                    .isEqualTo("d17");
+            assertThat(state.resolve("vector-index").resolve(NS)).isDirectory();
 
             List<MemoryChange> changes =
                     readChanges(broker.bootstrapServers(), second.topics().memoryChanges());
@@ -95,6 +114,13 @@ class RestartIT {
                             && e.entityId().equals(viennaId))
                     .hasSize(1);
         }
+    }
+
+    private static com.fasterxml.jackson.databind.JsonNode retrieve(String base, String query) {
+        return ItSupport.post(
+                        base + "/v1/namespaces/" + NS + "/retrieve",
+                        "{\"query\": \"" + query + "\", \"mode\": \"dense\", \"top_k\": 3}")
+                .body();
     }
 
     private static List<MemoryChange> readChanges(String bootstrap, String topic) {

@@ -1,0 +1,343 @@
+package dev.engram.retrieval;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.lucene.codecs.KnnVectorsFormat;
+import org.apache.lucene.codecs.lucene104.Lucene104Codec;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.KnnFloatVectorField;
+import org.apache.lucene.document.StoredField;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.StoredFields;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.KnnFloatVectorQuery;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.Bits;
+
+/**
+ * A namespace's approximate vector indexes: Lucene HNSW graphs, kept up to date across snapshots instead of being
+ * rebuilt for each. Every snapshot hands over all its keyed vectors; only the ones that are new or changed (by a
+ * fingerprint of their values) are written, the ones that are gone are deleted, and a near-real-time reader opened
+ * afterwards is the snapshot's point-in-time view (later writes never show through it). Kinds with fewer than
+ * {@code minVectors} vectors are searched exactly and not indexed. On disk the index outlives a restart: its
+ * fingerprints are read back on open and the first snapshot writes only the difference.
+ */
+public final class HnswVectors implements VectorIndexer, Closeable {
+
+    private static final String ID = "id";
+    private static final String KIND = "kind";
+    private static final String FINGERPRINT = "fp";
+
+    private final Path path;
+    private final int minVectors;
+    private final int efSearch;
+    private final Map<String, Long> fingerprints = new HashMap<>();
+    private Directory directory;
+    private IndexWriter writer;
+    private DirectoryReader reader; // this store's reference; each snapshot takes one more
+    private long written;
+    private long deleted;
+    private long lastCommitNanos = System.nanoTime();
+    private boolean uncommitted;
+
+    /**
+     * @param path where the index lives, or null to keep it in memory
+     * @param minVectors the size from which a kind is indexed (below it a scan is as fast and exact)
+     * @param efSearch candidates gathered by a graph search (at least the number asked for); more is slower and
+     *     nearer to exact
+     */
+    public HnswVectors(Path path, int minVectors, int efSearch) {
+        if (minVectors < 1 || efSearch < 1) {
+            throw new IllegalArgumentException("minVectors and efSearch must be positive");
+        }
+        this.path = path;
+        this.minVectors = minVectors;
+        this.efSearch = efSearch;
+    }
+
+    /** Vectors written (new or changed) since this store was opened. */
+    public synchronized long written() {
+        return written;
+    }
+
+    /** Vectors deleted since this store was opened. */
+    public synchronized long deleted() {
+        return deleted;
+    }
+
+    /** Vectors indexed now. */
+    public synchronized int size() {
+        return fingerprints.size();
+    }
+
+    @Override
+    public synchronized Indexed index(List<Batch> batches) {
+        try {
+            return sync(batches);
+        } catch (IOException e) {
+            throw new UncheckedIOException("vector index at " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Indexed sync(List<Batch> batches) throws IOException {
+        Map<String, VectorIndex> out = new LinkedHashMap<>();
+        Map<Batch, Integer> indexed = new LinkedHashMap<>();
+        for (Batch b : batches) {
+            int dim = uniformDimension(b.vectors());
+            int count = 0;
+            for (float[] v : b.vectors()) {
+                count += v == null ? 0 : 1;
+            }
+            if (count < minVectors || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
+                out.put(b.kind(), VectorIndex.exact(b.vectors()));
+            } else {
+                indexed.put(b, dim);
+            }
+        }
+        if (indexed.isEmpty() && writer == null && (path == null || !Files.isDirectory(path))) {
+            return new Indexed(out, () -> {}); // nothing to index, nothing indexed before
+        }
+        open();
+        Set<String> keep = new HashSet<>();
+        for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
+            Batch b = e.getKey();
+            String field = field(b.kind(), e.getValue());
+            for (int i = 0; i < b.vectors().length; i++) {
+                float[] v = b.vectors()[i];
+                if (v == null) {
+                    continue;
+                }
+                String id = docId(b.kind(), b.keys().get(i));
+                keep.add(id);
+                long fp = fingerprint(v);
+                Long old = fingerprints.get(id);
+                if (old == null || old != fp) {
+                    Document doc = new Document();
+                    doc.add(new StringField(ID, id, Field.Store.YES));
+                    doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
+                    doc.add(new StoredField(FINGERPRINT, fp));
+                    doc.add(new KnnFloatVectorField(field, v, VectorSimilarityFunction.DOT_PRODUCT));
+                    writer.updateDocument(new Term(ID, id), doc);
+                    fingerprints.put(id, fp);
+                    written++;
+                    uncommitted = true;
+                }
+            }
+        }
+        for (Iterator<String> it = fingerprints.keySet().iterator(); it.hasNext(); ) {
+            String id = it.next();
+            if (!keep.contains(id)) {
+                writer.deleteDocuments(new Term(ID, id));
+                it.remove();
+                deleted++;
+                uncommitted = true;
+            }
+        }
+        DirectoryReader fresh = DirectoryReader.openIfChanged(reader, writer);
+        if (fresh != null) {
+            reader.decRef();
+            reader = fresh;
+        }
+        if (uncommitted && System.nanoTime() - lastCommitNanos > 30_000_000_000L) {
+            commit();
+        }
+        if (indexed.isEmpty()) {
+            return new Indexed(out, () -> {});
+        }
+        DirectoryReader snapshot = reader;
+        snapshot.incRef();
+        for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
+            Batch b = e.getKey();
+            Map<String, Integer> positions = new HashMap<>(b.keys().size() * 2);
+            for (int i = 0; i < b.keys().size(); i++) {
+                if (b.vectors()[i] != null) {
+                    positions.put(docId(b.kind(), b.keys().get(i)), i);
+                }
+            }
+            out.put(b.kind(), new Hnsw(snapshot, field(b.kind(), e.getValue()), positions, b.vectors(), efSearch));
+        }
+        return new Indexed(out, () -> {
+            try {
+                snapshot.decRef();
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+        });
+    }
+
+    private void open() throws IOException {
+        if (writer != null) {
+            return;
+        }
+        if (path != null) {
+            Files.createDirectories(path);
+        }
+        directory = path == null ? new ByteBuffersDirectory() : FSDirectory.open(path);
+        IndexWriterConfig config = new IndexWriterConfig()
+                .setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND)
+                .setRAMBufferSizeMB(64)
+                .setCodec(new Lucene104Codec() {
+                    private final KnnVectorsFormat hnsw = new EngramHnswFormat();
+
+                    @Override
+                    public KnnVectorsFormat getKnnVectorsFormatForField(String field) {
+                        return hnsw;
+                    }
+                });
+        writer = new IndexWriter(directory, config);
+        reader = DirectoryReader.open(writer);
+        for (LeafReaderContext leaf : reader.leaves()) {
+            Bits live = leaf.reader().getLiveDocs();
+            StoredFields stored = leaf.reader().storedFields();
+            for (int d = 0; d < leaf.reader().maxDoc(); d++) {
+                if (live == null || live.get(d)) {
+                    Document doc = stored.document(d);
+                    fingerprints.put(
+                            doc.get(ID),
+                            doc.getField(FINGERPRINT).numericValue().longValue());
+                }
+            }
+        }
+    }
+
+    private void commit() throws IOException {
+        writer.commit();
+        uncommitted = false;
+        lastCommitNanos = System.nanoTime();
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        if (writer == null) {
+            return;
+        }
+        try {
+            if (uncommitted) {
+                commit();
+            }
+            reader.decRef();
+            writer.close();
+        } finally {
+            directory.close();
+            writer = null;
+        }
+    }
+
+    private static String docId(String kind, String key) {
+        return kind + '\u0000' + key;
+    }
+
+    /** One vector field per kind and width, so that a change of embedder never mixes widths in one graph. */
+    private static String field(String kind, int dim) {
+        return kind + "_" + dim;
+    }
+
+    private static int uniformDimension(float[][] vectors) {
+        int dim = 0;
+        for (float[] v : vectors) {
+            if (v == null) {
+                continue;
+            }
+            if (dim == 0) {
+                dim = v.length;
+            } else if (v.length != dim) {
+                return -1;
+            }
+        }
+        return dim;
+    }
+
+    /** FNV-1a over the float bits: tells a changed vector from an unchanged one. */
+    static long fingerprint(float[] v) {
+        long h = 0xcbf29ce484222325L ^ v.length;
+        for (float x : v) {
+            h ^= Float.floatToIntBits(x);
+            h *= 0x100000001b3L;
+        }
+        return h;
+    }
+
+    /** A snapshot's graph search over one kind; falls back to a scan once the snapshot has been released. */
+    static final class Hnsw implements VectorIndex {
+        private final DirectoryReader reader;
+        private final String field;
+        private final Map<String, Integer> positions;
+        private final float[][] vectors;
+        private final int efSearch;
+        private final VectorIndex exact;
+
+        Hnsw(DirectoryReader reader, String field, Map<String, Integer> positions, float[][] vectors, int efSearch) {
+            this.reader = reader;
+            this.field = field;
+            this.positions = positions;
+            this.vectors = vectors;
+            this.efSearch = efSearch;
+            this.exact = VectorIndex.exact(vectors);
+        }
+
+        @Override
+        public String kind() {
+            return "hnsw";
+        }
+
+        @Override
+        public List<Retrieval.Scored> nearest(float[] query, int k) {
+            if (k <= 0 || !field.endsWith("_" + query.length) || !reader.tryIncRef()) {
+                return exact.nearest(query, k); // a width mismatch gets the scan's clear error
+            }
+            List<Retrieval.Scored> found;
+            try {
+                found = search(query, k);
+            } catch (IOException | RuntimeException e) {
+                try {
+                    reader.decRef();
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+            }
+            try {
+                reader.decRef();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return found;
+        }
+
+        private List<Retrieval.Scored> search(float[] query, int k) throws IOException {
+            IndexSearcher searcher = new IndexSearcher(reader);
+            int n = Math.max(k, efSearch);
+            TopDocs hits = searcher.search(new KnnFloatVectorQuery(field, query, n), n);
+            StoredFields stored = searcher.storedFields();
+            VectorIndex.TopK top = new VectorIndex.TopK(k);
+            for (ScoreDoc hit : hits.scoreDocs) {
+                Integer p = positions.get(stored.document(hit.doc, Set.of(ID)).get(ID));
+                if (p != null) {
+                    top.offer(p, Retrieval.dot(query, vectors[p]));
+                }
+            }
+            return top.drain();
+        }
+    }
+}

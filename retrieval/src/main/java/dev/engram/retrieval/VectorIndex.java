@@ -1,0 +1,140 @@
+package dev.engram.retrieval;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Nearest-neighbour search over one kind of vector of a snapshot (passages, facts, entities, utility questions).
+ * Vectors are unit length, so the inner product is the cosine. Positions are indices into the snapshot's arrays;
+ * a null vector is never found.
+ */
+public interface VectorIndex {
+
+    /** The {@code k} nearest vectors to {@code query}, best first, scored by their exact inner product. */
+    List<Retrieval.Scored> nearest(float[] query, int k);
+
+    /** "exact" (a scan of every vector) or "hnsw" (an approximate graph search). */
+    String kind();
+
+    /** A full scan: exact, and the fastest choice below some thousands of vectors. */
+    static VectorIndex exact(float[][] vectors) {
+        return new Exact(vectors);
+    }
+
+    /** Scans every vector; keeps the best {@code k} in a bounded heap. */
+    final class Exact implements VectorIndex {
+        private final float[][] vectors;
+
+        Exact(float[][] vectors) {
+            this.vectors = vectors;
+        }
+
+        @Override
+        public String kind() {
+            return "exact";
+        }
+
+        @Override
+        public List<Retrieval.Scored> nearest(float[] query, int k) {
+            TopK top = new TopK(k);
+            for (int i = 0; i < vectors.length; i++) {
+                float[] v = vectors[i];
+                if (v == null) {
+                    continue;
+                }
+                if (v.length != query.length) {
+                    throw new IllegalStateException("a stored vector has " + v.length + " dimensions but the query has "
+                            + query.length + "; re-embed the namespace");
+                }
+                top.offer(i, Retrieval.dot(query, v));
+            }
+            return top.drain();
+        }
+    }
+
+    /** The best {@code k} (index, score) pairs offered, ties broken by the smaller index. */
+    final class TopK {
+        private final int k;
+        private final int[] ids;
+        private final double[] scores;
+        private int size;
+
+        TopK(int k) {
+            this.k = Math.max(0, k);
+            this.ids = new int[this.k];
+            this.scores = new double[this.k];
+        }
+
+        /** Whether (a, sa) ranks below (b, sb). */
+        private static boolean worse(double sa, int a, double sb, int b) {
+            return sa < sb || (sa == sb && a > b);
+        }
+
+        void offer(int id, double score) {
+            if (k == 0) {
+                return;
+            }
+            if (size < k) {
+                ids[size] = id;
+                scores[size] = score;
+                siftUp(size++);
+            } else if (worse(scores[0], ids[0], score, id)) {
+                ids[0] = id;
+                scores[0] = score;
+                siftDown(0);
+            }
+        }
+
+        private void siftUp(int i) {
+            while (i > 0) {
+                int parent = (i - 1) / 2;
+                if (!worse(scores[i], ids[i], scores[parent], ids[parent])) {
+                    return;
+                }
+                swap(i, parent);
+                i = parent;
+            }
+        }
+
+        private void siftDown(int i) {
+            while (true) {
+                int l = 2 * i + 1;
+                int r = l + 1;
+                int least = i;
+                if (l < size && worse(scores[l], ids[l], scores[least], ids[least])) {
+                    least = l;
+                }
+                if (r < size && worse(scores[r], ids[r], scores[least], ids[least])) {
+                    least = r;
+                }
+                if (least == i) {
+                    return;
+                }
+                swap(i, least);
+                i = least;
+            }
+        }
+
+        private void swap(int a, int b) {
+            int t = ids[a];
+            ids[a] = ids[b];
+            ids[b] = t;
+            double s = scores[a];
+            scores[a] = scores[b];
+            scores[b] = s;
+        }
+
+        /** The kept pairs, best first; empties the heap. */
+        List<Retrieval.Scored> drain() {
+            Retrieval.Scored[] out = new Retrieval.Scored[size];
+            for (int i = size - 1; i >= 0; i--) {
+                out[i] = new Retrieval.Scored(ids[0], scores[0]);
+                ids[0] = ids[size - 1];
+                scores[0] = scores[size - 1];
+                size--;
+                siftDown(0);
+            }
+            return new ArrayList<>(List.of(out));
+        }
+    }
+}

@@ -1,0 +1,195 @@
+package dev.engram.retrieval;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The HNSW indexes against an exact scan, across snapshots, restarts and embedding widths. */
+class HnswVectorsTest {
+
+    /** Unit vectors around {@code clusters} random centres, like embeddings of a few topics. */
+    static float[][] clustered(int n, int dim, int clusters, long seed) {
+        Random r = new Random(seed);
+        float[][] centres = new float[clusters][dim];
+        for (float[] c : centres) {
+            for (int i = 0; i < dim; i++) {
+                c[i] = (float) r.nextGaussian();
+            }
+        }
+        float[][] out = new float[n][];
+        for (int v = 0; v < n; v++) {
+            float[] c = centres[r.nextInt(clusters)];
+            float[] x = new float[dim];
+            for (int i = 0; i < dim; i++) {
+                x[i] = c[i] + (float) (0.6 * r.nextGaussian());
+            }
+            out[v] = unit(x);
+        }
+        return out;
+    }
+
+    static float[] unit(float[] x) {
+        double n = 0;
+        for (float f : x) {
+            n += (double) f * f;
+        }
+        float[] out = x.clone();
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (float) (out[i] / Math.sqrt(n));
+        }
+        return out;
+    }
+
+    private static List<String> keys(int n, String prefix) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(prefix + i);
+        }
+        return out;
+    }
+
+    private static VectorIndexer.Batch batch(String kind, float[][] vectors) {
+        return new VectorIndexer.Batch(kind, keys(vectors.length, "k"), vectors);
+    }
+
+    /** The share of the exact top {@code k} that the index finds, over queries near the data. */
+    private static double recall(VectorIndex index, float[][] vectors, float[][] queries, int k) {
+        VectorIndex exact = VectorIndex.exact(vectors);
+        int found = 0;
+        for (float[] q : queries) {
+            List<Integer> truth =
+                    exact.nearest(q, k).stream().map(Retrieval.Scored::passage).toList();
+            found += (int) index.nearest(q, k).stream()
+                    .filter(s -> truth.contains(s.passage()))
+                    .count();
+        }
+        return (double) found / (queries.length * k);
+    }
+
+    @Test
+    void aLargeKindIsSearchedInAGraphThatFindsWhatAScanFinds() throws Exception {
+        float[][] vectors = clustered(3000, 48, 20, 1);
+        float[][] queries = clustered(60, 48, 20, 2);
+        try (HnswVectors store = new HnswVectors(null, 1000, 100)) {
+            VectorIndexer.Indexed indexed =
+                    store.index(List.of(batch("passage", vectors), batch("fact", clustered(10, 48, 2, 3))));
+            VectorIndex passages = indexed.byKind().get("passage");
+            assertThat(passages.kind()).isEqualTo("hnsw");
+            assertThat(indexed.byKind().get("fact").kind()).isEqualTo("exact"); // below the threshold
+            assertThat(recall(passages, vectors, queries, 10)).isGreaterThan(0.95);
+            // scores are exact inner products, best first
+            List<Retrieval.Scored> top = passages.nearest(queries[0], 5);
+            for (Retrieval.Scored s : top) {
+                assertThat(s.score())
+                        .isCloseTo(
+                                Retrieval.dot(queries[0], vectors[s.passage()]),
+                                org.assertj.core.api.Assertions.within(1e-9));
+            }
+            assertThat(top).isSortedAccordingTo((a, b) -> Double.compare(b.score(), a.score()));
+            assertThat(store.written()).isEqualTo(3000);
+            assertThat(store.size()).isEqualTo(3000);
+        }
+    }
+
+    @Test
+    void aNewSnapshotWritesOnlyWhatChangedAndAnOldOneKeepsItsView() throws Exception {
+        float[][] before = clustered(1500, 32, 10, 4);
+        try (HnswVectors store = new HnswVectors(null, 100, 100)) {
+            VectorIndexer.Indexed first = store.index(List.of(batch("passage", before)));
+            assertThat(store.written()).isEqualTo(1500);
+            // the next snapshot: the same vectors write nothing
+            store.index(List.of(batch("passage", before))).release().run();
+            assertThat(store.written()).isEqualTo(1500);
+            // then: vector 7 changes, vector 9 leaves (null), a vector is added at the end
+            float[][] after = new float[1501][];
+            System.arraycopy(before, 0, after, 0, 1500);
+            after[7] = clustered(1, 32, 1, 99)[0];
+            after[9] = null;
+            after[1500] = clustered(1, 32, 1, 98)[0];
+            VectorIndexer.Indexed second = store.index(List.of(batch("passage", after)));
+            assertThat(store.written()).isEqualTo(1502);
+            assertThat(store.deleted()).isEqualTo(1);
+            assertThat(store.size()).isEqualTo(1500);
+            VectorIndex now = second.byKind().get("passage");
+            assertThat(now.nearest(after[1500], 1).get(0).passage()).isEqualTo(1500);
+            assertThat(now.nearest(after[7], 1).get(0).passage()).isEqualTo(7);
+            assertThat(now.nearest(before[9], 20)).noneMatch(s -> s.passage() == 9);
+            // the first snapshot still sees vector 9 as it was, and never the added one
+            VectorIndex then = first.byKind().get("passage");
+            assertThat(then.nearest(before[9], 1).get(0).passage()).isEqualTo(9);
+            assertThat(then.nearest(after[1500], 20)).noneMatch(s -> s.passage() == 1500);
+            // released, it scans its own vectors exactly
+            first.release().run();
+            assertThat(then.nearest(before[9], 1).get(0).passage()).isEqualTo(9);
+            second.release().run();
+        }
+    }
+
+    @Test
+    void anIndexOnDiskOutlivesARestartAndTheFirstSnapshotWritesOnlyTheDifference(@TempDir Path dir) throws Exception {
+        float[][] vectors = clustered(1200, 32, 8, 5);
+        try (HnswVectors store = new HnswVectors(dir, 100, 100)) {
+            store.index(List.of(batch("passage", vectors))).release().run();
+        }
+        vectors[3] = clustered(1, 32, 1, 77)[0];
+        try (HnswVectors reopened = new HnswVectors(dir, 100, 100)) {
+            VectorIndexer.Indexed indexed = reopened.index(List.of(batch("passage", vectors)));
+            assertThat(reopened.written()).isEqualTo(1);
+            assertThat(reopened.size()).isEqualTo(1200);
+            assertThat(indexed.byKind()
+                            .get("passage")
+                            .nearest(vectors[3], 1)
+                            .get(0)
+                            .passage())
+                    .isEqualTo(3);
+            indexed.release().run();
+        }
+    }
+
+    @Test
+    void aKindThatShrinksBelowTheThresholdIsScannedAndItsGraphDropped() throws Exception {
+        try (HnswVectors store = new HnswVectors(null, 500, 100)) {
+            store.index(List.of(batch("fact", clustered(600, 16, 4, 6))))
+                    .release()
+                    .run();
+            assertThat(store.size()).isEqualTo(600);
+            VectorIndexer.Indexed small = store.index(List.of(batch("fact", clustered(400, 16, 4, 6))));
+            assertThat(small.byKind().get("fact").kind()).isEqualTo("exact");
+            assertThat(store.size()).isZero();
+            assertThat(store.deleted()).isEqualTo(600);
+        }
+    }
+
+    @Test
+    void embeddingsWiderThanLucenesDefaultLimitAreIndexed() throws Exception {
+        float[][] wide = clustered(300, 1536, 5, 7);
+        try (HnswVectors store = new HnswVectors(null, 100, 100)) {
+            VectorIndex index =
+                    store.index(List.of(batch("passage", wide))).byKind().get("passage");
+            assertThat(index.kind()).isEqualTo("hnsw");
+            assertThat(index.nearest(wide[42], 1).get(0).passage()).isEqualTo(42);
+            // a query of another width is refused with the scan's message, not a Lucene error
+            assertThatThrownBy(() -> index.nearest(new float[384], 3)).hasMessageContaining("re-embed");
+        }
+    }
+
+    @Test
+    void vectorsOfMixedWidthsAreScanned() throws Exception {
+        float[][] mixed = clustered(300, 16, 3, 8);
+        mixed[5] = clustered(1, 24, 1, 9)[0];
+        try (HnswVectors store = new HnswVectors(null, 100, 100)) {
+            assertThat(store.index(List.of(batch("passage", mixed)))
+                            .byKind()
+                            .get("passage")
+                            .kind())
+                    .isEqualTo("exact");
+            assertThat(store.size()).isZero();
+        }
+    }
+}
