@@ -17,23 +17,26 @@ import org.apache.lucene.codecs.lucene104.Lucene104Codec;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.KnnFloatVectorField;
+import org.apache.lucene.document.SortedDocValuesField;
 import org.apache.lucene.document.StoredField;
 import org.apache.lucene.document.StringField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.ReaderUtil;
+import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.ScoreDoc;
-import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.Bits;
+import org.apache.lucene.util.BytesRef;
 
 /**
  * A namespace's approximate vector indexes: Lucene HNSW graphs, kept up to date across snapshots instead of being
@@ -135,6 +138,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 if (old == null || old != fp) {
                     Document doc = new Document();
                     doc.add(new StringField(ID, id, Field.Store.YES));
+                    doc.add(new SortedDocValuesField(ID, new BytesRef(id)));
                     doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
                     doc.add(new StoredField(FINGERPRINT, fp));
                     doc.add(new KnnFloatVectorField(field, v, VectorSimilarityFunction.DOT_PRODUCT));
@@ -326,13 +330,25 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
 
         private List<Retrieval.Scored> search(float[] query, int k) throws IOException {
-            IndexSearcher searcher = new IndexSearcher(reader);
             int n = Math.max(k, efSearch);
-            TopDocs hits = searcher.search(new KnnFloatVectorQuery(field, query, n), n);
-            StoredFields stored = searcher.storedFields();
+            ScoreDoc[] hits = new IndexSearcher(reader).search(new KnnFloatVectorQuery(field, query, n), n).scoreDocs;
+            // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
+            java.util.Arrays.sort(hits, java.util.Comparator.comparingInt((ScoreDoc h) -> h.doc));
+            List<LeafReaderContext> leaves = reader.leaves();
             VectorIndex.TopK top = new VectorIndex.TopK(k);
-            for (ScoreDoc hit : hits.scoreDocs) {
-                Integer p = positions.get(stored.document(hit.doc, Set.of(ID)).get(ID));
+            SortedDocValues ids = null;
+            int leaf = -1;
+            for (ScoreDoc hit : hits) {
+                int at = ReaderUtil.subIndex(hit.doc, leaves);
+                if (at != leaf) {
+                    leaf = at;
+                    ids = leaves.get(at).reader().getSortedDocValues(ID);
+                }
+                int doc = hit.doc - leaves.get(at).docBase;
+                if (ids == null || !ids.advanceExact(doc)) {
+                    continue;
+                }
+                Integer p = positions.get(ids.lookupOrd(ids.ordValue()).utf8ToString());
                 if (p != null) {
                     top.offer(p, Retrieval.dot(query, vectors[p]));
                 }

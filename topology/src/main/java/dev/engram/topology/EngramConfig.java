@@ -123,7 +123,7 @@ public record EngramConfig(
                 string(get, "ENGRAM_UNDERSTANDING", "embedded"),
                 integer(get, "ENGRAM_QUESTIONS_PER_PASSAGE", 3),
                 llm(get),
-                new VectorSearch(integer(get, "ENGRAM_ANN_MIN_VECTORS", 20_000), integer(get, "ENGRAM_ANN_EF", 100)));
+                new VectorSearch(integer(get, "ENGRAM_ANN_MIN_VECTORS", 50_000), integer(get, "ENGRAM_ANN_EF", 100)));
     }
 
     /** The LLM settings, or null when no ENGRAM_LLM_BASE_URL is set. */

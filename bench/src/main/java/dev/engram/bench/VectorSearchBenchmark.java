@@ -1,0 +1,198 @@
+package dev.engram.bench;
+
+import dev.engram.retrieval.HnswVectors;
+import dev.engram.retrieval.Retrieval;
+import dev.engram.retrieval.VectorIndex;
+import dev.engram.retrieval.VectorIndexer;
+import dev.engram.schemas.Json;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * Vector search, as ratios in one run: the HNSW index against an exact scan at growing sizes (query time and
+ * recall@10 of the scan's top 10), and an incremental snapshot update against building the index anew.
+ *
+ * <p>The vectors are synthetic: unit vectors around random topic centres in 384 dimensions (the embedded model's
+ * width), so that sizes far beyond the evaluation corpora can be measured without embedding them first. With the
+ * default spread a vector's cosine to its topic's centre is about 0.7 and to another vector of its topic about 0.5,
+ * so each query has many near ties, as with real embeddings of one subject.
+ *
+ * <p>Usage: {@code VectorSearchBenchmark [--sizes 5000,20000,60000] [--dim 384] [--queries 200] [--ef 100]
+ * [--change 0.01] [--topics 500] [--spread 1.0] [--out FILE]}
+ */
+public final class VectorSearchBenchmark {
+
+    private VectorSearchBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = IngestBenchmark.options(args);
+        int[] sizes = java.util.Arrays.stream(
+                        opts.getOrDefault("--sizes", "5000,20000,60000").split(","))
+                .mapToInt(Integer::parseInt)
+                .sorted()
+                .toArray();
+        int dim = Integer.parseInt(opts.getOrDefault("--dim", "384"));
+        int queryCount = Integer.parseInt(opts.getOrDefault("--queries", "200"));
+        int ef = Integer.parseInt(opts.getOrDefault("--ef", "100"));
+        double change = Double.parseDouble(opts.getOrDefault("--change", "0.01"));
+        int largest = sizes[sizes.length - 1];
+        Topics topics = new Topics(
+                dim,
+                Integer.parseInt(opts.getOrDefault("--topics", "500")),
+                Double.parseDouble(opts.getOrDefault("--spread", "1.0")),
+                7);
+        float[][] all = topics.vectors(largest + (int) (largest * change) + 1);
+        float[][] queries = topics.vectors(queryCount);
+        int k = 10;
+
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("dimensions", dim);
+        results.put("queries", queryCount);
+        results.put("ef", ef);
+        List<Map<String, Object>> bySize = new ArrayList<>();
+        System.out.printf("%9s %12s %12s %9s %10s%n", "vectors", "exact ms/q", "hnsw ms/q", "speed-up", "recall@10");
+        try (HnswVectors store = new HnswVectors(null, 1, ef)) {
+            for (int n : sizes) {
+                float[][] vectors = java.util.Arrays.copyOf(all, n);
+                VectorIndexer.Indexed indexed = store.index(List.of(batch(vectors)));
+                VectorIndex hnsw = indexed.byKind().get("passage");
+                VectorIndex exact = VectorIndex.exact(vectors);
+                double exactMs = perQuery(exact, queries, k);
+                double hnswMs = perQuery(hnsw, queries, k);
+                double recall = recall(exact, hnsw, queries, k);
+                indexed.release().run();
+                System.out.printf("%9d %12.3f %12.3f %8.1fx %10.3f%n", n, exactMs, hnswMs, exactMs / hnswMs, recall);
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("vectors", n);
+                row.put("exact_ms_per_query", exactMs);
+                row.put("hnsw_ms_per_query", hnswMs);
+                row.put("speedup", exactMs / hnswMs);
+                row.put("recall_at_10", recall);
+                bySize.add(row);
+            }
+        }
+        results.put("by_size", bySize);
+
+        // A snapshot after a change of `change` of the vectors (half replaced, half added) vs a build from nothing.
+        float[][] base = java.util.Arrays.copyOf(all, largest);
+        int changed = Math.max(2, (int) (largest * change));
+        float[][] next = java.util.Arrays.copyOf(all, largest + changed / 2);
+        for (int i = 0; i < changed / 2; i++) {
+            next[i * (largest / (changed / 2))] = topics.vector();
+        }
+        long t0 = System.nanoTime();
+        try (HnswVectors fresh = new HnswVectors(null, 1, ef)) {
+            fresh.index(List.of(batch(next))).release().run();
+        }
+        double rebuildMs = (System.nanoTime() - t0) / 1e6;
+        double incrementalMs;
+        double unchangedMs;
+        try (HnswVectors store = new HnswVectors(null, 1, ef)) {
+            store.index(List.of(batch(base))).release().run();
+            long t1 = System.nanoTime();
+            store.index(List.of(batch(base))).release().run();
+            unchangedMs = (System.nanoTime() - t1) / 1e6;
+            long t2 = System.nanoTime();
+            store.index(List.of(batch(next))).release().run();
+            incrementalMs = (System.nanoTime() - t2) / 1e6;
+        }
+        System.out.printf(
+                "snapshot of %d vectors with %d changed: rebuild %.0f ms, incremental %.0f ms (%.1fx less),"
+                        + " unchanged %.0f ms (%.1fx less)%n",
+                next.length,
+                changed,
+                rebuildMs,
+                incrementalMs,
+                rebuildMs / incrementalMs,
+                unchangedMs,
+                rebuildMs / unchangedMs);
+        Map<String, Object> update = new LinkedHashMap<>();
+        update.put("vectors", next.length);
+        update.put("changed", changed);
+        update.put("rebuild_ms", rebuildMs);
+        update.put("incremental_ms", incrementalMs);
+        update.put("unchanged_ms", unchangedMs);
+        update.put("rebuild_over_incremental", rebuildMs / incrementalMs);
+        results.put("snapshot_update", update);
+        if (opts.containsKey("--out")) {
+            Files.write(Path.of(opts.get("--out")), Json.toBytes(results));
+        }
+    }
+
+    private static VectorIndexer.Batch batch(float[][] vectors) {
+        List<String> keys = new ArrayList<>(vectors.length);
+        for (int i = 0; i < vectors.length; i++) {
+            keys.add("v" + i);
+        }
+        return new VectorIndexer.Batch("passage", keys, vectors);
+    }
+
+    /** Milliseconds per query, over a warm-up pass and then the timed one. */
+    private static double perQuery(VectorIndex index, float[][] queries, int k) {
+        for (float[] q : queries) {
+            index.nearest(q, k);
+        }
+        long t0 = System.nanoTime();
+        for (float[] q : queries) {
+            index.nearest(q, k);
+        }
+        return (System.nanoTime() - t0) / 1e6 / queries.length;
+    }
+
+    private static double recall(VectorIndex exact, VectorIndex approximate, float[][] queries, int k) {
+        int found = 0;
+        for (float[] q : queries) {
+            List<Integer> truth =
+                    exact.nearest(q, k).stream().map(Retrieval.Scored::passage).toList();
+            found += (int) approximate.nearest(q, k).stream()
+                    .filter(s -> truth.contains(s.passage()))
+                    .count();
+        }
+        return (double) found / ((double) queries.length * k);
+    }
+
+    /** Unit vectors scattered around random topic centres. */
+    private static final class Topics {
+        private final Random random;
+        private final float[][] centres;
+        private final double spread;
+
+        Topics(int dim, int count, double spread, long seed) {
+            this.random = new Random(seed);
+            this.spread = spread;
+            this.centres = new float[count][dim];
+            for (float[] c : centres) {
+                for (int i = 0; i < dim; i++) {
+                    c[i] = (float) random.nextGaussian();
+                }
+            }
+        }
+
+        float[] vector() {
+            float[] c = centres[random.nextInt(centres.length)];
+            float[] v = new float[c.length];
+            double norm = 0;
+            for (int i = 0; i < v.length; i++) {
+                v[i] = c[i] + (float) (spread * random.nextGaussian());
+                norm += (double) v[i] * v[i];
+            }
+            for (int i = 0; i < v.length; i++) {
+                v[i] = (float) (v[i] / Math.sqrt(norm));
+            }
+            return v;
+        }
+
+        float[][] vectors(int n) {
+            float[][] out = new float[n][];
+            for (int i = 0; i < n; i++) {
+                out[i] = vector();
+            }
+            return out;
+        }
+    }
+}
