@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Weighted reciprocal rank fusion (RAGA §3.6's fusion formula, with weights) of three complementary rankings: the
+ * Reciprocal rank fusion (RAGA §3.6's fusion formula; per-stream weights, equal by default) of three complementary rankings: the
  * CogitoRAG diffusion ranking (structure: facts and named entities spreading over the passage–entity graph), the
  * dense ranking (meaning) and BM25 (exact words and rare names). Each stream contributes
  * {@code weight / (rrf_k + rank)} for its top {@code depth} passages. The cogito parameters apply to its stream.
@@ -30,8 +30,8 @@ final class HybridMode implements Retrieval.Mode {
     public Map<String, Double> defaults() {
         Map<String, Double> d = new LinkedHashMap<>(cogito.defaults());
         d.put("w_cogito", 1.0);
-        d.put("w_dense", 0.5);
-        d.put("w_bm25", 0.5);
+        d.put("w_dense", 1.0);
+        d.put("w_bm25", 1.0);
         d.put("rrf_k", 10.0);
         d.put("depth", 40.0);
         return Map.copyOf(d);

@@ -26,7 +26,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code engram eval --data DIR [--modes m1,m2] [--top-k 5] [--out results.json] [--serve true]}: ingests DIR/corpus.jsonl through
+ * {@code engram eval --data DIR [--modes m1,m2:param=value] [--top-k 5] [--out results.json] [--serve true]}: ingests DIR/corpus.jsonl through
  * the real pipeline on an embedded broker, waits until every document is in memory, asks every question of
  * DIR/questions.jsonl over the HTTP API in each mode, and reports Recall@2 and Recall@5 over documents (the
  * HippoRAG protocol) with latency percentiles.
@@ -45,7 +45,7 @@ final class EvalCommand {
                         .map(String::strip)
                         .toList()
                 : List.copyOf(Retrieval.modes());
-        modes.forEach(Retrieval::mode); // fail fast on an unknown mode
+        modes.forEach(EvalCommand::variant); // fail fast on an unknown mode or parameter
         int topK = Integer.parseInt(opts.getOrDefault("--top-k", "5"));
         if (topK < 5 || topK > 100) {
             throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
@@ -126,7 +126,10 @@ final class EvalCommand {
             q.path("gold_docs").forEach(g -> gold.add(g.asText()));
             ObjectNode body = Json.mapper().createObjectNode();
             body.put("query", q.path("question").asText());
-            body.put("mode", mode);
+            Variant variant = variant(mode);
+            body.put("mode", variant.mode());
+            ObjectNode params = body.putObject("params");
+            variant.params().forEach(params::put);
             body.put("top_k", Math.max(topK, 5) * 3); // passages; several may come from one document
             long t0 = System.nanoTime();
             JsonNode reply = post(baseUrl + "/v1/namespaces/" + NAMESPACE + "/retrieve", body);
@@ -148,6 +151,27 @@ final class EvalCommand {
         m.put("p50_ms", percentile(latencies, 0.50));
         m.put("p99_ms", percentile(latencies, 0.99));
         return m;
+    }
+
+    /** A mode, possibly with parameters: {@code hybrid} or {@code hybrid:w_dense=0.7:rrf_k=20}. */
+    record Variant(String mode, Map<String, Double> params) {}
+
+    static Variant variant(String spec) {
+        String[] parts = spec.split(":");
+        Map<String, Double> params = new LinkedHashMap<>();
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=", 2);
+            if (kv.length != 2) {
+                throw new IllegalArgumentException("expected name=value after ':' in '" + spec + "'");
+            }
+            try {
+                params.put(kv[0].strip(), Double.parseDouble(kv[1].strip()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("parameter '" + kv[0] + "' in '" + spec + "' is not a number");
+            }
+        }
+        Retrieval.params(Retrieval.mode(parts[0].strip()), params); // refuses unknown modes and parameters
+        return new Variant(parts[0].strip(), params);
     }
 
     static double recall(List<String> ranked, Set<String> gold, int k) {
@@ -175,12 +199,16 @@ final class EvalCommand {
                 results.get("passages"),
                 results.get("extractor"),
                 results.get("embedder"));
-        out.printf("%-10s %9s %9s %9s %9s%n", "mode", "R@2", "R@5", "p50 ms", "p99 ms");
+        int width = Math.max(
+                10,
+                ((Map<String, Object>) results.get("modes"))
+                        .keySet().stream().mapToInt(String::length).max().orElse(0));
+        out.printf("%-" + width + "s %9s %9s %9s %9s%n", "mode", "R@2", "R@5", "p50 ms", "p99 ms");
         ((Map<String, Object>) results.get("modes")).forEach((mode, v) -> {
             Map<String, Double> m = (Map<String, Double>) v;
             out.printf(
                     Locale.ROOT,
-                    "%-10s %9.1f %9.1f %9.1f %9.1f%n",
+                    "%-" + width + "s %9.1f %9.1f %9.1f %9.1f%n",
                     mode,
                     m.get("recall@2"),
                     m.get("recall@5"),
@@ -253,7 +281,7 @@ final class EvalCommand {
         String v = opts.get(name);
         if (v == null) {
             throw new IllegalArgumentException(
-                    "usage: engram eval --data DIR [--modes m1,m2] [--top-k 5] [--out FILE]");
+                    "usage: engram eval --data DIR [--modes m1,m2:param=value] [--top-k 5] [--out FILE]");
         }
         return v;
     }

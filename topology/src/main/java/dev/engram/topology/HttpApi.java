@@ -76,6 +76,9 @@ final class HttpApi implements AutoCloseable {
         this.health = health;
         this.scrape = scrape;
         this.meters = meters;
+        // Replies go out as headers then body: without TCP_NODELAY, Nagle's algorithm holds the body back until the
+        // client's delayed ACK (tens of milliseconds on every request). The JDK server reads this once, at first use.
+        System.setProperty("sun.net.httpserver.nodelay", "true");
         this.server = HttpServer.create(bind, 128);
         server.setExecutor(executor);
         server.createContext("/", this::handle);

@@ -70,5 +70,29 @@ class EngramConfigTest {
                 .hasMessageContaining("ENGRAM_BOOTSTRAP_SERVERS");
         assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_APPLICATION_ID", "a b")))
                 .hasMessageContaining("ENGRAM_APPLICATION_ID");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "0")))
+                .hasMessageContaining("ENGRAM_ANN_MIN_VECTORS");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_ANN_EF", "100000")))
+                .hasMessageContaining("ENGRAM_ANN_EF");
+    }
+
+    @Test
+    void readsTheVectorSearchSettings() {
+        assertThat(EngramConfig.from(Map.of()).vectorSearch()).isEqualTo(new EngramConfig.VectorSearch(50_000, 100));
+        assertThat(EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
+                        .vectorSearch())
+                .isEqualTo(new EngramConfig.VectorSearch(10, 40));
+    }
+
+    @Test
+    void evalModesCarryTheirParameterOverrides() {
+        EvalCommand.Variant v = EvalCommand.variant("hybrid:w_dense=0.7:rrf_k=20");
+        assertThat(v.mode()).isEqualTo("hybrid");
+        assertThat(v.params()).containsExactly(Map.entry("w_dense", 0.7), Map.entry("rrf_k", 20.0));
+        assertThat(EvalCommand.variant("dense").params()).isEmpty();
+        assertThatThrownBy(() -> EvalCommand.variant("densest")).hasMessageContaining("unknown mode");
+        assertThatThrownBy(() -> EvalCommand.variant("hybrid:w_dense")).hasMessageContaining("name=value");
+        assertThatThrownBy(() -> EvalCommand.variant("hybrid:w_dense=much")).hasMessageContaining("not a number");
+        assertThatThrownBy(() -> EvalCommand.variant("dense:rrf_k=3")).hasMessageContaining("no parameter");
     }
 }
