@@ -36,7 +36,8 @@ public record EngramConfig(
         String understanding,
         int questionsPerPassage,
         LlmConfig llm,
-        VectorSearch vectorSearch) {
+        VectorSearch vectorSearch,
+        long snapshotBackgroundMs) {
 
     /**
      * Approximate nearest-neighbour search: a kind of vector (passages, facts, entities, questions) of a namespace is
@@ -83,6 +84,7 @@ public record EngramConfig(
                 "must be set for llm understanding");
         require(vectorSearch != null && vectorSearch.minVectors() >= 1, "ENGRAM_ANN_MIN_VECTORS", "must be at least 1");
         require(vectorSearch.ef() >= 1 && vectorSearch.ef() <= 10_000, "ENGRAM_ANN_EF", "must be 1-10000");
+        require(snapshotBackgroundMs >= 0, "ENGRAM_SNAPSHOT_BACKGROUND_MS", "must be at least 0");
     }
 
     /** Reads the configuration from the process environment. */
@@ -123,7 +125,8 @@ public record EngramConfig(
                 string(get, "ENGRAM_UNDERSTANDING", "embedded"),
                 integer(get, "ENGRAM_QUESTIONS_PER_PASSAGE", 3),
                 llm(get),
-                new VectorSearch(integer(get, "ENGRAM_ANN_MIN_VECTORS", 50_000), integer(get, "ENGRAM_ANN_EF", 100)));
+                new VectorSearch(integer(get, "ENGRAM_ANN_MIN_VECTORS", 50_000), integer(get, "ENGRAM_ANN_EF", 100)),
+                integer(get, "ENGRAM_SNAPSHOT_BACKGROUND_MS", 1000));
     }
 
     /** The LLM settings, or null when no ENGRAM_LLM_BASE_URL is set. */
@@ -196,7 +199,8 @@ public record EngramConfig(
                 understanding,
                 questionsPerPassage,
                 llm,
-                vectorSearch);
+                vectorSearch,
+                snapshotBackgroundMs);
     }
 
     public EngramConfig withHttp(int port, int advertised) {
@@ -224,7 +228,8 @@ public record EngramConfig(
                 understanding,
                 questionsPerPassage,
                 llm,
-                vectorSearch);
+                vectorSearch,
+                snapshotBackgroundMs);
     }
 
     private static String string(Function<String, String> get, String name, String fallback) {

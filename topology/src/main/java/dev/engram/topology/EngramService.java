@@ -94,7 +94,8 @@ public final class EngramService implements AutoCloseable {
                 ingesting,
                 streamsProperties(config, config.applicationId() + "-ingest", config.streamThreads()));
         HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
-        this.graphs = new GraphLoader(1000, config.stateDir().resolve("vector-index"), config.vectorSearch());
+        this.graphs = new GraphLoader(
+                1000, config.snapshotBackgroundMs(), config.stateDir().resolve("vector-index"), config.vectorSearch());
         MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities(), graphs);
         if (config.understanding().equals("llm")) {
             queries.decomposeWith(llmDecomposer(config, meters));

@@ -16,8 +16,13 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -28,42 +33,92 @@ import org.slf4j.LoggerFactory;
 /**
  * Builds a namespace's {@link MemoryGraph} from this instance's state stores and keeps it while the namespace does
  * not change: a snapshot is rebuilt when the namespace's memory version has moved on and the snapshot is older than
- * {@code maxStaleness}, so a burst of writes does not rebuild it on every query.
+ * {@code maxStaleness}, so a burst of writes does not rebuild it on every query; large namespaces are rebuilt in the
+ * background (see {@link #graph(String, long, Supplier)}).
  */
 final class GraphLoader implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
     private static final StringSerializer KEYS = new StringSerializer();
 
-    private record Cached(MemoryGraph graph, long builtAtNanos) {}
+    private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos) {}
 
     private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Object> locks = new ConcurrentHashMap<>();
+    private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<String, HnswVectors> vectors = new ConcurrentHashMap<>();
+    private final ExecutorService background = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "engram-snapshots");
+        t.setDaemon(true);
+        return t;
+    });
     private final long maxStalenessNanos;
+    private final long inlineBuildNanos;
     private final Path indexDir;
     private final EngramConfig.VectorSearch search;
 
     /**
      * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
      */
-    GraphLoader(long maxStalenessMillis, Path indexDir, EngramConfig.VectorSearch search) {
+    /**
+     * @param inlineBuildMillis a namespace whose last snapshot took longer than this to build is rebuilt in the
+     *     background while queries go on reading the previous snapshot; quicker ones are rebuilt by the query
+     */
+    GraphLoader(long maxStalenessMillis, long inlineBuildMillis, Path indexDir, EngramConfig.VectorSearch search) {
         this.maxStalenessNanos = maxStalenessMillis * 1_000_000L;
+        this.inlineBuildNanos = inlineBuildMillis * 1_000_000L;
         this.indexDir = indexDir;
         this.search = search;
     }
 
     MemoryGraph graph(String ns, NamespaceState state, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
+        return graph(ns, state.version(), () -> build(ns, state.version(), stores));
+    }
+
+    /**
+     * The namespace's snapshot at {@code version} or one at most {@code maxStaleness} older. A snapshot that is cheap
+     * to build is rebuilt right away; an expensive one (a large namespace) is rebuilt in the background and the
+     * previous one served meanwhile, so a write burst never makes queries wait for a full rebuild. Responses carry
+     * the snapshot's {@code graph_version}; passages deleted since are never served (the caller checks the stores).
+     */
+    MemoryGraph graph(String ns, long version, Supplier<MemoryGraph> build) {
         Cached c = cache.get(ns);
-        long now = System.nanoTime();
-        if (c != null && (c.graph().version() == state.version() || now - c.builtAtNanos() < maxStalenessNanos)) {
+        if (c != null && (c.graph().version() == version || System.nanoTime() - c.builtAtNanos() < maxStalenessNanos)) {
             return c.graph();
         }
-        MemoryGraph g = build(ns, state.version(), stores);
-        Cached previous = cache.put(ns, new Cached(g, now));
-        if (previous != null) {
-            previous.graph().release();
+        if (c != null && c.buildNanos() > inlineBuildNanos) {
+            if (refreshing.add(ns)) {
+                background.execute(() -> {
+                    try {
+                        rebuild(ns, version, build);
+                    } catch (RuntimeException e) {
+                        // the stores moved away (a rebalance) or were closed; the next query tries again
+                        LOG.warn("rebuilding the snapshot of namespace {} failed: {}", ns, e.toString());
+                    } finally {
+                        refreshing.remove(ns);
+                    }
+                });
+            }
+            return c.graph();
         }
-        return g;
+        return rebuild(ns, version, build);
+    }
+
+    private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build) {
+        synchronized (locks.computeIfAbsent(ns, n -> new Object())) {
+            Cached c = cache.get(ns);
+            if (c != null && c.graph().version() >= version) {
+                return c.graph(); // another query built it meanwhile
+            }
+            long t0 = System.nanoTime();
+            MemoryGraph g = build.get();
+            long now = System.nanoTime();
+            Cached previous = cache.put(ns, new Cached(g, now, now - t0));
+            if (previous != null) {
+                previous.graph().release();
+            }
+            return g;
+        }
     }
 
     /** The namespace's vector indexes; they outlive snapshots, so each snapshot writes only what changed. */
@@ -75,6 +130,12 @@ final class GraphLoader implements AutoCloseable {
 
     @Override
     public void close() {
+        background.shutdownNow();
+        try {
+            background.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         cache.values().forEach(c -> c.graph().release());
         cache.clear();
         vectors.forEach((ns, v) -> {

@@ -1,0 +1,107 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.VectorIndexer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/** When a namespace's snapshot is rebuilt: by the query, or in the background while the previous one is served. */
+class GraphLoaderTest {
+
+    private static final EngramConfig.VectorSearch SEARCH = new EngramConfig.VectorSearch(50_000, 100);
+
+    private final List<Long> released = new CopyOnWriteArrayList<>();
+    private final AtomicInteger builds = new AtomicInteger();
+
+    private Supplier<MemoryGraph> snapshot(long version) {
+        return () -> {
+            builds.incrementAndGet();
+            return MemoryGraph.builder(version)
+                    .indexer(batches -> new VectorIndexer.Indexed(
+                            VectorIndexer.EXACT.index(batches).byKind(), () -> released.add(version)))
+                    .build();
+        };
+    }
+
+    private static MemoryGraph awaitVersion(GraphLoader loader, long version) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            MemoryGraph g = loader.graph("ns", version, () -> {
+                throw new AssertionError("the query must not build while a background build is due");
+            });
+            if (g.version() == version) {
+                return g;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("no snapshot of version " + version);
+    }
+
+    @Test
+    void aCheapSnapshotIsRebuiltByTheQueryThatFindsItStale() {
+        try (GraphLoader loader = new GraphLoader(0, 60_000, null, SEARCH)) {
+            assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
+            assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
+            assertThat(builds).hasValue(1); // same version: served from the cache
+            assertThat(loader.graph("ns", 2, snapshot(2)).version()).isEqualTo(2);
+            assertThat(builds).hasValue(2);
+            assertThat(released).containsExactly(1L); // the replaced snapshot lets go of its indexes
+        }
+    }
+
+    @Test
+    void anExpensiveSnapshotIsRebuiltInTheBackgroundWhileThePreviousOneIsServed() throws Exception {
+        CountDownLatch proceed = new CountDownLatch(1);
+        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH)) {
+            loader.graph("ns", 1, snapshot(1));
+            Supplier<MemoryGraph> slow = () -> {
+                try {
+                    assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return snapshot(2).get();
+            };
+            // every query while the build runs gets version 1 at once, and only one build is started
+            for (int i = 0; i < 3; i++) {
+                assertThat(loader.graph("ns", 2, slow).version()).isEqualTo(1);
+            }
+            proceed.countDown();
+            assertThat(awaitVersion(loader, 2).version()).isEqualTo(2);
+            assertThat(builds).hasValue(2);
+            assertThat(released).containsExactly(1L);
+        }
+    }
+
+    @Test
+    void aFailedBackgroundBuildIsTriedAgainByALaterQuery() throws Exception {
+        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH)) {
+            loader.graph("ns", 1, snapshot(1));
+            AtomicInteger attempts = new AtomicInteger();
+            Supplier<MemoryGraph> failing = () -> {
+                attempts.incrementAndGet();
+                throw new IllegalStateException("store moved to another instance");
+            };
+            assertThat(loader.graph("ns", 2, failing).version()).isEqualTo(1);
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (attempts.get() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(attempts).hasValue(1);
+            // the failed build is over: the next stale query starts another, which succeeds
+            deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (loader.graph("ns", 2, snapshot(2)).version() != 2 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(loader.graph("ns", 2, snapshot(2)).version()).isEqualTo(2);
+        }
+    }
+}
