@@ -29,6 +29,15 @@ final class CogitoMode implements Retrieval.Mode {
     }
 
     @Override
+    public Map<String, double[]> bounds() {
+        return Map.of(
+                "top_facts", new double[] {0, 1000},
+                "dense_candidates", new double[] {0, 10_000},
+                "restart", new double[] {0.01, 1},
+                "push_epsilon", new double[] {1e-12, 1});
+    }
+
+    @Override
     public Map<String, Double> defaults() {
         return Map.of(
                 "top_facts",

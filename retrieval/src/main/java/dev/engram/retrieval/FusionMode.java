@@ -22,6 +22,15 @@ final class FusionMode implements Retrieval.Mode {
     }
 
     @Override
+    public Map<String, double[]> bounds() {
+        return Map.of(
+                "k1", new double[] {1, 10_000},
+                "seed_passages", new double[] {0, 1000},
+                "max_entity_passages", new double[] {1, 100_000},
+                "hops", new double[] {0, 10});
+    }
+
+    @Override
     public Map<String, Double> defaults() {
         return Map.of(
                 "k1",

@@ -43,10 +43,8 @@ final class GemMode implements Retrieval.Mode {
             score[passage] = Math.max(score[passage], hit.score());
         }
         if (fallback) {
-            for (Retrieval.Scored hit : g.passageSearch.nearest(q.vector(), 4 * topK)) {
-                if (g.passageQuestions[hit.passage()].length == 0) {
-                    score[hit.passage()] = hit.score(); // the zero-question case: the passage's own vector
-                }
+            for (Retrieval.Scored hit : g.barePassageSearch.nearest(q.vector(), topK)) {
+                score[hit.passage()] = hit.score(); // the zero-question case: the passage's own vector
             }
         }
         for (int t = 0; t < themeCount; t++) {

@@ -37,6 +37,7 @@ import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.BytesRef;
+import org.apache.lucene.util.IOUtils;
 
 /**
  * A namespace's approximate vector indexes: Lucene HNSW graphs, kept up to date across snapshots instead of being
@@ -63,6 +64,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private long deleted;
     private long lastCommitNanos = System.nanoTime();
     private boolean uncommitted;
+    private boolean closed;
 
     /**
      * @param path where the index lives, or null to keep it in memory
@@ -89,6 +91,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         return deleted;
     }
 
+    /** Documents live in the index now, as Lucene counts them (for tests and diagnostics). */
+    synchronized int liveDocs() {
+        return reader == null ? 0 : reader.numDocs();
+    }
+
     /** Vectors indexed now. */
     public synchronized int size() {
         return fingerprints.size();
@@ -96,12 +103,24 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
     @Override
     public synchronized Indexed index(List<Batch> batches) {
+        if (closed) {
+            return EXACT.index(batches); // a snapshot built while shutting down
+        }
         try {
             return sync(batches);
-        } catch (IOException e) {
-            throw new UncheckedIOException("vector index at " + path + ": " + e.getMessage(), e);
+        } catch (IOException | RuntimeException e) {
+            // The writer may be gone (a full disk closes it) and the fingerprints no longer match what was written:
+            // let go of everything; the next snapshot reopens from the last commit and writes the difference again.
+            reset(e);
+            if (e instanceof IOException io) {
+                throw new UncheckedIOException("vector index at " + path + ": " + io.getMessage(), io);
+            }
+            throw (RuntimeException) e;
         }
     }
+
+    /** Kinds indexed now: a kind stays indexed until it shrinks below half the threshold (no flapping around it). */
+    private final Set<String> indexedKinds = new HashSet<>();
 
     private Indexed sync(List<Batch> batches) throws IOException {
         Map<String, VectorIndex> out = new LinkedHashMap<>();
@@ -110,9 +129,10 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             int dim = uniformDimension(b.vectors());
             int count = 0;
             for (float[] v : b.vectors()) {
-                count += v == null ? 0 : 1;
+                count += indexable(v) ? 1 : 0;
             }
-            if (count < minVectors || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
+            int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
+            if (count < threshold || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
                 out.put(b.kind(), VectorIndex.exact(b.vectors()));
             } else {
                 indexed.put(b, dim);
@@ -128,8 +148,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             String field = field(b.kind(), e.getValue());
             for (int i = 0; i < b.vectors().length; i++) {
                 float[] v = b.vectors()[i];
-                if (v == null) {
-                    continue;
+                if (!indexable(v)) {
+                    continue; // a missing or non-finite vector is never found (the exact scan skips it too)
                 }
                 String id = docId(b.kind(), b.keys().get(i));
                 keep.add(id);
@@ -166,6 +186,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (uncommitted && System.nanoTime() - lastCommitNanos > 30_000_000_000L) {
             commit();
         }
+        indexedKinds.clear();
+        indexed.keySet().forEach(b -> indexedKinds.add(b.kind()));
         if (indexed.isEmpty()) {
             return new Indexed(out, () -> {});
         }
@@ -175,17 +197,20 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             Batch b = e.getKey();
             Map<String, Integer> positions = new HashMap<>(b.keys().size() * 2);
             for (int i = 0; i < b.keys().size(); i++) {
-                if (b.vectors()[i] != null) {
+                if (indexable(b.vectors()[i])) {
                     positions.put(docId(b.kind(), b.keys().get(i)), i);
                 }
             }
             out.put(b.kind(), new Hnsw(snapshot, field(b.kind(), e.getValue()), positions, b.vectors(), efSearch));
         }
+        java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
         return new Indexed(out, () -> {
-            try {
-                snapshot.decRef();
-            } catch (IOException ex) {
-                throw new UncheckedIOException(ex);
+            if (released.compareAndSet(false, true)) { // once: a second release must not close a reader in use
+                try {
+                    snapshot.decRef();
+                } catch (IOException ex) {
+                    throw new UncheckedIOException(ex);
+                }
             }
         });
     }
@@ -197,32 +222,71 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (path != null) {
             Files.createDirectories(path);
         }
-        directory = path == null ? new ByteBuffersDirectory() : FSDirectory.open(path);
-        IndexWriterConfig config = new IndexWriterConfig()
-                .setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND)
-                .setRAMBufferSizeMB(64)
-                .setCodec(new Lucene104Codec() {
-                    private final KnnVectorsFormat hnsw = new EngramHnswFormat();
+        Directory dir = path == null ? new ByteBuffersDirectory() : FSDirectory.open(path);
+        IndexWriter w = null;
+        DirectoryReader r = null;
+        Map<String, Long> loaded = new HashMap<>();
+        try {
+            IndexWriterConfig config = new IndexWriterConfig()
+                    .setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND)
+                    .setRAMBufferSizeMB(64)
+                    .setCodec(new Lucene104Codec() {
+                        private final KnnVectorsFormat hnsw = new EngramHnswFormat();
 
-                    @Override
-                    public KnnVectorsFormat getKnnVectorsFormatForField(String field) {
-                        return hnsw;
+                        @Override
+                        public KnnVectorsFormat getKnnVectorsFormatForField(String field) {
+                            return hnsw;
+                        }
+                    });
+            w = new IndexWriter(dir, config);
+            r = DirectoryReader.open(w);
+            for (LeafReaderContext leaf : r.leaves()) {
+                Bits live = leaf.reader().getLiveDocs();
+                StoredFields stored = leaf.reader().storedFields();
+                for (int d = 0; d < leaf.reader().maxDoc(); d++) {
+                    if (live == null || live.get(d)) {
+                        Document doc = stored.document(d);
+                        loaded.put(
+                                doc.get(ID),
+                                doc.getField(FINGERPRINT).numericValue().longValue());
                     }
-                });
-        writer = new IndexWriter(directory, config);
-        reader = DirectoryReader.open(writer);
-        for (LeafReaderContext leaf : reader.leaves()) {
-            Bits live = leaf.reader().getLiveDocs();
-            StoredFields stored = leaf.reader().storedFields();
-            for (int d = 0; d < leaf.reader().maxDoc(); d++) {
-                if (live == null || live.get(d)) {
-                    Document doc = stored.document(d);
-                    fingerprints.put(
-                            doc.get(ID),
-                            doc.getField(FINGERPRINT).numericValue().longValue());
                 }
             }
+        } catch (IOException | RuntimeException e) {
+            IOUtils.closeWhileHandlingException(r, w, dir);
+            throw e;
         }
+        directory = dir;
+        writer = w;
+        reader = r;
+        fingerprints.clear();
+        fingerprints.putAll(loaded);
+        indexedKinds.clear();
+        loaded.keySet().forEach(id -> indexedKinds.add(id.substring(0, id.indexOf('\u0000'))));
+        uncommitted = false;
+    }
+
+    /** Lets go of the writer, its reader and directory after a failure, keeping what was committed on disk. */
+    private void reset(Exception cause) {
+        if (writer == null) {
+            return;
+        }
+        try {
+            writer.rollback(); // drops what was not committed and closes the writer
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+        try {
+            reader.decRef();
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+        IOUtils.closeWhileHandlingException(directory);
+        writer = null;
+        reader = null;
+        directory = null;
+        fingerprints.clear();
+        indexedKinds.clear();
     }
 
     private void commit() throws IOException {
@@ -233,19 +297,24 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
     @Override
     public synchronized void close() throws IOException {
+        closed = true;
         if (writer == null) {
             return;
         }
-        try {
-            if (uncommitted) {
-                commit();
-            }
-            reader.decRef();
-            writer.close();
-        } finally {
-            directory.close();
-            writer = null;
-        }
+        IndexWriter w = writer;
+        DirectoryReader r = reader;
+        Directory dir = directory;
+        writer = null;
+        reader = null;
+        directory = null;
+        fingerprints.clear();
+        indexedKinds.clear();
+        // each is closed whatever the others do; closing the writer commits what is pending
+        IOUtils.close(r::decRef, w, dir);
+    }
+
+    private static boolean indexable(float[] v) {
+        return v != null && VectorIndex.Exact.finite(v);
     }
 
     private static String docId(String kind, String key) {
@@ -289,7 +358,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         private final Map<String, Integer> positions;
         private final float[][] vectors;
         private final int efSearch;
-        private final VectorIndex exact;
+        private volatile VectorIndex exact; // made on first need: after the snapshot's release
 
         Hnsw(DirectoryReader reader, String field, Map<String, Integer> positions, float[][] vectors, int efSearch) {
             this.reader = reader;
@@ -297,7 +366,6 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             this.positions = positions;
             this.vectors = vectors;
             this.efSearch = efSearch;
-            this.exact = VectorIndex.exact(vectors);
         }
 
         @Override
@@ -305,10 +373,24 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             return "hnsw";
         }
 
+        private VectorIndex scan() {
+            VectorIndex e = exact;
+            if (e == null) {
+                e = VectorIndex.exact(vectors);
+                exact = e;
+            }
+            return e;
+        }
+
+        /** Whether graph searches are still possible (false once the snapshot's reader is closed). */
+        boolean searchable() {
+            return reader.getRefCount() > 0;
+        }
+
         @Override
         public List<Retrieval.Scored> nearest(float[] query, int k) {
             if (k <= 0 || !field.endsWith("_" + query.length) || !reader.tryIncRef()) {
-                return exact.nearest(query, k); // a width mismatch gets the scan's clear error
+                return scan().nearest(query, k); // a width mismatch gets the scan's clear error
             }
             List<Retrieval.Scored> found;
             try {
@@ -330,12 +412,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
 
         private List<Retrieval.Scored> search(float[] query, int k) throws IOException {
-            int n = Math.max(k, efSearch);
+            int n = Math.min(Math.max(k, efSearch), Math.max(1, positions.size()));
             ScoreDoc[] hits = new IndexSearcher(reader).search(new KnnFloatVectorQuery(field, query, n), n).scoreDocs;
             // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
             java.util.Arrays.sort(hits, java.util.Comparator.comparingInt((ScoreDoc h) -> h.doc));
             List<LeafReaderContext> leaves = reader.leaves();
-            VectorIndex.TopK top = new VectorIndex.TopK(k);
+            VectorIndex.TopK top = new VectorIndex.TopK(Math.min(k, n));
             SortedDocValues ids = null;
             int leaf = -1;
             for (ScoreDoc hit : hits) {

@@ -27,6 +27,14 @@ final class HybridMode implements Retrieval.Mode {
     }
 
     @Override
+    public Map<String, double[]> bounds() {
+        Map<String, double[]> b = new LinkedHashMap<>(cogito.bounds());
+        b.put("depth", new double[] {1, 10_000});
+        b.put("rrf_k", new double[] {0, 1000});
+        return Map.copyOf(b);
+    }
+
+    @Override
     public Map<String, Double> defaults() {
         Map<String, Double> d = new LinkedHashMap<>(cogito.defaults());
         d.put("w_cogito", 1.0);

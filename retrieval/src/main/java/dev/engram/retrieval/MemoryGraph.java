@@ -67,7 +67,11 @@ public final class MemoryGraph {
     final VectorIndex factSearch;
     final VectorIndex entitySearch;
     final VectorIndex questionSearch;
+    /** The passages without utility questions (GEM-RAG's zero-question case), by their own vectors. */
+    final VectorIndex barePassageSearch;
+
     private final Runnable release;
+    private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
 
     private final Map<String, Integer> entityIndexById;
 
@@ -190,16 +194,30 @@ public final class MemoryGraph {
         }
         this.questionVectors = qv.toArray(new float[0][]);
         this.questionPassage = qp.stream().mapToInt(Integer::intValue).toArray();
-        VectorIndexer.Indexed indexed = b.indexer.index(List.of(
-                new VectorIndexer.Batch(
-                        "passage", passages.stream().map(Passage::id).toList(), passageVectors),
+        List<String> passageIds = passages.stream().map(Passage::id).toList();
+        float[][] bare = new float[passages.size()][];
+        int bareCount = 0;
+        for (int i = 0; i < bare.length; i++) {
+            if (passageQuestions[i].length == 0) {
+                bare[i] = passageVectors[i];
+                bareCount++;
+            }
+        }
+        List<VectorIndexer.Batch> batches = new ArrayList<>(List.of(
+                new VectorIndexer.Batch("passage", passageIds, passageVectors),
                 new VectorIndexer.Batch("fact", List.copyOf(b.factKeys), factVectors),
                 new VectorIndexer.Batch("entity", entityIds, entityVectors),
                 new VectorIndexer.Batch("question", qk, questionVectors)));
+        boolean allBare = bareCount == passages.size();
+        if (!allBare) {
+            batches.add(new VectorIndexer.Batch("bare_passage", passageIds, bare));
+        }
+        VectorIndexer.Indexed indexed = b.indexer.index(batches);
         this.passageSearch = indexed.byKind().get("passage");
         this.factSearch = indexed.byKind().get("fact");
         this.entitySearch = indexed.byKind().get("entity");
         this.questionSearch = indexed.byKind().get("question");
+        this.barePassageSearch = allBare ? passageSearch : indexed.byKind().get("bare_passage");
         this.release = indexed.release();
     }
 
@@ -217,7 +235,9 @@ public final class MemoryGraph {
      * ones scan exactly.
      */
     public void release() {
-        release.run();
+        if (released.compareAndSet(false, true)) {
+            release.run();
+        }
     }
 
     private static void normalize(float[] v) {

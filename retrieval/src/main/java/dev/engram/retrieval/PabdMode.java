@@ -36,6 +36,15 @@ final class PabdMode implements Retrieval.Mode {
     }
 
     @Override
+    public Map<String, double[]> bounds() {
+        return Map.of(
+                "k_b", new double[] {0, 10_000},
+                "k_min", new double[] {0, 10_000},
+                "k_max", new double[] {1, 10_000},
+                "depth", new double[] {0, 20});
+    }
+
+    @Override
     public Map<String, Double> defaults() {
         Map<String, Double> d = new LinkedHashMap<>();
         d.put("gamma", 0.2);

@@ -26,7 +26,23 @@ public interface VectorIndex {
         private final float[][] vectors;
 
         Exact(float[][] vectors) {
-            this.vectors = vectors;
+            // a non-finite vector (a broken embedding) is never found: it would score NaN against any query
+            float[][] usable = vectors.clone();
+            for (int i = 0; i < usable.length; i++) {
+                if (usable[i] != null && !finite(usable[i])) {
+                    usable[i] = null;
+                }
+            }
+            this.vectors = usable;
+        }
+
+        static boolean finite(float[] v) {
+            for (float x : v) {
+                if (!Float.isFinite(x)) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         @Override
@@ -36,7 +52,7 @@ public interface VectorIndex {
 
         @Override
         public List<Retrieval.Scored> nearest(float[] query, int k) {
-            TopK top = new TopK(k);
+            TopK top = new TopK(Math.min(k, vectors.length));
             for (int i = 0; i < vectors.length; i++) {
                 float[] v = vectors[i];
                 if (v == null) {
@@ -59,6 +75,7 @@ public interface VectorIndex {
         private final double[] scores;
         private int size;
 
+        /** @param k at most how many to keep; callers bound it by the number of candidates */
         TopK(int k) {
             this.k = Math.max(0, k);
             this.ids = new int[this.k];
@@ -67,7 +84,8 @@ public interface VectorIndex {
 
         /** Whether (a, sa) ranks below (b, sb). */
         private static boolean worse(double sa, int a, double sb, int b) {
-            return sa < sb || (sa == sb && a > b);
+            int c = Double.compare(sa, sb);
+            return c < 0 || (c == 0 && a > b);
         }
 
         void offer(int id, double score) {

@@ -106,6 +106,7 @@ class HnswVectorsTest {
             // the next snapshot: the same vectors write nothing
             store.index(List.of(batch("passage", before))).release().run();
             assertThat(store.written()).isEqualTo(1500);
+            assertThat(store.liveDocs()).isEqualTo(1500);
             // then: vector 7 changes, vector 9 leaves (null), a vector is added at the end
             float[][] after = new float[1501][];
             System.arraycopy(before, 0, after, 0, 1500);
@@ -115,19 +116,60 @@ class HnswVectorsTest {
             VectorIndexer.Indexed second = store.index(List.of(batch("passage", after)));
             assertThat(store.written()).isEqualTo(1502);
             assertThat(store.deleted()).isEqualTo(1);
-            assertThat(store.size()).isEqualTo(1500);
+            assertThat(store.liveDocs())
+                    .as("Lucene holds one document per live vector")
+                    .isEqualTo(1500);
             VectorIndex now = second.byKind().get("passage");
             assertThat(now.nearest(after[1500], 1).get(0).passage()).isEqualTo(1500);
             assertThat(now.nearest(after[7], 1).get(0).passage()).isEqualTo(7);
-            assertThat(now.nearest(before[9], 20)).noneMatch(s -> s.passage() == 9);
-            // the first snapshot still sees vector 9 as it was, and never the added one
+            // the first snapshot's reader still holds vector 9 as it was: its graph search finds it
             VectorIndex then = first.byKind().get("passage");
             assertThat(then.nearest(before[9], 1).get(0).passage()).isEqualTo(9);
-            assertThat(then.nearest(after[1500], 20)).noneMatch(s -> s.passage() == 1500);
-            // released, it scans its own vectors exactly
+            assertThat(then.nearest(before[7], 1).get(0).passage()).isEqualTo(7);
+            // released (and no longer the store's reader), its reader closes and it scans its own vectors
             first.release().run();
+            first.release().run(); // a second release changes nothing
+            assertThat(((HnswVectors.Hnsw) then).searchable()).isFalse();
+            assertThat(((HnswVectors.Hnsw) now).searchable()).isTrue();
             assertThat(then.nearest(before[9], 1).get(0).passage()).isEqualTo(9);
+            assertThat(now.nearest(after[1500], 1).get(0).passage()).isEqualTo(1500);
             second.release().run();
+        }
+    }
+
+    @Test
+    void aNonFiniteVectorIsLeftOutAndAnyNumberOfResultsCanBeAsked() throws Exception {
+        float[][] vectors = clustered(300, 16, 3, 12);
+        vectors[4] = vectors[4].clone();
+        vectors[4][0] = Float.NaN;
+        try (HnswVectors store = new HnswVectors(null, 100, 100)) {
+            VectorIndexer.Indexed indexed = store.index(List.of(batch("passage", vectors)));
+            VectorIndex index = indexed.byKind().get("passage");
+            assertThat(index.kind()).isEqualTo("hnsw");
+            assertThat(store.liveDocs()).isEqualTo(299);
+            assertThat(index.nearest(vectors[5], Integer.MAX_VALUE))
+                    .hasSize(299)
+                    .noneMatch(s -> s.passage() == 4);
+            assertThat(VectorIndex.exact(vectors).nearest(vectors[5], Integer.MAX_VALUE))
+                    .hasSize(299)
+                    .noneMatch(s -> s.passage() == 4);
+            indexed.release().run();
+        }
+    }
+
+    @Test
+    void aStoreThatCannotOpenItsIndexTriesAgainAtTheNextSnapshot(@TempDir Path dir) throws Exception {
+        Path path = dir.resolve("index");
+        java.nio.file.Files.writeString(path, "not a directory");
+        float[][] vectors = clustered(200, 16, 3, 13);
+        try (HnswVectors store = new HnswVectors(path, 100, 100)) {
+            assertThatThrownBy(() -> store.index(List.of(batch("passage", vectors))))
+                    .isInstanceOf(java.io.UncheckedIOException.class);
+            java.nio.file.Files.delete(path);
+            VectorIndexer.Indexed indexed = store.index(List.of(batch("passage", vectors)));
+            assertThat(indexed.byKind().get("passage").kind()).isEqualTo("hnsw");
+            assertThat(store.liveDocs()).isEqualTo(200);
+            indexed.release().run();
         }
     }
 
@@ -153,16 +195,25 @@ class HnswVectorsTest {
     }
 
     @Test
-    void aKindThatShrinksBelowTheThresholdIsScannedAndItsGraphDropped() throws Exception {
+    void aKindStaysIndexedUntilItShrinksBelowHalfTheThreshold() throws Exception {
         try (HnswVectors store = new HnswVectors(null, 500, 100)) {
             store.index(List.of(batch("fact", clustered(600, 16, 4, 6))))
                     .release()
                     .run();
             assertThat(store.size()).isEqualTo(600);
-            VectorIndexer.Indexed small = store.index(List.of(batch("fact", clustered(400, 16, 4, 6))));
+            VectorIndexer.Indexed fewer = store.index(List.of(batch("fact", clustered(400, 16, 4, 6))));
+            assertThat(fewer.byKind().get("fact").kind()).isEqualTo("hnsw"); // no flapping around 500
+            fewer.release().run();
+            VectorIndexer.Indexed small = store.index(List.of(batch("fact", clustered(200, 16, 4, 6))));
             assertThat(small.byKind().get("fact").kind()).isEqualTo("exact");
             assertThat(store.size()).isZero();
-            assertThat(store.deleted()).isEqualTo(600);
+            assertThat(store.liveDocs()).isZero();
+            // back above half the threshold is not enough to index it again: it needs the whole threshold
+            assertThat(store.index(List.of(batch("fact", clustered(400, 16, 4, 6))))
+                            .byKind()
+                            .get("fact")
+                            .kind())
+                    .isEqualTo("exact");
         }
     }
 

@@ -295,6 +295,35 @@ class RetrievalModesTest {
         assertThatThrownBy(() -> Retrieval.params(cogito, Map.of("epsilon", Double.NaN)))
                 .hasMessageContaining("finite");
         assertThatThrownBy(() -> Retrieval.mode("telepathy")).hasMessageContaining("available: dense");
+        // parameters that size the work are bounded, so no request can ask for a billion candidates
+        for (String[] p : new String[][] {
+            {"cogito", "dense_candidates"},
+            {"hybrid", "top_facts"},
+            {"hybrid", "depth"},
+            {"fusion", "k1"},
+            {"pabd", "k_max"}
+        }) {
+            assertThatThrownBy(() -> Retrieval.params(Retrieval.mode(p[0]), Map.of(p[1], 1e9)))
+                    .as(p[0] + " " + p[1])
+                    .hasMessageContaining("must be between");
+        }
+    }
+
+    @Test
+    void gemRanksAPassageWithoutQuestionsByItsOwnVectorWhereverItStandsAmongPassages() {
+        MemoryGraph.Builder b = MemoryGraph.builder(3);
+        // ten passages very near the query by their own vectors, whose questions are about something else
+        for (int i = 0; i < 10; i++) {
+            int p = b.passage(passage("q" + i, "T" + i, "Text " + i), unit(1, 0.1f * (i + 1), 0));
+            b.questions(p, List.of(unit(0.1f, 1, 0)));
+        }
+        // one passage without questions, farther by its vector than all ten, but nearer than their questions
+        b.passage(passage("bare", "Bare", "No questions here."), unit(1, 0, 0.75f));
+        MemoryGraph g = b.build();
+        Retrieval.Mode gem = Retrieval.mode("gem");
+        Retrieval.Result r =
+                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, Map.of()), 2);
+        assertThat(g.passage(r.ranked().get(0).passage()).id()).isEqualTo("bare");
     }
 
     @Test

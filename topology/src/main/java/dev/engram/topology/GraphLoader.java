@@ -52,6 +52,7 @@ final class GraphLoader implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+    private volatile boolean closed;
     private final long maxStalenessNanos;
     private final long inlineBuildNanos;
     private final Path indexDir;
@@ -113,6 +114,10 @@ final class GraphLoader implements AutoCloseable {
             long t0 = System.nanoTime();
             MemoryGraph g = build.get();
             long now = System.nanoTime();
+            if (closed) {
+                g.release(); // built while closing: served to this caller only, never cached
+                return g;
+            }
             Cached previous = cache.put(ns, new Cached(g, now, now - t0));
             if (previous != null) {
                 previous.graph().release();
@@ -130,14 +135,24 @@ final class GraphLoader implements AutoCloseable {
 
     @Override
     public void close() {
-        background.shutdownNow();
+        closed = true;
+        // a background build runs to its end (interrupting it mid-write would break its index's writer)
+        background.shutdown();
         try {
-            background.awaitTermination(10, TimeUnit.SECONDS);
+            if (!background.awaitTermination(60, TimeUnit.SECONDS)) {
+                LOG.warn("a snapshot build is still running at shutdown");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        cache.values().forEach(c -> c.graph().release());
-        cache.clear();
+        for (String ns : cache.keySet()) {
+            synchronized (locks.computeIfAbsent(ns, n -> new Object())) {
+                Cached c = cache.remove(ns);
+                if (c != null) {
+                    c.graph().release();
+                }
+            }
+        }
         vectors.forEach((ns, v) -> {
             try {
                 v.close();
@@ -160,6 +175,9 @@ final class GraphLoader implements AutoCloseable {
         Resolved resolved = Resolved.of(ns, entityStore);
         HnswVectors hnsw = vectors(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version).indexer(batches -> {
+            if (closed) {
+                return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
+            }
             try {
                 return hnsw.index(batches);
             } catch (RuntimeException e) {

@@ -104,4 +104,33 @@ class GraphLoaderTest {
             assertThat(loader.graph("ns", 2, snapshot(2)).version()).isEqualTo(2);
         }
     }
+
+    @Test
+    void closingWaitsForABackgroundBuildAndReleasesEverySnapshot() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        GraphLoader loader = new GraphLoader(0, 0, null, SEARCH);
+        loader.graph("ns", 1, snapshot(1));
+        Supplier<MemoryGraph> slow = () -> {
+            started.countDown();
+            try {
+                assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException("the build was interrupted", e);
+            }
+            return snapshot(2).get();
+        };
+        assertThat(loader.graph("ns", 2, slow).version()).isEqualTo(1);
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread closing = new Thread(loader::close);
+        closing.start();
+        Thread.sleep(50);
+        assertThat(closing.isAlive()).as("close waits for the running build").isTrue();
+        proceed.countDown();
+        closing.join(10_000);
+        assertThat(closing.isAlive()).isFalse();
+        // the build finished uninterrupted; the snapshot it made and the one served before are both let go
+        assertThat(builds).hasValue(2);
+        assertThat(released).containsExactlyInAnyOrder(1L, 2L);
+    }
 }
