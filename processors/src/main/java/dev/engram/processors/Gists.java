@@ -12,21 +12,23 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * The memory's gists, kept incrementally: a document's gist and episodic windows change with each passage that
- * arrives or leaves (only that document's entries are touched, nothing is read or understood again), and a
- * namespace's eigen-themes are recomputed only when enough of it has changed since the last time.
+ * The memory's gists, kept incrementally: a document's entries change with each passage that arrives or leaves (only
+ * that entry is touched, nothing is read or understood again; its gist and windows are derived when read, see
+ * {@link #view}), and a namespace's eigen-themes are recomputed only when enough of it has changed since the last
+ * time.
  *
  * <p>Summaries stored here are made of the lead sentences of passage memories (which the LLM extractor writes
  * abstractively, the embedded one extractively); no LLM is called in the memory step, whose transactions must stay
  * short. With an LLM configured, the query layer writes abstractive theme summaries on request.
  */
-final class Gists {
+public final class Gists {
 
     /** Sentences in a document's gist. */
     static final int GIST_SENTENCES = 3;
@@ -96,11 +98,18 @@ final class Gists {
         entries.sort(Comparator.comparingInt(DocumentGist.Entry::start)
                 .thenComparingInt(DocumentGist.Entry::ordinal)
                 .thenComparing(DocumentGist.Entry::passageId));
-        // The gist: lead sentences of the passages closest to the document's centroid, in reading order.
+        gists.put(Keys.of(ns, documentId), new DocumentGist(ns, documentId, title, entries, now));
+    }
+
+    /**
+     * What a document's entries add up to: its gist — the lead sentences of the passages closest to the centroid of
+     * its passage vectors ({@code vectorOf}, null when unknown), in reading order — and its episodic windows.
+     */
+    public static DocumentGist.View view(DocumentGist g, Function<String, float[]> vectorOf) {
+        List<DocumentGist.Entry> entries = g.entries();
         List<float[]> vs = new ArrayList<>();
         for (DocumentGist.Entry e : entries) {
-            byte[] v = vectors.get(Keys.of(ns, e.passageId()));
-            vs.add(v == null ? null : VectorCodec.fromBytes(v));
+            vs.add(vectorOf.apply(e.passageId()));
         }
         double[] centroid = null;
         for (float[] v : vs) {
@@ -108,8 +117,10 @@ final class Gists {
                 if (centroid == null) {
                     centroid = new double[v.length];
                 }
-                for (int i = 0; i < v.length; i++) {
-                    centroid[i] += v[i];
+                if (v.length == centroid.length) {
+                    for (int i = 0; i < v.length; i++) {
+                        centroid[i] += v[i];
+                    }
                 }
             }
         }
@@ -147,10 +158,7 @@ final class Gists {
             }
             windows.add(new DocumentGist.Window(windows.size(), ids, summary.toString()));
         }
-        gists.put(
-                Keys.of(ns, documentId),
-                new DocumentGist(
-                        ns, documentId, title, entries, gist, EpisodicWindows.size(entries.size()), windows, now));
+        return new DocumentGist.View(gist, EpisodicWindows.size(entries.size()), windows);
     }
 
     /** True when the namespace changed enough since its themes were computed. */

@@ -4,24 +4,15 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * A document's gist, kept up to date passage by passage: one entry per passage in memory (its memory's lead
- * sentence), the gist (the lead sentences of the passages closest to the document's centroid, in reading order) and
- * ComoRAG's episodic windows (sliding windows over the passages in order, sized by the document's length).
+ * A document's passages in memory, kept up to date passage by passage: one entry per passage (where it is and its
+ * memory's lead sentence), in reading order. What is derived from them — the gist (the lead sentences of the
+ * passages closest to the document's centroid) and ComoRAG's episodic windows — is made when it is read (see
+ * {@link View}), so that a passage's arrival costs one entry, not a pass over the document.
  */
-public record DocumentGist(
-        String namespace,
-        String documentId,
-        String title,
-        List<Entry> entries,
-        List<String> gist,
-        int windowSize,
-        List<Window> windows,
-        Instant updatedAt) {
+public record DocumentGist(String namespace, String documentId, String title, List<Entry> entries, Instant updatedAt) {
 
     public DocumentGist {
         entries = entries == null ? List.of() : List.copyOf(entries);
-        gist = gist == null ? List.of() : List.copyOf(gist);
-        windows = windows == null ? List.of() : List.copyOf(windows);
     }
 
     /** A passage of the document: where it is and the lead sentence of its memory. */
@@ -31,6 +22,14 @@ public record DocumentGist(
     public record Window(int index, List<String> passageIds, String summary) {
         public Window {
             passageIds = passageIds == null ? List.of() : List.copyOf(passageIds);
+        }
+    }
+
+    /** The gist sentences, in reading order, and the episodic windows with their size. */
+    public record View(List<String> gist, int windowSize, List<Window> windows) {
+        public View {
+            gist = List.copyOf(gist);
+            windows = List.copyOf(windows);
         }
     }
 }

@@ -264,14 +264,19 @@ final class MemoryQueries {
         if (g == null) {
             throw ApiException.notFound("document '" + id + "' has no passages in memory in namespace '" + ns + "'");
         }
+        ReadOnlyKeyValueStore<String, byte[]> vectors = store(Stores.MEMORY_VECTORS, byte[].class);
+        DocumentGist.View view = dev.engram.processors.Gists.view(g, passageId -> {
+            byte[] v = vectors.get(Keys.of(ns, passageId));
+            return v == null ? null : dev.engram.schemas.VectorCodec.fromBytes(v);
+        });
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("namespace", ns);
         out.put("document_id", g.documentId());
         out.put("title", g.title());
-        out.put("gist", g.gist());
+        out.put("gist", view.gist());
         out.put("passages", g.entries().size());
-        out.put("window_size", g.windowSize());
-        out.put("windows", g.windows());
+        out.put("window_size", view.windowSize());
+        out.put("windows", view.windows());
         out.put("updated_at", g.updatedAt());
         return out;
     }

@@ -64,10 +64,11 @@ class GistsTest {
         DocumentGist gist = gist("ada");
         assertThat(gist.entries()).hasSize(6);
         assertThat(gist.entries()).allSatisfy(e -> assertThat(e.lead()).startsWith("Ada Lovelace wrote note"));
-        assertThat(gist.gist()).hasSize(3).allSatisfy(s -> assertThat(s).doesNotContain("It was long"));
-        assertThat(gist.windowSize()).isEqualTo(3);
-        assertThat(gist.windows()).extracting(w -> w.passageIds().size()).containsExactly(3, 3, 3, 3);
-        assertThat(gist.windows().get(0).passageIds())
+        DocumentGist.View view = view(gist);
+        assertThat(view.gist()).hasSize(3).allSatisfy(s -> assertThat(s).doesNotContain("It was long"));
+        assertThat(view.windowSize()).isEqualTo(3);
+        assertThat(view.windows()).extracting(w -> w.passageIds().size()).containsExactly(3, 3, 3, 3);
+        assertThat(view.windows().get(0).passageIds())
                 .containsExactlyElementsOf(gist.entries().subList(0, 3).stream()
                         .map(e -> e.passageId())
                         .toList());
@@ -76,7 +77,7 @@ class GistsTest {
         upsert("ada", text.substring(0, text.indexOf("# Part 5")));
         DocumentGist after = gist("ada");
         assertThat(after.entries()).containsExactlyElementsOf(gist.entries().subList(0, 4));
-        assertThat(after.windows()).hasSize(2);
+        assertThat(view(after).windows()).hasSize(2);
 
         delete("ada");
         assertThat(gist("ada")).isNull();
@@ -134,6 +135,37 @@ class GistsTest {
 
     private void delete(String id) {
         documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.delete("wiki", id));
+    }
+
+    @Test
+    void theGistIsMadeOfThePassagesNearestTheDocumentsCentroidInReadingOrder() {
+        java.util.List<DocumentGist.Entry> entries = new java.util.ArrayList<>();
+        java.util.Map<String, float[]> vectors = new java.util.HashMap<>();
+        float[][] vs = {{0, 1, 0}, {1, 0, 0}, {0.9f, 0.1f, 0}, {0, 0, 1}, {0.95f, 0, 0.05f}};
+        for (int i = 0; i < vs.length; i++) {
+            entries.add(new DocumentGist.Entry("p" + i, i, i * 100, "Lead " + i + "."));
+            vectors.put("p" + i, vs[i]);
+        }
+        DocumentGist.View view = dev.engram.processors.Gists.view(
+                new DocumentGist("ns", "d", "D", entries, java.time.Instant.EPOCH), vectors::get);
+        assertThat(view.gist()).containsExactly("Lead 1.", "Lead 2.", "Lead 4.");
+        // unknown vectors (a passage just removed from the vector store) score nothing but keep their windows
+        DocumentGist.View partial = dev.engram.processors.Gists.view(
+                new DocumentGist("ns", "d", "D", entries, java.time.Instant.EPOCH),
+                id -> id.equals("p1") ? null : vectors.get(id));
+        assertThat(partial.gist()).containsExactly("Lead 0.", "Lead 2.", "Lead 4.");
+        assertThat(partial.windows().stream()
+                        .mapToInt(w -> w.passageIds().size())
+                        .sum())
+                .isGreaterThanOrEqualTo(entries.size());
+    }
+
+    private DocumentGist.View view(DocumentGist g) {
+        KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(Stores.MEMORY_VECTORS);
+        return dev.engram.processors.Gists.view(g, passageId -> {
+            byte[] v = vectors.get(Keys.of(g.namespace(), passageId));
+            return v == null ? null : dev.engram.schemas.VectorCodec.fromBytes(v);
+        });
     }
 
     private DocumentGist gist(String id) {
