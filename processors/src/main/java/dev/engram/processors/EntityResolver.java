@@ -151,16 +151,20 @@ final class EntityResolver {
             String normalized = EntityNames.normalize(first.name());
             int count = 0;
             Set<String> aliases = new TreeSet<>();
+            Map<String, String> aliasForms = new TreeMap<>(); // normalized → first written form
             List<dev.engram.schemas.Span> spans = new ArrayList<>();
             String description = "";
             for (int i : e.getValue()) {
                 Extraction.Entity m = extraction.entities().get(i);
                 count += Math.max(1, m.spans().size());
                 spans.addAll(m.spans());
-                m.aliases().stream()
-                        .map(EntityNames::normalize)
-                        .filter(a -> !a.isEmpty() && !a.equals(normalized))
-                        .forEach(aliases::add);
+                for (String written : m.aliases()) {
+                    String a = EntityNames.normalize(written);
+                    if (!a.isEmpty() && !a.equals(normalized)) {
+                        aliases.add(a);
+                        aliasForms.putIfAbsent(a, written.strip());
+                    }
+                }
                 if (description.isEmpty()) {
                     description = m.description();
                 }
@@ -180,7 +184,8 @@ final class EntityResolver {
                     documentId,
                     extraction.extractor(),
                     before == null ? "create" : "update",
-                    sink.now());
+                    sink.now(),
+                    List.copyOf(aliasForms.values()));
             mentions.put(Keys.of(ns, sid, passageId), mention);
             EntityRecord after;
             if (before == null) {

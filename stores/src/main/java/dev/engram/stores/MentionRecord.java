@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * The link between a surface entity and one passage that mentions it, with its provenance: the written form, type,
- * description and aliases the extractor gave, the evidence spans in the passage text, the document, the extractor
+ * description and aliases the extractor gave (normalized, as resolution compares them, and as written, as they are
+ * shown), the evidence spans in the passage text, the document, the extractor
  * version and the operation that linked it ({@code create} for the surface's first mention, {@code update} after).
  */
 public record MentionRecord(
@@ -20,11 +21,13 @@ public record MentionRecord(
         String documentId,
         String extractor,
         String operation,
-        Instant at) {
+        Instant at,
+        List<String> aliasForms) {
 
     public MentionRecord {
         description = description == null ? "" : description;
         aliases = aliases == null ? List.of() : List.copyOf(aliases);
+        aliasForms = aliasForms == null ? List.of() : List.copyOf(aliasForms);
         spans = spans == null ? List.of() : List.copyOf(spans);
     }
 }

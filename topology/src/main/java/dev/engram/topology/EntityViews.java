@@ -118,7 +118,6 @@ final class EntityViews {
                 aliases.add(e.name());
             }
             e.forms().keySet().stream().filter(f -> !f.equals(main.name())).forEach(aliases::add);
-            aliases.addAll(e.aliases().keySet());
             Map<String, Object> s = new LinkedHashMap<>();
             s.put("id", e.id());
             s.put("name", e.name());
@@ -141,6 +140,10 @@ final class EntityViews {
                     KeyValue<String, MentionRecord> kv = it.next();
                     String passageId = Keys.last(kv.key);
                     MentionRecord m = kv.value;
+                    // declared aliases as the extractor wrote them (records from before written forms were kept
+                    // have the normalized ones only)
+                    (m.aliasForms().isEmpty() ? m.aliases() : m.aliasForms())
+                            .stream().filter(a -> !a.equals(main.name())).forEach(aliases::add);
                     if (provenance.size() < LIST_LIMIT) {
                         Map<String, Object> p = new LinkedHashMap<>();
                         p.put("passage_id", passageId);

@@ -218,6 +218,17 @@ class EntityResolutionTest {
                         java.time.Instant.EPOCH));
     }
 
+    @Test
+    void theEntityViewShowsDeclaredAliasesAsWritten() {
+        upsert("bio", "Charles Babbage designed the Difference Engine. Babbage lived in London.");
+        EntityRecord charles = surface("charles babbage");
+        assertThat(charles.aliases()).containsKey("babbage"); // resolution compares normalized forms
+        EntityViews views = new EntityViews(name -> driver.getKeyValueStore(name));
+        @SuppressWarnings("unchecked")
+        List<String> aliases = (List<String>) views.byId("wiki", charles.id()).get("aliases");
+        assertThat(aliases).contains("Babbage").doesNotContain("babbage");
+    }
+
     private void upsert(String id, String text) {
         documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.upsert("wiki", id, "", text));
     }

@@ -158,7 +158,8 @@ class RetractionPropertyTest {
             TreeSet<String> l = new TreeSet<>();
             all(links)
                     .forEach(kv -> l.add(kv.key + " " + kv.value.mentions() + " " + kv.value.form() + " "
-                            + kv.value.spans() + " " + kv.value.aliases() + " " + kv.value.documentId()));
+                            + kv.value.spans() + " " + kv.value.aliases() + " " + kv.value.aliasForms() + " "
+                            + kv.value.documentId()));
             d.put("links", l);
             // Entity resolution: blocking indexes, pair decisions and resolved groups.
             KeyValueStore<String, String> index = driver.getKeyValueStore(Stores.MEMORY_ENTITY_INDEX);
