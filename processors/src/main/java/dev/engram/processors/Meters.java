@@ -45,6 +45,13 @@ public final class Meters {
     /** Blocking-index lookups skipped because the block was too large to discriminate. */
     public static final String RESOLUTION_SKIPPED = "engram.resolution.blocks.skipped";
 
+    /** Query snapshots built, by how (inline, background) and outcome (ok, failed); a timer. */
+    public static final String SNAPSHOT_BUILDS = "engram.snapshot.builds";
+    /** Vectors written to or deleted from the HNSW indexes, by op (write, delete). */
+    public static final String VECTOR_INDEX_WRITES = "engram.vector.index.writes";
+    /** Snapshots searched exactly because their namespace's HNSW index could not be written. */
+    public static final String VECTOR_INDEX_UNAVAILABLE = "engram.vector.index.unavailable";
+
     public static final String HTTP_REQUESTS = "engram.http.requests";
     /** Retrievals served, by mode. */
     public static final String RETRIEVALS = "engram.retrievals";
@@ -97,6 +104,45 @@ public final class Meters {
         for (String kind : List.of("extractive", "abstractive", "failed")) {
             counter(THEME_SUMMARIES, "Eigen-theme summaries written, by kind", "kind", kind);
         }
+        for (String how : List.of("inline", "background")) {
+            for (String outcome : List.of("ok", "failed")) {
+                snapshotTimer(how, outcome);
+            }
+        }
+        for (String op : List.of("write", "delete")) {
+            counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", op);
+        }
+        Counter.builder(VECTOR_INDEX_UNAVAILABLE)
+                .description("Snapshots searched exactly because their HNSW index could not be written")
+                .register(registry);
+    }
+
+    private Timer snapshotTimer(String how, String outcome) {
+        return Timer.builder(SNAPSHOT_BUILDS)
+                .description("Query snapshots built from the state stores")
+                .tag("how", how)
+                .tag("outcome", outcome)
+                .register(registry);
+    }
+
+    /** A query snapshot was built ({@code how}: inline or background). */
+    public void snapshotBuilt(String how, boolean ok, Duration took) {
+        snapshotTimer(how, ok ? "ok" : "failed").record(took);
+    }
+
+    /** Vectors written to and deleted from an HNSW index by one snapshot. */
+    public void vectorIndexWrites(long written, long deleted) {
+        counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", "write")
+                .increment(written);
+        counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", "delete")
+                .increment(deleted);
+    }
+
+    public void vectorIndexUnavailable() {
+        Counter.builder(VECTOR_INDEX_UNAVAILABLE)
+                .description("Snapshots searched exactly because their HNSW index could not be written")
+                .register(registry)
+                .increment();
     }
 
     public void themeSummary(String kind) {

@@ -95,7 +95,11 @@ public final class EngramService implements AutoCloseable {
                 streamsProperties(config, config.applicationId() + "-ingest", config.streamThreads()));
         HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
         this.graphs = new GraphLoader(
-                1000, config.snapshotBackgroundMs(), config.stateDir().resolve("vector-index"), config.vectorSearch());
+                1000,
+                config.snapshotBackgroundMs(),
+                config.stateDir().resolve("vector-index"),
+                config.vectorSearch(),
+                meters);
         MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities(), graphs);
         if (config.understanding().equals("llm")) {
             queries.decomposeWith(llmDecomposer(config, meters));

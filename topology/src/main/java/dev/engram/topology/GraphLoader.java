@@ -53,6 +53,7 @@ final class GraphLoader implements AutoCloseable {
         return t;
     });
     private volatile boolean closed;
+    private final dev.engram.processors.Meters meters;
     private final long maxStalenessNanos;
     private final long inlineBuildNanos;
     private final Path indexDir;
@@ -65,7 +66,13 @@ final class GraphLoader implements AutoCloseable {
      * @param inlineBuildMillis a namespace whose last snapshot took longer than this to build is rebuilt in the
      *     background while queries go on reading the previous snapshot; quicker ones are rebuilt by the query
      */
-    GraphLoader(long maxStalenessMillis, long inlineBuildMillis, Path indexDir, EngramConfig.VectorSearch search) {
+    GraphLoader(
+            long maxStalenessMillis,
+            long inlineBuildMillis,
+            Path indexDir,
+            EngramConfig.VectorSearch search,
+            dev.engram.processors.Meters meters) {
+        this.meters = meters;
         this.maxStalenessNanos = maxStalenessMillis * 1_000_000L;
         this.inlineBuildNanos = inlineBuildMillis * 1_000_000L;
         this.indexDir = indexDir;
@@ -91,7 +98,7 @@ final class GraphLoader implements AutoCloseable {
             if (refreshing.add(ns)) {
                 background.execute(() -> {
                     try {
-                        rebuild(ns, version, build);
+                        rebuild(ns, version, build, "background");
                     } catch (RuntimeException e) {
                         // the stores moved away (a rebalance) or were closed; the next query tries again
                         LOG.warn("rebuilding the snapshot of namespace {} failed: {}", ns, e.toString());
@@ -102,18 +109,25 @@ final class GraphLoader implements AutoCloseable {
             }
             return c.graph();
         }
-        return rebuild(ns, version, build);
+        return rebuild(ns, version, build, "inline");
     }
 
-    private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build) {
+    private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build, String how) {
         synchronized (locks.computeIfAbsent(ns, n -> new Object())) {
             Cached c = cache.get(ns);
             if (c != null && c.graph().version() >= version) {
                 return c.graph(); // another query built it meanwhile
             }
             long t0 = System.nanoTime();
-            MemoryGraph g = build.get();
+            MemoryGraph g;
+            try {
+                g = build.get();
+            } catch (RuntimeException e) {
+                meters.snapshotBuilt(how, false, java.time.Duration.ofNanos(System.nanoTime() - t0));
+                throw e;
+            }
             long now = System.nanoTime();
+            meters.snapshotBuilt(how, true, java.time.Duration.ofNanos(now - t0));
             if (closed) {
                 g.release(); // built while closing: served to this caller only, never cached
                 return g;
@@ -179,8 +193,13 @@ final class GraphLoader implements AutoCloseable {
                 return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
             }
             try {
-                return hnsw.index(batches);
+                long written = hnsw.written();
+                long deleted = hnsw.deleted();
+                VectorIndexer.Indexed indexed = hnsw.index(batches);
+                meters.vectorIndexWrites(hnsw.written() - written, hnsw.deleted() - deleted);
+                return indexed;
             } catch (RuntimeException e) {
+                meters.vectorIndexUnavailable();
                 // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
                 LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
                 return VectorIndexer.EXACT.index(batches);

@@ -115,6 +115,14 @@ class EngramServiceIT {
         assertThat(r.body().path("watermark").path("version").asLong()).isPositive();
         assertThat(r.body().path("watermark").path("offset").asLong()).isNotNegative();
         assertThat(r.body().path("vector_search").path("passage").asText()).isEqualTo("hnsw");
+        // what the index wrote and how the snapshot was built are counted
+        String metrics = get(base + "/metrics").raw().body();
+        java.util.regex.Matcher writes = java.util.regex.Pattern.compile(
+                        "engram_vector_index_writes_total\\{op=\"write\"} ([0-9.E]+)")
+                .matcher(metrics);
+        assertThat(writes.find()).isTrue();
+        assertThat(Double.parseDouble(writes.group(1))).isPositive();
+        assertThat(metrics).contains("engram_snapshot_builds_seconds_count{how=\"inline\",outcome=\"ok\"}");
     }
 
     @Test

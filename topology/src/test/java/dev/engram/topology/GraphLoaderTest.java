@@ -18,7 +18,18 @@ class GraphLoaderTest {
 
     private static final EngramConfig.VectorSearch SEARCH = new EngramConfig.VectorSearch(50_000, 100);
 
+    private final dev.engram.processors.Meters meters = dev.engram.processors.Meters.detached();
     private final List<Long> released = new CopyOnWriteArrayList<>();
+
+    private long built(String how, String outcome) {
+        return meters.registry()
+                .get(dev.engram.processors.Meters.SNAPSHOT_BUILDS)
+                .tag("how", how)
+                .tag("outcome", outcome)
+                .timer()
+                .count();
+    }
+
     private final AtomicInteger builds = new AtomicInteger();
 
     private Supplier<MemoryGraph> snapshot(long version) {
@@ -47,20 +58,22 @@ class GraphLoaderTest {
 
     @Test
     void aCheapSnapshotIsRebuiltByTheQueryThatFindsItStale() {
-        try (GraphLoader loader = new GraphLoader(0, 60_000, null, SEARCH)) {
+        try (GraphLoader loader = new GraphLoader(0, 60_000, null, SEARCH, meters)) {
             assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
             assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
             assertThat(builds).hasValue(1); // same version: served from the cache
             assertThat(loader.graph("ns", 2, snapshot(2)).version()).isEqualTo(2);
             assertThat(builds).hasValue(2);
             assertThat(released).containsExactly(1L); // the replaced snapshot lets go of its indexes
+            assertThat(built("inline", "ok")).isEqualTo(2);
+            assertThat(built("background", "ok")).isZero();
         }
     }
 
     @Test
     void anExpensiveSnapshotIsRebuiltInTheBackgroundWhileThePreviousOneIsServed() throws Exception {
         CountDownLatch proceed = new CountDownLatch(1);
-        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH)) {
+        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters)) {
             loader.graph("ns", 1, snapshot(1));
             Supplier<MemoryGraph> slow = () -> {
                 try {
@@ -78,12 +91,13 @@ class GraphLoaderTest {
             assertThat(awaitVersion(loader, 2).version()).isEqualTo(2);
             assertThat(builds).hasValue(2);
             assertThat(released).containsExactly(1L);
+            assertThat(built("background", "ok")).isEqualTo(1);
         }
     }
 
     @Test
     void aFailedBackgroundBuildIsTriedAgainByALaterQuery() throws Exception {
-        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH)) {
+        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters)) {
             loader.graph("ns", 1, snapshot(1));
             AtomicInteger attempts = new AtomicInteger();
             Supplier<MemoryGraph> failing = () -> {
@@ -96,6 +110,11 @@ class GraphLoaderTest {
                 Thread.sleep(10);
             }
             assertThat(attempts).hasValue(1);
+            long deadlineMeter = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (built("background", "failed") == 0 && System.nanoTime() < deadlineMeter) {
+                Thread.sleep(10);
+            }
+            assertThat(built("background", "failed")).isEqualTo(1);
             // the failed build is over: the next stale query starts another, which succeeds
             deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (loader.graph("ns", 2, snapshot(2)).version() != 2 && System.nanoTime() < deadline) {
@@ -109,7 +128,7 @@ class GraphLoaderTest {
     void closingWaitsForABackgroundBuildAndReleasesEverySnapshot() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        GraphLoader loader = new GraphLoader(0, 0, null, SEARCH);
+        GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters);
         loader.graph("ns", 1, snapshot(1));
         Supplier<MemoryGraph> slow = () -> {
             started.countDown();

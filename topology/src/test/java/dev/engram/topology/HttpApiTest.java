@@ -43,7 +43,8 @@ class HttpApiTest {
                         streams,
                         Understanders.embedded().embedder(),
                         query -> List.of(),
-                        new GraphLoader(1000, 1000, null, new EngramConfig.VectorSearch(50_000, 100))),
+                        new GraphLoader(
+                                1000, 1000, null, new EngramConfig.VectorSearch(50_000, 100), Meters.detached())),
                 () -> Map.of("serving", false, "status", "DOWN"),
                 () -> "# metrics\n",
                 Meters.detached());
