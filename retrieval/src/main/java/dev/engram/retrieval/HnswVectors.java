@@ -125,12 +125,16 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private Indexed sync(List<Batch> batches) throws IOException {
         Map<String, VectorIndex> out = new LinkedHashMap<>();
         Map<Batch, Integer> indexed = new LinkedHashMap<>();
+        Map<Batch, boolean[]> usable = new HashMap<>();
         for (Batch b : batches) {
             int dim = uniformDimension(b.vectors());
             int count = 0;
-            for (float[] v : b.vectors()) {
-                count += indexable(v) ? 1 : 0;
+            boolean[] ok = new boolean[b.vectors().length];
+            for (int i = 0; i < ok.length; i++) {
+                ok[i] = indexable(b.vectors()[i]);
+                count += ok[i] ? 1 : 0;
             }
+            usable.put(b, ok);
             int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
             if (count < threshold || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
                 out.put(b.kind(), VectorIndex.exact(b.vectors()));
@@ -146,9 +150,10 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
             Batch b = e.getKey();
             String field = field(b.kind(), e.getValue());
+            boolean[] ok = usable.get(b);
             for (int i = 0; i < b.vectors().length; i++) {
                 float[] v = b.vectors()[i];
-                if (!indexable(v)) {
+                if (!ok[i]) {
                     continue; // a missing or non-finite vector is never found (the exact scan skips it too)
                 }
                 String id = docId(b.kind(), b.keys().get(i));
@@ -196,8 +201,9 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
             Batch b = e.getKey();
             Map<String, Integer> positions = new HashMap<>(b.keys().size() * 2);
+            boolean[] ok = usable.get(b);
             for (int i = 0; i < b.keys().size(); i++) {
-                if (indexable(b.vectors()[i])) {
+                if (ok[i]) {
                     positions.put(docId(b.kind(), b.keys().get(i)), i);
                 }
             }

@@ -187,6 +187,10 @@ final class GraphLoader implements AutoCloseable {
         var entityStore =
                 (ReadOnlyKeyValueStore<String, EntityRecord>) stores.apply(dev.engram.stores.Stores.MEMORY_ENTITIES);
         Resolved resolved = Resolved.of(ns, entityStore);
+        // names repeat across passages: normalize each once per build
+        Map<String, String> normalized = new HashMap<>();
+        Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
+        Map<String, String> surfaces = new HashMap<>();
         HnswVectors hnsw = vectors(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version).indexer(batches -> {
             if (closed) {
@@ -230,21 +234,22 @@ final class GraphLoader implements AutoCloseable {
                 Map<String, Integer> byName = new HashMap<>();
                 for (int i = 0; i < x.entities().size(); i++) {
                     Extraction.Entity e = x.entities().get(i);
-                    if (EntityNames.normalize(e.name()).isEmpty()) {
+                    if (normalize.apply(e.name()).isEmpty()) {
                         continue;
                     }
-                    String canonical = resolved.canonical(EntityNames.surfaceId(ns, e.name(), e.type()));
+                    String canonical = resolved.canonical(surfaces.computeIfAbsent(
+                            e.name() + '\u0000' + e.type(), k -> EntityNames.surfaceId(ns, e.name(), e.type())));
                     int entity = b.entity(canonical, resolved.name(canonical, e.name()));
                     b.link(entity, index);
-                    byName.putIfAbsent(EntityNames.normalize(e.name()), entity);
-                    e.aliases().forEach(a -> byName.putIfAbsent(EntityNames.normalize(a), entity));
+                    byName.putIfAbsent(normalize.apply(e.name()), entity);
+                    e.aliases().forEach(a -> byName.putIfAbsent(normalize.apply(a), entity));
                     if (emb != null && i < emb.entities().size()) {
                         b.entityVector(entity, emb.entities().get(i));
                     }
                 }
                 for (Extraction.Relation r : x.relations()) {
                     int[] members = r.entities().stream()
-                            .mapToInt(name -> byName.getOrDefault(EntityNames.normalize(name), -1))
+                            .mapToInt(name -> byName.getOrDefault(normalize.apply(name), -1))
                             .filter(i -> i >= 0)
                             .distinct()
                             .toArray();
@@ -261,8 +266,8 @@ final class GraphLoader implements AutoCloseable {
                     b.fact(
                             fact.text(),
                             index,
-                            byName.getOrDefault(EntityNames.normalize(fact.head()), -1),
-                            byName.getOrDefault(EntityNames.normalize(fact.tail()), -1),
+                            byName.getOrDefault(normalize.apply(fact.head()), -1),
+                            byName.getOrDefault(normalize.apply(fact.tail()), -1),
                             fact.confidence(),
                             emb.facts().get(f));
                 }
