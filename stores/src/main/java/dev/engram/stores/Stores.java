@@ -59,7 +59,7 @@ public final class Stores {
     public static final Serde<ThemeSet> THEMES = JsonSerde.of(ThemeSet.class);
     public static final Serde<NamespaceState> NAMESPACE = JsonSerde.of(NamespaceState.class);
     public static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
-    public static final Serde<Embeddings> EMBEDDINGS = JsonSerde.of(Embeddings.class);
+    public static final Serde<Embeddings> EMBEDDINGS = new EmbeddingsSerde();
     public static final Serde<ReviewItem> REVIEW = JsonSerde.of(ReviewItem.class);
 
     private Stores() {}

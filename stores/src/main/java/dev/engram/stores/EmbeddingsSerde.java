@@ -1,0 +1,121 @@
+package dev.engram.stores;
+
+import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.JsonSerde;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serializer;
+
+/**
+ * The memory's embeddings in binary: a version byte, then each vector as its length and little-endian float32 values
+ * (lists as their size and vectors). Every query snapshot reads every passage's embeddings, where base64-in-JSON cost
+ * a quarter of the build; binary is a third smaller and is read with bulk copies. Values stored as JSON by earlier
+ * versions (they start with '{') are still read.
+ */
+public final class EmbeddingsSerde implements Serde<Embeddings> {
+
+    private static final byte VERSION = (byte) 0xE1;
+    private static final Serde<Embeddings> JSON = JsonSerde.of(Embeddings.class);
+
+    @Override
+    public Serializer<Embeddings> serializer() {
+        return (topic, e) -> {
+            if (e == null) {
+                return null;
+            }
+            int size = 1 + vectorSize(e.passage()) + vectorSize(e.memory());
+            for (List<float[]> list : List.of(e.entities(), e.facts(), e.questions())) {
+                size += 4;
+                for (float[] v : list) {
+                    size += vectorSize(v);
+                }
+            }
+            ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+            out.put(VERSION);
+            put(out, e.passage());
+            put(out, e.memory());
+            for (List<float[]> list : List.of(e.entities(), e.facts(), e.questions())) {
+                out.putInt(list.size());
+                list.forEach(v -> put(out, v));
+            }
+            return out.array();
+        };
+    }
+
+    @Override
+    public Deserializer<Embeddings> deserializer() {
+        Deserializer<Embeddings> json = JSON.deserializer();
+        return (topic, bytes) -> {
+            if (bytes == null) {
+                return null;
+            }
+            if (bytes.length > 0 && bytes[0] == '{') {
+                return json.deserialize(topic, bytes);
+            }
+            if (bytes.length == 0 || bytes[0] != VERSION) {
+                throw new SerializationException("embeddings in " + topic + ": unknown format");
+            }
+            ByteBuffer in = ByteBuffer.wrap(bytes, 1, bytes.length - 1).order(ByteOrder.LITTLE_ENDIAN);
+            try {
+                float[] passage = vector(in);
+                float[] memory = vector(in);
+                List<float[]> entities = list(in);
+                List<float[]> facts = list(in);
+                List<float[]> questions = list(in);
+                if (in.hasRemaining()) {
+                    throw new SerializationException(
+                            "embeddings in " + topic + ": " + in.remaining() + " bytes too many");
+                }
+                return new Embeddings(passage, memory, entities, facts, questions);
+            } catch (BufferUnderflowException | IllegalArgumentException e) {
+                throw new SerializationException("embeddings in " + topic + ": truncated or corrupt", e);
+            }
+        };
+    }
+
+    private static int vectorSize(float[] v) {
+        return 4 + (v == null ? 0 : 4 * v.length);
+    }
+
+    private static void put(ByteBuffer out, float[] v) {
+        if (v == null) {
+            out.putInt(-1);
+            return;
+        }
+        out.putInt(v.length);
+        out.asFloatBuffer().put(v);
+        out.position(out.position() + 4 * v.length);
+    }
+
+    private static float[] vector(ByteBuffer in) {
+        int n = in.getInt();
+        if (n == -1) {
+            return null;
+        }
+        if (n < 0 || 4L * n > in.remaining()) {
+            throw new IllegalArgumentException("vector of " + n + " values");
+        }
+        float[] v = new float[n];
+        in.asFloatBuffer().get(v);
+        in.position(in.position() + 4 * n);
+        return v;
+    }
+
+    private static List<float[]> list(ByteBuffer in) {
+        int n = in.getInt();
+        if (n < 0 || 4L * n > in.remaining()) {
+            throw new IllegalArgumentException("list of " + n + " vectors");
+        }
+        List<float[]> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(vector(in));
+        }
+        return out;
+    }
+}
