@@ -110,9 +110,17 @@ public final class Meters {
             }
         }
         for (String op : List.of("write", "delete")) {
-            counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", op);
+            vectorIndexCounter(op);
         }
-        Counter.builder(VECTOR_INDEX_UNAVAILABLE)
+        unavailableCounter();
+    }
+
+    private Counter vectorIndexCounter(String op) {
+        return counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", op);
+    }
+
+    private Counter unavailableCounter() {
+        return Counter.builder(VECTOR_INDEX_UNAVAILABLE)
                 .description("Snapshots searched exactly because their HNSW index could not be written")
                 .register(registry);
     }
@@ -132,17 +140,12 @@ public final class Meters {
 
     /** Vectors written to and deleted from an HNSW index by one snapshot. */
     public void vectorIndexWrites(long written, long deleted) {
-        counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", "write")
-                .increment(written);
-        counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", "delete")
-                .increment(deleted);
+        vectorIndexCounter("write").increment(written);
+        vectorIndexCounter("delete").increment(deleted);
     }
 
     public void vectorIndexUnavailable() {
-        Counter.builder(VECTOR_INDEX_UNAVAILABLE)
-                .description("Snapshots searched exactly because their HNSW index could not be written")
-                .register(registry)
-                .increment();
+        unavailableCounter().increment();
     }
 
     public void themeSummary(String kind) {

@@ -33,11 +33,7 @@ final class GemMode implements Retrieval.Mode {
         double[] score = new double[n + themeCount];
         java.util.Arrays.fill(score, Double.NEGATIVE_INFINITY);
         // a passage scores its best utility question: the nearest questions, enough of them to name topK passages
-        int perPassage = 1;
-        for (float[][] qs : g.passageQuestions) {
-            perPassage = Math.max(perPassage, qs.length);
-        }
-        List<Retrieval.Scored> questions = g.questionSearch.nearest(q.vector(), topK * perPassage);
+        List<Retrieval.Scored> questions = g.questionSearch.nearest(q.vector(), topK * g.maxQuestionsPerPassage);
         for (Retrieval.Scored hit : questions) {
             int passage = g.questionPassage[hit.passage()];
             score[passage] = Math.max(score[passage], hit.score());

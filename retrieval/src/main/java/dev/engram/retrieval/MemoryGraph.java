@@ -56,6 +56,9 @@ public final class MemoryGraph {
 
     final List<ThemeNode> themes;
 
+    /** The most utility questions any passage has (at least 1). */
+    final int maxQuestionsPerPassage;
+
     /** Every utility question's vector, and the passage it belongs to. */
     final float[][] questionVectors;
 
@@ -192,6 +195,11 @@ public final class MemoryGraph {
                 qk.add(passages.get(i).id() + "#q" + j);
             }
         }
+        int most = 1;
+        for (float[][] qs : passageQuestions) {
+            most = Math.max(most, qs.length);
+        }
+        this.maxQuestionsPerPassage = most;
         this.questionVectors = qv.toArray(new float[0][]);
         this.questionPassage = qp.stream().mapToInt(Integer::intValue).toArray();
         List<String> passageIds = passages.stream().map(Passage::id).toList();
