@@ -1,21 +1,21 @@
 package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.engram.processors.EntityNames;
-import dev.engram.processors.Meters;
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.Span;
+import dev.engram.service.Corpus;
+import dev.engram.service.EngramConfig;
+import dev.engram.service.UnderstanderFactory;
+import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.PairDecision;
+import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
-import dev.engram.stores.Stores;
-import dev.engram.topology.Corpus;
-import dev.engram.topology.EngramConfig;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.Topics;
-import dev.engram.topology.UnderstanderFactory;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -90,8 +90,8 @@ public final class EntityResolutionEval {
                 EngramTopology.build(
                         TOPICS, config.maxDocumentBytes(), config.chunkMaxTokens(), understander, Meters.detached()),
                 props)) {
-            TestInputTopic<byte[], byte[]> input =
-                    driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+            TestInputTopic<byte[], byte[]> input = driver.createInputTopic(
+                    TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
             for (Map.Entry<String, Map<Integer, JsonNode>> ds : docs.entrySet()) {
                 for (Map.Entry<Integer, JsonNode> d : ds.getValue().entrySet()) {
                     Map<String, Object> doc = new LinkedHashMap<>();
@@ -208,9 +208,9 @@ public final class EntityResolutionEval {
         private final Map<String, List<StoredPassage>> byDocument = new TreeMap<>();
 
         Lookup(TopologyTestDriver driver) {
-            passages = driver.getKeyValueStore(Stores.MEMORY_PASSAGES);
-            entities = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
-            pairs = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+            passages = driver.getKeyValueStore(StateStores.MEMORY_PASSAGES.name());
+            entities = driver.getKeyValueStore(StateStores.MEMORY_ENTITIES.name());
+            pairs = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PAIRS.name());
             try (KeyValueIterator<String, StoredPassage> it = passages.all()) {
                 it.forEachRemaining(kv -> byDocument
                         .computeIfAbsent(Keys.of(kv.value.namespace(), kv.value.documentId()), k -> new ArrayList<>())

@@ -1,14 +1,14 @@
 package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.engram.processors.Meters;
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
-import dev.engram.topology.Corpus;
-import dev.engram.topology.EmbeddedKafkaBroker;
-import dev.engram.topology.EngramConfig;
-import dev.engram.topology.EngramService;
-import dev.engram.topology.UnderstanderFactory;
+import dev.engram.service.Corpus;
+import dev.engram.service.EmbeddedKafkaBroker;
+import dev.engram.service.EngramConfig;
+import dev.engram.service.EngramService;
+import dev.engram.service.UnderstanderFactory;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.Understander;
@@ -92,7 +92,8 @@ public final class IngestBenchmark {
                 }
                 String base = "http://localhost:" + service.httpPort();
                 long t0 = System.nanoTime();
-                Corpus.produce(broker.bootstrapServers(), service.topics().documents(), "bench", corpus);
+                Corpus.produce(
+                        broker.bootstrapServers(), service.topics().documents().name(), "bench", corpus);
                 JsonNode stats = awaitVerified(base, "bench", corpus.size(), Duration.ofMinutes(30));
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 pipelinePassages = stats.path("passages").asLong();

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
-import dev.engram.topology.Corpus;
+import dev.engram.service.Corpus;
 import dev.engram.understanding.EnglishNlp;
 import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;

@@ -5,6 +5,7 @@ import dev.engram.retrieval.Retrieval;
 import dev.engram.retrieval.VectorIndex;
 import dev.engram.retrieval.VectorIndexer;
 import dev.engram.schemas.Json;
+import dev.engram.topology.Topics;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package dev.engram.processors;
 
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentEvent;
 import dev.engram.schemas.DocumentStatus;
@@ -15,21 +16,24 @@ import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
+import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
-import dev.engram.stores.Stores;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
 
 /**
  * CONSTRUCT: the namespace-owned memory. Adds understood passages with their verified entities and passage↔entity
@@ -61,31 +65,48 @@ public final class ConstructProcessor implements Processor<String, Understanding
         this.meters = meters;
     }
 
+    /** The memory step with every store it owns. */
+    public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters) {
+        return new ProcessorSupplier<>() {
+            @Override
+            public Processor<String, UnderstandingEvent, Void, Emission> get() {
+                return new ConstructProcessor(meters);
+            }
+
+            @Override
+            public Set<StoreBuilder<?>> stores() {
+                Set<StoreBuilder<?>> out = new LinkedHashSet<>();
+                StateStores.MEMORY.forEach(spec -> out.add(spec.builder()));
+                return out;
+            }
+        };
+    }
+
     @Override
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
-        this.documents = context.getStateStore(Stores.MEMORY_DOCUMENTS);
-        this.passages = context.getStateStore(Stores.MEMORY_PASSAGES);
-        this.vectors = context.getStateStore(Stores.MEMORY_VECTORS);
-        this.embeddings = context.getStateStore(Stores.MEMORY_EMBEDDINGS);
-        this.reviews = context.getStateStore(Stores.MEMORY_REVIEWS);
-        this.namespaces = context.getStateStore(Stores.MEMORY_NAMESPACES);
+        this.documents = context.getStateStore(StateStores.MEMORY_DOCUMENTS.name());
+        this.passages = context.getStateStore(StateStores.MEMORY_PASSAGES.name());
+        this.vectors = context.getStateStore(StateStores.MEMORY_VECTORS.name());
+        this.embeddings = context.getStateStore(StateStores.MEMORY_EMBEDDINGS.name());
+        this.reviews = context.getStateStore(StateStores.MEMORY_REVIEWS.name());
+        this.namespaces = context.getStateStore(StateStores.MEMORY_NAMESPACES.name());
         this.gists = new Gists(
-                context.getStateStore(Stores.MEMORY_GISTS),
-                context.getStateStore(Stores.MEMORY_THEMES),
+                context.getStateStore(StateStores.MEMORY_GISTS.name()),
+                context.getStateStore(StateStores.MEMORY_THEMES.name()),
                 passages,
                 vectors,
                 embeddings,
                 meters);
         this.resolver = new EntityResolver(
-                context.getStateStore(Stores.MEMORY_ENTITIES),
-                context.getStateStore(Stores.MEMORY_ENTITY_PASSAGES),
-                context.getStateStore(Stores.MEMORY_ENTITY_INDEX),
-                context.getStateStore(Stores.MEMORY_ENTITY_PAIRS),
-                context.getStateStore(Stores.MEMORY_ENTITY_MEMBERS),
-                context.getStateStore(Stores.MEMORY_ENTITY_VECTORS),
-                context.getStateStore(Stores.MEMORY_ENTITY_OVERRIDES),
-                context.getStateStore(Stores.MEMORY_PASSAGE_ENTITIES),
+                context.getStateStore(StateStores.MEMORY_ENTITIES.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_PASSAGES.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_INDEX.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_PAIRS.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_MEMBERS.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_VECTORS.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_OVERRIDES.name()),
+                context.getStateStore(StateStores.MEMORY_PASSAGE_ENTITIES.name()),
                 passages,
                 embeddings,
                 meters);

@@ -1,11 +1,14 @@
 package dev.engram.processors;
 
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.VectorCodec;
+import dev.engram.stores.BlockKeys;
+import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.MentionRecord;
@@ -685,17 +688,17 @@ final class EntityResolver {
     /** The blocking keys of a surface: loose form, aliases, acronym and initials, tokens, embedding hashes. */
     static Set<String> blockKeys(EntityRecord e) {
         Set<String> keys = new TreeSet<>();
-        keys.add("l:" + NameForms.loose(e.normalized()));
-        keys.add("a:" + e.normalized());
-        e.aliases().keySet().forEach(a -> keys.add("a:" + a));
+        keys.add(BlockKeys.loose(NameForms.loose(e.normalized())));
+        keys.add(BlockKeys.name(e.normalized()));
+        e.aliases().keySet().forEach(a -> keys.add(BlockKeys.name(a)));
         String acronym = NameForms.asAcronym(e.normalized(), e.name());
         if (acronym != null) {
-            keys.add("x:" + acronym);
+            keys.add(BlockKeys.shortForm(acronym));
         }
-        NameForms.initials(e.normalized()).forEach(i -> keys.add("x:" + i));
-        NameForms.blockingTokens(e.normalized()).forEach(t -> keys.add("t:" + t));
+        NameForms.initials(e.normalized()).forEach(i -> keys.add(BlockKeys.shortForm(i)));
+        NameForms.blockingTokens(e.normalized()).forEach(t -> keys.add(BlockKeys.token(t)));
         for (int band = 0; band < e.lsh().size(); band++) {
-            keys.add("v" + band + ":" + e.lsh().get(band));
+            keys.add(BlockKeys.embedding(band, e.lsh().get(band)));
         }
         return keys;
     }
@@ -791,7 +794,7 @@ final class EntityResolver {
             Set<String> names = new TreeSet<>();
             Set<String> nameCandidates = new TreeSet<>();
             for (String key : blockKeys(self)) {
-                if (key.startsWith("v")) {
+                if (BlockKeys.isEmbedding(key)) {
                     continue; // embedding neighbours never make a name ambiguous
                 }
                 List<String> members = blockMembers(key, BLOCK_CAP + 1);

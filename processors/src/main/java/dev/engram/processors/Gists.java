@@ -1,7 +1,7 @@
 package dev.engram.processors;
 
+import dev.engram.metrics.Meters;
 import dev.engram.retrieval.EigenThemes;
-import dev.engram.retrieval.EpisodicWindows;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentGist;
@@ -12,7 +12,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -30,8 +29,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  */
 public final class Gists {
 
-    /** Sentences in a document's gist. */
-    static final int GIST_SENTENCES = 3;
+    /** Lead sentences in an extractive theme summary (of its strongest passages). */
+    static final int THEME_SUMMARY_LEADS = 3;
     /** Themes kept per namespace (GEM-RAG measured two to be best; more are cheap to keep and show). */
     static final int THEMES = 4;
     /** Passages per theme (the top components of its eigenvector). */
@@ -99,66 +98,6 @@ public final class Gists {
                 .thenComparingInt(DocumentGist.Entry::ordinal)
                 .thenComparing(DocumentGist.Entry::passageId));
         gists.put(Keys.of(ns, documentId), new DocumentGist(ns, documentId, title, entries, now));
-    }
-
-    /**
-     * What a document's entries add up to: its gist — the lead sentences of the passages closest to the centroid of
-     * its passage vectors ({@code vectorOf}, null when unknown), in reading order — and its episodic windows.
-     */
-    public static DocumentGist.View view(DocumentGist g, Function<String, float[]> vectorOf) {
-        List<DocumentGist.Entry> entries = g.entries();
-        List<float[]> vs = new ArrayList<>();
-        for (DocumentGist.Entry e : entries) {
-            vs.add(vectorOf.apply(e.passageId()));
-        }
-        double[] centroid = null;
-        for (float[] v : vs) {
-            if (v != null) {
-                if (centroid == null) {
-                    centroid = new double[v.length];
-                }
-                if (v.length == centroid.length) {
-                    for (int i = 0; i < v.length; i++) {
-                        centroid[i] += v[i];
-                    }
-                }
-            }
-        }
-        List<Integer> order = new ArrayList<>();
-        double[] score = new double[entries.size()];
-        for (int i = 0; i < entries.size(); i++) {
-            order.add(i);
-            float[] v = vs.get(i);
-            if (centroid != null && v != null && v.length == centroid.length) {
-                for (int k = 0; k < v.length; k++) {
-                    score[i] += v[k] * centroid[k];
-                }
-            }
-        }
-        order.sort((a, b) -> score[a] != score[b] ? Double.compare(score[b], score[a]) : Integer.compare(a, b));
-        List<Integer> chosen = new ArrayList<>(order.subList(0, Math.min(GIST_SENTENCES, order.size())));
-        chosen.sort(Integer::compare);
-        List<String> gist = new ArrayList<>();
-        for (int i : chosen) {
-            if (!entries.get(i).lead().isBlank()) {
-                gist.add(entries.get(i).lead());
-            }
-        }
-        // Episodic windows over the passages in reading order.
-        List<DocumentGist.Window> windows = new ArrayList<>();
-        for (int[] r : EpisodicWindows.ranges(entries.size())) {
-            List<String> ids = new ArrayList<>();
-            StringBuilder summary = new StringBuilder();
-            for (int i = r[0]; i < r[1]; i++) {
-                ids.add(entries.get(i).passageId());
-                if (!entries.get(i).lead().isBlank()) {
-                    summary.append(summary.isEmpty() ? "" : " ")
-                            .append(entries.get(i).lead());
-                }
-            }
-            windows.add(new DocumentGist.Window(windows.size(), ids, summary.toString()));
-        }
-        return new DocumentGist.View(gist, EpisodicWindows.size(entries.size()), windows);
     }
 
     /** True when the namespace changed enough since its themes were computed. */
@@ -229,7 +168,7 @@ public final class Gists {
                 if (p == null) {
                     continue;
                 }
-                if (i < GIST_SENTENCES) {
+                if (i < THEME_SUMMARY_LEADS) {
                     String lead = lead(p.memory());
                     if (!lead.isBlank()) {
                         summary.append(summary.isEmpty() ? "" : " ").append(lead);

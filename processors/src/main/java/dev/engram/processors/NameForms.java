@@ -1,6 +1,7 @@
 package dev.engram.processors;
 
 import dev.engram.schemas.EntityType;
+import dev.engram.stores.EntityNames;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -19,22 +20,6 @@ public final class NameForms {
     private static final Set<String> STOPWORDS = Set.of(
             "of", "the", "and", "for", "in", "on", "at", "de", "la", "le", "du", "von", "van", "der", "del", "a", "an",
             "to", "y", "da", "di", "el");
-
-    private static final Set<String> CORPORATE = Set.of(
-            "inc",
-            "incorporated",
-            "ltd",
-            "limited",
-            "corp",
-            "corporation",
-            "co",
-            "company",
-            "llc",
-            "plc",
-            "gmbh",
-            "ag",
-            "sa",
-            "group");
 
     private static final Pattern ROMAN = Pattern.compile("^(?=[ivxlc]+$)c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$");
     /** Tokens that read as roman numerals but are usually names. */
@@ -69,7 +54,7 @@ public final class NameForms {
 
     /** The type classes that may hold the same referent: unknown ({@code OTHER}) goes with any. */
     public static EntityType typeClass(EntityType type) {
-        return type == null ? EntityType.OTHER : type;
+        return EntityNames.typeClass(type);
     }
 
     public static boolean compatible(EntityType a, EntityType b) {
@@ -77,7 +62,7 @@ public final class NameForms {
     }
 
     public static List<String> tokens(String normalized) {
-        return normalized.isEmpty() ? List.of() : List.of(normalized.split(" "));
+        return EntityNames.tokens(normalized);
     }
 
     /** Tokens worth blocking on: not stopwords, at least three characters or a number. */
@@ -93,25 +78,7 @@ public final class NameForms {
 
     /** Corporate suffixes and leading articles dropped, saint/mount/fort spelled out, spaces removed. */
     public static String loose(String normalized) {
-        List<String> kept = new ArrayList<>();
-        List<String> tokens = tokens(normalized);
-        for (int i = 0; i < tokens.size(); i++) {
-            String t = tokens.get(i);
-            if (i > 0 && CORPORATE.contains(t)) {
-                continue;
-            }
-            kept.add(
-                    switch (t) {
-                        case "st" -> "saint";
-                        case "mt" -> "mount";
-                        case "ft" -> "fort";
-                        default -> t;
-                    });
-        }
-        if (kept.isEmpty()) {
-            kept = tokens;
-        }
-        return String.join("", kept);
+        return EntityNames.loose(normalized);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.engram.processors;
 
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentEvent;
@@ -7,8 +8,9 @@ import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import dev.engram.stores.DocumentState;
+import dev.engram.stores.Hashing;
 import dev.engram.stores.Keys;
-import dev.engram.stores.Stores;
+import dev.engram.stores.StateStores;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
 import java.util.ArrayList;
@@ -20,8 +22,10 @@ import java.util.Set;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
 
 /**
  * READ: validates a document event, chunks the document, diffs it against the passages of its previous version and
@@ -42,10 +46,26 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         this.meters = meters;
     }
 
+    /** The read step with the store it owns. */
+    public static ProcessorSupplier<byte[], byte[], Void, Emission> supplier(
+            DocumentDecoder decoder, Chunker chunker, Meters meters) {
+        return new ProcessorSupplier<>() {
+            @Override
+            public Processor<byte[], byte[], Void, Emission> get() {
+                return new ReadProcessor(decoder, chunker, meters);
+            }
+
+            @Override
+            public Set<StoreBuilder<?>> stores() {
+                return Set.of(StateStores.READ_DOCUMENTS.builder());
+            }
+        };
+    }
+
     @Override
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
-        this.documents = context.getStateStore(Stores.READ_DOCUMENTS);
+        this.documents = context.getStateStore(StateStores.READ_DOCUMENTS.name());
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.engram.processors;
 
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;

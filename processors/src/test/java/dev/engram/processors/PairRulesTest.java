@@ -3,6 +3,7 @@ package dev.engram.processors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.schemas.EntityType;
+import dev.engram.stores.EntityNames;
 import dev.engram.stores.PairDecision;
 import java.util.List;
 import java.util.Optional;

@@ -1,23 +1,18 @@
 package dev.engram.topology;
 
+import dev.engram.metrics.Meters;
 import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.Emission;
-import dev.engram.processors.Meters;
 import dev.engram.processors.ReadProcessor;
 import dev.engram.processors.UnderstandProcessor;
-import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Extraction;
-import dev.engram.schemas.JsonSerde;
-import dev.engram.schemas.MemoryChange;
-import dev.engram.schemas.MemoryCommand;
-import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
-import dev.engram.stores.Stores;
+import dev.engram.stores.StateStores;
+import dev.engram.stores.StoreSpec;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
 import java.util.function.Function;
-import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
@@ -27,22 +22,17 @@ import org.apache.kafka.streams.kstream.BranchedKStream;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Named;
-import org.apache.kafka.streams.kstream.Produced;
-import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
-import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The Engram topology: READ (documents → passages + manifests), UNDERSTAND (passages → understandings, keyed by
  * namespace), CONSTRUCT (understandings → namespace-owned memory stores + memory changes). Every operator, store and
- * sink is named, so the topology survives upgrades without losing state.
+ * sink is named, so the topology survives upgrades without losing state. Each processor declares its own stores.
  */
 public final class EngramTopology {
-
-    public static final Serde<PassageEvent> PASSAGE_SERDE = JsonSerde.of(PassageEvent.class);
-    public static final Serde<UnderstandingEvent> UNDERSTANDING_SERDE = JsonSerde.of(UnderstandingEvent.class);
-    public static final Serde<MemoryChange> MEMORY_CHANGE_SERDE = JsonSerde.of(MemoryChange.class);
-    public static final Serde<MemoryCommand> MEMORY_COMMAND_SERDE = JsonSerde.of(MemoryCommand.class);
-    public static final Serde<DeadLetter> DEAD_LETTER_SERDE = JsonSerde.of(DeadLetter.class);
 
     private EngramTopology() {}
 
@@ -85,83 +75,43 @@ public final class EngramTopology {
             int chunkMaxTokens,
             Understander understander,
             Meters meters) {
-        builder.addStateStore(store(Stores.READ_DOCUMENTS, Stores.DOCUMENT_STATE));
         DocumentDecoder decoder = new DocumentDecoder(maxDocumentBytes);
         Chunker chunker = new Chunker(chunkMaxTokens);
         KStream<Void, Emission> read = builder.stream(
-                        topics.documents(),
-                        Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("documents-source"))
-                .process(() -> new ReadProcessor(decoder, chunker, meters), Named.as("read"), Stores.READ_DOCUMENTS);
+                        topics.documents().name(), topics.documents().consumed("documents-source"))
+                .process(ReadProcessor.supplier(decoder, chunker, meters), Named.as("read"));
         route(read, "read", topics);
 
         String cache = null;
         if (understander.extractor().cacheable()) {
-            cache = Stores.EXTRACTION_CACHE;
+            StoreSpec<Extraction> spec = StateStores.EXTRACTION_CACHE;
+            cache = spec.name();
             builder.addGlobalStore(
-                    org.apache.kafka.streams.state.Stores.keyValueStoreBuilder(
-                                    org.apache.kafka.streams.state.Stores.persistentKeyValueStore(cache),
-                                    Stores.KEY,
-                                    Stores.EXTRACTION)
-                            .withLoggingDisabled(),
-                    topics.extractions(),
-                    Consumed.with(Serdes.String(), Stores.EXTRACTION).withName("extractions-source"),
-                    () -> new CacheLoader(Stores.EXTRACTION_CACHE));
+                    spec.builder().withLoggingDisabled(),
+                    topics.extractions().name(),
+                    topics.extractions().consumed("extractions-source"),
+                    () -> new CacheLoader(spec.name()));
         }
         String cacheStore = cache;
         KStream<Void, Emission> understood = builder.stream(
-                        topics.passages(),
-                        Consumed.with(Serdes.String(), PASSAGE_SERDE).withName("passages-source"))
+                        topics.passages().name(), topics.passages().consumed("passages-source"))
                 .process(() -> new UnderstandProcessor(understander, cacheStore, meters), Named.as("understand"));
         route(understood, "understand", topics);
     }
 
     private static void buildMemory(StreamsBuilder builder, Topics topics, Meters meters) {
-        builder.addStateStore(store(Stores.MEMORY_DOCUMENTS, Stores.DOCUMENT_RECORD));
-        builder.addStateStore(store(Stores.MEMORY_PASSAGES, Stores.PASSAGE));
-        builder.addStateStore(store(Stores.MEMORY_VECTORS, Stores.VECTOR));
-        builder.addStateStore(store(Stores.MEMORY_EMBEDDINGS, Stores.EMBEDDINGS));
-        builder.addStateStore(store(Stores.MEMORY_REVIEWS, Stores.REVIEW));
-        builder.addStateStore(store(Stores.MEMORY_ENTITIES, Stores.ENTITY));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_PASSAGES, Stores.MENTION));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_INDEX, Stores.TEXT));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_PAIRS, Stores.PAIR));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_MEMBERS, Stores.TEXT));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_VECTORS, Stores.VECTOR));
-        builder.addStateStore(store(Stores.MEMORY_ENTITY_OVERRIDES, Stores.PAIR));
-        builder.addStateStore(store(Stores.MEMORY_PASSAGE_ENTITIES, Stores.TEXT));
-        builder.addStateStore(store(Stores.MEMORY_GISTS, Stores.GIST));
-        builder.addStateStore(store(Stores.MEMORY_THEMES, Stores.THEMES));
-        builder.addStateStore(store(Stores.MEMORY_NAMESPACES, Stores.NAMESPACE));
         // Operators' commands join the understandings (same key, same partition count): one writer per namespace.
         KStream<String, UnderstandingEvent> commands = builder.stream(
-                        topics.memoryCommands(),
+                        topics.memoryCommands().name(),
+                        // raw bytes: a malformed command is dead-lettered by the memory step, never a poison pill
                         Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("memory-commands-source"))
                 .mapValues(
                         bytes -> (UnderstandingEvent) UnderstandingEvent.Command.decode(bytes),
                         Named.as("memory-commands-decode"));
         KStream<Void, Emission> constructed = builder.stream(
-                        topics.understandings(),
-                        Consumed.with(Serdes.String(), UNDERSTANDING_SERDE).withName("understandings-source"))
+                        topics.understandings().name(), topics.understandings().consumed("understandings-source"))
                 .merge(commands, Named.as("memory-inputs"))
-                .process(
-                        () -> new ConstructProcessor(meters),
-                        Named.as("construct"),
-                        Stores.MEMORY_DOCUMENTS,
-                        Stores.MEMORY_PASSAGES,
-                        Stores.MEMORY_VECTORS,
-                        Stores.MEMORY_EMBEDDINGS,
-                        Stores.MEMORY_REVIEWS,
-                        Stores.MEMORY_ENTITIES,
-                        Stores.MEMORY_ENTITY_PASSAGES,
-                        Stores.MEMORY_ENTITY_INDEX,
-                        Stores.MEMORY_ENTITY_PAIRS,
-                        Stores.MEMORY_ENTITY_MEMBERS,
-                        Stores.MEMORY_ENTITY_VECTORS,
-                        Stores.MEMORY_ENTITY_OVERRIDES,
-                        Stores.MEMORY_PASSAGE_ENTITIES,
-                        Stores.MEMORY_GISTS,
-                        Stores.MEMORY_THEMES,
-                        Stores.MEMORY_NAMESPACES);
+                .process(ConstructProcessor.supplier(meters), Named.as("construct"));
         route(constructed, "construct", topics);
     }
 
@@ -174,45 +124,35 @@ public final class EngramTopology {
                 "passages",
                 Emission.Passage.class,
                 e -> KeyValue.pair(e.event().passageId(), e.event()),
-                topics.passages(),
-                Serdes.String(),
-                PASSAGE_SERDE);
+                topics.passages());
         sink(
                 split,
                 step,
                 "understandings",
                 Emission.Understood.class,
                 e -> KeyValue.pair(e.event().namespace(), e.event()),
-                topics.understandings(),
-                Serdes.String(),
-                UNDERSTANDING_SERDE);
+                topics.understandings());
         sink(
                 split,
                 step,
                 "extractions",
                 Emission.Extracted.class,
                 e -> KeyValue.pair(e.cacheKey(), e.extraction()),
-                topics.extractions(),
-                Serdes.String(),
-                Stores.EXTRACTION);
+                topics.extractions());
         sink(
                 split,
                 step,
                 "changes",
                 Emission.Change.class,
                 e -> KeyValue.pair(e.change().namespace(), e.change()),
-                topics.memoryChanges(),
-                Serdes.String(),
-                MEMORY_CHANGE_SERDE);
+                topics.memoryChanges());
         sink(
                 split,
                 step,
                 "dead-letters",
                 Emission.Dead.class,
                 e -> KeyValue.pair(e.key(), e.letter()),
-                topics.deadLetters(),
-                Serdes.ByteArray(),
-                DEAD_LETTER_SERDE);
+                topics.deadLetters());
     }
 
     /** One branch of a step's output: the emissions of one kind, keyed and written to their topic. */
@@ -222,44 +162,36 @@ public final class EngramTopology {
             String name,
             Class<E> kind,
             Function<E, KeyValue<K, V>> keyed,
-            String topic,
-            Serde<K> keySerde,
-            Serde<V> valueSerde) {
+            Topic<K, V> topic) {
         split.branch(
                 (k, v) -> kind.isInstance(v),
-                Branched.<Void, Emission>withConsumer(s -> s.map(
-                                        (k, v) -> keyed.apply(kind.cast(v)), Named.as(step + "-" + name + "-key"))
-                                .to(topic, Produced.with(keySerde, valueSerde).withName(step + "-" + name + "-sink")))
+                Branched.<Void, Emission>withConsumer(
+                                s -> s.map((k, v) -> keyed.apply(kind.cast(v)), Named.as(step + "-" + name + "-key"))
+                                        .to(topic.name(), topic.produced(step + "-" + name + "-sink")))
                         .withName(name));
     }
 
     /** Keeps the global extraction cache in step with the extractions topic (a null value deletes). */
-    static final class CacheLoader
-            implements org.apache.kafka.streams.processor.api.Processor<String, Extraction, Void, Void> {
+    static final class CacheLoader implements Processor<String, Extraction, Void, Void> {
         private final String storeName;
-        private org.apache.kafka.streams.state.KeyValueStore<String, Extraction> store;
+        private KeyValueStore<String, Extraction> store;
 
         CacheLoader(String storeName) {
             this.storeName = storeName;
         }
 
         @Override
-        public void init(org.apache.kafka.streams.processor.api.ProcessorContext<Void, Void> context) {
+        public void init(ProcessorContext<Void, Void> context) {
             store = context.getStateStore(storeName);
         }
 
         @Override
-        public void process(org.apache.kafka.streams.processor.api.Record<String, Extraction> record) {
+        public void process(Record<String, Extraction> record) {
             if (record.value() == null) {
                 store.delete(record.key());
             } else {
                 store.put(record.key(), record.value());
             }
         }
-    }
-
-    private static <V> StoreBuilder<?> store(String name, Serde<V> values) {
-        KeyValueBytesStoreSupplier supplier = org.apache.kafka.streams.state.Stores.persistentKeyValueStore(name);
-        return org.apache.kafka.streams.state.Stores.keyValueStoreBuilder(supplier, Stores.KEY, values);
     }
 }

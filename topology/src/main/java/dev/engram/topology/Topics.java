@@ -1,51 +1,74 @@
 package dev.engram.topology;
 
+import dev.engram.schemas.Compensation;
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.JsonSerde;
+import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.MemoryCommand;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.UnderstandingEvent;
 import java.util.List;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
 
-/** Every topic of Engram, named with the configured prefix. */
+/** Every topic of Engram, named with the configured prefix, with its serdes. */
 public record Topics(String prefix) {
 
-    /** Input: document events (key: document id; value: document-event.schema.json). */
-    public String documents() {
-        return prefix + "documents";
+    private static final Serde<String> STRING = Serdes.String();
+    private static final Serde<byte[]> BYTES = Serdes.ByteArray();
+    private static final Serde<PassageEvent> PASSAGE = JsonSerde.of(PassageEvent.class);
+    private static final Serde<UnderstandingEvent> UNDERSTANDING = JsonSerde.of(UnderstandingEvent.class);
+    private static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
+    private static final Serde<MemoryChange> MEMORY_CHANGE = JsonSerde.of(MemoryChange.class);
+    private static final Serde<MemoryCommand> MEMORY_COMMAND = JsonSerde.of(MemoryCommand.class);
+    private static final Serde<Compensation> COMPENSATION = JsonSerde.of(Compensation.class);
+    private static final Serde<DeadLetter> DEAD_LETTER = JsonSerde.of(DeadLetter.class);
+
+    /**
+     * Input: document events (key: document id; value: document-event.schema.json). Read as raw bytes: the read step
+     * validates them and dead-letters what is not a document event.
+     */
+    public Topic<byte[], byte[]> documents() {
+        return new Topic<>(prefix + "documents", BYTES, BYTES);
     }
 
     /** Passages read from documents (key: passage id; value: passage.schema.json). */
-    public String passages() {
-        return prefix + "passages";
+    public Topic<String, PassageEvent> passages() {
+        return new Topic<>(prefix + "passages", STRING, PASSAGE);
     }
 
     /** Understood passages, retractions and manifests (key: namespace; value: understanding.schema.json). */
-    public String understandings() {
-        return prefix + "understandings";
+    public Topic<String, UnderstandingEvent> understandings() {
+        return new Topic<>(prefix + "understandings", STRING, UNDERSTANDING);
     }
 
     /** Extraction cache, compacted (key: "content hash|extractor id"; value: extraction.schema.json). */
-    public String extractions() {
-        return prefix + "extractions";
+    public Topic<String, Extraction> extractions() {
+        return new Topic<>(prefix + "extractions", STRING, EXTRACTION);
     }
 
     /** Versioned mutations of each namespace's memory (key: namespace; value: memory-change.schema.json). */
-    public String memoryChanges() {
-        return prefix + "memory-changes";
+    public Topic<String, MemoryChange> memoryChanges() {
+        return new Topic<>(prefix + "memory-changes", STRING, MEMORY_CHANGE);
     }
 
     /** Operators' entity-resolution commands (key: namespace; value: memory-command.schema.json). */
-    public String memoryCommands() {
-        return prefix + "memory-commands";
+    public Topic<String, MemoryCommand> memoryCommands() {
+        return new Topic<>(prefix + "memory-commands", STRING, MEMORY_COMMAND);
     }
 
     /** Failed sink writes to converge (key: namespace; value: compensation.schema.json). */
-    public String compensations() {
-        return prefix + "compensations";
+    public Topic<String, Compensation> compensations() {
+        return new Topic<>(prefix + "compensations", STRING, COMPENSATION);
     }
 
     /** Rejected inputs with their reason (key: the original key; value: dead-letter.schema.json). */
-    public String deadLetters() {
-        return prefix + "dead-letters";
+    public Topic<byte[], DeadLetter> deadLetters() {
+        return new Topic<>(prefix + "dead-letters", BYTES, DEAD_LETTER);
     }
 
-    public List<String> all() {
+    public List<Topic<?, ?>> all() {
         return List.of(
                 documents(),
                 passages(),

@@ -2,7 +2,7 @@ package dev.engram.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.engram.processors.Meters;
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.Json;
@@ -12,8 +12,8 @@ import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
+import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
-import dev.engram.stores.Stores;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -59,15 +59,24 @@ class EngramTopologyTest {
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, understander, Meters.detached()), props);
-        documents = driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+        documents = driver.createInputTopic(
+                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
         passages = driver.createOutputTopic(
-                TOPICS.passages(), new StringDeserializer(), EngramTopology.PASSAGE_SERDE.deserializer());
+                TOPICS.passages().name(),
+                new StringDeserializer(),
+                TOPICS.passages().valueSerde().deserializer());
         understandings = driver.createOutputTopic(
-                TOPICS.understandings(), new StringDeserializer(), EngramTopology.UNDERSTANDING_SERDE.deserializer());
+                TOPICS.understandings().name(),
+                new StringDeserializer(),
+                TOPICS.understandings().valueSerde().deserializer());
         changes = driver.createOutputTopic(
-                TOPICS.memoryChanges(), new StringDeserializer(), EngramTopology.MEMORY_CHANGE_SERDE.deserializer());
+                TOPICS.memoryChanges().name(),
+                new StringDeserializer(),
+                TOPICS.memoryChanges().valueSerde().deserializer());
         deadLetters = driver.createOutputTopic(
-                TOPICS.deadLetters(), new ByteArrayDeserializer(), EngramTopology.DEAD_LETTER_SERDE.deserializer());
+                TOPICS.deadLetters().name(),
+                new ByteArrayDeserializer(),
+                TOPICS.deadLetters().valueSerde().deserializer());
     }
 
     @AfterEach
@@ -106,13 +115,13 @@ class EngramTopologyTest {
     }
 
     private List<StoredPassage> passagesOf(String ns, String docId) {
-        return this.<StoredPassage>storeValues(Stores.MEMORY_PASSAGES, Keys.prefix(ns)).stream()
+        return this.<StoredPassage>storeValues(StateStores.MEMORY_PASSAGES.name(), Keys.prefix(ns)).stream()
                 .filter(p -> p.documentId().equals(docId))
                 .toList();
     }
 
     private DocumentRecord document(String ns, String id) {
-        KeyValueStore<String, DocumentRecord> kv = driver.getKeyValueStore(Stores.MEMORY_DOCUMENTS);
+        KeyValueStore<String, DocumentRecord> kv = driver.getKeyValueStore(StateStores.MEMORY_DOCUMENTS.name());
         return kv.get(Keys.of(ns, id));
     }
 
@@ -140,16 +149,17 @@ class EngramTopologyTest {
                 .extracting(StoredPassage::text)
                 .containsExactlyInAnyOrder("Ada Lovelace was born in London.", "She worked with Charles Babbage.");
         assertThat(document("wiki", "ada").status()).isEqualTo(DocumentStatus.VERIFIED);
-        KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
-        assertThat(this.<EntityRecord>storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki")))
+        KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(StateStores.MEMORY_ENTITIES.name());
+        assertThat(this.<EntityRecord>storeValues(StateStores.MEMORY_ENTITIES.name(), Keys.prefix("wiki")))
                 .extracting(EntityRecord::name)
                 .contains("Ada Lovelace", "London", "Charles Babbage");
-        EntityRecord babbage = this.<EntityRecord>storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki")).stream()
-                .filter(e -> e.name().equals("Charles Babbage"))
-                .findFirst()
-                .orElseThrow();
+        EntityRecord babbage =
+                this.<EntityRecord>storeValues(StateStores.MEMORY_ENTITIES.name(), Keys.prefix("wiki")).stream()
+                        .filter(e -> e.name().equals("Charles Babbage"))
+                        .findFirst()
+                        .orElseThrow();
         assertThat(babbage.id())
-                .isEqualTo(dev.engram.processors.EntityNames.surfaceId(
+                .isEqualTo(dev.engram.stores.EntityNames.surfaceId(
                         "wiki", "Charles Babbage", dev.engram.schemas.EntityType.PERSON));
         assertThat(entities.get(Keys.of("wiki", babbage.id())).canonical()).isEqualTo(babbage.id());
         assertThat(babbage.passages()).isEqualTo(1);
@@ -206,8 +216,8 @@ class EngramTopologyTest {
                         "read",
                         "understand",
                         "construct",
-                        Stores.MEMORY_PASSAGES,
-                        Stores.EXTRACTION_CACHE,
+                        StateStores.MEMORY_PASSAGES.name(),
+                        StateStores.EXTRACTION_CACHE.name(),
                         "construct-changes-sink",
                         "read-dead-letters-sink");
     }
@@ -239,7 +249,7 @@ class EngramTopologyTest {
         assertThat(passagesOf("wiki", "ada")).isEmpty();
         assertThat(passagesOf("wiki", "other")).hasSize(1);
         assertThat(document("wiki", "ada").status()).isEqualTo(DocumentStatus.ARCHIVED);
-        List<EntityRecord> left = storeValues(Stores.MEMORY_ENTITIES, Keys.prefix("wiki"));
+        List<EntityRecord> left = storeValues(StateStores.MEMORY_ENTITIES.name(), Keys.prefix("wiki"));
         assertThat(left)
                 .extracting(EntityRecord::name)
                 .contains("Charles Babbage")
@@ -294,7 +304,7 @@ class EngramTopologyTest {
         DeadLetter first = letters.get(0).value;
         assertThat(first.stage()).isEqualTo(DeadLetter.Stage.READ);
         assertThat(first.reason()).startsWith("malformed JSON");
-        assertThat(first.topic()).isEqualTo(TOPICS.documents());
+        assertThat(first.topic()).isEqualTo(TOPICS.documents().name());
         assertThat(first.offset()).isZero();
         assertThat(Base64.getDecoder().decode(first.valueBase64())).isEqualTo(malformed);
         assertThat(letters.get(0).key).isEqualTo(bytes("x"));
@@ -313,7 +323,7 @@ class EngramTopologyTest {
         assertThat(letters).singleElement().satisfies(l -> {
             assertThat(l.stage()).isEqualTo(DeadLetter.Stage.UNDERSTAND);
             assertThat(l.reason()).contains("extractor failed");
-            assertThat(l.topic()).isEqualTo(TOPICS.passages());
+            assertThat(l.topic()).isEqualTo(TOPICS.passages().name());
             assertThat(new String(Base64.getDecoder().decode(l.valueBase64()), StandardCharsets.UTF_8))
                     .contains("POISON");
         });
@@ -338,7 +348,8 @@ class EngramTopologyTest {
                 .hasValue(2);
         assertThat(passagesOf("wiki", "ada")).hasSize(2);
         assertThat(passagesOf("other", "ada")).hasSize(2);
-        KeyValueStore<String, dev.engram.schemas.Extraction> cache = driver.getKeyValueStore(Stores.EXTRACTION_CACHE);
+        KeyValueStore<String, dev.engram.schemas.Extraction> cache =
+                driver.getKeyValueStore(StateStores.EXTRACTION_CACHE.name());
         assertThat(cache.approximateNumEntries()).isEqualTo(2);
     }
 

@@ -2,12 +2,13 @@ package dev.engram.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.engram.processors.Meters;
+import dev.engram.metrics.Meters;
+import dev.engram.query.EntityViews;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.PairDecision;
-import dev.engram.stores.Stores;
+import dev.engram.stores.StateStores;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -50,9 +51,12 @@ class EntityResolutionTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
-        documents = driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+        documents = driver.createInputTopic(
+                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
         changes = driver.createOutputTopic(
-                TOPICS.memoryChanges(), new StringDeserializer(), EngramTopology.MEMORY_CHANGE_SERDE.deserializer());
+                TOPICS.memoryChanges().name(),
+                new StringDeserializer(),
+                TOPICS.memoryChanges().valueSerde().deserializer());
     }
 
     @AfterEach
@@ -178,13 +182,13 @@ class EntityResolutionTest {
     @Test
     void aMalformedCommandIsDeadLettered() {
         var commands = driver.createInputTopic(
-                TOPICS.memoryCommands(),
+                TOPICS.memoryCommands().name(),
                 new StringSerializer(),
                 new org.apache.kafka.common.serialization.ByteArraySerializer());
         var deadLetters = driver.createOutputTopic(
-                TOPICS.deadLetters(),
+                TOPICS.deadLetters().name(),
                 new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
-                EngramTopology.DEAD_LETTER_SERDE.deserializer());
+                TOPICS.deadLetters().valueSerde().deserializer());
         commands.pipeInput("wiki", "{\"namespace\": \"wiki\", \"op\": \"explode\"}".getBytes(StandardCharsets.UTF_8));
         commands.pipeInput("wiki", "not json".getBytes(StandardCharsets.UTF_8));
         String id = "0".repeat(32);
@@ -206,7 +210,9 @@ class EntityResolutionTest {
 
     private void command(String op, String a, String b, String reason) {
         var commands = driver.createInputTopic(
-                TOPICS.memoryCommands(), new StringSerializer(), EngramTopology.MEMORY_COMMAND_SERDE.serializer());
+                TOPICS.memoryCommands().name(),
+                new StringSerializer(),
+                TOPICS.memoryCommands().valueSerde().serializer());
         commands.pipeInput(
                 "wiki",
                 new dev.engram.schemas.MemoryCommand(
@@ -230,16 +236,16 @@ class EntityResolutionTest {
     }
 
     private void upsert(String id, String text) {
-        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.upsert("wiki", id, "", text));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), TestDocuments.upsert("wiki", id, "", text));
     }
 
     private void delete(String id) {
-        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.delete("wiki", id));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), TestDocuments.delete("wiki", id));
     }
 
     private EntityRecord surface(String normalized) {
         List<EntityRecord> found = new ArrayList<>();
-        KeyValueStore<String, EntityRecord> store = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
+        KeyValueStore<String, EntityRecord> store = driver.getKeyValueStore(StateStores.MEMORY_ENTITIES.name());
         try (KeyValueIterator<String, EntityRecord> it =
                 store.prefixScan(Keys.prefix("wiki"), new StringSerializer())) {
             it.forEachRemaining(kv -> {
@@ -253,7 +259,7 @@ class EntityResolutionTest {
     }
 
     private PairDecision pair(EntityRecord a, EntityRecord b) {
-        KeyValueStore<String, PairDecision> store = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+        KeyValueStore<String, PairDecision> store = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PAIRS.name());
         PairDecision d = store.get(Keys.of("wiki", a.id(), b.id()));
         assertThat(d).as("decision for %s / %s", a.name(), b.name()).isNotNull();
         assertThat(store.get(Keys.of("wiki", b.id(), a.id())).decision()).isEqualTo(d.decision());
@@ -262,7 +268,7 @@ class EntityResolutionTest {
 
     private List<PairDecision> pairs(EntityRecord a) {
         List<PairDecision> out = new ArrayList<>();
-        KeyValueStore<String, PairDecision> store = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+        KeyValueStore<String, PairDecision> store = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PAIRS.name());
         try (KeyValueIterator<String, PairDecision> it =
                 store.prefixScan(Keys.prefix("wiki", a.id()), new StringSerializer())) {
             it.forEachRemaining(kv -> out.add(kv.value));
@@ -272,7 +278,7 @@ class EntityResolutionTest {
 
     private dev.engram.stores.NamespaceState namespace() {
         KeyValueStore<String, dev.engram.stores.NamespaceState> store =
-                driver.getKeyValueStore(Stores.MEMORY_NAMESPACES);
+                driver.getKeyValueStore(StateStores.MEMORY_NAMESPACES.name());
         return store.get("wiki");
     }
 

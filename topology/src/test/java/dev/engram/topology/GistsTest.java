@@ -2,12 +2,12 @@ package dev.engram.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.engram.processors.Meters;
+import dev.engram.metrics.Meters;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
-import dev.engram.stores.Stores;
 import dev.engram.stores.ThemeSet;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -41,7 +41,8 @@ class GistsTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
-        documents = driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+        documents = driver.createInputTopic(
+                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
     }
 
     @AfterEach
@@ -114,7 +115,7 @@ class GistsTest {
         assertThat(themes.passages()).isGreaterThanOrEqualTo(16);
         assertThat(themes.themes()).hasSizeGreaterThanOrEqualTo(2);
         assertThat(themes.themes().get(0).eigenvalue()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-3));
-        KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(Stores.MEMORY_PASSAGES);
+        KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(StateStores.MEMORY_PASSAGES.name());
         assertThat(themes.themes()).allSatisfy(theme -> {
             assertThat(theme.passageIds()).hasSize(5);
             assertThat(theme.summary()).isNotBlank();
@@ -130,11 +131,11 @@ class GistsTest {
     }
 
     private void upsert(String id, String text) {
-        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.upsert("wiki", id, "T", text));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), TestDocuments.upsert("wiki", id, "T", text));
     }
 
     private void delete(String id) {
-        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), ItSupport.delete("wiki", id));
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), TestDocuments.delete("wiki", id));
     }
 
     @Test
@@ -146,11 +147,11 @@ class GistsTest {
             entries.add(new DocumentGist.Entry("p" + i, i, i * 100, "Lead " + i + "."));
             vectors.put("p" + i, vs[i]);
         }
-        DocumentGist.View view = dev.engram.processors.Gists.view(
+        DocumentGist.View view = dev.engram.query.GistViews.view(
                 new DocumentGist("ns", "d", "D", entries, java.time.Instant.EPOCH), vectors::get);
         assertThat(view.gist()).containsExactly("Lead 1.", "Lead 2.", "Lead 4.");
         // unknown vectors (a passage just removed from the vector store) score nothing but keep their windows
-        DocumentGist.View partial = dev.engram.processors.Gists.view(
+        DocumentGist.View partial = dev.engram.query.GistViews.view(
                 new DocumentGist("ns", "d", "D", entries, java.time.Instant.EPOCH),
                 id -> id.equals("p1") ? null : vectors.get(id));
         assertThat(partial.gist()).containsExactly("Lead 0.", "Lead 2.", "Lead 4.");
@@ -161,25 +162,25 @@ class GistsTest {
     }
 
     private DocumentGist.View view(DocumentGist g) {
-        KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(Stores.MEMORY_VECTORS);
-        return dev.engram.processors.Gists.view(g, passageId -> {
+        KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(StateStores.MEMORY_VECTORS.name());
+        return dev.engram.query.GistViews.view(g, passageId -> {
             byte[] v = vectors.get(Keys.of(g.namespace(), passageId));
             return v == null ? null : dev.engram.schemas.VectorCodec.fromBytes(v);
         });
     }
 
     private DocumentGist gist(String id) {
-        KeyValueStore<String, DocumentGist> store = driver.getKeyValueStore(Stores.MEMORY_GISTS);
+        KeyValueStore<String, DocumentGist> store = driver.getKeyValueStore(StateStores.MEMORY_GISTS.name());
         return store.get(Keys.of("wiki", id));
     }
 
     private ThemeSet themes() {
-        KeyValueStore<String, ThemeSet> store = driver.getKeyValueStore(Stores.MEMORY_THEMES);
+        KeyValueStore<String, ThemeSet> store = driver.getKeyValueStore(StateStores.MEMORY_THEMES.name());
         return store.get("wiki");
     }
 
     private NamespaceState namespace() {
-        KeyValueStore<String, NamespaceState> store = driver.getKeyValueStore(Stores.MEMORY_NAMESPACES);
+        KeyValueStore<String, NamespaceState> store = driver.getKeyValueStore(StateStores.MEMORY_NAMESPACES.name());
         return store.get("wiki");
     }
 }

@@ -2,7 +2,7 @@ package dev.engram.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.engram.processors.Meters;
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.Json;
 import dev.engram.stores.DocumentRecord;
@@ -10,8 +10,8 @@ import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MentionRecord;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.PairDecision;
+import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
-import dev.engram.stores.Stores;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -115,8 +115,8 @@ class RetractionPropertyTest {
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         TopologyTestDriver driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
-        TestInputTopic<byte[], byte[]> documents =
-                driver.createInputTopic(TOPICS.documents(), new ByteArraySerializer(), new ByteArraySerializer());
+        TestInputTopic<byte[], byte[]> documents = driver.createInputTopic(
+                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
         for (String[] e : events) {
             Map<String, Object> doc = new LinkedHashMap<>();
             doc.put("namespace", e[0]);
@@ -135,15 +135,15 @@ class RetractionPropertyTest {
     private static Map<String, Object> digest(TopologyTestDriver driver) {
         try (driver) {
             Map<String, Object> d = new TreeMap<>();
-            KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(Stores.MEMORY_PASSAGES);
+            KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(StateStores.MEMORY_PASSAGES.name());
             TreeSet<String> p = new TreeSet<>();
             all(passages).forEach(kv -> p.add(kv.key + " " + kv.value.documentId() + " " + kv.value.contentHash()));
             d.put("passages", p);
-            KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(Stores.MEMORY_VECTORS);
+            KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(StateStores.MEMORY_VECTORS.name());
             TreeSet<String> v = new TreeSet<>();
             all(vectors).forEach(kv -> v.add(kv.key));
             d.put("vectors", v);
-            KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(Stores.MEMORY_ENTITIES);
+            KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(StateStores.MEMORY_ENTITIES.name());
             TreeSet<String> e = new TreeSet<>();
             all(entities).forEach(kv -> {
                 EntityRecord x = kv.value;
@@ -154,7 +154,8 @@ class RetractionPropertyTest {
                         + x.canonical());
             });
             d.put("entities", e);
-            KeyValueStore<String, MentionRecord> links = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PASSAGES);
+            KeyValueStore<String, MentionRecord> links =
+                    driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PASSAGES.name());
             TreeSet<String> l = new TreeSet<>();
             all(links)
                     .forEach(kv -> l.add(kv.key + " " + kv.value.mentions() + " " + kv.value.form() + " "
@@ -162,37 +163,40 @@ class RetractionPropertyTest {
                             + kv.value.documentId()));
             d.put("links", l);
             // Entity resolution: blocking indexes, pair decisions and resolved groups.
-            KeyValueStore<String, String> index = driver.getKeyValueStore(Stores.MEMORY_ENTITY_INDEX);
+            KeyValueStore<String, String> index = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_INDEX.name());
             TreeSet<String> ix = new TreeSet<>();
             all(index).forEach(kv -> ix.add(kv.key));
             d.put("index", ix);
-            KeyValueStore<String, PairDecision> pairs = driver.getKeyValueStore(Stores.MEMORY_ENTITY_PAIRS);
+            KeyValueStore<String, PairDecision> pairs = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PAIRS.name());
             TreeSet<String> pd = new TreeSet<>();
             all(pairs)
                     .forEach(kv -> pd.add(kv.key + " " + kv.value.decision() + " " + kv.value.rule() + " "
                             + kv.value.score() + " " + kv.value.evidence()));
             d.put("pairs", pd);
             // Gists and episodic windows (themes are recomputed on thresholds of changes, so they follow history).
-            KeyValueStore<String, dev.engram.stores.DocumentGist> gists = driver.getKeyValueStore(Stores.MEMORY_GISTS);
+            KeyValueStore<String, dev.engram.stores.DocumentGist> gists =
+                    driver.getKeyValueStore(StateStores.MEMORY_GISTS.name());
             TreeSet<String> gs = new TreeSet<>();
             all(gists).forEach(kv -> gs.add(kv.key + " " + kv.value.entries()));
             d.put("gists", gs);
-            KeyValueStore<String, String> members = driver.getKeyValueStore(Stores.MEMORY_ENTITY_MEMBERS);
+            KeyValueStore<String, String> members = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_MEMBERS.name());
             TreeSet<String> mb = new TreeSet<>();
             all(members).forEach(kv -> mb.add(kv.key));
             d.put("members", mb);
             KeyValueStore<String, dev.engram.stores.ReviewItem> reviews =
-                    driver.getKeyValueStore(Stores.MEMORY_REVIEWS);
+                    driver.getKeyValueStore(StateStores.MEMORY_REVIEWS.name());
             TreeSet<String> r = new TreeSet<>();
             all(reviews).forEach(kv -> r.add(kv.key + " " + kv.value.subject() + " " + kv.value.reason()));
             d.put("reviews", r);
-            KeyValueStore<String, DocumentRecord> documents = driver.getKeyValueStore(Stores.MEMORY_DOCUMENTS);
+            KeyValueStore<String, DocumentRecord> documents =
+                    driver.getKeyValueStore(StateStores.MEMORY_DOCUMENTS.name());
             TreeSet<String> docs = new TreeSet<>();
             all(documents).stream()
                     .filter(kv -> kv.value.status() != DocumentStatus.ARCHIVED)
                     .forEach(kv -> docs.add(kv.key + " " + kv.value.status() + " " + kv.value.passages()));
             d.put("documents", docs);
-            KeyValueStore<String, NamespaceState> namespaces = driver.getKeyValueStore(Stores.MEMORY_NAMESPACES);
+            KeyValueStore<String, NamespaceState> namespaces =
+                    driver.getKeyValueStore(StateStores.MEMORY_NAMESPACES.name());
             TreeSet<String> n = new TreeSet<>();
             all(namespaces)
                     .forEach(kv -> n.add(kv.key + " documents=" + kv.value.documents() + " passages="

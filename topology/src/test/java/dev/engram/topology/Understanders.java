@@ -13,13 +13,13 @@ import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
 
 /** One real embedded understander per test JVM (the ONNX and OpenNLP models load once). */
-final class Understanders {
+public final class Understanders {
 
     private static PassageUnderstander shared;
 
     private Understanders() {}
 
-    static synchronized Understander embedded() {
+    public static synchronized Understander embedded() {
         if (shared == null) {
             shared = new PassageUnderstander(
                     new RuleExtractor(new EnglishNlp(), 3), OnnxEmbedder.allMiniLmL6V2(256, 1), false);
@@ -31,7 +31,7 @@ final class Understanders {
      * The real understander behind an extractor that reports itself as cacheable (as the LLM extractor does) and
      * counts its calls, to prove that the extraction cache spares them.
      */
-    static Understander cachingCounting(java.util.concurrent.atomic.AtomicInteger calls) {
+    public static Understander cachingCounting(java.util.concurrent.atomic.AtomicInteger calls) {
         Understander real = embedded();
         Extractor extractor = new Extractor() {
             @Override
@@ -76,7 +76,7 @@ final class Understanders {
     }
 
     /** The real understander, except that passages containing {@code marker} fail as a broken extractor would. */
-    static Understander failingOn(String marker) {
+    public static Understander failingOn(String marker) {
         Understander real = embedded();
         Extractor extractor = new Extractor() {
             @Override

@@ -1,0 +1,321 @@
+package dev.engram.query;
+
+import dev.engram.retrieval.HnswVectors;
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.VectorIndexer;
+import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.VectorCodec;
+import dev.engram.stores.EntityNames;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.ThemeSet;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds a namespace's {@link MemoryGraph} from this instance's state stores and keeps it while the namespace does
+ * not change: a snapshot is rebuilt when the namespace's memory version has moved on and the snapshot is older than
+ * {@code maxStaleness}, so a burst of writes does not rebuild it on every query; large namespaces are rebuilt in the
+ * background (see {@link #graph(String, long, Supplier)}).
+ */
+public final class GraphLoader implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
+    private static final StringSerializer KEYS = new StringSerializer();
+
+    private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos) {}
+
+    private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Object> locks = new ConcurrentHashMap<>();
+    private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<String, HnswVectors> vectors = new ConcurrentHashMap<>();
+    private final ExecutorService background = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "engram-snapshots");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
+    private final dev.engram.metrics.Meters meters;
+    private final long maxStalenessNanos;
+    private final long inlineBuildNanos;
+    private final Path indexDir;
+    private final VectorSearch search;
+
+    /**
+     * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
+     */
+    /**
+     * @param inlineBuildMillis a namespace whose last snapshot took longer than this to build is rebuilt in the
+     *     background while queries go on reading the previous snapshot; quicker ones are rebuilt by the query
+     */
+    public GraphLoader(
+            long maxStalenessMillis,
+            long inlineBuildMillis,
+            Path indexDir,
+            VectorSearch search,
+            dev.engram.metrics.Meters meters) {
+        this.meters = meters;
+        this.maxStalenessNanos = maxStalenessMillis * 1_000_000L;
+        this.inlineBuildNanos = inlineBuildMillis * 1_000_000L;
+        this.indexDir = indexDir;
+        this.search = search;
+    }
+
+    public MemoryGraph graph(
+            String ns, NamespaceState state, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
+        return graph(ns, state.version(), () -> build(ns, state.version(), stores));
+    }
+
+    /**
+     * The namespace's snapshot at {@code version} or one at most {@code maxStaleness} older. A snapshot that is cheap
+     * to build is rebuilt right away; an expensive one (a large namespace) is rebuilt in the background and the
+     * previous one served meanwhile, so a write burst never makes queries wait for a full rebuild. Responses carry
+     * the snapshot's {@code graph_version}; passages deleted since are never served (the caller checks the stores).
+     */
+    public MemoryGraph graph(String ns, long version, Supplier<MemoryGraph> build) {
+        Cached c = cache.get(ns);
+        if (c != null && (c.graph().version() == version || System.nanoTime() - c.builtAtNanos() < maxStalenessNanos)) {
+            return c.graph();
+        }
+        if (c != null && c.buildNanos() > inlineBuildNanos) {
+            if (refreshing.add(ns)) {
+                background.execute(() -> {
+                    try {
+                        rebuild(ns, version, build, "background");
+                    } catch (RuntimeException e) {
+                        // the stores moved away (a rebalance) or were closed; the next query tries again
+                        LOG.warn("rebuilding the snapshot of namespace {} failed: {}", ns, e.toString());
+                    } finally {
+                        refreshing.remove(ns);
+                    }
+                });
+            }
+            return c.graph();
+        }
+        return rebuild(ns, version, build, "inline");
+    }
+
+    private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build, String how) {
+        synchronized (locks.computeIfAbsent(ns, n -> new Object())) {
+            Cached c = cache.get(ns);
+            if (c != null && c.graph().version() >= version) {
+                return c.graph(); // another query built it meanwhile
+            }
+            long t0 = System.nanoTime();
+            MemoryGraph g;
+            try {
+                g = build.get();
+            } catch (RuntimeException e) {
+                meters.snapshotBuilt(how, false, java.time.Duration.ofNanos(System.nanoTime() - t0));
+                throw e;
+            }
+            long now = System.nanoTime();
+            meters.snapshotBuilt(how, true, java.time.Duration.ofNanos(now - t0));
+            if (closed) {
+                g.release(); // built while closing: served to this caller only, never cached
+                return g;
+            }
+            Cached previous = cache.put(ns, new Cached(g, now, now - t0));
+            if (previous != null) {
+                previous.graph().release();
+            }
+            return g;
+        }
+    }
+
+    /** The namespace's vector indexes; they outlive snapshots, so each snapshot writes only what changed. */
+    private HnswVectors vectors(String ns) {
+        return vectors.computeIfAbsent(
+                ns,
+                n -> new HnswVectors(indexDir == null ? null : indexDir.resolve(n), search.minVectors(), search.ef()));
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        // a background build runs to its end (interrupting it mid-write would break its index's writer)
+        background.shutdown();
+        try {
+            if (!background.awaitTermination(60, TimeUnit.SECONDS)) {
+                LOG.warn("a snapshot build is still running at shutdown");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (String ns : cache.keySet()) {
+            synchronized (locks.computeIfAbsent(ns, n -> new Object())) {
+                Cached c = cache.remove(ns);
+                if (c != null) {
+                    c.graph().release();
+                }
+            }
+        }
+        vectors.forEach((ns, v) -> {
+            try {
+                v.close();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("closing the vector index of namespace {}: {}", ns, e.toString());
+            }
+        });
+        vectors.clear();
+    }
+
+    @SuppressWarnings("unchecked")
+    private MemoryGraph build(String ns, long version, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
+        var passages = (ReadOnlyKeyValueStore<String, StoredPassage>)
+                stores.apply(dev.engram.stores.StateStores.MEMORY_PASSAGES.name());
+        var vectors = (ReadOnlyKeyValueStore<String, byte[]>)
+                stores.apply(dev.engram.stores.StateStores.MEMORY_VECTORS.name());
+        var embeddings = (ReadOnlyKeyValueStore<String, Embeddings>)
+                stores.apply(dev.engram.stores.StateStores.MEMORY_EMBEDDINGS.name());
+        var entityStore = (ReadOnlyKeyValueStore<String, EntityRecord>)
+                stores.apply(dev.engram.stores.StateStores.MEMORY_ENTITIES.name());
+        Resolved resolved = Resolved.of(ns, entityStore);
+        // names repeat across passages: normalize each once per build
+        Map<String, String> normalized = new HashMap<>();
+        Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
+        Map<String, String> surfaces = new HashMap<>();
+        HnswVectors hnsw = vectors(ns);
+        MemoryGraph.Builder b = MemoryGraph.builder(version).indexer(batches -> {
+            if (closed) {
+                return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
+            }
+            try {
+                long written = hnsw.written();
+                long deleted = hnsw.deleted();
+                VectorIndexer.Indexed indexed = hnsw.index(batches);
+                meters.vectorIndexWrites(hnsw.written() - written, hnsw.deleted() - deleted);
+                return indexed;
+            } catch (RuntimeException e) {
+                meters.vectorIndexUnavailable();
+                // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
+                LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
+                return VectorIndexer.EXACT.index(batches);
+            }
+        });
+        try (KeyValueIterator<String, StoredPassage> it = passages.prefixScan(Keys.prefix(ns), KEYS)) {
+            while (it.hasNext()) {
+                KeyValue<String, StoredPassage> kv = it.next();
+                StoredPassage p = kv.value;
+                byte[] vector = vectors.get(kv.key);
+                Embeddings emb = embeddings.get(kv.key);
+                if (vector == null) {
+                    continue; // written between the two reads; the next snapshot has it
+                }
+                int index = b.passage(
+                        new MemoryGraph.Passage(
+                                p.passageId(),
+                                p.documentId(),
+                                p.title(),
+                                p.headings(),
+                                p.text(),
+                                p.memory(),
+                                p.start(),
+                                p.end()),
+                        VectorCodec.fromBytes(vector));
+                Extraction x = p.extraction();
+                // Names of this passage's entities → their resolved entity's index in the graph.
+                Map<String, Integer> byName = new HashMap<>();
+                for (int i = 0; i < x.entities().size(); i++) {
+                    Extraction.Entity e = x.entities().get(i);
+                    if (normalize.apply(e.name()).isEmpty()) {
+                        continue;
+                    }
+                    String canonical = resolved.canonical(surfaces.computeIfAbsent(
+                            e.name() + '\u0000' + e.type(), k -> EntityNames.surfaceId(ns, e.name(), e.type())));
+                    int entity = b.entity(canonical, resolved.name(canonical, e.name()));
+                    b.link(entity, index);
+                    byName.putIfAbsent(normalize.apply(e.name()), entity);
+                    e.aliases().forEach(a -> byName.putIfAbsent(normalize.apply(a), entity));
+                    if (emb != null && i < emb.entities().size()) {
+                        b.entityVector(entity, emb.entities().get(i));
+                    }
+                }
+                for (Extraction.Relation r : x.relations()) {
+                    int[] members = r.entities().stream()
+                            .mapToInt(name -> byName.getOrDefault(normalize.apply(name), -1))
+                            .filter(i -> i >= 0)
+                            .distinct()
+                            .toArray();
+                    if (members.length >= 2) {
+                        b.relation(r.relation() + ": " + String.join(", ", r.entities()), index, members);
+                    }
+                }
+                if (emb == null) {
+                    continue;
+                }
+                b.questions(index, emb.questions());
+                for (int f = 0; f < x.facts().size() && f < emb.facts().size(); f++) {
+                    Extraction.Fact fact = x.facts().get(f);
+                    b.fact(
+                            fact.text(),
+                            index,
+                            byName.getOrDefault(normalize.apply(fact.head()), -1),
+                            byName.getOrDefault(normalize.apply(fact.tail()), -1),
+                            fact.confidence(),
+                            emb.facts().get(f));
+                }
+            }
+        }
+        var themeStore = (ReadOnlyKeyValueStore<String, ThemeSet>)
+                stores.apply(dev.engram.stores.StateStores.MEMORY_THEMES.name());
+        ThemeSet themes = themeStore.get(ns);
+        if (themes != null) {
+            for (ThemeSet.Theme t : themes.themes()) {
+                int[] members = t.passageIds().stream()
+                        .map(b::passageIndex)
+                        .filter(java.util.Objects::nonNull)
+                        .mapToInt(Integer::intValue)
+                        .toArray();
+                b.theme(t.rank(), t.eigenvalue(), members, t.summary());
+            }
+        }
+        return b.build();
+    }
+
+    /** Surface entity → resolved entity, and each resolved entity's name (its most mentioned surface's). */
+    record Resolved(Map<String, String> canonicalOf, Map<String, String> names) {
+
+        static Resolved of(String ns, ReadOnlyKeyValueStore<String, EntityRecord> entities) {
+            Map<String, String> canonicalOf = new HashMap<>();
+            Map<String, EntityRecord> best = new HashMap<>();
+            try (KeyValueIterator<String, EntityRecord> it = entities.prefixScan(Keys.prefix(ns), KEYS)) {
+                while (it.hasNext()) {
+                    EntityRecord e = it.next().value;
+                    canonicalOf.put(e.id(), e.canonical());
+                    best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x);
+                }
+            }
+            Map<String, String> names = new HashMap<>();
+            best.forEach((canonical, e) -> names.put(canonical, e.name()));
+            return new Resolved(canonicalOf, names);
+        }
+
+        /** The resolved entity of a surface; a surface written after the scan stands for itself. */
+        String canonical(String surfaceId) {
+            return canonicalOf.getOrDefault(surfaceId, surfaceId);
+        }
+
+        String name(String canonical, String fallback) {
+            return names.getOrDefault(canonical, fallback);
+        }
+    }
+}

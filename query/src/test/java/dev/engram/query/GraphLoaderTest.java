@@ -1,0 +1,155 @@
+package dev.engram.query;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.VectorIndexer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/** When a namespace's snapshot is rebuilt: by the query, or in the background while the previous one is served. */
+class GraphLoaderTest {
+
+    private static final VectorSearch SEARCH = new VectorSearch(50_000, 100);
+
+    private final dev.engram.metrics.Meters meters = dev.engram.metrics.Meters.detached();
+    private final List<Long> released = new CopyOnWriteArrayList<>();
+
+    private long built(String how, String outcome) {
+        return meters.registry()
+                .get(dev.engram.metrics.Meters.SNAPSHOT_BUILDS)
+                .tag("how", how)
+                .tag("outcome", outcome)
+                .timer()
+                .count();
+    }
+
+    private final AtomicInteger builds = new AtomicInteger();
+
+    private Supplier<MemoryGraph> snapshot(long version) {
+        return () -> {
+            builds.incrementAndGet();
+            return MemoryGraph.builder(version)
+                    .indexer(batches -> new VectorIndexer.Indexed(
+                            VectorIndexer.EXACT.index(batches).byKind(), () -> released.add(version)))
+                    .build();
+        };
+    }
+
+    private static MemoryGraph awaitVersion(GraphLoader loader, long version) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            MemoryGraph g = loader.graph("ns", version, () -> {
+                throw new AssertionError("the query must not build while a background build is due");
+            });
+            if (g.version() == version) {
+                return g;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("no snapshot of version " + version);
+    }
+
+    @Test
+    void aCheapSnapshotIsRebuiltByTheQueryThatFindsItStale() {
+        try (GraphLoader loader = new GraphLoader(0, 60_000, null, SEARCH, meters)) {
+            assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
+            assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
+            assertThat(builds).hasValue(1); // same version: served from the cache
+            assertThat(loader.graph("ns", 2, snapshot(2)).version()).isEqualTo(2);
+            assertThat(builds).hasValue(2);
+            assertThat(released).containsExactly(1L); // the replaced snapshot lets go of its indexes
+            assertThat(built("inline", "ok")).isEqualTo(2);
+            assertThat(built("background", "ok")).isZero();
+        }
+    }
+
+    @Test
+    void anExpensiveSnapshotIsRebuiltInTheBackgroundWhileThePreviousOneIsServed() throws Exception {
+        CountDownLatch proceed = new CountDownLatch(1);
+        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters)) {
+            loader.graph("ns", 1, snapshot(1));
+            Supplier<MemoryGraph> slow = () -> {
+                try {
+                    assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return snapshot(2).get();
+            };
+            // every query while the build runs gets version 1 at once, and only one build is started
+            for (int i = 0; i < 3; i++) {
+                assertThat(loader.graph("ns", 2, slow).version()).isEqualTo(1);
+            }
+            proceed.countDown();
+            assertThat(awaitVersion(loader, 2).version()).isEqualTo(2);
+            assertThat(builds).hasValue(2);
+            assertThat(released).containsExactly(1L);
+            assertThat(built("background", "ok")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aFailedBackgroundBuildIsTriedAgainByALaterQuery() throws Exception {
+        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters)) {
+            loader.graph("ns", 1, snapshot(1));
+            AtomicInteger attempts = new AtomicInteger();
+            Supplier<MemoryGraph> failing = () -> {
+                attempts.incrementAndGet();
+                throw new IllegalStateException("store moved to another instance");
+            };
+            assertThat(loader.graph("ns", 2, failing).version()).isEqualTo(1);
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (attempts.get() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(attempts).hasValue(1);
+            long deadlineMeter = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (built("background", "failed") == 0 && System.nanoTime() < deadlineMeter) {
+                Thread.sleep(10);
+            }
+            assertThat(built("background", "failed")).isEqualTo(1);
+            // the failed build is over: the next stale query starts another, which succeeds
+            deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (loader.graph("ns", 2, snapshot(2)).version() != 2 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(loader.graph("ns", 2, snapshot(2)).version()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void closingWaitsForABackgroundBuildAndReleasesEverySnapshot() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters);
+        loader.graph("ns", 1, snapshot(1));
+        Supplier<MemoryGraph> slow = () -> {
+            started.countDown();
+            try {
+                assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException("the build was interrupted", e);
+            }
+            return snapshot(2).get();
+        };
+        assertThat(loader.graph("ns", 2, slow).version()).isEqualTo(1);
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread closing = new Thread(loader::close);
+        closing.start();
+        Thread.sleep(50);
+        assertThat(closing.isAlive()).as("close waits for the running build").isTrue();
+        proceed.countDown();
+        closing.join(10_000);
+        assertThat(closing.isAlive()).isFalse();
+        // the build finished uninterrupted; the snapshot it made and the one served before are both let go
+        assertThat(builds).hasValue(2);
+        assertThat(released).containsExactlyInAnyOrder(1L, 2L);
+    }
+}

@@ -1,0 +1,60 @@
+package dev.engram.service;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.schemas.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** Evaluation corpora ({@code corpus.jsonl}: {@code {"doc_id", "title", "text"}} per line) and their ingestion. */
+public final class Corpus {
+
+    private Corpus() {}
+
+    /** The JSON lines of a file, blank lines skipped, at most {@code limit}. */
+    public static List<JsonNode> read(Path file, int limit) throws IOException {
+        List<JsonNode> out = new ArrayList<>();
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            if (!line.isBlank() && out.size() < limit) {
+                out.add(Json.mapper().readTree(line));
+            }
+        }
+        return out;
+    }
+
+    /** Produces every corpus line as an upsert of document {@code doc_id} in {@code namespace}. */
+    public static void produce(String bootstrap, String topic, String namespace, List<JsonNode> corpus) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        try (KafkaProducer<String, byte[]> producer =
+                new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
+            for (JsonNode d : corpus) {
+                String id = d.path("doc_id").asText();
+                Map<String, Object> event = Map.of(
+                        "namespace",
+                        namespace,
+                        "id",
+                        id,
+                        "op",
+                        "upsert",
+                        "title",
+                        d.path("title").asText(),
+                        "text",
+                        d.path("text").asText());
+                producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
+            }
+            producer.flush();
+        }
+    }
+}

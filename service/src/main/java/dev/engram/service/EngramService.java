@@ -1,0 +1,406 @@
+package dev.engram.service;
+
+import dev.engram.metrics.Meters;
+import dev.engram.query.GraphLoader;
+import dev.engram.query.MemoryQueries;
+import dev.engram.stores.BoundedRocksDbConfig;
+import dev.engram.topology.EngramTopology;
+import dev.engram.topology.Topic;
+import dev.engram.topology.Topics;
+import dev.engram.understanding.Understander;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.state.HostInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One Engram instance: topics, the Kafka Streams topology, the HTTP query layer and the metrics. */
+public final class EngramService implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EngramService.class);
+    private static final int MAX_RECORD_BYTES = 8 << 20;
+
+    private final EngramConfig config;
+    private final Topics topics;
+    private final PrometheusMeterRegistry registry;
+    /** CONSTRUCT: the memory stores, queried over HTTP. */
+    private final KafkaStreams streams;
+    /** READ and UNDERSTAND, on their own threads so that expensive understanding never starves the memory. */
+    private final KafkaStreams ingest;
+
+    private final HttpApi http;
+    private final GraphLoader graphs;
+    private final Understander understander;
+    private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    private final List<KafkaStreamsMetrics> streamsMetrics = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private final boolean ownsUnderstander;
+    private final org.apache.kafka.clients.producer.KafkaProducer<String, dev.engram.schemas.MemoryCommand>
+            commandProducer;
+
+    private EngramService(EngramConfig config, Understander given) throws IOException {
+        this.config = config;
+        this.topics = new Topics(config.topicPrefix());
+        this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new JvmMemoryMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        gcMetrics.bindTo(registry);
+        Meters meters = new Meters(registry);
+        this.ownsUnderstander = given == null;
+        this.understander = given == null ? UnderstanderFactory.create(config, meters) : given;
+
+        createTopics(config, topics);
+        Topology memory = EngramTopology.build(
+                topics,
+                config.maxDocumentBytes(),
+                config.chunkMaxTokens(),
+                understander,
+                meters,
+                EngramTopology.Part.MEMORY);
+        Topology ingesting = EngramTopology.build(
+                topics,
+                config.maxDocumentBytes(),
+                config.chunkMaxTokens(),
+                understander,
+                meters,
+                EngramTopology.Part.INGEST);
+        LOG.debug("memory topology:\n{}\ningest topology:\n{}", memory.describe(), ingesting.describe());
+        this.streams =
+                streams("memory", memory, streamsProperties(config, config.applicationId(), config.memoryThreads()));
+        this.ingest = streams(
+                "ingest",
+                ingesting,
+                streamsProperties(config, config.applicationId() + "-ingest", config.streamThreads()));
+        HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
+        this.graphs = new GraphLoader(
+                1000,
+                config.snapshotBackgroundMs(),
+                config.stateDir().resolve("vector-index"),
+                config.vectorSearch(),
+                meters);
+        MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities(), graphs);
+        if (config.understanding().equals("llm")) {
+            queries.decomposeWith(llmDecomposer(config, meters));
+            queries.answerWith(new dev.engram.understanding.llm.Answerer(
+                    new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall)));
+            queries.reasonWith(comoAgents(config, meters));
+            queries.summarizeWith(themeSummarizer(config, meters), meters);
+        }
+        this.commandProducer = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                Map.<String, Object>of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        config.bootstrapServers(),
+                        ProducerConfig.ACKS_CONFIG,
+                        "all",
+                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                        true,
+                        ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                        10_000,
+                        ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                        5_000),
+                new org.apache.kafka.common.serialization.StringSerializer(),
+                topics.memoryCommands().valueSerde().serializer());
+        queries.commandWith(c -> commandProducer
+                .send(new org.apache.kafka.clients.producer.ProducerRecord<>(
+                        topics.memoryCommands().name(), c.namespace(), c))
+                .get(15, java.util.concurrent.TimeUnit.SECONDS));
+        this.http = new HttpApi(
+                new InetSocketAddress(config.httpHost(), config.httpPort()),
+                new NamespaceRouter(streams, self),
+                queries,
+                this::health,
+                registry::scrape,
+                meters);
+        ingest.start();
+        streams.start();
+    }
+
+    private KafkaStreams streams(String name, Topology topology, Properties props) {
+        KafkaStreams s = new KafkaStreams(topology, props);
+        s.setUncaughtExceptionHandler(e -> {
+            LOG.error("{} stream thread failed; replacing it", name, e);
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        s.setStateListener(new KafkaStreams.StateListener() {
+            private boolean bound;
+
+            @Override
+            public void onChange(KafkaStreams.State next, KafkaStreams.State previous) {
+                LOG.info("{} streams state {} -> {}", name, previous, next);
+                if (next == KafkaStreams.State.RUNNING && !bound) {
+                    bound = true;
+                    KafkaStreamsMetrics m = new KafkaStreamsMetrics(s);
+                    m.bindTo(registry);
+                    streamsMetrics.add(m);
+                }
+            }
+        });
+        return s;
+    }
+
+    /**
+     * Starts an instance against {@code config.bootstrapServers()}. The HTTP port must be fixed (not 0) because other
+     * instances route to the advertised address.
+     */
+    /** Starts an instance with the understanding its configuration asks for (owned and closed by the service). */
+    public static EngramService start(EngramConfig config) {
+        return start(config, null);
+    }
+
+    /** Starts an instance with a given understanding, which stays the caller's to close. */
+    public static EngramService start(EngramConfig config, Understander understander) {
+        try {
+            return new EngramService(config, understander);
+        } catch (IOException e) {
+            throw new UncheckedIOException(
+                    "cannot start the HTTP server on " + config.httpHost() + ":" + config.httpPort(), e);
+        }
+    }
+
+    public Topics topics() {
+        return topics;
+    }
+
+    public EngramConfig config() {
+        return config;
+    }
+
+    public KafkaStreams streams() {
+        return streams;
+    }
+
+    public int httpPort() {
+        return http.port();
+    }
+
+    /** Waits until both streams applications are RUNNING; false on timeout or failure. */
+    public boolean awaitRunning(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            KafkaStreams.State m = streams.state();
+            KafkaStreams.State i = ingest.state();
+            if (m == KafkaStreams.State.RUNNING && i == KafkaStreams.State.RUNNING) {
+                return true;
+            }
+            for (KafkaStreams.State s : List.of(m, i)) {
+                if (s == KafkaStreams.State.ERROR || s == KafkaStreams.State.NOT_RUNNING) {
+                    return false;
+                }
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        return false;
+    }
+
+    /**
+     * CogitoRAG's LLM query decomposition, at most two sub-questions, remembered per question (bounded); any LLM
+     * failure falls back to the rule-based split.
+     */
+    private static java.util.function.Function<String, List<String>> llmDecomposer(EngramConfig config, Meters meters) {
+        var decomposer = new dev.engram.understanding.llm.QueryDecomposer(
+                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
+        Map<String, List<String>> remembered =
+                java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(256, 0.75f, true) {
+                    @Override
+                    protected boolean removeEldestEntry(Map.Entry<String, List<String>> eldest) {
+                        return size() > 10_000;
+                    }
+                });
+        return question -> {
+            List<String> cached = remembered.get(question);
+            if (cached != null) {
+                return cached;
+            }
+            try {
+                List<String> parts = decomposer.decompose(question, 2);
+                remembered.put(question, parts);
+                return parts;
+            } catch (dev.engram.understanding.llm.LlmException e) {
+                LOG.debug("query decomposition failed, using the rule-based split: {}", e.getMessage());
+                return null;
+            }
+        };
+    }
+
+    /** Names in a query, read with the embedded extractor (cheap, offline) whatever extractor the passages use. */
+    private static java.util.function.Function<String, List<String>> queryEntities() {
+        dev.engram.understanding.RuleExtractor extractor =
+                new dev.engram.understanding.RuleExtractor(new dev.engram.understanding.EnglishNlp(), 0);
+        return query -> {
+            List<String> names = new ArrayList<>();
+            var x = extractor.extract(new dev.engram.schemas.PassageEvent.Upsert(
+                    "query", "query", 1, "", 0, "", "", List.of(), query, 0, query.length(), null, null));
+            for (var e : x.entities()) {
+                if (e.type() != dev.engram.schemas.EntityType.CONCEPT) {
+                    names.add(e.name());
+                    names.addAll(e.aliases());
+                }
+            }
+            return names;
+        };
+    }
+
+    private Map<String, Object> health() {
+        KafkaStreams.State s = streams.state();
+        KafkaStreams.State i = ingest.state();
+        Map<String, Object> h = new LinkedHashMap<>();
+        boolean up = s == KafkaStreams.State.RUNNING && i == KafkaStreams.State.RUNNING;
+        boolean alive = s.isRunningOrRebalancing() && i.isRunningOrRebalancing();
+        h.put("status", up ? "UP" : alive ? "REBALANCING" : "DOWN");
+        h.put("serving", s.isRunningOrRebalancing());
+        h.put("streams_state", s.name());
+        h.put("ingest_state", i.name());
+        h.put("instance", config.applicationServer());
+        h.put("extractor", understander.extractor().id());
+        h.put("embedder", understander.embedder().modelId());
+        return h;
+    }
+
+    static Properties streamsProperties(EngramConfig config, String applicationId, int threads) {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, config.applicationServer());
+        p.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toAbsolutePath().toString());
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
+        p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDbConfig.class);
+        p.put(BoundedRocksDbConfig.MEMORY_BYTES_CONFIG, config.rocksDbMemoryBytes());
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 16L << 20);
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_RECORD_BYTES);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_RECORD_BYTES);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        return p;
+    }
+
+    /** Creates Engram's topics when missing; existing topics are left as they are. */
+    /** ComoRAG's LLM agents for the {@code como} mode, over the configured LLM. */
+    private static dev.engram.retrieval.Retrieval.Reasoner comoAgents(EngramConfig config, Meters meters) {
+        var agents = new dev.engram.understanding.llm.ComoAgents(
+                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
+        return new dev.engram.retrieval.Retrieval.Reasoner() {
+            @Override
+            public List<String> probe(String question, List<String> pastProbes, List<String> cues, int n) {
+                return upstream(() -> agents.probe(question, pastProbes, cues, n));
+            }
+
+            @Override
+            public String cue(String question, String probe, List<String> evidence) {
+                return upstream(() -> agents.cue(question, probe, evidence));
+            }
+
+            @Override
+            public String fuse(String question, List<String> cues) {
+                return upstream(() -> agents.fuse(question, cues));
+            }
+
+            @Override
+            public String tryAnswer(String question, List<String> evidence, String history) {
+                return upstream(() -> agents.tryAnswer(question, evidence, history));
+            }
+        };
+    }
+
+    /** An LLM call on behalf of a request: its failure is the upstream's (502), not ours. */
+    private static <T> T upstream(java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (dev.engram.understanding.llm.LlmException e) {
+            throw new ApiException(502, "llm_failed", "the LLM failed: " + e.getMessage());
+        }
+    }
+
+    /** Theme summaries by the configured LLM, or none (extractive) with the embedded understanding. */
+    private static dev.engram.query.ThemeSummarizer themeSummarizer(EngramConfig config, Meters meters) {
+        if (!config.understanding().equals("llm")) {
+            return null;
+        }
+        var summarizer = new dev.engram.understanding.llm.Summarizer(
+                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
+        return summarizer::summarize;
+    }
+
+    static void createTopics(EngramConfig config, Topics topics) {
+        Map<String, Object> admin = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        try (Admin client = Admin.create(admin)) {
+            List<NewTopic> wanted = new ArrayList<>();
+            for (Topic<?, ?> topic : topics.all()) {
+                String name = topic.name();
+                NewTopic t = new NewTopic(name, config.partitions(), config.replicationFactor());
+                Map<String, String> configs = new LinkedHashMap<>();
+                configs.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES));
+                if (name.equals(topics.extractions().name())) {
+                    configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+                }
+                t.configs(configs);
+                wanted.add(t);
+            }
+            for (var e : client.createTopics(wanted).values().entrySet()) {
+                try {
+                    e.getValue().get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException ex) {
+                    if (!(ex.getCause() instanceof TopicExistsException)) {
+                        throw new IllegalStateException("cannot create topic " + e.getKey() + ": " + ex.getCause(), ex);
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating topics", e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("timed out creating topics at " + config.bootstrapServers(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        http.close();
+        commandProducer.close(Duration.ofSeconds(5));
+        // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
+        // instead of after the session timeout.
+        var leave = org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
+                        org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(Duration.ofSeconds(30));
+        ingest.close(leave);
+        streams.close(leave);
+        graphs.close();
+        streamsMetrics.forEach(KafkaStreamsMetrics::close);
+        gcMetrics.close();
+        registry.close();
+        if (ownsUnderstander) {
+            understander.close();
+        }
+    }
+}

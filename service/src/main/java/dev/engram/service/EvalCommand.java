@@ -1,0 +1,295 @@
+package dev.engram.service;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.retrieval.Retrieval;
+import dev.engram.schemas.Json;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code engram eval --data DIR [--modes m1,m2:param=value] [--top-k 5] [--out results.json] [--serve true]}: ingests DIR/corpus.jsonl through
+ * the real pipeline on an embedded broker, waits until every document is in memory, asks every question of
+ * DIR/questions.jsonl over the HTTP API in each mode, and reports Recall@2 and Recall@5 over documents (the
+ * HippoRAG protocol) with latency percentiles.
+ */
+final class EvalCommand {
+
+    private static final String NAMESPACE = "eval";
+
+    private EvalCommand() {}
+
+    static void run(List<String> args, EngramConfig base, PrintStream out) throws Exception {
+        Map<String, String> opts = options(args);
+        Path data = Path.of(require(opts, "--data"));
+        List<String> modes = opts.containsKey("--modes")
+                ? Arrays.stream(opts.get("--modes").split(","))
+                        .map(String::strip)
+                        .toList()
+                : List.copyOf(Retrieval.modes());
+        modes.forEach(EvalCommand::variant); // fail fast on an unknown mode or parameter
+        int topK = Integer.parseInt(opts.getOrDefault("--top-k", "5"));
+        if (topK < 5 || topK > 100) {
+            throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
+        }
+        List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), Integer.MAX_VALUE);
+        List<JsonNode> questions = Corpus.read(data.resolve("questions.jsonl"), Integer.MAX_VALUE);
+        Map<String, String> docStrings = new HashMap<>();
+        for (JsonNode d : corpus) {
+            docStrings.put(
+                    d.path("doc_id").asText(),
+                    d.path("title").asText() + "\n" + d.path("text").asText());
+        }
+
+        Path work = Files.createTempDirectory("engram-eval-");
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(work.resolve("kafka"), 0, true)) {
+            int port = freePort();
+            Map<String, String> env = new HashMap<>(System.getenv());
+            env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
+            env.put("ENGRAM_STATE_DIR", work.resolve("state").toString());
+            env.put("ENGRAM_HTTP_HOST", "127.0.0.1");
+            env.put("ENGRAM_HTTP_PORT", Integer.toString(port));
+            env.put("ENGRAM_ADVERTISED_HOST", "127.0.0.1");
+            env.put("ENGRAM_ADVERTISED_PORT", Integer.toString(port));
+            env.put("ENGRAM_APPLICATION_ID", "engram-eval");
+            EngramConfig config = EngramConfig.from(env);
+            try (EngramService service = EngramService.start(config)) {
+                if (!service.awaitRunning(Duration.ofMinutes(2))) {
+                    throw new IllegalStateException("the service did not start");
+                }
+                String baseUrl = "http://127.0.0.1:" + port;
+                long t0 = System.nanoTime();
+                Corpus.produce(
+                        broker.bootstrapServers(), service.topics().documents().name(), NAMESPACE, corpus);
+                JsonNode stats = awaitIngested(baseUrl, corpus.size(), out);
+                double ingestSeconds = (System.nanoTime() - t0) / 1e9;
+                long passages = stats.path("passages").asLong();
+                out.printf(
+                        "ingested %d documents, %d passages in %.1f s (%.1f passages/s)%n",
+                        corpus.size(), passages, ingestSeconds, passages / ingestSeconds);
+
+                Map<String, Object> results = new LinkedHashMap<>();
+                results.put("dataset", data.getFileName().toString());
+                results.put("questions", questions.size());
+                results.put("passages", passages);
+                JsonNode health = get(baseUrl + "/v1/health");
+                results.put("extractor", health.path("extractor").asText());
+                results.put("embedder", health.path("embedder").asText());
+                results.put("ingest_seconds", ingestSeconds);
+                Map<String, Object> byMode = new LinkedHashMap<>();
+                for (String mode : modes) {
+                    byMode.put(mode, evaluate(baseUrl, mode, topK, questions, docStrings));
+                }
+                results.put("modes", byMode);
+                print(results, out);
+                if (opts.containsKey("--out")) {
+                    Files.write(
+                            Path.of(opts.get("--out")),
+                            Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(results));
+                    out.printf("wrote %s%n", opts.get("--out"));
+                }
+                if (Boolean.parseBoolean(opts.getOrDefault("--serve", "false"))) {
+                    out.printf("serving namespace '%s' on %s until interrupted%n", NAMESPACE, baseUrl);
+                    new java.util.concurrent.CountDownLatch(1).await();
+                }
+            }
+        } finally {
+            EmbeddedKafkaBroker.deleteRecursively(work);
+        }
+    }
+
+    private static Map<String, Object> evaluate(
+            String baseUrl, String mode, int topK, List<JsonNode> questions, Map<String, String> docStrings)
+            throws Exception {
+        double r2 = 0;
+        double r5 = 0;
+        List<Double> latencies = new ArrayList<>();
+        for (JsonNode q : questions) {
+            Set<String> gold = new LinkedHashSet<>();
+            q.path("gold_docs").forEach(g -> gold.add(g.asText()));
+            ObjectNode body = Json.mapper().createObjectNode();
+            body.put("query", q.path("question").asText());
+            Variant variant = variant(mode);
+            body.put("mode", variant.mode());
+            ObjectNode params = body.putObject("params");
+            variant.params().forEach(params::put);
+            body.put("top_k", Math.max(topK, 5) * 3); // passages; several may come from one document
+            long t0 = System.nanoTime();
+            JsonNode reply = post(baseUrl + "/v1/namespaces/" + NAMESPACE + "/retrieve", body);
+            latencies.add((System.nanoTime() - t0) / 1e6);
+            List<String> docs = new ArrayList<>();
+            for (JsonNode r : reply.path("results")) {
+                String doc = docStrings.get(r.path("document_id").asText());
+                if (doc != null && !docs.contains(doc)) {
+                    docs.add(doc);
+                }
+            }
+            r2 += recall(docs, gold, 2);
+            r5 += recall(docs, gold, 5);
+        }
+        latencies.sort(Double::compare);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("recall@2", 100 * r2 / Math.max(1, questions.size()));
+        m.put("recall@5", 100 * r5 / Math.max(1, questions.size()));
+        m.put("p50_ms", percentile(latencies, 0.50));
+        m.put("p99_ms", percentile(latencies, 0.99));
+        return m;
+    }
+
+    /** A mode, possibly with parameters: {@code hybrid} or {@code hybrid:w_dense=0.7:rrf_k=20}. */
+    record Variant(String mode, Map<String, Double> params) {}
+
+    static Variant variant(String spec) {
+        String[] parts = spec.split(":");
+        Map<String, Double> params = new LinkedHashMap<>();
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=", 2);
+            if (kv.length != 2) {
+                throw new IllegalArgumentException("expected name=value after ':' in '" + spec + "'");
+            }
+            try {
+                params.put(kv[0].strip(), Double.parseDouble(kv[1].strip()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("parameter '" + kv[0] + "' in '" + spec + "' is not a number");
+            }
+        }
+        Retrieval.params(Retrieval.mode(parts[0].strip()), params); // refuses unknown modes and parameters
+        return new Variant(parts[0].strip(), params);
+    }
+
+    static double recall(List<String> ranked, Set<String> gold, int k) {
+        if (gold.isEmpty()) {
+            return 0;
+        }
+        long hit = ranked.stream().limit(k).filter(gold::contains).count();
+        return (double) hit / gold.size();
+    }
+
+    static double percentile(List<Double> sorted, double q) {
+        if (sorted.isEmpty()) {
+            return 0;
+        }
+        int i = (int) Math.ceil(q * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void print(Map<String, Object> results, PrintStream out) {
+        out.printf(
+                "%n%s: %s questions, %s passages, extractor %s, embedder %s%n",
+                results.get("dataset"),
+                results.get("questions"),
+                results.get("passages"),
+                results.get("extractor"),
+                results.get("embedder"));
+        int width = Math.max(
+                10,
+                ((Map<String, Object>) results.get("modes"))
+                        .keySet().stream().mapToInt(String::length).max().orElse(0));
+        out.printf("%-" + width + "s %9s %9s %9s %9s%n", "mode", "R@2", "R@5", "p50 ms", "p99 ms");
+        ((Map<String, Object>) results.get("modes")).forEach((mode, v) -> {
+            Map<String, Double> m = (Map<String, Double>) v;
+            out.printf(
+                    Locale.ROOT,
+                    "%-" + width + "s %9.1f %9.1f %9.1f %9.1f%n",
+                    mode,
+                    m.get("recall@2"),
+                    m.get("recall@5"),
+                    m.get("p50_ms"),
+                    m.get("p99_ms"));
+        });
+    }
+
+    private static JsonNode awaitIngested(String baseUrl, int documents, PrintStream out) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(60);
+        long lastReport = System.nanoTime();
+        JsonNode stats = null;
+        while (System.nanoTime() < deadline) {
+            stats = get(baseUrl + "/v1/namespaces/" + NAMESPACE);
+            int verified = stats == null
+                    ? 0
+                    : stats.path("documents_by_status").path("VERIFIED").asInt();
+            if (verified >= documents) {
+                return stats;
+            }
+            if (System.nanoTime() - lastReport > TimeUnit.SECONDS.toNanos(15)) {
+                out.printf("  ... %d of %d documents in memory%n", verified, documents);
+                lastReport = System.nanoTime();
+            }
+            TimeUnit.MILLISECONDS.sleep(250);
+        }
+        throw new IllegalStateException("ingest did not finish within an hour: " + stats);
+    }
+
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private static JsonNode get(String url) throws IOException, InterruptedException {
+        HttpResponse<byte[]> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(url))
+                        .timeout(Duration.ofSeconds(60))
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        return r.statusCode() == 200 ? Json.mapper().readTree(r.body()) : null;
+    }
+
+    private static JsonNode post(String url, JsonNode body) throws IOException, InterruptedException {
+        HttpResponse<byte[]> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(url))
+                        .timeout(Duration.ofSeconds(60))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(Json.toBytes(body)))
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException("retrieve failed with HTTP " + r.statusCode() + ": "
+                    + new String(r.body(), StandardCharsets.UTF_8));
+        }
+        return Json.mapper().readTree(r.body());
+    }
+
+    private static Map<String, String> options(List<String> args) {
+        Map<String, String> out = new HashMap<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (!a.startsWith("--") || i + 1 >= args.size()) {
+                throw new IllegalArgumentException("expected --option value pairs, got '" + a + "'");
+            }
+            out.put(a, args.get(++i));
+        }
+        return out;
+    }
+
+    private static String require(Map<String, String> opts, String name) {
+        String v = opts.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException(
+                    "usage: engram eval --data DIR [--modes m1,m2:param=value] [--top-k 5] [--out FILE]");
+        }
+        return v;
+    }
+
+    private static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}

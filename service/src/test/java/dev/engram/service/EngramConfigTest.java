@@ -1,0 +1,99 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class EngramConfigTest {
+
+    @Test
+    void defaultsToTheEmbeddedBroker() {
+        EngramConfig c = EngramConfig.from(Map.of());
+
+        assertThat(c.embeddedKafka()).isTrue();
+        assertThat(c.applicationId()).isEqualTo("engram");
+        assertThat(c.httpPort()).isEqualTo(8080);
+        assertThat(c.applicationServer()).isEqualTo("localhost:8080");
+        assertThat(c.stateDir()).isEqualTo(Path.of(".engram/state"));
+        assertThat(c.partitions()).isEqualTo(4);
+    }
+
+    @Test
+    void usesAnExternalClusterWhenBootstrapServersAreSet() {
+        EngramConfig c = EngramConfig.from(Map.of(
+                "ENGRAM_BOOTSTRAP_SERVERS", "kafka:9092",
+                "ENGRAM_HTTP_PORT", "9000",
+                "ENGRAM_ADVERTISED_HOST", "engram-1"));
+
+        assertThat(c.embeddedKafka()).isFalse();
+        assertThat(c.bootstrapServers()).isEqualTo("kafka:9092");
+        assertThat(c.applicationServer()).isEqualTo("engram-1:9000");
+    }
+
+    @Test
+    void readsTheLlmSettings() {
+        EngramConfig c = EngramConfig.from(Map.of(
+                "ENGRAM_UNDERSTANDING", "llm",
+                "ENGRAM_LLM_BASE_URL", "http://localhost:11434/v1",
+                "ENGRAM_LLM_MODEL", "llama3.1:8b",
+                "ENGRAM_LLM_PROMPT_PRICE_PER_MTOK", "0.5",
+                "ENGRAM_LLM_COMPLETION_PRICE_PER_MTOK", "1.5"));
+
+        assertThat(c.understanding()).isEqualTo("llm");
+        assertThat(c.llm().model()).isEqualTo("llama3.1:8b");
+        assertThat(c.llm().cost(1_000_000, 1_000_000)).isEqualTo(2.0);
+        assertThat(c.llm().maxRetries()).isEqualTo(4);
+        assertThat(c.llm().toString()).doesNotContain("sk-");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_UNDERSTANDING", "llm")))
+                .hasMessageContaining("ENGRAM_LLM_BASE_URL");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_LLM_BASE_URL", "ftp://x", "ENGRAM_LLM_MODEL", "m")))
+                .hasMessageContaining("ENGRAM_LLM_BASE_URL");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_LLM_BASE_URL", "http://x/v1")))
+                .hasMessageContaining("ENGRAM_LLM_MODEL");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_UNDERSTANDING", "magic")))
+                .hasMessageContaining("ENGRAM_UNDERSTANDING");
+    }
+
+    @Test
+    void failsFastNamingTheBadSetting() {
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_PARTITIONS", "many")))
+                .hasMessageContaining("ENGRAM_PARTITIONS")
+                .hasMessageContaining("integer");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_HTTP_PORT", "70000")))
+                .hasMessageContaining("ENGRAM_HTTP_PORT");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_EMBEDDED_KAFKA", "maybe")))
+                .hasMessageContaining("ENGRAM_EMBEDDED_KAFKA");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_EMBEDDED_KAFKA", "false")))
+                .hasMessageContaining("ENGRAM_BOOTSTRAP_SERVERS");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_APPLICATION_ID", "a b")))
+                .hasMessageContaining("ENGRAM_APPLICATION_ID");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "0")))
+                .hasMessageContaining("ENGRAM_ANN_MIN_VECTORS");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_ANN_EF", "100000")))
+                .hasMessageContaining("ENGRAM_ANN_EF");
+    }
+
+    @Test
+    void readsTheVectorSearchSettings() {
+        assertThat(EngramConfig.from(Map.of()).vectorSearch())
+                .isEqualTo(new dev.engram.query.VectorSearch(50_000, 100));
+        assertThat(EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
+                        .vectorSearch())
+                .isEqualTo(new dev.engram.query.VectorSearch(10, 40));
+    }
+
+    @Test
+    void evalModesCarryTheirParameterOverrides() {
+        EvalCommand.Variant v = EvalCommand.variant("hybrid:w_dense=0.7:rrf_k=20");
+        assertThat(v.mode()).isEqualTo("hybrid");
+        assertThat(v.params()).containsExactly(Map.entry("w_dense", 0.7), Map.entry("rrf_k", 20.0));
+        assertThat(EvalCommand.variant("dense").params()).isEmpty();
+        assertThatThrownBy(() -> EvalCommand.variant("densest")).hasMessageContaining("unknown mode");
+        assertThatThrownBy(() -> EvalCommand.variant("hybrid:w_dense")).hasMessageContaining("name=value");
+        assertThatThrownBy(() -> EvalCommand.variant("hybrid:w_dense=much")).hasMessageContaining("not a number");
+        assertThatThrownBy(() -> EvalCommand.variant("dense:rrf_k=3")).hasMessageContaining("no parameter");
+    }
+}

@@ -1,0 +1,378 @@
+package dev.engram.service;
+
+import static dev.engram.service.ItSupport.awaitResponse;
+import static dev.engram.service.ItSupport.awaitVerified;
+import static dev.engram.service.ItSupport.get;
+import static dev.engram.service.ItSupport.post;
+import static dev.engram.service.ItSupport.send;
+import static dev.engram.service.ItSupport.upsert;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.metrics.Meters;
+import dev.engram.schemas.DeadLetter;
+import dev.engram.topology.Understanders;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One Engram instance on a real embedded KRaft broker: produce documents, then query them over HTTP. */
+@ExtendWith(SharedKafkaBroker.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EngramServiceIT {
+
+    private static final String NS = "library";
+
+    @TempDir
+    static Path stateDir;
+
+    private EngramService service;
+    private KafkaProducer<String, byte[]> producer;
+    private String base;
+    private String bootstrap;
+
+    @BeforeAll
+    void start(EmbeddedKafkaBroker broker) throws InterruptedException {
+        bootstrap = broker.bootstrapServers();
+        String id = "it-" + UUID.randomUUID().toString().substring(0, 8);
+        // Every vector kind from one vector on goes to an HNSW index, so the whole suite below (updates, deletes) runs
+        // over approximate search; the other tests run over exact scans.
+        EngramConfig config =
+                ItSupport.config(bootstrap, id, id + ".", stateDir, 2, Map.of("ENGRAM_ANN_MIN_VECTORS", "1"));
+        service = EngramService.start(config, Understanders.embedded());
+        assertThat(service.awaitRunning(Duration.ofSeconds(60))).isTrue();
+        base = "http://127.0.0.1:" + service.httpPort();
+        producer = ItSupport.producer(bootstrap);
+        String documents = service.topics().documents().name();
+        send(
+                producer,
+                documents,
+                "turing",
+                upsert(
+                        NS,
+                        "turing",
+                        "Alan Turing",
+                        "Alan Turing designed the Bombe at Bletchley Park to find the settings of the Enigma machine."));
+        send(
+                producer,
+                documents,
+                "hopper",
+                upsert(
+                        NS,
+                        "hopper",
+                        "Grace Hopper",
+                        "Grace Hopper developed the A-0 System, an early compiler, and worked on COBOL."));
+        send(producer, documents, "bad-json", "{\"namespace\": ".getBytes(StandardCharsets.UTF_8));
+        send(producer, documents, "bad-utf8", new byte[] {'{', (byte) 0xff, '}'});
+        send(
+                producer,
+                documents,
+                "kafka",
+                upsert(
+                        NS,
+                        "kafka",
+                        "Apache Kafka",
+                        "# Overview\n\nApache Kafka stores streams of records in partitioned topics.\n\n"
+                                + "# Streams\n\nKafka Streams keeps local state in RocksDB and answers interactive queries."));
+        awaitVerified(base, NS, List.of("turing", "hopper", "kafka"));
+    }
+
+    @AfterAll
+    void stop() {
+        if (producer != null) {
+            producer.close();
+        }
+        if (service != null) {
+            service.close();
+        }
+    }
+
+    @Test
+    void retrievesTheMostRelevantPassageWithItsDocumentAndWatermark() {
+        ItSupport.Response r = post(
+                base + "/v1/namespaces/" + NS + "/retrieve",
+                "{\"query\": \"Who broke the Enigma machine settings?\", \"mode\": \"dense\", \"top_k\": 2}");
+
+        assertThat(r.status()).isEqualTo(200);
+        JsonNode results = r.body().path("results");
+        assertThat(results).hasSize(2);
+        assertThat(results.get(0).path("document_id").asText()).isEqualTo("turing");
+        assertThat(results.get(0).path("score").asDouble())
+                .isGreaterThan(results.get(1).path("score").asDouble());
+        assertThat(results.get(0).path("memory").asText()).contains("Bombe");
+        assertThat(r.body().path("watermark").path("version").asLong()).isPositive();
+        assertThat(r.body().path("watermark").path("offset").asLong()).isNotNegative();
+        assertThat(r.body().path("vector_search").path("passage").asText()).isEqualTo("hnsw");
+        // what the index wrote and how the snapshot was built are counted
+        String metrics = get(base + "/metrics").raw().body();
+        java.util.regex.Matcher writes = java.util.regex.Pattern.compile(
+                        "engram_vector_index_writes_total\\{op=\"write\"} ([0-9.E]+)")
+                .matcher(metrics);
+        assertThat(writes.find()).isTrue();
+        assertThat(Double.parseDouble(writes.group(1))).isPositive();
+        assertThat(metrics).contains("engram_snapshot_builds_seconds_count{how=\"inline\",outcome=\"ok\"}");
+    }
+
+    @Test
+    void showsADocumentWithItsStatusAndPassages() {
+        ItSupport.Response r = get(base + "/v1/namespaces/" + NS + "/documents/kafka");
+
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body().path("status").asText()).isEqualTo("VERIFIED");
+        assertThat(r.body().path("passages")).hasSize(2);
+        assertThat(r.body().path("passages").get(1).path("headings").get(0).asText())
+                .isEqualTo("Streams");
+    }
+
+    @Test
+    void showsADocumentsGistAndTheNamespacesThemes() {
+        ItSupport.Response gist = get(base + "/v1/namespaces/" + NS + "/documents/kafka/gist");
+        assertThat(gist.status()).isEqualTo(200);
+        assertThat(gist.body().path("passages").asInt()).isEqualTo(2);
+        assertThat(gist.body().path("gist")).isNotEmpty();
+        assertThat(gist.body().path("windows").get(0).path("passage_ids")).hasSize(2);
+        assertThat(gist.body().path("window_size").asInt()).isEqualTo(3);
+        assertError(get(base + "/v1/namespaces/" + NS + "/documents/nope/gist"), 404);
+
+        ItSupport.Response themes = get(base + "/v1/namespaces/" + NS + "/themes");
+        assertThat(themes.status()).isEqualTo(200);
+        assertThat(themes.body().has("themes")).isTrue();
+        assertThat(themes.body().path("changes_since").asLong()).isNotNegative();
+    }
+
+    @Test
+    void findsEntitiesByNameWithTheirPassages() {
+        ItSupport.Response r = get(base + "/v1/namespaces/" + NS + "/entities?name=bletchley%20park");
+
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body().path("entities")).singleElement().satisfies(e -> {
+            assertThat(e.path("name").asText()).isEqualTo("Bletchley Park");
+            assertThat(e.path("passages").get(0).path("document_id").asText()).isEqualTo("turing");
+        });
+    }
+
+    @Test
+    void resolvesAnAcronymAndShowsTheMergeWithItsEvidenceAndProvenance() {
+        String documents = service.topics().documents().name();
+        send(producer, documents, "navy", upsert(NS, "navy", "Navy", "The United States Navy commissioned ships."));
+        send(producer, documents, "sailors", upsert(NS, "sailors", "Sailors", "USN sailors visited Bletchley Park."));
+        awaitVerified(base, NS, List.of("navy", "sailors"));
+        String ns = base + "/v1/namespaces/" + NS;
+
+        JsonNode found = get(ns + "/entities?name=USN").body().path("entities");
+        assertThat(found).hasSize(1);
+        JsonNode entity = found.get(0);
+        assertThat(entity.path("surfaces").findValuesAsText("name"))
+                .containsExactlyInAnyOrder("United States Navy", "USN");
+        assertThat(entity.path("passages").findValuesAsText("document_id")).contains("navy", "sailors");
+        assertThat(entity.path("passages").get(0).path("extractor").asText()).isNotBlank();
+        assertThat(entity.path("passages").get(0).path("spans")).isNotEmpty();
+
+        String id = entity.path("id").asText();
+        ItSupport.Response byId = get(ns + "/entities/" + id);
+        assertThat(byId.status()).isEqualTo(200);
+        assertThat(byId.body().path("decisions")).anySatisfy(d -> {
+            assertThat(d.path("decision").asText()).isEqualTo("merge");
+            assertThat(d.path("rule").asText()).isEqualTo("acronym");
+            assertThat(d.path("evidence").get(0).asText()).contains("USN");
+        });
+        // Any surface id of the group answers with the resolved entity.
+        String other = entity.path("surfaces").findValuesAsText("id").stream()
+                .filter(s -> !s.equals(id))
+                .findFirst()
+                .orElseThrow();
+        assertThat(get(ns + "/entities/" + other).body().path("id").asText()).isEqualTo(id);
+
+        JsonNode merges = get(ns + "/merges?limit=1000").body();
+        assertThat(merges.path("merges").findValuesAsText("id")).contains(id);
+        assertThat(get(ns + "/reviews").body().path("entity_pairs").has("total"))
+                .isTrue();
+        JsonNode stats = get(ns).body();
+        assertThat(stats.path("surfaces").asLong())
+                .isGreaterThan(stats.path("entities").asLong());
+
+        // An operator undoes the merge; the memory step applies it in order.
+        String split = "{\"op\": \"split\", \"entity_id\": \"" + id + "\", \"other_id\": \"" + other
+                + "\", \"reason\": \"not the navy\"}";
+        ItSupport.Response accepted = post(ns + "/merges", split);
+        assertThat(accepted.status()).isEqualTo(202);
+        assertThat(accepted.body().path("command").path("op").asText()).isEqualTo("split");
+        awaitResponse(
+                Duration.ofSeconds(60),
+                () -> get(ns + "/entities?name=USN"),
+                r -> r.body().path("entities").size() == 1
+                        && r.body().path("entities").get(0).path("surfaces").size() == 1);
+        assertError(post(ns + "/merges", "{\"op\": \"explode\", \"entity_id\": \"" + id + "\"}"), 400);
+        assertError(post(ns + "/merges", "{\"op\": \"split\", \"entity_id\": \"x\", \"other_id\": \"y\"}"), 400);
+        assertError(
+                post(
+                        ns + "/merges",
+                        "{\"op\": \"split\", \"entity_id\": \"" + id + "\", \"other_id\": \"" + "0".repeat(32) + "\"}"),
+                404);
+        assertError(post(ns + "/merges", "[1]"), 400);
+
+        assertError(get(ns + "/entities/not-an-id"), 400);
+        assertError(get(ns + "/entities/" + "0".repeat(32)), 404);
+        assertError(get(ns + "/merges?limit=0"), 400);
+    }
+
+    @Test
+    void deadLettersEveryBadRecordWithItsReason() {
+        List<DeadLetter> letters = readDeadLetters(2);
+
+        assertThat(letters)
+                .extracting(DeadLetter::reason)
+                .anySatisfy(reason -> assertThat(reason).startsWith("malformed JSON"))
+                .anySatisfy(reason -> assertThat(reason).isEqualTo("invalid UTF-8 in value"));
+        String metrics = get(base + "/metrics").raw().body();
+        assertThat(metrics).contains("engram_dead_letters_total{cause=\"malformed_json\",stage=\"read\"} 1.0");
+    }
+
+    @Test
+    void anUpdateReplacesPassagesAndADeleteRetractsThem() {
+        String documents = service.topics().documents().name();
+        send(
+                producer,
+                documents,
+                "temp",
+                upsert(NS, "temp", "Temporary", "The zeppelin hangar stood in Friedrichshafen."));
+        awaitVerified(base, NS, List.of("temp"));
+
+        send(producer, documents, "temp", upsert(NS, "temp", "Temporary", "The airship factory moved to Akron, Ohio."));
+        awaitResponse(
+                Duration.ofSeconds(60),
+                () -> get(base + "/v1/namespaces/" + NS + "/documents/temp"),
+                r -> r.body().path("version").asInt() == 2
+                        && r.body().path("status").asText().equals("VERIFIED"));
+        // The old passage is never served; the new one is once the snapshot has caught up (at once for a namespace this
+        // small, after a background rebuild for a large one).
+        ItSupport.Response updated = awaitResponse(
+                Duration.ofSeconds(30),
+                () -> post(
+                        base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"airship factory\", \"top_k\": 5}"),
+                r -> {
+                    assertThat(r.body().path("results").findValuesAsText("text"))
+                            .noneSatisfy(t -> assertThat(t).contains("Friedrichshafen"));
+                    return r.body().path("results").findValuesAsText("text").stream()
+                            .anyMatch(t -> t.contains("Akron"));
+                });
+        assertThat(updated.body().path("results").findValuesAsText("text"))
+                .anySatisfy(t -> assertThat(t).contains("Akron"));
+
+        send(producer, documents, "temp", ItSupport.delete(NS, "temp"));
+        awaitResponse(
+                Duration.ofSeconds(60),
+                () -> get(base + "/v1/namespaces/" + NS + "/documents/temp"),
+                r -> r.body().path("status").asText().equals("ARCHIVED"));
+        ItSupport.Response after =
+                post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"airship factory\", \"top_k\": 10}");
+        assertThat(after.body().path("results").findValuesAsText("document_id")).doesNotContain("temp");
+        assertThat(get(base + "/v1/namespaces/" + NS + "/entities?name=Akron")
+                        .body()
+                        .path("entities"))
+                .isEmpty();
+    }
+
+    @Test
+    void answersBadRequestsWithJsonErrors() {
+        String ns = base + "/v1/namespaces/" + NS;
+        assertError(post(ns + "/retrieve", "{not json"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"\"}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"x\", \"top_k\": 0}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"x\", \"top_k\": \"5\"}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"x\", \"mode\": \"telepathy\"}"), 400);
+        assertError(post(ns + "/retrieve", "{\"query\": \"" + "x".repeat(5000) + "\"}"), 400);
+        assertError(post(ns + "/retrieve", "[" + "1,".repeat(40_000) + "1]"), 413);
+        assertError(
+                post(ns + "/retrieve", "{\"query\": \"x\", \"mode\": \"como\", \"params\": {\"probes\": -1}}"), 400);
+        assertError(
+                post(ns + "/retrieve", "{\"query\": \"x\", \"mode\": \"como\", \"params\": {\"iterations\": 1e9}}"),
+                400);
+        assertError(get(ns + "/documents/gist"), 404); // a document named "gist", not a gist route
+        assertError(get(ns + "/retrieve"), 405);
+        assertError(get(ns + "/entities"), 400);
+        assertError(get(ns + "/documents/nope"), 404);
+        assertError(get(base + "/v1/namespaces/..%2Fetc/documents/x"), 400);
+        assertError(get(base + "/v1/namespaces/" + NS + "/documents/a%00b"), 400);
+        assertError(get(base + "/v2/anything"), 404);
+    }
+
+    private static void assertError(ItSupport.Response r, int status) {
+        assertThat(r.status()).as(r.raw().body()).isEqualTo(status);
+        assertThat(r.body().path("error").path("message").asText()).isNotBlank();
+        assertThat(r.body().path("error").path("code").asText()).isNotBlank();
+    }
+
+    @Test
+    void reportsHealthAndEveryEngramMeter() {
+        ItSupport.Response health = get(base + "/v1/health");
+        assertThat(health.status()).isEqualTo(200);
+        assertThat(health.body().path("status").asText()).isEqualTo("UP");
+
+        post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"compiler\"}");
+        String metrics = ItSupport.call(
+                        HttpRequest.newBuilder(URI.create(base + "/metrics")).GET())
+                .raw()
+                .body();
+        for (String meter : List.of(
+                Meters.DOCUMENTS,
+                Meters.PASSAGES,
+                Meters.DEAD_LETTERS,
+                Meters.UNDERSTAND,
+                Meters.MEMORY_CHANGES,
+                Meters.HTTP_REQUESTS,
+                Meters.RETRIEVALS,
+                Meters.EXTRACTION_CACHE,
+                Meters.STALE,
+                Meters.REJECTED)) {
+            assertThat(metrics).as(meter).contains(meter.replace('.', '_'));
+        }
+        assertThat(metrics).contains("kafka_stream_");
+    }
+
+    @Test
+    void everyMetricTheGrafanaDashboardQueriesIsExported() throws Exception {
+        String dashboard = java.nio.file.Files.readString(Path.of("..", "grafana", "dashboards", "engram.json"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\b((?:engram|kafka|jvm|process)_[a-z_]+)")
+                .matcher(dashboard);
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        assertThat(names).hasSizeGreaterThan(8);
+
+        post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"compiler\"}");
+        String metrics = get(base + "/metrics").raw().body();
+        for (String name : names) {
+            assertThat(metrics).as(name).containsPattern("(?m)^" + name + "[{ ]");
+        }
+    }
+
+    private List<DeadLetter> readDeadLetters(int atLeast) {
+        List<DeadLetter> out = ItSupport.readCommitted(
+                        bootstrap,
+                        service.topics().deadLetters().name(),
+                        new ByteArrayDeserializer(),
+                        service.topics().deadLetters().valueSerde().deserializer(),
+                        atLeast,
+                        Duration.ofSeconds(30))
+                .stream()
+                .map(r -> r.value())
+                .toList();
+        assertThat(out).hasSizeGreaterThanOrEqualTo(atLeast);
+        return out;
+    }
+}

@@ -1,0 +1,99 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.metrics.Meters;
+import dev.engram.query.GraphLoader;
+import dev.engram.query.MemoryQueries;
+import dev.engram.topology.EngramTopology;
+import dev.engram.topology.Topics;
+import dev.engram.topology.Understanders;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.HostInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The HTTP layer of an instance whose Kafka Streams has not started: nothing is owned yet. */
+class HttpApiTest {
+
+    @TempDir
+    Path stateDir;
+
+    private KafkaStreams streams;
+    private HttpApi api;
+    private String base;
+
+    @BeforeEach
+    void start() throws Exception {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "http-api-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        streams = new KafkaStreams(
+                EngramTopology.build(new Topics("t."), 1024, 64, Understanders.embedded(), Meters.detached()), props);
+        api = new HttpApi(
+                new InetSocketAddress("127.0.0.1", 0),
+                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
+                new MemoryQueries(
+                        streams,
+                        Understanders.embedded().embedder(),
+                        query -> List.of(),
+                        new GraphLoader(
+                                1000, 1000, null, new dev.engram.query.VectorSearch(50_000, 100), Meters.detached())),
+                () -> Map.of("serving", false, "status", "DOWN"),
+                () -> "# metrics\n",
+                Meters.detached());
+        base = "http://127.0.0.1:" + api.port();
+    }
+
+    @AfterEach
+    void stop() {
+        api.close();
+        streams.close();
+    }
+
+    @Test
+    void namespaceRoutesAnswer503WithRetryAfterUntilTheInstanceRuns() {
+        ItSupport.Response r = ItSupport.post(base + "/v1/namespaces/ns/retrieve", "{\"query\": \"x\"}");
+
+        assertThat(r.status()).isEqualTo(503);
+        assertThat(r.raw().headers().firstValue("Retry-After")).contains("1");
+        assertThat(r.body().path("error").path("code").asText()).isEqualTo("unavailable");
+        assertThat(r.body().path("error").path("message").asText()).contains("CREATED");
+    }
+
+    @Test
+    void answeringWithoutAnLlmIsNotImplementedAndSaysHowToConfigureIt() {
+        ItSupport.Response r = ItSupport.post(base + "/v1/namespaces/ns/answer", "{\"query\": \"x\"}");
+
+        assertThat(r.status()).isEqualTo(501);
+        assertThat(r.body().path("error").path("message").asText()).contains("ENGRAM_LLM_BASE_URL");
+    }
+
+    @Test
+    void healthIs503WhileNotServingAndMetricsAreAlwaysThere() {
+        assertThat(ItSupport.get(base + "/v1/health").status()).isEqualTo(503);
+        assertThat(ItSupport.get(base + "/metrics").raw().body()).startsWith("# metrics");
+    }
+
+    @Test
+    void rejectsHostileNamespacesBeforeRouting() {
+        assertThat(ItSupport.get(base + "/v1/namespaces/" + "a".repeat(200)).status())
+                .isEqualTo(400);
+        assertThat(ItSupport.get(base + "/v1/namespaces/%2e%2e").status()).isEqualTo(400);
+        assertThat(ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/metrics"))
+                                .DELETE())
+                        .status())
+                .isEqualTo(405);
+    }
+}

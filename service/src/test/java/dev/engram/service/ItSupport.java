@@ -1,0 +1,191 @@
+package dev.engram.service;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.schemas.Json;
+import dev.engram.topology.TestDocuments;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** Helpers for integration tests: configurations, a producer, and an HTTP client with bounded waits. */
+final class ItSupport {
+
+    static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private ItSupport() {}
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A configuration for one instance against {@code bootstrap}, with its own HTTP port and state dir. */
+    static EngramConfig config(String bootstrap, String appId, String prefix, Path stateDir, int partitions) {
+        return config(bootstrap, appId, prefix, stateDir, partitions, Map.of());
+    }
+
+    /** With {@code extra} settings (ENGRAM_* variables) over the test defaults. */
+    static EngramConfig config(
+            String bootstrap, String appId, String prefix, Path stateDir, int partitions, Map<String, String> extra) {
+        int port = freePort();
+        Map<String, String> env = new HashMap<>();
+        env.put("ENGRAM_BOOTSTRAP_SERVERS", bootstrap);
+        env.put("ENGRAM_APPLICATION_ID", appId);
+        env.put("ENGRAM_TOPIC_PREFIX", prefix);
+        env.put("ENGRAM_PARTITIONS", Integer.toString(partitions));
+        env.put("ENGRAM_STATE_DIR", stateDir.toString());
+        env.put("ENGRAM_HTTP_HOST", "127.0.0.1");
+        env.put("ENGRAM_HTTP_PORT", Integer.toString(port));
+        env.put("ENGRAM_ADVERTISED_HOST", "127.0.0.1");
+        env.put("ENGRAM_STREAM_THREADS", "1");
+        env.put("ENGRAM_COMMIT_INTERVAL_MS", "100");
+        env.put("ENGRAM_ROCKSDB_MEMORY_MB", "32");
+        env.put("ENGRAM_EMBED_THREADS", "1");
+        env.putAll(extra);
+        return EngramConfig.from(env);
+    }
+
+    static KafkaProducer<String, byte[]> producer(String bootstrap) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    static void send(KafkaProducer<String, byte[]> producer, String topic, String key, byte[] value) {
+        try {
+            producer.send(new ProducerRecord<>(topic, key, value)).get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("produce failed", e);
+        }
+    }
+
+    static byte[] upsert(String ns, String id, String title, String text) {
+        return TestDocuments.upsert(ns, id, title, text);
+    }
+
+    static byte[] delete(String ns, String id) {
+        return TestDocuments.delete(ns, id);
+    }
+
+    /**
+     * The committed records of a topic from its start: polls until at least {@code atLeast} arrived and a poll comes
+     * back empty, or {@code timeout} ends.
+     */
+    static <K, V> List<org.apache.kafka.clients.consumer.ConsumerRecord<K, V>> readCommitted(
+            String bootstrap,
+            String topic,
+            org.apache.kafka.common.serialization.Deserializer<K> keys,
+            org.apache.kafka.common.serialization.Deserializer<V> values,
+            int atLeast,
+            Duration timeout) {
+        Properties p = new Properties();
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(
+                org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG,
+                "reader-" + java.util.UUID.randomUUID());
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<org.apache.kafka.clients.consumer.ConsumerRecord<K, V>> out = new java.util.ArrayList<>();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(p, keys, values)) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (System.nanoTime() < deadline) {
+                var records = consumer.poll(Duration.ofMillis(500));
+                records.forEach(out::add);
+                if (records.isEmpty() && out.size() >= atLeast) {
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    record Response(int status, JsonNode body, HttpResponse<String> raw) {}
+
+    static Response get(String url) {
+        return call(HttpRequest.newBuilder(URI.create(url)).GET());
+    }
+
+    static Response post(String url, String json) {
+        return call(HttpRequest.newBuilder(URI.create(url))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
+    }
+
+    static Response call(HttpRequest.Builder request) {
+        try {
+            HttpResponse<String> r =
+                    HTTP.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+            JsonNode body = null;
+            String ct = r.headers().firstValue("Content-Type").orElse("");
+            if (ct.startsWith("application/json") && !r.body().isEmpty()) {
+                body = Json.mapper().readTree(r.body());
+            }
+            return new Response(r.statusCode(), body, r);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Polls {@code probe} until it passes or {@code timeout} ends; returns the last response. */
+    static Response awaitResponse(
+            Duration timeout, java.util.function.Supplier<Response> probe, Predicate<Response> done) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Response last = null;
+        while (System.nanoTime() < deadline) {
+            try {
+                last = probe.get();
+                if (done.test(last)) {
+                    return last;
+                }
+            } catch (UncheckedIOException e) {
+                // not listening yet
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new AssertionError("condition not met within " + timeout + "; last response: "
+                + (last == null ? "none" : last.status() + " " + last.raw().body()));
+    }
+
+    /** Waits until every listed document of the namespace is VERIFIED (through {@code base}). */
+    static void awaitVerified(String base, String ns, List<String> ids) {
+        for (String id : ids) {
+            awaitResponse(
+                    Duration.ofSeconds(60),
+                    () -> get(base + "/v1/namespaces/" + ns + "/documents/" + id),
+                    r -> r.status() == 200 && r.body().path("status").asText().equals("VERIFIED"));
+        }
+    }
+}

@@ -1,0 +1,135 @@
+package dev.engram.service;
+
+import static dev.engram.service.ItSupport.awaitVerified;
+import static dev.engram.service.ItSupport.post;
+import static dev.engram.service.ItSupport.send;
+import static dev.engram.service.ItSupport.upsert;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.topology.Understanders;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.KafkaStreams;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two instances with one application id split the partitions; whichever instance is asked, every namespace gets
+ * the same answer, served by the instance that owns it.
+ */
+@ExtendWith(SharedKafkaBroker.class)
+class TwoInstancesIT {
+
+    private static final int PARTITIONS = 4;
+
+    @TempDir
+    Path stateA;
+
+    @TempDir
+    Path stateB;
+
+    /** Namespaces chosen to cover every partition, so that both instances own some. */
+    private static List<String> namespacesCoveringPartitions() {
+        List<String> out = new ArrayList<>();
+        Set<Integer> covered = new HashSet<>();
+        for (int i = 0; covered.size() < PARTITIONS || out.size() < 6; i++) {
+            String ns = "tenant-" + i;
+            int p = Utils.toPositive(Utils.murmur2(ns.getBytes(StandardCharsets.UTF_8))) % PARTITIONS;
+            if (covered.add(p) || covered.size() == PARTITIONS) {
+                out.add(ns);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void eitherInstanceAnswersEveryNamespaceWithTheOwnersAnswer(EmbeddedKafkaBroker broker) throws Exception {
+        String id = "two-" + UUID.randomUUID().toString().substring(0, 8);
+        EngramConfig configA = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateA, PARTITIONS);
+        EngramConfig configB = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateB, PARTITIONS);
+        List<String> namespaces = namespacesCoveringPartitions();
+        try (EngramService a = EngramService.start(configA, Understanders.embedded());
+                EngramService b = EngramService.start(configB, Understanders.embedded());
+                KafkaProducer<String, byte[]> producer = ItSupport.producer(broker.bootstrapServers())) {
+            awaitBothOwnPartitions(a, b);
+            String baseA = "http://127.0.0.1:" + a.httpPort();
+            String baseB = "http://127.0.0.1:" + b.httpPort();
+            for (String ns : namespaces) {
+                send(
+                        producer,
+                        a.topics().documents().name(),
+                        "d1",
+                        upsert(
+                                ns,
+                                "d1",
+                                "Rivers of " + ns,
+                                "The river in " + ns + " floods every spring and feeds the rice fields."));
+                send(
+                        producer,
+                        a.topics().documents().name(),
+                        "d2",
+                        upsert(
+                                ns,
+                                "d2",
+                                "Markets of " + ns,
+                                "The market of " + ns + " sells spices, textiles and copper pots."));
+            }
+            for (String ns : namespaces) {
+                awaitVerified(baseA, ns, List.of("d1", "d2"));
+            }
+
+            Set<String> servers = new HashSet<>();
+            for (String ns : namespaces) {
+                String body = "{\"query\": \"Where can I buy spices?\", \"top_k\": 2}";
+                JsonNode fromA =
+                        post(baseA + "/v1/namespaces/" + ns + "/retrieve", body).body();
+                JsonNode fromB =
+                        post(baseB + "/v1/namespaces/" + ns + "/retrieve", body).body();
+
+                assertThat(fromA.path("results")).as(ns).isEqualTo(fromB.path("results"));
+                assertThat(fromA.path("served_by")).isEqualTo(fromB.path("served_by"));
+                assertThat(fromA.path("results").get(0).path("document_id").asText())
+                        .isEqualTo("d2");
+                servers.add(fromA.path("served_by").asText());
+            }
+            assertThat(servers)
+                    .as("both instances own namespaces, so some answers were forwarded")
+                    .containsExactlyInAnyOrder(configA.applicationServer(), configB.applicationServer());
+        }
+    }
+
+    private static void awaitBothOwnPartitions(EngramService a, EngramService b) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (a.streams().state() == KafkaStreams.State.RUNNING
+                    && b.streams().state() == KafkaStreams.State.RUNNING
+                    && !a.streams()
+                            .metadataForLocalThreads()
+                            .iterator()
+                            .next()
+                            .activeTasks()
+                            .isEmpty()
+                    && !b.streams()
+                            .metadataForLocalThreads()
+                            .iterator()
+                            .next()
+                            .activeTasks()
+                            .isEmpty()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("the two instances did not split the tasks: "
+                + a.streams().state() + " / " + b.streams().state());
+    }
+}
