@@ -355,7 +355,8 @@ final class EntityResolver {
             overrides.delete(Keys.of(ns, a, b));
             overrides.delete(Keys.of(ns, b, a));
         } else {
-            String decision = c.op() == MemoryCommand.Op.SPLIT ? PairDecision.SPLIT : PairDecision.MERGE;
+            PairDecision.Kind decision =
+                    c.op() == MemoryCommand.Op.SPLIT ? PairDecision.Kind.SPLIT : PairDecision.Kind.MERGE;
             List<String> evidence = c.reason().isBlank() ? List.of("operator") : List.of("operator: " + c.reason());
             PairDecision d = new PairDecision(ns, a, b, decision, "operator", 1, evidence, sink.now());
             overrides.put(Keys.of(ns, a, b), d);
@@ -544,8 +545,8 @@ final class EntityResolver {
             pairs.put(Keys.of(ns, e.id(), d.getKey()), d.getValue());
             pairs.put(Keys.of(ns, d.getKey(), e.id()), d.getValue().mirrored());
             PairDecision v = d.getValue();
-            if (!v.decision().equals(PairDecision.MERGE)) {
-                decision(v.decision(), e.id(), d.getKey(), v.rule(), v.score(), v.evidence());
+            if (v.decision() != PairDecision.Kind.MERGE) {
+                decision(v.decision().wireName(), e.id(), d.getKey(), v.rule(), v.score(), v.evidence());
             }
             changed.add(d.getKey());
         }
@@ -568,7 +569,7 @@ final class EntityResolver {
             for (int q = 0; q < queue.size() && component.size() < COMPONENT_CAP; q++) {
                 String x = queue.get(q);
                 for (PairDecision p : storedPairs(x).values()) {
-                    if (!p.decision().equals(PairDecision.MERGE)) {
+                    if (p.decision() != PairDecision.Kind.MERGE) {
                         apart.add(Keys.of(p.entityId(), p.otherId()));
                         continue;
                     }

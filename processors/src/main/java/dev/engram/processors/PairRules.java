@@ -84,7 +84,7 @@ public final class PairRules {
         List<String> sharedContext(Surface a, Surface b);
     }
 
-    public record Decision(String decision, String rule, double score, List<String> evidence) {}
+    public record Decision(PairDecision.Kind decision, String rule, double score, List<String> evidence) {}
 
     /** How {@code shortSide} could stand for {@code longSide}, or null; used for decisions and ambiguity counts. */
     public static ShortForm shortForm(Surface shortSide, Surface longSide) {
@@ -130,7 +130,7 @@ public final class PairRules {
                 return review("type_conflict", 0.5, evidence, typeEvidence(a, b));
             }
             if (a.type() == b.type()) {
-                return Optional.of(new Decision(PairDecision.MERGE, "variant", 0.95, evidence));
+                return Optional.of(new Decision(PairDecision.Kind.MERGE, "variant", 0.95, evidence));
             }
             Surface untyped = a.type() == EntityType.OTHER ? a : b;
             return unambiguous(untyped, ShortForm.VARIANT, "variant", 0.9, evidence, lookup);
@@ -187,10 +187,10 @@ public final class PairRules {
         }
         if (context.isEmpty()) {
             evidence.add("no shared document or co-mentioned entity yet");
-            return Optional.of(new Decision(PairDecision.DEFER, "partial_name", 0.6, evidence));
+            return Optional.of(new Decision(PairDecision.Kind.DEFER, "partial_name", 0.6, evidence));
         }
         evidence.addAll(context);
-        return Optional.of(new Decision(PairDecision.MERGE, "partial_name", 0.8, evidence));
+        return Optional.of(new Decision(PairDecision.Kind.MERGE, "partial_name", 0.8, evidence));
     }
 
     /** Spelling variants ("Tchaikovsky" / "Tschaikovsky"): same token count and numbers, close strings. */
@@ -218,7 +218,7 @@ public final class PairRules {
             if (cosine >= EMBEDDING_SUPPORT) {
                 evidence.add(String.format(Locale.ROOT, "descriptions agree (cosine %.3f)", cosine));
             }
-            return Optional.of(new Decision(PairDecision.MERGE, "fuzzy", similarity, evidence));
+            return Optional.of(new Decision(PairDecision.Kind.MERGE, "fuzzy", similarity, evidence));
         }
         return review(
                 "similar_name",
@@ -252,7 +252,7 @@ public final class PairRules {
             Surface shortSide, ShortForm form, String rule, double score, List<String> evidence, Lookup lookup) {
         int ambiguity = lookup.ambiguity(shortSide, form);
         if (ambiguity <= 1) {
-            return Optional.of(new Decision(PairDecision.MERGE, rule, score, evidence));
+            return Optional.of(new Decision(PairDecision.Kind.MERGE, rule, score, evidence));
         }
         if (ambiguity > MAX_REVIEWED_AMBIGUITY) {
             return Optional.empty();
@@ -267,7 +267,7 @@ public final class PairRules {
     private static Optional<Decision> review(String rule, double score, List<String> evidence, List<String> more) {
         List<String> all = new ArrayList<>(evidence);
         all.addAll(more);
-        return Optional.of(new Decision(PairDecision.REVIEW, rule, Math.max(0, Math.min(1, score)), all));
+        return Optional.of(new Decision(PairDecision.Kind.REVIEW, rule, Math.max(0, Math.min(1, score)), all));
     }
 
     private static List<String> typeEvidence(Surface a, Surface b) {

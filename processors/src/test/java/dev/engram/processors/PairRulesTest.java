@@ -54,14 +54,14 @@ class PairRulesTest {
                 surface("Saint Louis", EntityType.PLACE),
                 UNAMBIGUOUS_NO_CONTEXT);
         assertThat(d).hasValueSatisfying(x -> {
-            assertThat(x.decision()).isEqualTo(PairDecision.MERGE);
+            assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE);
             assertThat(x.rule()).isEqualTo("variant");
         });
         assertThat(decide(
                         surface("Apple Inc.", EntityType.ORGANIZATION),
                         surface("Apple", EntityType.ORGANIZATION),
                         UNAMBIGUOUS_NO_CONTEXT))
-                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.MERGE));
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE));
     }
 
     @Test
@@ -71,7 +71,7 @@ class PairRulesTest {
                 surface("Washington", EntityType.PLACE),
                 UNAMBIGUOUS_WITH_CONTEXT);
         assertThat(d).hasValueSatisfying(x -> {
-            assertThat(x.decision()).isEqualTo(PairDecision.REVIEW);
+            assertThat(x.decision()).isEqualTo(PairDecision.Kind.REVIEW);
             assertThat(x.rule()).isEqualTo("type_conflict");
         });
     }
@@ -83,7 +83,7 @@ class PairRulesTest {
         assertThat(decide(cnn, network, UNAMBIGUOUS_NO_CONTEXT))
                 .hasValueSatisfying(x -> assertThat(x.rule()).isEqualTo("acronym"));
         assertThat(decide(cnn, network, lookup(2, List.of())))
-                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.REVIEW));
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.REVIEW));
         // A lower-case word is not an acronym.
         assertThat(decide(surface("Cnn", EntityType.OTHER), network, UNAMBIGUOUS_NO_CONTEXT))
                 .isEmpty();
@@ -94,12 +94,12 @@ class PairRulesTest {
         var obama = surface("Obama", EntityType.PERSON);
         var barack = surface("Barack Obama", EntityType.PERSON);
         assertThat(decide(obama, barack, UNAMBIGUOUS_NO_CONTEXT))
-                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.DEFER));
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.DEFER));
         assertThat(decide(obama, barack, UNAMBIGUOUS_WITH_CONTEXT))
-                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.MERGE));
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE));
         // Even when an extractor declared the surname an alias, it stays a partial name that needs context.
         assertThat(decide(obama, surface("Barack Obama", EntityType.PERSON, "obama"), UNAMBIGUOUS_NO_CONTEXT))
-                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.DEFER));
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.DEFER));
         assertThat(decide(
                         surface("Paris", EntityType.PLACE),
                         surface("Paris Texas", EntityType.PLACE),
@@ -133,11 +133,11 @@ class PairRulesTest {
         var a = surface("Pyotr Tchaikovsky", EntityType.PERSON);
         var b = surface("Pyotr Tchaikowsky", EntityType.PERSON);
         assertThat(decide(a, b, UNAMBIGUOUS_NO_CONTEXT)).hasValueSatisfying(x -> {
-            assertThat(x.decision()).isEqualTo(PairDecision.REVIEW);
+            assertThat(x.decision()).isEqualTo(PairDecision.Kind.REVIEW);
             assertThat(x.rule()).isEqualTo("similar_name");
         });
         assertThat(decide(a, b, UNAMBIGUOUS_WITH_CONTEXT)).hasValueSatisfying(x -> {
-            assertThat(x.decision()).isEqualTo(PairDecision.MERGE);
+            assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE);
             assertThat(x.rule()).isEqualTo("fuzzy");
         });
     }

@@ -243,7 +243,7 @@ public final class EntityViews {
                 }
                 surfaces.add(Map.of("id", e.id(), "name", e.name(), "type", e.type(), "mentions", e.mentions()));
                 for (PairDecision d : pairsOf(ns, sid)) {
-                    if (d.decision().equals(PairDecision.MERGE)
+                    if (d.decision() == PairDecision.Kind.MERGE
                             && inGroup.contains(d.otherId())
                             && d.entityId().compareTo(d.otherId()) < 0) {
                         decisions.add(decisionView(ns, d));
@@ -271,8 +271,7 @@ public final class EntityViews {
         try (KeyValueIterator<String, PairDecision> it = pairs.prefixScan(Keys.prefix(ns), KEYS)) {
             while (it.hasNext()) {
                 PairDecision d = it.next().value;
-                boolean pending =
-                        d.decision().equals(PairDecision.REVIEW) || d.decision().equals(PairDecision.DEFER);
+                boolean pending = d.decision() == PairDecision.Kind.REVIEW || d.decision() == PairDecision.Kind.DEFER;
                 if (!pending || d.entityId().compareTo(d.otherId()) > 0) {
                     continue;
                 }

@@ -1,7 +1,9 @@
 package dev.engram.stores;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * What entity resolution decided about two surface entities that the blocking indexes made candidates: {@code merge},
@@ -13,17 +15,32 @@ public record PairDecision(
         String namespace,
         String entityId,
         String otherId,
-        String decision,
+        Kind decision,
         String rule,
         double score,
         List<String> evidence,
         Instant at) {
 
-    public static final String MERGE = "merge";
-    public static final String REVIEW = "review";
-    public static final String DEFER = "defer";
-    /** An operator keeps the two apart. */
-    public static final String SPLIT = "split";
+    /** What was decided about the pair (stored by its lowercase name). */
+    public enum Kind {
+        /** The two are one entity. */
+        @JsonProperty("merge")
+        MERGE,
+        /** A person should look. */
+        @JsonProperty("review")
+        REVIEW,
+        /** Plausible; waiting for supporting evidence. */
+        @JsonProperty("defer")
+        DEFER,
+        /** An operator keeps the two apart. */
+        @JsonProperty("split")
+        SPLIT;
+
+        /** The name in stores, events and responses. */
+        public String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     public PairDecision {
         evidence = evidence == null ? List.of() : List.copyOf(evidence);
@@ -37,7 +54,7 @@ public record PairDecision(
     /** Equal in everything but the time it was made. */
     public boolean sameAs(PairDecision o) {
         return o != null
-                && decision.equals(o.decision)
+                && decision == o.decision
                 && rule.equals(o.rule)
                 && Double.compare(score, o.score) == 0
                 && evidence.equals(o.evidence);

@@ -72,7 +72,7 @@ class EntityResolutionTest {
         EntityRecord usn = surface("usn");
         EntityRecord navy = surface("united states navy");
         assertThat(usn.canonical()).isEqualTo(navy.canonical());
-        assertThat(pair(usn, navy).decision()).isEqualTo(PairDecision.MERGE);
+        assertThat(pair(usn, navy).decision()).isEqualTo(PairDecision.Kind.MERGE);
         assertThat(pair(usn, navy).rule()).isEqualTo("acronym");
         assertThat(decisions("merge")).isNotEmpty().allSatisfy(d -> assertThat(d.rule())
                 .isEqualTo("acronym"));
@@ -93,11 +93,11 @@ class EntityResolutionTest {
         upsert("engine", "Babbage built the Difference Engine in London.");
         EntityRecord babbage = surface("babbage");
         EntityRecord charles = surface("charles babbage");
-        assertThat(pair(babbage, charles).decision()).isEqualTo(PairDecision.DEFER);
+        assertThat(pair(babbage, charles).decision()).isEqualTo(PairDecision.Kind.DEFER);
         assertThat(babbage.canonical()).isEqualTo(babbage.id());
 
         upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
-        assertThat(pair(surface("babbage"), charles).decision()).isEqualTo(PairDecision.MERGE);
+        assertThat(pair(surface("babbage"), charles).decision()).isEqualTo(PairDecision.Kind.MERGE);
         assertThat(pair(surface("babbage"), charles).evidence())
                 .anySatisfy(e -> assertThat(e).contains("Ada Lovelace"));
         assertThat(surface("babbage").canonical())
@@ -106,7 +106,7 @@ class EntityResolutionTest {
         // A second Babbage makes the bare surname ambiguous: the merge is undone and the pairs go to review.
         upsert("son", "Benjamin Babbage explored Australia from London.");
         assertThat(surface("babbage").canonical()).isEqualTo(surface("babbage").id());
-        assertThat(pair(surface("babbage"), charles).decision()).isEqualTo(PairDecision.REVIEW);
+        assertThat(pair(surface("babbage"), charles).decision()).isEqualTo(PairDecision.Kind.REVIEW);
         assertThat(pair(surface("babbage"), charles).rule()).isEqualTo("ambiguous");
         assertThat(decisions("unmerge")).isNotEmpty();
     }
@@ -117,14 +117,14 @@ class EntityResolutionTest {
         upsert("turring", "Alan Turring played chess.");
         EntityRecord turing = surface("alan turing");
         EntityRecord turring = surface("alan turring");
-        assertThat(pair(turing, turring).decision()).isEqualTo(PairDecision.REVIEW);
+        assertThat(pair(turing, turring).decision()).isEqualTo(PairDecision.Kind.REVIEW);
         assertThat(pair(turing, turring).rule()).isEqualTo("similar_name");
         assertThat(turring.canonical()).isNotEqualTo(turing.canonical());
 
         upsert("turring", "Alan Turring played chess with Hugh Alexander.");
         upsert("turing", "Alan Turing studied mathematics. He worked with Hugh Alexander.");
         assertThat(pair(surface("alan turing"), surface("alan turring")).decision())
-                .isEqualTo(PairDecision.MERGE);
+                .isEqualTo(PairDecision.Kind.MERGE);
         assertThat(surface("alan turring").canonical())
                 .isEqualTo(surface("alan turing").canonical());
     }
@@ -149,7 +149,7 @@ class EntityResolutionTest {
         command("split", usn.id(), navy.id(), "a different USN");
         assertThat(surface("usn").canonical())
                 .isNotEqualTo(surface("united states navy").canonical());
-        assertThat(pair(usn, navy).decision()).isEqualTo(PairDecision.SPLIT);
+        assertThat(pair(usn, navy).decision()).isEqualTo(PairDecision.Kind.SPLIT);
         assertThat(pair(usn, navy).rule()).isEqualTo("operator");
         assertThat(pair(usn, navy).evidence()).containsExactly("operator: a different USN");
 
