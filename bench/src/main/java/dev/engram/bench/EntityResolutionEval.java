@@ -267,7 +267,7 @@ public final class EntityResolutionEval {
                 return "-";
             }
             PairDecision d = pairs.get(Keys.of(ns, a.surfaceId(), b.surfaceId()));
-            return d == null ? "no candidate pair" : d.decision() + "/" + d.rule() + " " + d.evidence();
+            return d == null ? "no candidate pair" : d.decision().wireName() + "/" + d.rule() + " " + d.evidence();
         }
 
         Map<String, Integer> decisionCounts() {
@@ -275,7 +275,7 @@ public final class EntityResolutionEval {
             try (KeyValueIterator<String, PairDecision> it = pairs.all()) {
                 it.forEachRemaining(kv -> {
                     if (kv.value.entityId().compareTo(kv.value.otherId()) < 0) {
-                        counts.merge(kv.value.decision() + "/" + kv.value.rule(), 1, Integer::sum);
+                        counts.merge(kv.value.decision().wireName() + "/" + kv.value.rule(), 1, Integer::sum);
                     }
                 });
             }

@@ -170,7 +170,7 @@ class RetractionPropertyTest {
             KeyValueStore<String, PairDecision> pairs = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PAIRS.name());
             TreeSet<String> pd = new TreeSet<>();
             all(pairs)
-                    .forEach(kv -> pd.add(kv.key + " " + kv.value.decision() + " " + kv.value.rule() + " "
+                    .forEach(kv -> pd.add(kv.key + " " + kv.value.decision().wireName() + " " + kv.value.rule() + " "
                             + kv.value.score() + " " + kv.value.evidence()));
             d.put("pairs", pd);
             // Gists and episodic windows (themes are recomputed on thresholds of changes, so they follow history).
