@@ -88,7 +88,11 @@ public final class EntityResolutionEval {
         Map<String, Object> result = new LinkedHashMap<>();
         try (TopologyTestDriver driver = new TopologyTestDriver(
                 EngramTopology.build(
-                        TOPICS, config.maxDocumentBytes(), config.chunkMaxTokens(), understander, Meters.detached()),
+                        TOPICS,
+                        config.ingest().maxDocumentBytes(),
+                        config.ingest().chunkMaxTokens(),
+                        understander,
+                        Meters.detached()),
                 props)) {
             TestInputTopic<byte[], byte[]> input = driver.createInputTopic(
                     TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());

@@ -43,7 +43,7 @@ public final class IngestBenchmark {
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "2000"));
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), limit);
         EngramConfig defaults = EngramConfig.fromEnvironment();
-        Chunker chunker = new Chunker(defaults.chunkMaxTokens());
+        Chunker chunker = new Chunker(defaults.ingest().chunkMaxTokens());
 
         List<String> texts = new ArrayList<>();
         for (JsonNode doc : corpus) {
@@ -67,7 +67,9 @@ public final class IngestBenchmark {
         System.out.printf("corpus: %d documents, %d passages (%s)%n", corpus.size(), texts.size(), data);
 
         double embedderRate;
-        try (OnnxEmbedder embedder = OnnxEmbedder.allMiniLmL6V2(defaults.embedMaxTokens(), defaults.embedThreads())) {
+        try (OnnxEmbedder embedder = OnnxEmbedder.allMiniLmL6V2(
+                defaults.understanding().embedMaxTokens(),
+                defaults.understanding().embedThreads())) {
             texts.stream().limit(50).forEach(embedder::embed);
             long t0 = System.nanoTime();
             texts.forEach(embedder::embed);

@@ -1,21 +1,22 @@
 package dev.engram.query;
 
+import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.VectorIndexer;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.Extraction;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
-import dev.engram.stores.Keys;
+import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
-import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -23,10 +24,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +36,6 @@ import org.slf4j.LoggerFactory;
 public final class GraphLoader implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
-    private static final StringSerializer KEYS = new StringSerializer();
 
     private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos) {}
 
@@ -53,7 +49,7 @@ public final class GraphLoader implements AutoCloseable {
         return t;
     });
     private volatile boolean closed;
-    private final dev.engram.metrics.Meters meters;
+    private final Meters meters;
     private final long maxStalenessNanos;
     private final long inlineBuildNanos;
     private final Path indexDir;
@@ -67,11 +63,7 @@ public final class GraphLoader implements AutoCloseable {
      *     background while queries go on reading the previous snapshot; quicker ones are rebuilt by the query
      */
     public GraphLoader(
-            long maxStalenessMillis,
-            long inlineBuildMillis,
-            Path indexDir,
-            VectorSearch search,
-            dev.engram.metrics.Meters meters) {
+            long maxStalenessMillis, long inlineBuildMillis, Path indexDir, VectorSearch search, Meters meters) {
         this.meters = meters;
         this.maxStalenessNanos = maxStalenessMillis * 1_000_000L;
         this.inlineBuildNanos = inlineBuildMillis * 1_000_000L;
@@ -79,9 +71,9 @@ public final class GraphLoader implements AutoCloseable {
         this.search = search;
     }
 
-    public MemoryGraph graph(
-            String ns, NamespaceState state, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
-        return graph(ns, state.version(), () -> build(ns, state.version(), stores));
+    /** The namespace's snapshot, built from this instance's stores when it is missing or stale. */
+    public MemoryGraph graph(String ns, NamespaceState state, MemoryReader memory) {
+        return graph(ns, state.version(), () -> build(ns, state.version(), memory));
     }
 
     /**
@@ -124,11 +116,11 @@ public final class GraphLoader implements AutoCloseable {
             try {
                 g = build.get();
             } catch (RuntimeException e) {
-                meters.snapshotBuilt(how, false, java.time.Duration.ofNanos(System.nanoTime() - t0));
+                meters.snapshotBuilt(how, false, Duration.ofNanos(System.nanoTime() - t0));
                 throw e;
             }
             long now = System.nanoTime();
-            meters.snapshotBuilt(how, true, java.time.Duration.ofNanos(now - t0));
+            meters.snapshotBuilt(how, true, Duration.ofNanos(now - t0));
             if (closed) {
                 g.release(); // built while closing: served to this caller only, never cached
                 return g;
@@ -178,17 +170,8 @@ public final class GraphLoader implements AutoCloseable {
         vectors.clear();
     }
 
-    @SuppressWarnings("unchecked")
-    private MemoryGraph build(String ns, long version, Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
-        var passages = (ReadOnlyKeyValueStore<String, StoredPassage>)
-                stores.apply(dev.engram.stores.StateStores.MEMORY_PASSAGES.name());
-        var vectors = (ReadOnlyKeyValueStore<String, byte[]>)
-                stores.apply(dev.engram.stores.StateStores.MEMORY_VECTORS.name());
-        var embeddings = (ReadOnlyKeyValueStore<String, Embeddings>)
-                stores.apply(dev.engram.stores.StateStores.MEMORY_EMBEDDINGS.name());
-        var entityStore = (ReadOnlyKeyValueStore<String, EntityRecord>)
-                stores.apply(dev.engram.stores.StateStores.MEMORY_ENTITIES.name());
-        Resolved resolved = Resolved.of(ns, entityStore);
+    private MemoryGraph build(String ns, long version, MemoryReader memory) {
+        Resolved resolved = Resolved.of(ns, memory);
         // names repeat across passages: normalize each once per build
         Map<String, String> normalized = new HashMap<>();
         Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
@@ -211,99 +194,89 @@ public final class GraphLoader implements AutoCloseable {
                 return VectorIndexer.EXACT.index(batches);
             }
         });
-        try (KeyValueIterator<String, StoredPassage> it = passages.prefixScan(Keys.prefix(ns), KEYS)) {
-            while (it.hasNext()) {
-                KeyValue<String, StoredPassage> kv = it.next();
-                StoredPassage p = kv.value;
-                byte[] vector = vectors.get(kv.key);
-                Embeddings emb = embeddings.get(kv.key);
-                if (vector == null) {
-                    continue; // written between the two reads; the next snapshot has it
-                }
-                int index = b.passage(
-                        new MemoryGraph.Passage(
-                                p.passageId(),
-                                p.documentId(),
-                                p.title(),
-                                p.headings(),
-                                p.text(),
-                                p.memory(),
-                                p.start(),
-                                p.end()),
-                        VectorCodec.fromBytes(vector));
-                Extraction x = p.extraction();
-                // Names of this passage's entities → their resolved entity's index in the graph.
-                Map<String, Integer> byName = new HashMap<>();
-                for (int i = 0; i < x.entities().size(); i++) {
-                    Extraction.Entity e = x.entities().get(i);
-                    if (normalize.apply(e.name()).isEmpty()) {
-                        continue;
-                    }
-                    String canonical = resolved.canonical(surfaces.computeIfAbsent(
-                            e.name() + '\u0000' + e.type(), k -> EntityNames.surfaceId(ns, e.name(), e.type())));
-                    int entity = b.entity(canonical, resolved.name(canonical, e.name()));
-                    b.link(entity, index);
-                    byName.putIfAbsent(normalize.apply(e.name()), entity);
-                    e.aliases().forEach(a -> byName.putIfAbsent(normalize.apply(a), entity));
-                    if (emb != null && i < emb.entities().size()) {
-                        b.entityVector(entity, emb.entities().get(i));
-                    }
-                }
-                for (Extraction.Relation r : x.relations()) {
-                    int[] members = r.entities().stream()
-                            .mapToInt(name -> byName.getOrDefault(normalize.apply(name), -1))
-                            .filter(i -> i >= 0)
-                            .distinct()
-                            .toArray();
-                    if (members.length >= 2) {
-                        b.relation(r.relation() + ": " + String.join(", ", r.entities()), index, members);
-                    }
-                }
-                if (emb == null) {
+        memory.forEachPassage(ns, p -> {
+            float[] vector = memory.passageVector(ns, p.passageId());
+            Embeddings emb = memory.embeddings(ns, p.passageId());
+            if (vector == null) {
+                return; // written between the two reads; the next snapshot has it
+            }
+            int index = b.passage(
+                    new MemoryGraph.Passage(
+                            p.passageId(),
+                            p.documentId(),
+                            p.title(),
+                            p.headings(),
+                            p.text(),
+                            p.memory(),
+                            p.start(),
+                            p.end()),
+                    vector);
+            Extraction x = p.extraction();
+            // Names of this passage's entities → their resolved entity's index in the graph.
+            Map<String, Integer> byName = new HashMap<>();
+            for (int i = 0; i < x.entities().size(); i++) {
+                Extraction.Entity e = x.entities().get(i);
+                if (normalize.apply(e.name()).isEmpty()) {
                     continue;
                 }
-                b.questions(index, emb.questions());
-                for (int f = 0; f < x.facts().size() && f < emb.facts().size(); f++) {
-                    Extraction.Fact fact = x.facts().get(f);
-                    b.fact(
-                            fact.text(),
-                            index,
-                            byName.getOrDefault(normalize.apply(fact.head()), -1),
-                            byName.getOrDefault(normalize.apply(fact.tail()), -1),
-                            fact.confidence(),
-                            emb.facts().get(f));
+                String canonical = resolved.canonical(surfaces.computeIfAbsent(
+                        e.name() + '\u0000' + e.type(), k -> EntityNames.surfaceId(ns, e.name(), e.type())));
+                int entity = b.entity(canonical, resolved.name(canonical, e.name()));
+                b.link(entity, index);
+                byName.putIfAbsent(normalize.apply(e.name()), entity);
+                e.aliases().forEach(a -> byName.putIfAbsent(normalize.apply(a), entity));
+                if (emb != null && i < emb.entities().size()) {
+                    b.entityVector(entity, emb.entities().get(i));
                 }
             }
-        }
-        var themeStore = (ReadOnlyKeyValueStore<String, ThemeSet>)
-                stores.apply(dev.engram.stores.StateStores.MEMORY_THEMES.name());
-        ThemeSet themes = themeStore.get(ns);
-        if (themes != null) {
+            for (Extraction.Relation r : x.relations()) {
+                int[] members = r.entities().stream()
+                        .mapToInt(name -> byName.getOrDefault(normalize.apply(name), -1))
+                        .filter(i -> i >= 0)
+                        .distinct()
+                        .toArray();
+                if (members.length >= 2) {
+                    b.relation(r.relation() + ": " + String.join(", ", r.entities()), index, members);
+                }
+            }
+            if (emb == null) {
+                return;
+            }
+            b.questions(index, emb.questions());
+            for (int f = 0; f < x.facts().size() && f < emb.facts().size(); f++) {
+                Extraction.Fact fact = x.facts().get(f);
+                b.fact(
+                        fact.text(),
+                        index,
+                        byName.getOrDefault(normalize.apply(fact.head()), -1),
+                        byName.getOrDefault(normalize.apply(fact.tail()), -1),
+                        fact.confidence(),
+                        emb.facts().get(f));
+            }
+        });
+        memory.themes(ns).ifPresent(themes -> {
             for (ThemeSet.Theme t : themes.themes()) {
                 int[] members = t.passageIds().stream()
                         .map(b::passageIndex)
-                        .filter(java.util.Objects::nonNull)
+                        .filter(Objects::nonNull)
                         .mapToInt(Integer::intValue)
                         .toArray();
                 b.theme(t.rank(), t.eigenvalue(), members, t.summary());
             }
-        }
+        });
         return b.build();
     }
 
     /** Surface entity → resolved entity, and each resolved entity's name (its most mentioned surface's). */
     record Resolved(Map<String, String> canonicalOf, Map<String, String> names) {
 
-        static Resolved of(String ns, ReadOnlyKeyValueStore<String, EntityRecord> entities) {
+        static Resolved of(String ns, MemoryReader memory) {
             Map<String, String> canonicalOf = new HashMap<>();
             Map<String, EntityRecord> best = new HashMap<>();
-            try (KeyValueIterator<String, EntityRecord> it = entities.prefixScan(Keys.prefix(ns), KEYS)) {
-                while (it.hasNext()) {
-                    EntityRecord e = it.next().value;
-                    canonicalOf.put(e.id(), e.canonical());
-                    best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x);
-                }
-            }
+            memory.forEachEntity(ns, e -> {
+                canonicalOf.put(e.id(), e.canonical());
+                best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x);
+            });
             Map<String, String> names = new HashMap<>();
             best.forEach((canonical, e) -> names.put(canonical, e.name()));
             return new Resolved(canonicalOf, names);

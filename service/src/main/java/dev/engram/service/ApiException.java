@@ -1,6 +1,12 @@
 package dev.engram.service;
 
-/** An HTTP error with a JSON body: {@code {"error": {"code": ..., "message": ...}}}. */
+import dev.engram.query.QueryException;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+
+/**
+ * An HTTP error with a JSON body: {@code {"error": {"code": ..., "message": ...}}}. {@link #of(Throwable)} is the one
+ * place where failures become status codes.
+ */
 final class ApiException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
@@ -30,6 +36,33 @@ final class ApiException extends RuntimeException {
 
     static ApiException unavailable(String message) {
         return new ApiException(503, "unavailable", message, 1);
+    }
+
+    static ApiException methodNotAllowed(String allowed) {
+        return new ApiException(405, "method_not_allowed", "use " + allowed);
+    }
+
+    static ApiException tooLarge(String message) {
+        return new ApiException(413, "too_large", message);
+    }
+
+    /** The HTTP error a failure becomes: domain failures by their kind, anything unexpected a 500. */
+    static ApiException of(Throwable failure) {
+        return switch (failure) {
+            case ApiException api -> api;
+            case QueryException q ->
+                switch (q.kind()) {
+                    case INVALID -> badRequest(q.getMessage());
+                    case NOT_FOUND -> notFound(q.getMessage());
+                    case UNAVAILABLE -> unavailable(q.getMessage());
+                    case NOT_CONFIGURED -> new ApiException(501, "not_configured", q.getMessage());
+                    case UPSTREAM_FAILED -> new ApiException(502, "llm_failed", q.getMessage());
+                };
+            case InvalidStateStoreException e -> unavailable("state is moving between instances: " + e.getMessage());
+            default ->
+                new ApiException(
+                        500, "internal", "internal error: " + failure.getClass().getSimpleName());
+        };
     }
 
     int status() {

@@ -50,7 +50,7 @@ public final class EngramMain {
         }
         try {
             EngramConfig config = EngramConfig.fromEnvironment();
-            if (command.equals("demo") && !config.embeddedKafka()) {
+            if (command.equals("demo") && !config.kafka().embedded()) {
                 System.err.println("engram demo runs on the embedded broker; unset ENGRAM_BOOTSTRAP_SERVERS");
                 System.exit(2);
             }
@@ -77,9 +77,10 @@ public final class EngramMain {
                 "engram-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         EngramConfig effective = config;
-        if (config.embeddedKafka()) {
-            Path kafkaDir = config.stateDir().resolveSibling("kafka");
-            EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(kafkaDir, config.embeddedKafkaPort(), false);
+        if (config.kafka().embedded()) {
+            Path kafkaDir = config.storage().stateDir().resolveSibling("kafka");
+            EmbeddedKafkaBroker broker =
+                    EmbeddedKafkaBroker.start(kafkaDir, config.kafka().embeddedPort(), false);
             resources.add(0, broker);
             effective = config.withBootstrapServers(broker.bootstrapServers());
             out.printf("engram: embedded Kafka broker at %s (data in %s)%n", broker.bootstrapServers(), kafkaDir);
@@ -105,7 +106,7 @@ public final class EngramMain {
     private static void runDemo(EngramService service, String base, PrintStream out) throws InterruptedException {
         List<String> lines = demoDocuments();
         Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, service.config().bootstrapServers());
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, service.config().kafka().bootstrapServers());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         long t0 = System.nanoTime();

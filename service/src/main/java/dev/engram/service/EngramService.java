@@ -2,12 +2,19 @@ package dev.engram.service;
 
 import dev.engram.metrics.Meters;
 import dev.engram.query.GraphLoader;
-import dev.engram.query.MemoryQueries;
+import dev.engram.query.LlmQueries;
+import dev.engram.query.QueryService;
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.MemoryCommand;
+import dev.engram.schemas.PassageEvent;
 import dev.engram.stores.BoundedRocksDbConfig;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.Topic;
 import dev.engram.topology.Topics;
+import dev.engram.understanding.EnglishNlp;
+import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
+import dev.engram.understanding.llm.OpenAiClient;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
@@ -17,22 +24,29 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -59,64 +73,66 @@ public final class EngramService implements AutoCloseable {
     private final GraphLoader graphs;
     private final Understander understander;
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
-    private final List<KafkaStreamsMetrics> streamsMetrics = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<KafkaStreamsMetrics> streamsMetrics = new CopyOnWriteArrayList<>();
 
     private final boolean ownsUnderstander;
-    private final org.apache.kafka.clients.producer.KafkaProducer<String, dev.engram.schemas.MemoryCommand>
-            commandProducer;
+    private final KafkaProducer<String, MemoryCommand> commandProducer;
 
     private EngramService(EngramConfig config, Understander given) throws IOException {
         this.config = config;
-        this.topics = new Topics(config.topicPrefix());
+        this.topics = new Topics(config.kafka().topicPrefix());
         this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         gcMetrics.bindTo(registry);
         Meters meters = new Meters(registry);
         this.ownsUnderstander = given == null;
-        this.understander = given == null ? UnderstanderFactory.create(config, meters) : given;
+        // One client, and so one concurrency limit, for every LLM call of the process.
+        OpenAiClient llm = config.understanding().llm() == null
+                ? null
+                : new OpenAiClient(config.understanding().llm(), meters::llmCall);
+        this.understander = given == null ? UnderstanderFactory.create(config, llm) : given;
 
         createTopics(config, topics);
         Topology memory = EngramTopology.build(
                 topics,
-                config.maxDocumentBytes(),
-                config.chunkMaxTokens(),
+                config.ingest().maxDocumentBytes(),
+                config.ingest().chunkMaxTokens(),
                 understander,
                 meters,
                 EngramTopology.Part.MEMORY);
         Topology ingesting = EngramTopology.build(
                 topics,
-                config.maxDocumentBytes(),
-                config.chunkMaxTokens(),
+                config.ingest().maxDocumentBytes(),
+                config.ingest().chunkMaxTokens(),
                 understander,
                 meters,
                 EngramTopology.Part.INGEST);
         LOG.debug("memory topology:\n{}\ningest topology:\n{}", memory.describe(), ingesting.describe());
-        this.streams =
-                streams("memory", memory, streamsProperties(config, config.applicationId(), config.memoryThreads()));
+        this.streams = streams(
+                "memory",
+                memory,
+                streamsProperties(
+                        config, config.kafka().applicationId(), config.kafka().memoryThreads()));
         this.ingest = streams(
                 "ingest",
                 ingesting,
-                streamsProperties(config, config.applicationId() + "-ingest", config.streamThreads()));
-        HostInfo self = new HostInfo(config.advertisedHost(), config.advertisedPort());
+                streamsProperties(
+                        config,
+                        config.kafka().applicationId() + "-ingest",
+                        config.kafka().ingestThreads()));
+        HostInfo self =
+                new HostInfo(config.http().advertisedHost(), config.http().advertisedPort());
         this.graphs = new GraphLoader(
                 1000,
-                config.snapshotBackgroundMs(),
-                config.stateDir().resolve("vector-index"),
-                config.vectorSearch(),
+                config.query().snapshotBackgroundMs(),
+                config.storage().stateDir().resolve("vector-index"),
+                config.query().vectorSearch(),
                 meters);
-        MemoryQueries queries = new MemoryQueries(streams, understander.embedder(), queryEntities(), graphs);
-        if (config.understanding().equals("llm")) {
-            queries.decomposeWith(llmDecomposer(config, meters));
-            queries.answerWith(new dev.engram.understanding.llm.Answerer(
-                    new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall)));
-            queries.reasonWith(comoAgents(config, meters));
-            queries.summarizeWith(themeSummarizer(config, meters), meters);
-        }
-        this.commandProducer = new org.apache.kafka.clients.producer.KafkaProducer<>(
+        this.commandProducer = new KafkaProducer<>(
                 Map.<String, Object>of(
                         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                        config.bootstrapServers(),
+                        config.kafka().bootstrapServers(),
                         ProducerConfig.ACKS_CONFIG,
                         "all",
                         ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
@@ -125,18 +141,23 @@ public final class EngramService implements AutoCloseable {
                         10_000,
                         ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
                         5_000),
-                new org.apache.kafka.common.serialization.StringSerializer(),
+                new StringSerializer(),
                 topics.memoryCommands().valueSerde().serializer());
-        queries.commandWith(c -> commandProducer
-                .send(new org.apache.kafka.clients.producer.ProducerRecord<>(
-                        topics.memoryCommands().name(), c.namespace(), c))
-                .get(15, java.util.concurrent.TimeUnit.SECONDS));
+        QueryService queries = new QueryService(
+                QueryService.memoryOf(streams),
+                understander.embedder(),
+                queryEntities(),
+                graphs,
+                c -> commandProducer
+                        .send(new ProducerRecord<>(topics.memoryCommands().name(), c.namespace(), c))
+                        .get(15, TimeUnit.SECONDS),
+                llm == null ? QueryService.Llm.none() : LlmQueries.over(llm),
+                meters,
+                Clock.systemUTC());
         this.http = new HttpApi(
-                new InetSocketAddress(config.httpHost(), config.httpPort()),
+                new InetSocketAddress(config.http().host(), config.http().port()),
+                new Routes(queries, this::health, registry::scrape).table(),
                 new NamespaceRouter(streams, self),
-                queries,
-                this::health,
-                registry::scrape,
                 meters);
         ingest.start();
         streams.start();
@@ -166,10 +187,9 @@ public final class EngramService implements AutoCloseable {
     }
 
     /**
-     * Starts an instance against {@code config.bootstrapServers()}. The HTTP port must be fixed (not 0) because other
-     * instances route to the advertised address.
+     * Starts an instance with the understanding its configuration asks for (owned and closed by the service), against
+     * {@code config.kafka().bootstrapServers()}. The HTTP port must be fixed (not 0) when other instances route to it.
      */
-    /** Starts an instance with the understanding its configuration asks for (owned and closed by the service). */
     public static EngramService start(EngramConfig config) {
         return start(config, null);
     }
@@ -180,7 +200,9 @@ public final class EngramService implements AutoCloseable {
             return new EngramService(config, understander);
         } catch (IOException e) {
             throw new UncheckedIOException(
-                    "cannot start the HTTP server on " + config.httpHost() + ":" + config.httpPort(), e);
+                    "cannot start the HTTP server on " + config.http().host() + ":"
+                            + config.http().port(),
+                    e);
         }
     }
 
@@ -219,46 +241,15 @@ public final class EngramService implements AutoCloseable {
         return false;
     }
 
-    /**
-     * CogitoRAG's LLM query decomposition, at most two sub-questions, remembered per question (bounded); any LLM
-     * failure falls back to the rule-based split.
-     */
-    private static java.util.function.Function<String, List<String>> llmDecomposer(EngramConfig config, Meters meters) {
-        var decomposer = new dev.engram.understanding.llm.QueryDecomposer(
-                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
-        Map<String, List<String>> remembered =
-                java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(256, 0.75f, true) {
-                    @Override
-                    protected boolean removeEldestEntry(Map.Entry<String, List<String>> eldest) {
-                        return size() > 10_000;
-                    }
-                });
-        return question -> {
-            List<String> cached = remembered.get(question);
-            if (cached != null) {
-                return cached;
-            }
-            try {
-                List<String> parts = decomposer.decompose(question, 2);
-                remembered.put(question, parts);
-                return parts;
-            } catch (dev.engram.understanding.llm.LlmException e) {
-                LOG.debug("query decomposition failed, using the rule-based split: {}", e.getMessage());
-                return null;
-            }
-        };
-    }
-
     /** Names in a query, read with the embedded extractor (cheap, offline) whatever extractor the passages use. */
-    private static java.util.function.Function<String, List<String>> queryEntities() {
-        dev.engram.understanding.RuleExtractor extractor =
-                new dev.engram.understanding.RuleExtractor(new dev.engram.understanding.EnglishNlp(), 0);
+    private static Function<String, List<String>> queryEntities() {
+        RuleExtractor extractor = new RuleExtractor(new EnglishNlp(), 0);
         return query -> {
             List<String> names = new ArrayList<>();
-            var x = extractor.extract(new dev.engram.schemas.PassageEvent.Upsert(
+            var x = extractor.extract(new PassageEvent.Upsert(
                     "query", "query", 1, "", 0, "", "", List.of(), query, 0, query.length(), null, null));
             for (var e : x.entities()) {
-                if (e.type() != dev.engram.schemas.EntityType.CONCEPT) {
+                if (e.type() != EntityType.CONCEPT) {
                     names.add(e.name());
                     names.addAll(e.aliases());
                 }
@@ -267,34 +258,35 @@ public final class EngramService implements AutoCloseable {
         };
     }
 
-    private Map<String, Object> health() {
+    private Health health() {
         KafkaStreams.State s = streams.state();
         KafkaStreams.State i = ingest.state();
-        Map<String, Object> h = new LinkedHashMap<>();
         boolean up = s == KafkaStreams.State.RUNNING && i == KafkaStreams.State.RUNNING;
         boolean alive = s.isRunningOrRebalancing() && i.isRunningOrRebalancing();
-        h.put("status", up ? "UP" : alive ? "REBALANCING" : "DOWN");
-        h.put("serving", s.isRunningOrRebalancing());
-        h.put("streams_state", s.name());
-        h.put("ingest_state", i.name());
-        h.put("instance", config.applicationServer());
-        h.put("extractor", understander.extractor().id());
-        h.put("embedder", understander.embedder().modelId());
-        return h;
+        return new Health(
+                up ? "UP" : alive ? "REBALANCING" : "DOWN",
+                s.isRunningOrRebalancing(),
+                s.name(),
+                i.name(),
+                config.http().applicationServer(),
+                understander.extractor().id(),
+                understander.embedder().modelId());
     }
 
     static Properties streamsProperties(EngramConfig config, String applicationId, int threads) {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-        p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, config.applicationServer());
-        p.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toAbsolutePath().toString());
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers());
+        p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, config.http().applicationServer());
+        p.put(
+                StreamsConfig.STATE_DIR_CONFIG,
+                config.storage().stateDir().toAbsolutePath().toString());
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
-        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
-        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.kafka().commitIntervalMs());
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.kafka().replicationFactor());
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDbConfig.class);
-        p.put(BoundedRocksDbConfig.MEMORY_BYTES_CONFIG, config.rocksDbMemoryBytes());
+        p.put(BoundedRocksDbConfig.MEMORY_BYTES_CONFIG, config.storage().rocksDbMemoryBytes());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 16L << 20);
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_RECORD_BYTES);
@@ -306,59 +298,15 @@ public final class EngramService implements AutoCloseable {
     }
 
     /** Creates Engram's topics when missing; existing topics are left as they are. */
-    /** ComoRAG's LLM agents for the {@code como} mode, over the configured LLM. */
-    private static dev.engram.retrieval.Retrieval.Reasoner comoAgents(EngramConfig config, Meters meters) {
-        var agents = new dev.engram.understanding.llm.ComoAgents(
-                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
-        return new dev.engram.retrieval.Retrieval.Reasoner() {
-            @Override
-            public List<String> probe(String question, List<String> pastProbes, List<String> cues, int n) {
-                return upstream(() -> agents.probe(question, pastProbes, cues, n));
-            }
-
-            @Override
-            public String cue(String question, String probe, List<String> evidence) {
-                return upstream(() -> agents.cue(question, probe, evidence));
-            }
-
-            @Override
-            public String fuse(String question, List<String> cues) {
-                return upstream(() -> agents.fuse(question, cues));
-            }
-
-            @Override
-            public String tryAnswer(String question, List<String> evidence, String history) {
-                return upstream(() -> agents.tryAnswer(question, evidence, history));
-            }
-        };
-    }
-
-    /** An LLM call on behalf of a request: its failure is the upstream's (502), not ours. */
-    private static <T> T upstream(java.util.function.Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (dev.engram.understanding.llm.LlmException e) {
-            throw new ApiException(502, "llm_failed", "the LLM failed: " + e.getMessage());
-        }
-    }
-
-    /** Theme summaries by the configured LLM, or none (extractive) with the embedded understanding. */
-    private static dev.engram.query.ThemeSummarizer themeSummarizer(EngramConfig config, Meters meters) {
-        if (!config.understanding().equals("llm")) {
-            return null;
-        }
-        var summarizer = new dev.engram.understanding.llm.Summarizer(
-                new dev.engram.understanding.llm.OpenAiClient(config.llm(), meters::llmCall));
-        return summarizer::summarize;
-    }
-
     static void createTopics(EngramConfig config, Topics topics) {
-        Map<String, Object> admin = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        Map<String, Object> admin = Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers());
         try (Admin client = Admin.create(admin)) {
             List<NewTopic> wanted = new ArrayList<>();
             for (Topic<?, ?> topic : topics.all()) {
                 String name = topic.name();
-                NewTopic t = new NewTopic(name, config.partitions(), config.replicationFactor());
+                NewTopic t = new NewTopic(
+                        name, config.kafka().partitions(), config.kafka().replicationFactor());
                 Map<String, String> configs = new LinkedHashMap<>();
                 configs.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES));
                 if (name.equals(topics.extractions().name())) {
@@ -380,7 +328,8 @@ public final class EngramService implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics", e);
         } catch (TimeoutException e) {
-            throw new IllegalStateException("timed out creating topics at " + config.bootstrapServers(), e);
+            throw new IllegalStateException(
+                    "timed out creating topics at " + config.kafka().bootstrapServers(), e);
         }
     }
 
@@ -390,8 +339,7 @@ public final class EngramService implements AutoCloseable {
         commandProducer.close(Duration.ofSeconds(5));
         // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
         // instead of after the session timeout.
-        var leave = org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
-                        org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+        var leave = CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
                 .withTimeout(Duration.ofSeconds(30));
         ingest.close(leave);
         streams.close(leave);

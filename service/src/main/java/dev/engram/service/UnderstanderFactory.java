@@ -8,6 +8,7 @@ import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
+import dev.engram.understanding.llm.LlmConfig;
 import dev.engram.understanding.llm.LlmExtractor;
 import dev.engram.understanding.llm.OpenAiClient;
 import dev.engram.understanding.llm.OpenAiEmbedder;
@@ -17,20 +18,33 @@ public final class UnderstanderFactory {
 
     private UnderstanderFactory() {}
 
+    /** The understanding of a tool that runs no service (benchmarks): its own LLM client when it needs one. */
     public static Understander create(EngramConfig config, Meters meters) {
-        if (config.understanding().equals("llm")) {
-            OpenAiClient client = new OpenAiClient(config.llm(), meters::llmCall);
-            Extractor extractor = new LlmExtractor(client, config.questionsPerPassage());
-            Embedder embedder = config.llm().embeddingModel().isEmpty()
+        LlmConfig llm = config.understanding().llm();
+        return create(config, llm == null ? null : new OpenAiClient(llm, meters::llmCall));
+    }
+
+    /**
+     * @param client the process's one LLM client (null without an LLM); the understanding uses it when its kind is
+     *     {@code llm}
+     */
+    public static Understander create(EngramConfig config, OpenAiClient client) {
+        if (config.understanding().kind() == EngramConfig.Understanding.Kind.LLM) {
+            Extractor extractor =
+                    new LlmExtractor(client, config.understanding().questionsPerPassage());
+            Embedder embedder = config.understanding().llm().embeddingModel().isEmpty()
                     ? localEmbedder(config)
-                    : new OpenAiEmbedder(client, config.llm().embeddingModel());
+                    : new OpenAiEmbedder(client, config.understanding().llm().embeddingModel());
             return new PassageUnderstander(extractor, embedder, true);
         }
         return new PassageUnderstander(
-                new RuleExtractor(new EnglishNlp(), config.questionsPerPassage()), localEmbedder(config), true);
+                new RuleExtractor(new EnglishNlp(), config.understanding().questionsPerPassage()),
+                localEmbedder(config),
+                true);
     }
 
     private static Embedder localEmbedder(EngramConfig config) {
-        return OnnxEmbedder.allMiniLmL6V2(config.embedMaxTokens(), config.embedThreads());
+        return OnnxEmbedder.allMiniLmL6V2(
+                config.understanding().embedMaxTokens(), config.understanding().embedThreads());
     }
 }

@@ -13,12 +13,12 @@ class EngramConfigTest {
     void defaultsToTheEmbeddedBroker() {
         EngramConfig c = EngramConfig.from(Map.of());
 
-        assertThat(c.embeddedKafka()).isTrue();
-        assertThat(c.applicationId()).isEqualTo("engram");
-        assertThat(c.httpPort()).isEqualTo(8080);
-        assertThat(c.applicationServer()).isEqualTo("localhost:8080");
-        assertThat(c.stateDir()).isEqualTo(Path.of(".engram/state"));
-        assertThat(c.partitions()).isEqualTo(4);
+        assertThat(c.kafka().embedded()).isTrue();
+        assertThat(c.kafka().applicationId()).isEqualTo("engram");
+        assertThat(c.http().port()).isEqualTo(8080);
+        assertThat(c.http().applicationServer()).isEqualTo("localhost:8080");
+        assertThat(c.storage().stateDir()).isEqualTo(Path.of(".engram/state"));
+        assertThat(c.kafka().partitions()).isEqualTo(4);
     }
 
     @Test
@@ -28,9 +28,9 @@ class EngramConfigTest {
                 "ENGRAM_HTTP_PORT", "9000",
                 "ENGRAM_ADVERTISED_HOST", "engram-1"));
 
-        assertThat(c.embeddedKafka()).isFalse();
-        assertThat(c.bootstrapServers()).isEqualTo("kafka:9092");
-        assertThat(c.applicationServer()).isEqualTo("engram-1:9000");
+        assertThat(c.kafka().embedded()).isFalse();
+        assertThat(c.kafka().bootstrapServers()).isEqualTo("kafka:9092");
+        assertThat(c.http().applicationServer()).isEqualTo("engram-1:9000");
     }
 
     @Test
@@ -42,11 +42,11 @@ class EngramConfigTest {
                 "ENGRAM_LLM_PROMPT_PRICE_PER_MTOK", "0.5",
                 "ENGRAM_LLM_COMPLETION_PRICE_PER_MTOK", "1.5"));
 
-        assertThat(c.understanding()).isEqualTo("llm");
-        assertThat(c.llm().model()).isEqualTo("llama3.1:8b");
-        assertThat(c.llm().cost(1_000_000, 1_000_000)).isEqualTo(2.0);
-        assertThat(c.llm().maxRetries()).isEqualTo(4);
-        assertThat(c.llm().toString()).doesNotContain("sk-");
+        assertThat(c.understanding().kind()).isEqualTo(EngramConfig.Understanding.Kind.LLM);
+        assertThat(c.understanding().llm().model()).isEqualTo("llama3.1:8b");
+        assertThat(c.understanding().llm().cost(1_000_000, 1_000_000)).isEqualTo(2.0);
+        assertThat(c.understanding().llm().maxRetries()).isEqualTo(4);
+        assertThat(c.understanding().llm().toString()).doesNotContain("sk-");
         assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_UNDERSTANDING", "llm")))
                 .hasMessageContaining("ENGRAM_LLM_BASE_URL");
         assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_LLM_BASE_URL", "ftp://x", "ENGRAM_LLM_MODEL", "m")))
@@ -78,9 +78,10 @@ class EngramConfigTest {
 
     @Test
     void readsTheVectorSearchSettings() {
-        assertThat(EngramConfig.from(Map.of()).vectorSearch())
+        assertThat(EngramConfig.from(Map.of()).query().vectorSearch())
                 .isEqualTo(new dev.engram.query.VectorSearch(50_000, 100));
         assertThat(EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
+                        .query()
                         .vectorSearch())
                 .isEqualTo(new dev.engram.query.VectorSearch(10, 40));
     }

@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.metrics.Meters;
 import dev.engram.query.GraphLoader;
-import dev.engram.query.MemoryQueries;
+import dev.engram.query.QueryService;
+import dev.engram.query.VectorSearch;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.Topics;
 import dev.engram.topology.Understanders;
@@ -12,8 +13,8 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -41,17 +42,20 @@ class HttpApiTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         streams = new KafkaStreams(
                 EngramTopology.build(new Topics("t."), 1024, 64, Understanders.embedded(), Meters.detached()), props);
+        QueryService queries = new QueryService(
+                QueryService.memoryOf(streams),
+                Understanders.embedded().embedder(),
+                query -> List.of(),
+                new GraphLoader(1000, 1000, null, new VectorSearch(50_000, 100), Meters.detached()),
+                null,
+                QueryService.Llm.none(),
+                Meters.detached(),
+                Clock.systemUTC());
+        Health down = new Health("DOWN", false, "CREATED", "CREATED", "127.0.0.1:1", "x", "y");
         api = new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
+                new Routes(queries, () -> down, () -> "# metrics\n").table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
-                new MemoryQueries(
-                        streams,
-                        Understanders.embedded().embedder(),
-                        query -> List.of(),
-                        new GraphLoader(
-                                1000, 1000, null, new dev.engram.query.VectorSearch(50_000, 100), Meters.detached())),
-                () -> Map.of("serving", false, "status", "DOWN"),
-                () -> "# metrics\n",
                 Meters.detached());
         base = "http://127.0.0.1:" + api.port();
     }

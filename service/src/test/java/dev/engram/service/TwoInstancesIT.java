@@ -104,7 +104,8 @@ class TwoInstancesIT {
             }
             assertThat(servers)
                     .as("both instances own namespaces, so some answers were forwarded")
-                    .containsExactlyInAnyOrder(configA.applicationServer(), configB.applicationServer());
+                    .containsExactlyInAnyOrder(
+                            configA.http().applicationServer(), configB.http().applicationServer());
         }
     }
 

@@ -1,0 +1,434 @@
+package dev.engram.query;
+
+import dev.engram.metrics.Meters;
+import dev.engram.query.Responses.Watermark;
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.Retrieval;
+import dev.engram.schemas.MemoryCommand;
+import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.stores.DocumentGist;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.MemoryReader;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.ReviewItem;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.ThemeSet;
+import dev.engram.understanding.Embedder;
+import dev.engram.understanding.llm.Answerer;
+import dev.engram.understanding.llm.LlmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+
+/**
+ * Answers queries from this instance's local state stores; the caller has routed the namespace here. Failures are
+ * {@link QueryException}s that say what went wrong, not how a protocol reports it.
+ */
+public final class QueryService {
+
+    /** Abstractive theme summaries kept in memory (by namespace, theme-set version and rank). */
+    private static final int SUMMARY_CACHE = 4096;
+
+    /** Delivers an operator's command to the memory step. */
+    @FunctionalInterface
+    public interface CommandSender {
+        void send(MemoryCommand command) throws Exception;
+    }
+
+    /**
+     * What an LLM adds to queries, each optional (null: without it): CogitoRAG's query decomposition, ComoRAG's
+     * agents, answers with citations, and abstractive theme summaries.
+     */
+    public record Llm(
+            Function<String, List<String>> decomposer,
+            Retrieval.Reasoner reasoner,
+            Answerer answerer,
+            ThemeSummarizer summarizer) {
+
+        public static Llm none() {
+            return new Llm(null, null, null, null);
+        }
+    }
+
+    private final MemoryReader memory;
+    private final EntityViews entityViews;
+    private final Embedder embedder;
+    private final Function<String, List<String>> queryEntityNames;
+    private final GraphLoader graphs;
+    private final CommandSender commands;
+    private final Llm llm;
+    private final Meters meters;
+    private final Clock clock;
+    private final Map<String, String> abstractive = Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+            return size() > SUMMARY_CACHE;
+        }
+    });
+
+    /**
+     * @param memory this instance's memory stores
+     * @param queryEntityNames finds the entity names a query mentions (the embedded extractor, never an LLM call)
+     * @param commands where operators' commands go (null: commands are not available on this instance)
+     */
+    public QueryService(
+            MemoryReader memory,
+            Embedder embedder,
+            Function<String, List<String>> queryEntityNames,
+            GraphLoader graphs,
+            CommandSender commands,
+            Llm llm,
+            Meters meters,
+            Clock clock) {
+        this.memory = memory;
+        this.entityViews = new EntityViews(memory);
+        this.embedder = embedder;
+        this.queryEntityNames = queryEntityNames;
+        this.graphs = graphs;
+        this.commands = commands;
+        this.llm = llm;
+        this.meters = meters;
+        this.clock = clock;
+    }
+
+    /**
+     * The stores of a Kafka Streams instance by name; a store that is not queryable here (starting, rebalancing,
+     * moved away) is {@link QueryException.Kind#UNAVAILABLE}.
+     */
+    public static MemoryReader memoryOf(KafkaStreams streams) {
+        return new MemoryReader(name -> {
+            try {
+                return streams.store(StoreQueryParameters.fromNameAndType(
+                        name, QueryableStoreTypes.<String, Object>keyValueStore()));
+            } catch (InvalidStateStoreException e) {
+                throw QueryException.unavailable("store " + name + " is not queryable yet (" + e.getMessage() + ")");
+            }
+        });
+    }
+
+    public boolean canAnswer() {
+        return llm.answerer() != null;
+    }
+
+    public Responses.Namespace namespace(String ns) {
+        NamespaceState state = state(ns);
+        // Kept by the memory step as statuses change: no scan of the namespace's documents.
+        Map<String, Long> byStatus = new LinkedHashMap<>();
+        state.documentsByStatus().forEach((status, n) -> byStatus.put(status.name(), n));
+        return new Responses.Namespace(
+                ns,
+                state.documents(),
+                state.passages(),
+                state.entities(),
+                state.surfaces(),
+                byStatus,
+                watermark(state, null));
+    }
+
+    public Responses.Document document(String ns, String id) {
+        DocumentRecord doc = memory.document(ns, id)
+                .orElseThrow(() -> QueryException.notFound("document '" + id + "' is not in namespace '" + ns + "'"));
+        List<Responses.DocumentPassage> items = new ArrayList<>();
+        for (PassageRef ref : doc.passages()) {
+            StoredPassage p = memory.passage(ns, ref.passageId()).orElse(null);
+            boolean inMemory = p != null && p.contentHash().equals(ref.contentHash());
+            items.add(
+                    p == null
+                            ? new Responses.DocumentPassage(
+                                    ref.passageId(),
+                                    ref.contentHash(),
+                                    false,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null)
+                            : new Responses.DocumentPassage(
+                                    ref.passageId(),
+                                    ref.contentHash(),
+                                    inMemory,
+                                    p.ordinal(),
+                                    p.headings(),
+                                    p.start(),
+                                    p.end(),
+                                    p.text(),
+                                    p.memory(),
+                                    p.extraction().entities(),
+                                    p.extraction().facts(),
+                                    p.extraction().questions()));
+        }
+        return new Responses.Document(
+                ns,
+                doc.id(),
+                doc.version(),
+                doc.status(),
+                doc.title(),
+                doc.source(),
+                doc.metadata(),
+                doc.eventTime(),
+                doc.updatedAt(),
+                items,
+                memory.namespace(ns).map(s -> watermark(s, null)).orElse(null));
+    }
+
+    /**
+     * Entities and facts verification rejected, oldest passages first, at most {@code limit}; and the entity pairs
+     * resolution sent to review or deferred.
+     */
+    public Responses.Reviews reviews(String ns, int limit) {
+        MemoryReader.Page<ReviewItem> page = memory.reviews(ns, limit);
+        return new Responses.Reviews(ns, page.total(), page.items(), entityViews.pendingPairs(ns, limit));
+    }
+
+    public Responses.EntitiesByName entities(String ns, String name) {
+        return new Responses.EntitiesByName(ns, name, entityViews.byName(ns, name));
+    }
+
+    public Responses.EntityInNamespace entity(String ns, String id) {
+        return entityViews
+                .byId(ns, id)
+                .map(e -> new Responses.EntityInNamespace(ns, e))
+                .orElseThrow(() -> QueryException.notFound("entity '" + id + "' is not in namespace '" + ns + "'"));
+    }
+
+    public Responses.Merges merges(String ns, int limit) {
+        return entityViews.merges(ns, limit);
+    }
+
+    /** A document's gist and episodic windows. */
+    public Responses.Gist gist(String ns, String id) {
+        DocumentGist g = memory.gist(ns, id)
+                .orElseThrow(() -> QueryException.notFound(
+                        "document '" + id + "' has no passages in memory in namespace '" + ns + "'"));
+        DocumentGist.View view = GistViews.view(g, passageId -> memory.passageVector(ns, passageId));
+        return new Responses.Gist(
+                ns,
+                g.documentId(),
+                g.title(),
+                view.gist(),
+                g.entries().size(),
+                view.windowSize(),
+                view.windows(),
+                g.updatedAt());
+    }
+
+    /** The namespace's eigen-themes (empty until enough passages have arrived). */
+    public Responses.Themes themes(String ns) {
+        NamespaceState state = state(ns);
+        ThemeSet t = memory.themes(ns).orElse(null);
+        return new Responses.Themes(
+                ns,
+                t == null ? null : t.version(),
+                t == null ? null : t.computedAt(),
+                t == null ? 0 : t.passages(),
+                t == null ? 0 : t.essential(),
+                state.changesSinceThemes(),
+                t == null ? List.of() : summarized(ns, t));
+    }
+
+    /**
+     * The themes with their summaries: the stored extractive one, or with an LLM an abstractive one written from
+     * the members' memories on first request (outside the memory step) and kept; a failed call keeps the stored one.
+     */
+    private List<Responses.Theme> summarized(String ns, ThemeSet set) {
+        List<Responses.Theme> out = new ArrayList<>();
+        for (ThemeSet.Theme theme : set.themes()) {
+            String summary = theme.summary();
+            String kind = "extractive";
+            if (llm.summarizer() != null) {
+                String key = Keys.of(ns, Long.toString(set.version()), Integer.toString(theme.rank()));
+                String written = abstractive.get(key);
+                if (written == null) {
+                    List<String> memories = new ArrayList<>();
+                    for (String id : theme.passageIds()) {
+                        memory.passage(ns, id)
+                                .filter(p -> !p.memory().isBlank())
+                                .ifPresent(p -> memories.add(p.memory()));
+                    }
+                    try {
+                        written = llm.summarizer().summarize(memories);
+                        abstractive.put(key, written);
+                        meters.themeSummary("abstractive");
+                    } catch (RuntimeException e) {
+                        meters.themeSummary("failed");
+                    }
+                }
+                if (written != null) {
+                    summary = written;
+                    kind = "abstractive";
+                }
+            }
+            out.add(new Responses.Theme(
+                    theme.rank(),
+                    theme.eigenvalue(),
+                    theme.passageIds(),
+                    theme.weights(),
+                    summary,
+                    kind,
+                    theme.questions()));
+        }
+        return out;
+    }
+
+    /**
+     * Records an operator's split, merge or clear of two surface entities on the memory-commands topic; the memory
+     * step applies it in order with everything else of the namespace.
+     */
+    public Responses.CommandAccepted command(
+            String ns, MemoryCommand.Op op, String entityId, String otherId, String reason) {
+        if (commands == null) {
+            throw QueryException.notConfigured("this instance cannot write memory commands");
+        }
+        if (entityId.equals(otherId)) {
+            throw QueryException.invalid("'entity_id' and 'other_id' must differ");
+        }
+        if (op != MemoryCommand.Op.CLEAR) {
+            for (String id : List.of(entityId, otherId)) {
+                if (memory.entity(ns, id).isEmpty()) {
+                    throw QueryException.notFound("entity '" + id + "' is not in namespace '" + ns + "'");
+                }
+            }
+        }
+        MemoryCommand c = new MemoryCommand(ns, op, entityId, otherId, reason, clock.instant());
+        try {
+            commands.send(c);
+        } catch (Exception e) {
+            throw QueryException.unavailable("could not record the command: " + e.getMessage());
+        }
+        return new Responses.CommandAccepted(ns, "accepted", c);
+    }
+
+    /**
+     * Runs a retrieval mode over the namespace's memory graph. The query is embedded once per request; sub-queries
+     * of decomposing modes are embedded on demand and cached for the request.
+     */
+    public Responses.Retrieved retrieve(
+            String ns, String query, String modeName, int topK, Map<String, Double> overrides) {
+        long t0 = System.nanoTime();
+        Retrieval.Mode mode;
+        Retrieval.Params params;
+        try {
+            mode = Retrieval.mode(modeName);
+            params = Retrieval.params(mode, overrides);
+        } catch (IllegalArgumentException e) {
+            throw QueryException.invalid(e.getMessage());
+        }
+        NamespaceState state = state(ns);
+        MemoryGraph graph = graphs.graph(ns, state, memory);
+        Map<String, float[]> embedded = new HashMap<>();
+        Function<String, float[]> embed = text -> embedded.computeIfAbsent(text, embedder::embed);
+        int[] queryEntities = !mode.usesQueryEntities()
+                ? new int[0]
+                : queryEntityNames.apply(query).stream()
+                        .flatMap(n -> entityViews.resolvedIds(ns, n, false).stream())
+                        .mapToInt(graph::entityIndex)
+                        .filter(i -> i >= 0)
+                        .distinct()
+                        .toArray();
+        // The snapshot may lag the stores by up to a second: rank with slack and drop passages that have since left
+        // memory, so a deleted document is never served.
+        Retrieval.Result result = mode.retrieve(
+                graph,
+                new Retrieval.Query(query, embed.apply(query), embed, queryEntities, llm.decomposer(), llm.reasoner()),
+                params,
+                topK * 2 + 10);
+        List<Responses.Passage> results = new ArrayList<>();
+        for (Retrieval.Scored s : result.ranked()) {
+            if (results.size() == topK) {
+                break;
+            }
+            MemoryGraph.Passage p = graph.passage(s.passage());
+            if (memory.passage(ns, p.id()).isEmpty()) {
+                continue;
+            }
+            results.add(new Responses.Passage(
+                    results.size() + 1,
+                    s.score(),
+                    p.id(),
+                    p.documentId(),
+                    p.title(),
+                    p.headings(),
+                    p.text(),
+                    p.memory(),
+                    p.start(),
+                    p.end()));
+        }
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        meters.retrieval(mode.name(), took);
+        return new Responses.Retrieved(
+                ns,
+                mode.name(),
+                query,
+                topK,
+                params.values(),
+                results,
+                result.explanation(),
+                graph.vectorSearch(),
+                watermark(state, graph.version()),
+                took.toNanos() / 1e6);
+    }
+
+    /** Retrieves evidence, then asks the LLM to answer from it with citations (CogitoRAG's passage–memory pairs). */
+    public Responses.Answered answer(String ns, String query, String mode, int topK, Map<String, Double> params) {
+        if (!canAnswer()) {
+            throw QueryException.notConfigured(
+                    "answering needs an LLM: set ENGRAM_UNDERSTANDING=llm, ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL");
+        }
+        Responses.Retrieved retrieved = retrieve(ns, query, mode, topK, params);
+        List<Responses.Passage> results = retrieved.results();
+        List<Answerer.Evidence> evidence = new ArrayList<>();
+        for (Responses.Passage r : results) {
+            evidence.add(new Answerer.Evidence(r.title(), r.text(), r.memory()));
+        }
+        Answerer.Answer a;
+        try {
+            a = llm.answerer().answer(query, evidence);
+        } catch (LlmException e) {
+            throw QueryException.upstreamFailed("the LLM could not answer: " + e.getMessage());
+        }
+        List<Responses.Citation> citations = new ArrayList<>();
+        for (int n : a.citations()) {
+            Responses.Passage r = results.get(n - 1);
+            citations.add(new Responses.Citation(n, r.passageId(), r.documentId(), r.title()));
+        }
+        return new Responses.Answered(
+                ns,
+                query,
+                a.text(),
+                citations,
+                results,
+                new Responses.Usage(a.promptTokens(), a.completionTokens()),
+                retrieved.mode(),
+                retrieved.watermark());
+    }
+
+    /** The namespace's counters and watermark, if it has memory here. */
+    public Optional<NamespaceState> namespaceState(String ns) {
+        return memory.namespace(ns);
+    }
+
+    private NamespaceState state(String ns) {
+        return memory.namespace(ns)
+                .orElseThrow(() -> QueryException.notFound("namespace '" + ns + "' has no memory yet"));
+    }
+
+    private static Watermark watermark(NamespaceState s, Long graphVersion) {
+        return new Watermark(s.version(), s.inputPartition(), s.inputOffset(), s.updatedAt(), graphVersion);
+    }
+}

@@ -1,0 +1,124 @@
+package dev.engram.service;
+
+import dev.engram.query.QueryService;
+import dev.engram.service.HttpApi.Reply;
+import dev.engram.service.HttpApi.Request;
+import dev.engram.service.HttpApi.Route;
+import java.util.List;
+import java.util.function.Supplier;
+
+/** The route table of the HTTP API (docs/http-api.md): one handler per endpoint. */
+final class Routes {
+
+    private static final String NS = "/v1/namespaces/{ns}";
+    private static final int MAX_NAME_CHARS = 512;
+    private static final int MAX_ID_CHARS = 512;
+
+    private final QueryService queries;
+    private final Supplier<Health> health;
+    private final Supplier<String> metrics;
+
+    Routes(QueryService queries, Supplier<Health> health, Supplier<String> metrics) {
+        this.queries = queries;
+        this.health = health;
+        this.metrics = metrics;
+    }
+
+    /** Every endpoint of the API. */
+    List<Route> table() {
+        return List.of(
+                global("GET", "/metrics", r -> Reply.text("text/plain; version=0.0.4; charset=utf-8", metrics.get())),
+                global("GET", "/v1/health", r -> {
+                    Health h = health.get();
+                    return Reply.json(h.serving() ? 200 : 503, h);
+                }),
+                namespaced("GET", NS, r -> Reply.ok(queries.namespace(r.namespace()))),
+                namespaced("POST", NS + "/retrieve", this::retrieve),
+                new Route("POST", NS + "/answer", true, this::requireAnswering, this::answer),
+                namespaced("GET", NS + "/documents/{id}", r -> Reply.ok(queries.document(r.namespace(), id(r)))),
+                namespaced("GET", NS + "/documents/{id}/gist", r -> Reply.ok(queries.gist(r.namespace(), id(r)))),
+                namespaced("GET", NS + "/entities", this::entitiesByName),
+                namespaced("GET", NS + "/entities/{id}", r -> Reply.ok(queries.entity(r.namespace(), entityId(r)))),
+                namespaced("GET", NS + "/reviews", r -> Reply.ok(queries.reviews(r.namespace(), limit(r)))),
+                namespaced("GET", NS + "/merges", r -> Reply.ok(queries.merges(r.namespace(), limit(r)))),
+                namespaced("POST", NS + "/merges", this::command),
+                namespaced("GET", NS + "/themes", r -> Reply.ok(queries.themes(r.namespace()))));
+    }
+
+    private static Route global(String method, String template, HttpApi.Handler handler) {
+        return new Route(method, template, false, null, handler);
+    }
+
+    private static Route namespaced(String method, String template, HttpApi.Handler handler) {
+        return new Route(method, template, true, null, handler);
+    }
+
+    private Reply retrieve(Request r) {
+        Requests.Retrieve q = Requests.read(r.body(), Requests.Retrieve.class, Requests.Retrieve.EXAMPLE);
+        return Reply.ok(queries.retrieve(r.namespace(), q.query(), q.mode(), q.topK(), q.params()));
+    }
+
+    /** Any instance can tell at once that it cannot answer: no LLM is configured. */
+    private Reply requireAnswering(Request r) {
+        if (!queries.canAnswer()) {
+            throw new ApiException(
+                    501,
+                    "not_configured",
+                    "answering needs an LLM: set ENGRAM_UNDERSTANDING=llm, ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL");
+        }
+        return null;
+    }
+
+    private Reply answer(Request r) {
+        Requests.Retrieve q = Requests.read(r.body(), Requests.Retrieve.class, Requests.Retrieve.EXAMPLE);
+        return Reply.ok(queries.answer(r.namespace(), q.query(), q.mode(), q.topK(), q.params()));
+    }
+
+    private Reply entitiesByName(Request r) {
+        String name = r.query("name");
+        if (name == null || name.isBlank()) {
+            throw ApiException.badRequest("query parameter 'name' is required");
+        }
+        if (name.length() > MAX_NAME_CHARS) {
+            throw ApiException.badRequest("'name' is longer than " + MAX_NAME_CHARS + " characters");
+        }
+        return Reply.ok(queries.entities(r.namespace(), name));
+    }
+
+    private Reply command(Request r) {
+        Requests.Command c = Requests.read(r.body(), Requests.Command.class, Requests.Command.EXAMPLE);
+        return Reply.json(202, queries.command(r.namespace(), c.operation(), c.entityId(), c.otherId(), c.reason()));
+    }
+
+    /** A document id: 1-512 characters without control characters. */
+    private static String id(Request r) {
+        String id = r.path().get("id");
+        if (id.isEmpty() || id.length() > MAX_ID_CHARS || id.chars().anyMatch(Character::isISOControl)) {
+            throw ApiException.badRequest("document id must be 1-512 characters without control characters");
+        }
+        return id;
+    }
+
+    private static String entityId(Request r) {
+        String id = r.path().get("id");
+        if (!Requests.ENTITY_ID.matcher(id).matches()) {
+            throw ApiException.badRequest("entity id must be 32 lowercase hex digits");
+        }
+        return id;
+    }
+
+    /** The {@code limit} query parameter: 1 to 1000, 100 when absent. */
+    private static int limit(Request r) {
+        String limit = r.query("limit");
+        int n;
+        try {
+            n = limit == null ? 100 : Integer.parseInt(limit);
+        } catch (NumberFormatException e) {
+            throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
+        }
+        if (n < 1 || n > 1000) {
+            throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
+        }
+        return n;
+    }
+}

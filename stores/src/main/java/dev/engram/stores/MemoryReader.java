@@ -1,0 +1,177 @@
+package dev.engram.stores;
+
+import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.VectorCodec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+
+/**
+ * Typed, read-only access to the memory stores of one instance: the read side's only way into them, so that every
+ * key layout stays here with the stores that define it. Stores are looked up by name on each call (they move
+ * between instances on a rebalance).
+ */
+public final class MemoryReader {
+
+    private static final StringSerializer KEYS = new StringSerializer();
+
+    private final Function<String, ReadOnlyKeyValueStore<String, ?>> stores;
+
+    /** @param stores the queryable store of a name (Kafka Streams interactive queries, or a test driver's store) */
+    public MemoryReader(Function<String, ReadOnlyKeyValueStore<String, ?>> stores) {
+        this.stores = stores;
+    }
+
+    /** A bounded page of a longer list, with the length of the whole list. */
+    public record Page<T>(List<T> items, long total) {
+        public Page {
+            items = List.copyOf(items);
+        }
+    }
+
+    /** A surface entity's mention in one passage. */
+    public record Mention(String passageId, MentionRecord record) {}
+
+    @SuppressWarnings("unchecked")
+    private <V> ReadOnlyKeyValueStore<String, V> store(StoreSpec<V> spec) {
+        return (ReadOnlyKeyValueStore<String, V>) stores.apply(spec.name());
+    }
+
+    public Optional<NamespaceState> namespace(String ns) {
+        return Optional.ofNullable(store(StateStores.MEMORY_NAMESPACES).get(ns));
+    }
+
+    public Optional<DocumentRecord> document(String ns, String documentId) {
+        return Optional.ofNullable(store(StateStores.MEMORY_DOCUMENTS).get(Keys.of(ns, documentId)));
+    }
+
+    public Optional<StoredPassage> passage(String ns, String passageId) {
+        return Optional.ofNullable(store(StateStores.MEMORY_PASSAGES).get(Keys.of(ns, passageId)));
+    }
+
+    /** Every passage of the namespace, in passage-id order. */
+    public void forEachPassage(String ns, Consumer<StoredPassage> action) {
+        try (KeyValueIterator<String, StoredPassage> it =
+                store(StateStores.MEMORY_PASSAGES).prefixScan(Keys.prefix(ns), KEYS)) {
+            it.forEachRemaining(kv -> action.accept(kv.value));
+        }
+    }
+
+    /** The passage's own embedding, or null. */
+    public float[] passageVector(String ns, String passageId) {
+        byte[] v = store(StateStores.MEMORY_VECTORS).get(Keys.of(ns, passageId));
+        return v == null ? null : VectorCodec.fromBytes(v);
+    }
+
+    /** Every other embedding of the passage (memory, entities, facts, questions), or null. */
+    public Embeddings embeddings(String ns, String passageId) {
+        return store(StateStores.MEMORY_EMBEDDINGS).get(Keys.of(ns, passageId));
+    }
+
+    /** Entities and facts verification rejected, oldest passages first. */
+    public Page<ReviewItem> reviews(String ns, int limit) {
+        List<ReviewItem> items = new ArrayList<>();
+        long total = 0;
+        try (KeyValueIterator<String, ReviewItem> it =
+                store(StateStores.MEMORY_REVIEWS).prefixScan(Keys.prefix(ns), KEYS)) {
+            while (it.hasNext()) {
+                ReviewItem r = it.next().value;
+                total++;
+                if (items.size() < limit) {
+                    items.add(r);
+                }
+            }
+        }
+        return new Page<>(items, total);
+    }
+
+    public Optional<EntityRecord> entity(String ns, String surfaceId) {
+        return Optional.ofNullable(store(StateStores.MEMORY_ENTITIES).get(Keys.of(ns, surfaceId)));
+    }
+
+    /** Every surface entity of the namespace, in id order. */
+    public void forEachEntity(String ns, Consumer<EntityRecord> action) {
+        try (KeyValueIterator<String, EntityRecord> it =
+                store(StateStores.MEMORY_ENTITIES).prefixScan(Keys.prefix(ns), KEYS)) {
+            it.forEachRemaining(kv -> action.accept(kv.value));
+        }
+    }
+
+    /** Up to {@code limit} surface ids filed under a blocking key (see {@link BlockKeys}). */
+    public List<String> block(String ns, String blockKey, int limit) {
+        List<String> out = new ArrayList<>();
+        try (KeyValueIterator<String, String> it =
+                store(StateStores.MEMORY_ENTITY_INDEX).prefixScan(Keys.prefix(ns, blockKey), KEYS)) {
+            while (it.hasNext() && out.size() < limit) {
+                out.add(Keys.last(it.next().key));
+            }
+        }
+        return out;
+    }
+
+    /** The passages that mention a surface entity, in passage-id order. */
+    public List<Mention> mentions(String ns, String surfaceId) {
+        List<Mention> out = new ArrayList<>();
+        try (KeyValueIterator<String, MentionRecord> it =
+                store(StateStores.MEMORY_ENTITY_PASSAGES).prefixScan(Keys.prefix(ns, surfaceId), KEYS)) {
+            it.forEachRemaining(kv -> out.add(new Mention(Keys.last(kv.key), kv.value)));
+        }
+        return out;
+    }
+
+    /** The resolution decisions about a surface entity and each of its candidates. */
+    public List<PairDecision> pairs(String ns, String surfaceId) {
+        List<PairDecision> out = new ArrayList<>();
+        try (KeyValueIterator<String, PairDecision> it =
+                store(StateStores.MEMORY_ENTITY_PAIRS).prefixScan(Keys.prefix(ns, surfaceId), KEYS)) {
+            it.forEachRemaining(kv -> out.add(kv.value));
+        }
+        return out;
+    }
+
+    /** Every stored resolution decision of the namespace (each pair in both directions). */
+    public void forEachPair(String ns, Consumer<PairDecision> action) {
+        try (KeyValueIterator<String, PairDecision> it =
+                store(StateStores.MEMORY_ENTITY_PAIRS).prefixScan(Keys.prefix(ns), KEYS)) {
+            it.forEachRemaining(kv -> action.accept(kv.value));
+        }
+    }
+
+    /** The surface ids a resolved entity groups. */
+    public List<String> members(String ns, String resolvedId) {
+        List<String> out = new ArrayList<>();
+        try (KeyValueIterator<String, String> it =
+                store(StateStores.MEMORY_ENTITY_MEMBERS).prefixScan(Keys.prefix(ns, resolvedId), KEYS)) {
+            it.forEachRemaining(kv -> out.add(Keys.last(kv.key)));
+        }
+        return out;
+    }
+
+    /** Every resolved entity of the namespace with the surface ids it groups, by resolved id. */
+    public Map<String, List<String>> groups(String ns) {
+        Map<String, List<String>> groups = new TreeMap<>();
+        try (KeyValueIterator<String, String> it =
+                store(StateStores.MEMORY_ENTITY_MEMBERS).prefixScan(Keys.prefix(ns), KEYS)) {
+            while (it.hasNext()) {
+                String[] parts = it.next().key.split(String.valueOf(Keys.SEPARATOR));
+                groups.computeIfAbsent(parts[1], k -> new ArrayList<>()).add(parts[2]);
+            }
+        }
+        return groups;
+    }
+
+    public Optional<DocumentGist> gist(String ns, String documentId) {
+        return Optional.ofNullable(store(StateStores.MEMORY_GISTS).get(Keys.of(ns, documentId)));
+    }
+
+    public Optional<ThemeSet> themes(String ns) {
+        return Optional.ofNullable(store(StateStores.MEMORY_THEMES).get(ns));
+    }
+}
