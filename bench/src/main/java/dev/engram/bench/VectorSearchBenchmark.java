@@ -9,6 +9,7 @@ import dev.engram.topology.Topics;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +33,7 @@ public final class VectorSearchBenchmark {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = IngestBenchmark.options(args);
-        int[] sizes = java.util.Arrays.stream(
+        int[] sizes = Arrays.stream(
                         opts.getOrDefault("--sizes", "5000,20000,60000").split(","))
                 .mapToInt(Integer::parseInt)
                 .sorted()
@@ -59,7 +60,7 @@ public final class VectorSearchBenchmark {
         System.out.printf("%9s %12s %12s %9s %10s%n", "vectors", "exact ms/q", "hnsw ms/q", "speed-up", "recall@10");
         try (HnswVectors store = new HnswVectors(null, 1, ef)) {
             for (int n : sizes) {
-                float[][] vectors = java.util.Arrays.copyOf(all, n);
+                float[][] vectors = Arrays.copyOf(all, n);
                 VectorIndexer.Indexed indexed = store.index(List.of(batch(vectors)));
                 VectorIndex hnsw = indexed.byKind().get("passage");
                 VectorIndex exact = VectorIndex.exact(vectors);
@@ -80,9 +81,9 @@ public final class VectorSearchBenchmark {
         results.put("by_size", bySize);
 
         // A snapshot after a change of `change` of the vectors (half replaced, half added) vs a build from nothing.
-        float[][] base = java.util.Arrays.copyOf(all, largest);
+        float[][] base = Arrays.copyOf(all, largest);
         int changed = Math.max(2, (int) (largest * change));
-        float[][] next = java.util.Arrays.copyOf(all, largest + changed / 2);
+        float[][] next = Arrays.copyOf(all, largest + changed / 2);
         for (int i = 0; i < changed / 2; i++) {
             next[i * (largest / (changed / 2))] = topics.vector();
         }

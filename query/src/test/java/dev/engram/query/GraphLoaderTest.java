@@ -2,6 +2,7 @@ package dev.engram.query;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.engram.metrics.Meters;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.VectorIndexer;
 import java.time.Duration;
@@ -18,12 +19,12 @@ class GraphLoaderTest {
 
     private static final VectorSearch SEARCH = new VectorSearch(50_000, 100);
 
-    private final dev.engram.metrics.Meters meters = dev.engram.metrics.Meters.detached();
+    private final Meters meters = Meters.detached();
     private final List<Long> released = new CopyOnWriteArrayList<>();
 
     private long built(String how, String outcome) {
         return meters.registry()
-                .get(dev.engram.metrics.Meters.SNAPSHOT_BUILDS)
+                .get(Meters.SNAPSHOT_BUILDS)
                 .tag("how", how)
                 .tag("outcome", outcome)
                 .timer()

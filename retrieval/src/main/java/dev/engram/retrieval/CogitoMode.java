@@ -1,6 +1,8 @@
 package dev.engram.retrieval;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -92,7 +94,7 @@ final class CogitoMode implements Retrieval.Mode {
         }
         // the global complement: the best remaining passages over all sub-queries
         double[] best = new double[g.passageCount()];
-        java.util.Arrays.fill(best, Double.NEGATIVE_INFINITY);
+        Arrays.fill(best, Double.NEGATIVE_INFINITY);
         for (Single part : parts) {
             for (int i = 0; i < best.length; i++) {
                 best[i] = Math.max(best[i], part.scores()[i]);
@@ -125,7 +127,7 @@ final class CogitoMode implements Retrieval.Mode {
         int nodes = entities + g.passageCount();
         double[] estimate = new double[nodes];
         double[] residual = pi0.clone();
-        java.util.ArrayDeque<Integer> queue = new java.util.ArrayDeque<>();
+        ArrayDeque<Integer> queue = new ArrayDeque<>();
         boolean[] queued = new boolean[nodes];
         for (int u = 0; u < nodes; u++) {
             if (residual[u] > 0) {
@@ -226,7 +228,7 @@ final class CogitoMode implements Retrieval.Mode {
         if (total <= 0) {
             explain.put("fallback", "no fact activated an entity; cosine ranking");
             double[] cos = new double[g.passageCount()];
-            java.util.Arrays.fill(cos, Double.NEGATIVE_INFINITY);
+            Arrays.fill(cos, Double.NEGATIVE_INFINITY);
             nearest.forEach(n -> cos[n.passage()] = n.score());
             return new Single(cos, explain);
         }

@@ -1,6 +1,7 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -97,7 +98,7 @@ final class FusionMode implements Retrieval.Mode {
         }
         // the graph stream: passages ranked by how strongly they connect to the seeds through specific entities
         double[] graphScores = new double[g.passageCount()];
-        java.util.Arrays.fill(graphScores, Double.NEGATIVE_INFINITY);
+        Arrays.fill(graphScores, Double.NEGATIVE_INFINITY);
         int graphCount = 0;
         for (int i = 0; i < seeds; i++) {
             int seed = vector[i];
@@ -128,7 +129,7 @@ final class FusionMode implements Retrieval.Mode {
             rrf.merge(graph[i], 1 / (k + i + 1), Double::sum);
         }
         double[] fused = new double[g.passageCount()];
-        java.util.Arrays.fill(fused, Double.NEGATIVE_INFINITY);
+        Arrays.fill(fused, Double.NEGATIVE_INFINITY);
         rrf.forEach((passage, score) -> fused[passage] = score);
         return new Retrieval.Result(Retrieval.ranked(fused, Math.min(topK, rrf.size())), explain);
     }

@@ -1,6 +1,7 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +32,7 @@ final class GemMode implements Retrieval.Mode {
         // node scores: passages first, then themes
         int themeCount = useThemes ? g.themes.size() : 0;
         double[] score = new double[n + themeCount];
-        java.util.Arrays.fill(score, Double.NEGATIVE_INFINITY);
+        Arrays.fill(score, Double.NEGATIVE_INFINITY);
         // a passage scores its best utility question: the nearest questions, enough of them to name topK passages
         List<Retrieval.Scored> questions = g.questionSearch.nearest(q.vector(), topK * g.maxQuestionsPerPassage);
         for (Retrieval.Scored hit : questions) {

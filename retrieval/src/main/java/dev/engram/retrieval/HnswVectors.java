@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -12,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.lucene.codecs.KnnVectorsFormat;
 import org.apache.lucene.codecs.lucene104.Lucene104Codec;
 import org.apache.lucene.document.Document;
@@ -209,7 +212,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             }
             out.put(b.kind(), new Hnsw(snapshot, field(b.kind(), e.getValue()), positions, b.vectors(), efSearch));
         }
-        java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicBoolean released = new AtomicBoolean();
         return new Indexed(out, () -> {
             if (released.compareAndSet(false, true)) { // once: a second release must not close a reader in use
                 try {
@@ -421,7 +424,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             int n = Math.min(Math.max(k, efSearch), Math.max(1, positions.size()));
             ScoreDoc[] hits = new IndexSearcher(reader).search(new KnnFloatVectorQuery(field, query, n), n).scoreDocs;
             // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
-            java.util.Arrays.sort(hits, java.util.Comparator.comparingInt((ScoreDoc h) -> h.doc));
+            Arrays.sort(hits, Comparator.comparingInt((ScoreDoc h) -> h.doc));
             List<LeafReaderContext> leaves = reader.leaves();
             VectorIndex.TopK top = new VectorIndex.TopK(Math.min(k, n));
             SortedDocValues ids = null;

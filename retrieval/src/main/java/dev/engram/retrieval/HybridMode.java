@@ -1,5 +1,6 @@
 package dev.engram.retrieval;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,7 +57,7 @@ final class HybridMode implements Retrieval.Mode {
         Retrieval.Result b = bm25.retrieve(g, q, none, depth);
         double k = p.get("rrf_k");
         double[] fused = new double[g.passageCount()];
-        java.util.Arrays.fill(fused, Double.NEGATIVE_INFINITY);
+        Arrays.fill(fused, Double.NEGATIVE_INFINITY);
         int reached = 0;
         for (Object[] stream :
                 List.of(new Object[] {c, p.get("w_cogito")}, new Object[] {d, p.get("w_dense")}, new Object[] {

@@ -1,9 +1,11 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An immutable, compact in-memory snapshot of one namespace's memory: passages with their vectors, entities and
@@ -74,7 +76,7 @@ public final class MemoryGraph {
     final VectorIndex barePassageSearch;
 
     private final Runnable release;
-    private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean released = new AtomicBoolean();
 
     private final Map<String, Integer> entityIndexById;
 
@@ -154,7 +156,7 @@ public final class MemoryGraph {
         }
         List<ThemeNode> ts = new ArrayList<>();
         for (Builder.PendingTheme t : b.themes) {
-            int[] members = java.util.Arrays.stream(t.members())
+            int[] members = Arrays.stream(t.members())
                     .filter(m -> m >= 0 && m < passages.size())
                     .toArray();
             if (members.length == 0) {

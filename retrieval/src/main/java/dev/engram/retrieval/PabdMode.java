@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * IGMiRAG §3.4–3.5 and App. A over the memory as a hierarchical hypergraph: entities (layer N), facts (pairwise
@@ -244,9 +245,7 @@ final class PabdMode implements Retrieval.Mode {
         int nf = g.factCount();
         if (unit < ne + nf) {
             MemoryGraph.Fact f = g.facts.get(unit - ne);
-            return java.util.stream.IntStream.of(f.head(), f.tail())
-                    .filter(v -> v >= 0)
-                    .toArray();
+            return IntStream.of(f.head(), f.tail()).filter(v -> v >= 0).toArray();
         }
         return g.relations.get(unit - ne - nf).entities();
     }

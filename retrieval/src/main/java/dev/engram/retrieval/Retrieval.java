@@ -1,11 +1,13 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import org.apache.lucene.util.VectorUtil;
 
 /** The retrieval modes over a {@link MemoryGraph}, their parameters, and the shared ranking helpers. */
 public final class Retrieval {
@@ -165,7 +167,7 @@ public final class Retrieval {
 
     /** The inner product, vectorized (SIMD) where the JVM allows it. */
     static double dot(float[] a, float[] b) {
-        return org.apache.lucene.util.VectorUtil.dotProduct(a, b);
+        return VectorUtil.dotProduct(a, b);
     }
 
     /** Cosine of the query with one passage (vectors are unit length). */
@@ -181,7 +183,7 @@ public final class Retrieval {
     /** The cosines of the {@code k} passages nearest to the query; every other passage scores −∞. */
     static double[] nearestPassages(MemoryGraph g, float[] q, int k) {
         double[] out = new double[g.passageCount()];
-        java.util.Arrays.fill(out, Double.NEGATIVE_INFINITY);
+        Arrays.fill(out, Double.NEGATIVE_INFINITY);
         for (Scored s : g.passageSearch.nearest(q, k)) {
             out[s.passage()] = s.score();
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
 import java.util.Random;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 
 class EigenThemesTest {
@@ -46,7 +47,7 @@ class EigenThemesTest {
         EigenThemes.Result r = EigenThemes.compute(passages, questions, 2, 4, 0.1);
 
         assertThat(r.themes()).hasSize(2);
-        assertThat(r.themes().get(0).eigenvalue()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-6));
+        assertThat(r.themes().get(0).eigenvalue()).isCloseTo(1.0, Offset.offset(1e-6));
         assertThat(r.themes().get(1).eigenvalue()).isLessThan(1.0).isGreaterThan(0.5);
         // the second theme's strongest passages all come from one topic
         int[] members = r.themes().get(1).members();

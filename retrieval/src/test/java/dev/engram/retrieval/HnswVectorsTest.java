@@ -3,10 +3,13 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -87,9 +90,7 @@ class HnswVectorsTest {
             List<Retrieval.Scored> top = passages.nearest(queries[0], 5);
             for (Retrieval.Scored s : top) {
                 assertThat(s.score())
-                        .isCloseTo(
-                                Retrieval.dot(queries[0], vectors[s.passage()]),
-                                org.assertj.core.api.Assertions.within(1e-9));
+                        .isCloseTo(Retrieval.dot(queries[0], vectors[s.passage()]), Assertions.within(1e-9));
             }
             assertThat(top).isSortedAccordingTo((a, b) -> Double.compare(b.score(), a.score()));
             assertThat(store.written()).isEqualTo(3000);
@@ -160,12 +161,12 @@ class HnswVectorsTest {
     @Test
     void aStoreThatCannotOpenItsIndexTriesAgainAtTheNextSnapshot(@TempDir Path dir) throws Exception {
         Path path = dir.resolve("index");
-        java.nio.file.Files.writeString(path, "not a directory");
+        Files.writeString(path, "not a directory");
         float[][] vectors = clustered(200, 16, 3, 13);
         try (HnswVectors store = new HnswVectors(path, 100, 100)) {
             assertThatThrownBy(() -> store.index(List.of(batch("passage", vectors))))
-                    .isInstanceOf(java.io.UncheckedIOException.class);
-            java.nio.file.Files.delete(path);
+                    .isInstanceOf(UncheckedIOException.class);
+            Files.delete(path);
             VectorIndexer.Indexed indexed = store.index(List.of(batch("passage", vectors)));
             assertThat(indexed.byKind().get("passage").kind()).isEqualTo("hnsw");
             assertThat(store.liveDocs()).isEqualTo(200);

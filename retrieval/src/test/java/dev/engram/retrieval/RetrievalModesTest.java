@@ -3,8 +3,11 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,7 +36,7 @@ class RetrievalModesTest {
         int p0 = b.passage(passage("p0", "Agni", "Agni is a 2004 film directed by Swapan Saha."), unit(0.9f, 0.1f, 0));
         int p1 = b.passage(passage("p1", "Swapan Saha", "Swapan Saha was born on 10 January 1930."), unit(0, 0.2f, 1));
         int p2 = b.passage(passage("p2", "Rivers", "Rivers flood in spring."), unit(0.3f, 1, 0));
-        int p3 = b.passage(passage("p3", "Markets", "Markets sell spices and copper."), unit(0.2f, 0, 1));
+        b.passage(passage("p3", "Markets", "Markets sell spices and copper."), unit(0.2f, 0, 1));
         int agni = b.entity("e-agni", "Agni");
         int saha = b.entity("e-saha", "Swapan Saha");
         int date = b.entity("e-1930", "10 January 1930");
@@ -100,7 +103,7 @@ class RetrievalModesTest {
 
     @Test
     void comoWithAgentsProbesUntilItCanAnswer() {
-        List<String> calls = new java.util.ArrayList<>();
+        List<String> calls = new ArrayList<>();
         Retrieval.Reasoner agents = new Retrieval.Reasoner() {
             @Override
             public List<String> probe(String question, List<String> past, List<String> cues, int n) {
@@ -191,7 +194,7 @@ class RetrievalModesTest {
         pi0[1] = 0.3; // Swapan Saha
         double restart = 0.5;
 
-        double[] pushed = CogitoMode.push(g, pi0, restart, 1e-12, new java.util.HashMap<>());
+        double[] pushed = CogitoMode.push(g, pi0, restart, 1e-12, new HashMap<>());
 
         double[] pi = pi0.clone();
         for (int it = 0; it < 200; it++) {
@@ -212,7 +215,7 @@ class RetrievalModesTest {
             pi = next;
         }
         for (int i = 0; i < n; i++) {
-            assertThat(pushed[i]).as("node " + i).isCloseTo(pi[i], org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(pushed[i]).as("node " + i).isCloseTo(pi[i], Offset.offset(1e-9));
         }
     }
 

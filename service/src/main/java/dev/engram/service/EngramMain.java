@@ -1,5 +1,6 @@
 package dev.engram.service;
 
+import dev.engram.schemas.Json;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -113,10 +114,7 @@ public final class EngramMain {
         try (KafkaProducer<String, byte[]> producer =
                 new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
             for (String line : lines) {
-                String id = dev.engram.schemas.Json.mapper()
-                        .readTree(line)
-                        .get("id")
-                        .asText();
+                String id = Json.mapper().readTree(line).get("id").asText();
                 producer.send(new ProducerRecord<>(
                         service.topics().documents().name(), id, line.getBytes(StandardCharsets.UTF_8)));
             }

@@ -6,6 +6,8 @@ import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.Json;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -23,6 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -108,7 +111,7 @@ final class EvalCommand {
                 }
                 if (Boolean.parseBoolean(opts.getOrDefault("--serve", "false"))) {
                     out.printf("serving namespace '%s' on %s until interrupted%n", NAMESPACE, baseUrl);
-                    new java.util.concurrent.CountDownLatch(1).await();
+                    new CountDownLatch(1).await();
                 }
             }
         } finally {
@@ -288,7 +291,7 @@ final class EvalCommand {
     }
 
     private static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }

@@ -12,6 +12,7 @@ import dev.engram.understanding.llm.FakeOpenAiServer;
 import dev.engram.understanding.llm.FakeOpenAiServer.Reply;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -72,7 +73,7 @@ class AnswerIT {
                         documents,
                         "engine",
                         upsert(NS, "engine", "Analytical Engine", "Charles Babbage designed the Analytical Engine."));
-                List<String> ids = new java.util.ArrayList<>(List.of("ada", "engine"));
+                List<String> ids = new ArrayList<>(List.of("ada", "engine"));
                 for (int i = 0; i < 16; i++) {
                     String doc = "station-" + i;
                     ids.add(doc);

@@ -3,6 +3,7 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.engram.query.VectorSearch;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -78,12 +79,11 @@ class EngramConfigTest {
 
     @Test
     void readsTheVectorSearchSettings() {
-        assertThat(EngramConfig.from(Map.of()).query().vectorSearch())
-                .isEqualTo(new dev.engram.query.VectorSearch(50_000, 100));
+        assertThat(EngramConfig.from(Map.of()).query().vectorSearch()).isEqualTo(new VectorSearch(50_000, 100));
         assertThat(EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
                         .query()
                         .vectorSearch())
-                .isEqualTo(new dev.engram.query.VectorSearch(10, 40));
+                .isEqualTo(new VectorSearch(10, 40));
     }
 
     @Test

@@ -15,11 +15,16 @@ import dev.engram.topology.Understanders;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
@@ -118,8 +123,7 @@ class EngramServiceIT {
         assertThat(r.body().path("vector_search").path("passage").asText()).isEqualTo("hnsw");
         // what the index wrote and how the snapshot was built are counted
         String metrics = get(base + "/metrics").raw().body();
-        java.util.regex.Matcher writes = java.util.regex.Pattern.compile(
-                        "engram_vector_index_writes_total\\{op=\"write\"} ([0-9.E]+)")
+        Matcher writes = Pattern.compile("engram_vector_index_writes_total\\{op=\"write\"} ([0-9.E]+)")
                 .matcher(metrics);
         assertThat(writes.find()).isTrue();
         assertThat(Double.parseDouble(writes.group(1))).isPositive();
@@ -345,10 +349,9 @@ class EngramServiceIT {
 
     @Test
     void everyMetricTheGrafanaDashboardQueriesIsExported() throws Exception {
-        String dashboard = java.nio.file.Files.readString(Path.of("..", "grafana", "dashboards", "engram.json"));
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\b((?:engram|kafka|jvm|process)_[a-z_]+)")
-                .matcher(dashboard);
-        java.util.Set<String> names = new java.util.TreeSet<>();
+        String dashboard = Files.readString(Path.of("..", "grafana", "dashboards", "engram.json"));
+        Matcher m = Pattern.compile("\\b((?:engram|kafka|jvm|process)_[a-z_]+)").matcher(dashboard);
+        Set<String> names = new TreeSet<>();
         while (m.find()) {
             names.add(m.group(1));
         }

@@ -14,16 +14,23 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /** Helpers for integration tests: configurations, a producer, and an HTTP client with bounded waits. */
@@ -95,22 +102,20 @@ final class ItSupport {
      * The committed records of a topic from its start: polls until at least {@code atLeast} arrived and a poll comes
      * back empty, or {@code timeout} ends.
      */
-    static <K, V> List<org.apache.kafka.clients.consumer.ConsumerRecord<K, V>> readCommitted(
+    static <K, V> List<ConsumerRecord<K, V>> readCommitted(
             String bootstrap,
             String topic,
-            org.apache.kafka.common.serialization.Deserializer<K> keys,
-            org.apache.kafka.common.serialization.Deserializer<V> values,
+            Deserializer<K> keys,
+            Deserializer<V> values,
             int atLeast,
             Duration timeout) {
         Properties p = new Properties();
-        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(
-                org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG,
-                "reader-" + java.util.UUID.randomUUID());
-        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<org.apache.kafka.clients.consumer.ConsumerRecord<K, V>> out = new java.util.ArrayList<>();
-        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<>(p, keys, values)) {
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<ConsumerRecord<K, V>> out = new ArrayList<>();
+        try (var consumer = new KafkaConsumer<>(p, keys, values)) {
             consumer.subscribe(List.of(topic));
             long deadline = System.nanoTime() + timeout.toNanos();
             while (System.nanoTime() < deadline) {
@@ -155,8 +160,7 @@ final class ItSupport {
     }
 
     /** Polls {@code probe} until it passes or {@code timeout} ends; returns the last response. */
-    static Response awaitResponse(
-            Duration timeout, java.util.function.Supplier<Response> probe, Predicate<Response> done) {
+    static Response awaitResponse(Duration timeout, Supplier<Response> probe, Predicate<Response> done) {
         long deadline = System.nanoTime() + timeout.toNanos();
         Response last = null;
         while (System.nanoTime() < deadline) {

@@ -6,6 +6,7 @@ import static dev.engram.service.ItSupport.send;
 import static dev.engram.service.ItSupport.upsert;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.topology.Topics;
 import dev.engram.topology.Understanders;
@@ -75,7 +76,7 @@ class RestartIT {
             ItSupport.Response stats = get(base + "/v1/namespaces/" + NS);
             assertThat(stats.body().path("documents").asInt()).isEqualTo(DOCUMENTS);
             assertThat(stats.body().path("passages").asInt()).isEqualTo(DOCUMENTS);
-            com.fasterxml.jackson.databind.JsonNode found = ItSupport.awaitResponse(
+            JsonNode found = ItSupport.awaitResponse(
                             Duration.ofSeconds(10),
                             () -> ItSupport.post(
                                     base + "/v1/namespaces/" + NS + "/retrieve",
@@ -103,8 +104,7 @@ class RestartIT {
             assertThat(added.values()).as("each passage added exactly once").containsOnly(1);
 
             // Entity state survived too: one Vienna, mentioned once by every passage, created once.
-            com.fasterxml.jackson.databind.JsonNode vienna = get(base + "/v1/namespaces/" + NS
-                            + "/entities?name=Vienna")
+            JsonNode vienna = get(base + "/v1/namespaces/" + NS + "/entities?name=Vienna")
                     .body()
                     .path("entities");
             assertThat(vienna).hasSize(1);
@@ -118,7 +118,7 @@ class RestartIT {
         }
     }
 
-    private static com.fasterxml.jackson.databind.JsonNode retrieve(String base, String query) {
+    private static JsonNode retrieve(String base, String query) {
         return ItSupport.post(
                         base + "/v1/namespaces/" + NS + "/retrieve",
                         "{\"query\": \"" + query + "\", \"mode\": \"dense\", \"top_k\": 3}")

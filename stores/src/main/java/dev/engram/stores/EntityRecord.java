@@ -3,6 +3,7 @@ package dev.engram.stores;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import dev.engram.schemas.EntityType;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -36,12 +37,12 @@ public record EntityRecord(
 
         String description,
         String representative,
-        java.util.List<Integer> lsh,
+        List<Integer> lsh,
         String canonical) {
 
     public EntityRecord {
         forms = forms == null ? Map.of() : Map.copyOf(forms);
-        lsh = lsh == null ? java.util.List.of() : java.util.List.copyOf(lsh);
+        lsh = lsh == null ? List.of() : List.copyOf(lsh);
         aliases = aliases == null ? Map.of() : Map.copyOf(aliases);
         description = description == null ? "" : description;
         canonical = canonical == null ? id : canonical;
@@ -65,7 +66,7 @@ public record EntityRecord(
     }
 
     /** The same surface with another representative mention (its description and embedding hashes). */
-    public EntityRecord withRepresentative(String passageId, String newDescription, java.util.List<Integer> newLsh) {
+    public EntityRecord withRepresentative(String passageId, String newDescription, List<Integer> newLsh) {
         return new EntityRecord(
                 namespace,
                 id,

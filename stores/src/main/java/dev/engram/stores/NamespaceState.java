@@ -1,6 +1,9 @@
 package dev.engram.stores;
 
+import dev.engram.schemas.DocumentStatus;
 import java.time.Instant;
+import java.util.EnumMap;
+import java.util.Map;
 
 /**
  * Counters and the watermark of a namespace: the version of its last memory change and the input position
@@ -15,17 +18,17 @@ public record NamespaceState(
         long entities,
         long surfaces,
         long changesSinceThemes,
-        java.util.Map<dev.engram.schemas.DocumentStatus, Long> documentsByStatus,
+        Map<DocumentStatus, Long> documentsByStatus,
         int inputPartition,
         long inputOffset,
         Instant updatedAt) {
 
     public NamespaceState {
-        documentsByStatus = documentsByStatus == null ? java.util.Map.of() : java.util.Map.copyOf(documentsByStatus);
+        documentsByStatus = documentsByStatus == null ? Map.of() : Map.copyOf(documentsByStatus);
     }
 
     public static NamespaceState empty(String namespace) {
-        return new NamespaceState(namespace, 0, 0, 0, 0, 0, 0, java.util.Map.of(), -1, -1, Instant.EPOCH);
+        return new NamespaceState(namespace, 0, 0, 0, 0, 0, 0, Map.of(), -1, -1, Instant.EPOCH);
     }
 
     public NamespaceState nextVersion() {
@@ -90,9 +93,8 @@ public record NamespaceState(
     }
 
     /** A document moved from one status to another ({@code from} null: it is new). */
-    public NamespaceState statusChanged(dev.engram.schemas.DocumentStatus from, dev.engram.schemas.DocumentStatus to) {
-        java.util.Map<dev.engram.schemas.DocumentStatus, Long> counts =
-                new java.util.EnumMap<>(dev.engram.schemas.DocumentStatus.class);
+    public NamespaceState statusChanged(DocumentStatus from, DocumentStatus to) {
+        Map<DocumentStatus, Long> counts = new EnumMap<>(DocumentStatus.class);
         counts.putAll(documentsByStatus);
         if (from != null) {
             counts.merge(from, -1L, Long::sum);

@@ -4,6 +4,7 @@ import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
 
 /**
  * One state store: its name and the serde of its values (keys are composite strings, see {@link Keys}). The single
@@ -15,7 +16,6 @@ public record StoreSpec<V>(String name, Serde<V> values) {
 
     /** A persistent RocksDB store with a changelog. */
     public StoreBuilder<KeyValueStore<String, V>> builder() {
-        return org.apache.kafka.streams.state.Stores.keyValueStoreBuilder(
-                org.apache.kafka.streams.state.Stores.persistentKeyValueStore(name), KEY, values);
+        return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), KEY, values);
     }
 }
