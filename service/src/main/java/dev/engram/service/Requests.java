@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -19,8 +20,8 @@ import java.util.regex.Pattern;
 
 /**
  * The request bodies of the HTTP API, one record each, bound strictly from JSON (no string-to-number or
- * number-to-string coercion, no fractional counts) and validated in their constructors; whatever does not bind or
- * validate is a 400 that says which field is wrong.
+ * number-to-string coercion, no fractional counts, no duplicate fields or trailing data) and validated in their
+ * constructors; whatever does not bind or validate is a 400 that says which field is wrong.
  */
 final class Requests {
 
@@ -135,6 +136,8 @@ final class Requests {
                 .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
                 .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .build();
         for (CoercionInputShape shape : new CoercionInputShape[] {
             CoercionInputShape.Integer, CoercionInputShape.Float, CoercionInputShape.Boolean

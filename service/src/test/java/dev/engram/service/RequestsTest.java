@@ -1,0 +1,113 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.engram.schemas.MemoryCommand;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class RequestsTest {
+
+    private static Requests.Retrieve retrieve(String json) {
+        return Requests.read(json.getBytes(StandardCharsets.UTF_8), Requests.Retrieve.class, "{}");
+    }
+
+    private static Requests.Command command(String json) {
+        return Requests.read(json.getBytes(StandardCharsets.UTF_8), Requests.Command.class, "{}");
+    }
+
+    @Test
+    void aRetrieveRequestTakesItsDefaults() {
+        Requests.Retrieve r = retrieve("{\"query\": \"who?\"}");
+
+        assertThat(r.query()).isEqualTo("who?");
+        assertThat(r.mode()).isEqualTo(Requests.DEFAULT_MODE);
+        assertThat(r.topK()).isEqualTo(5);
+        assertThat(r.params()).isEmpty();
+    }
+
+    @Test
+    void aRetrieveRequestBindsEveryField() {
+        Requests.Retrieve r =
+                retrieve("{\"query\": \"q\", \"mode\": \"dense\", \"top_k\": 7, \"params\": {\"epsilon\": 0.9}}");
+
+        assertThat(r.mode()).isEqualTo("dense");
+        assertThat(r.topK()).isEqualTo(7);
+        assertThat(r.params()).containsEntry("epsilon", 0.9);
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "{\"query\": \"x\", \"top_k\": \"5\"}",
+                "{\"query\": \"x\", \"top_k\": 5.5}",
+                "{\"query\": \"x\", \"top_k\": 0}",
+                "{\"query\": \"x\", \"top_k\": 101}",
+                "{\"query\": \"x\", \"top_k\": true}",
+                "{\"query\": 42}",
+                "{\"query\": \"\"}",
+                "{\"query\": \"   \"}",
+                "{\"query\": null}",
+                "{}",
+                "{\"query\": \"x\", \"mode\": 3}",
+                "{\"query\": \"x\", \"params\": [1]}",
+                "{\"query\": \"x\", \"params\": {\"epsilon\": \"0.9\"}}",
+                "{\"query\": \"x\", \"params\": {\"epsilon\": null}}",
+                "[1]",
+                "\"query\"",
+                "{not json",
+                "",
+                "{\"query\": \"x\"} trailing"
+            })
+    void rejectsWhatIsNotARetrieveRequestWithA400(String json) {
+        assertThatThrownBy(() -> retrieve(json)).isInstanceOfSatisfying(ApiException.class, e -> {
+            assertThat(e.status()).isEqualTo(400);
+            assertThat(e.getMessage()).isNotBlank();
+        });
+    }
+
+    @Test
+    void aTooLongQueryIsRejectedNamingTheLimit() {
+        assertThatThrownBy(() -> retrieve("{\"query\": \"" + "x".repeat(Requests.MAX_QUERY_CHARS + 1) + "\"}"))
+                .hasMessageContaining(Integer.toString(Requests.MAX_QUERY_CHARS));
+    }
+
+    @Test
+    void theWrongTypeNamesTheField() {
+        assertThatThrownBy(() -> retrieve("{\"query\": \"x\", \"top_k\": \"5\"}"))
+                .hasMessageContaining("'top_k'");
+    }
+
+    @Test
+    void aCommandBindsItsOperation() {
+        String a = "0".repeat(32);
+        String b = "f".repeat(32);
+        Requests.Command c = command(
+                "{\"op\": \"split\", \"entity_id\": \"" + a + "\", \"other_id\": \"" + b + "\", \"reason\": \"two\"}");
+
+        assertThat(c.operation()).isEqualTo(MemoryCommand.Op.SPLIT);
+        assertThat(c.reason()).isEqualTo("two");
+        assertThat(command("{\"op\": \"clear\", \"entity_id\": \"" + a + "\", \"other_id\": \"" + b + "\"}")
+                        .reason())
+                .isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "{\"op\": \"explode\", \"entity_id\": \"00000000000000000000000000000000\","
+                        + " \"other_id\": \"ffffffffffffffffffffffffffffffff\"}",
+                "{\"op\": \"split\", \"entity_id\": \"x\", \"other_id\": \"y\"}",
+                "{\"op\": \"split\", \"entity_id\": \"00000000000000000000000000000000\"}",
+                "{\"op\": \"split\", \"entity_id\": 1, \"other_id\": 2}",
+                "{\"op\": \"split\", \"entity_id\": \"00000000000000000000000000000000\","
+                        + " \"other_id\": \"ffffffffffffffffffffffffffffffff\", \"reason\": 5}"
+            })
+    void rejectsWhatIsNotACommandWithA400(String json) {
+        assertThatThrownBy(() -> command(json)).isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.status())
+                .isEqualTo(400));
+    }
+}
