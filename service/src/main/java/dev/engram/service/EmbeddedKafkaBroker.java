@@ -83,17 +83,19 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             props.put("message.max.bytes", Integer.toString(8 << 20));
             KafkaConfig config = new KafkaConfig(props, false);
 
-            new Formatter()
-                    .setPrintStream(new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8))
-                    .setNodeId(1)
-                    .setClusterId(Uuid.randomUuid().toString())
-                    .setDirectories(List.of(logDir))
-                    .setMetadataLogDirectory(logDir)
-                    .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
-                    .setSupportedFeatures(Feature.PRODUCTION_FEATURES)
-                    .setControllerListenerName("CONTROLLER")
-                    .setIgnoreFormatted(true)
-                    .run();
+            // Format once: a second format would give the storage a new cluster id that its logs refuse.
+            if (!Files.exists(Path.of(logDir, "meta.properties"))) {
+                new Formatter()
+                        .setPrintStream(new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8))
+                        .setNodeId(1)
+                        .setClusterId(Uuid.randomUuid().toString())
+                        .setDirectories(List.of(logDir))
+                        .setMetadataLogDirectory(logDir)
+                        .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
+                        .setSupportedFeatures(Feature.PRODUCTION_FEATURES)
+                        .setControllerListenerName("CONTROLLER")
+                        .run();
+            }
 
             KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
             server.startup();

@@ -5,6 +5,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 import opennlp.tools.postag.POSModel;
 import opennlp.tools.postag.POSTaggerME;
 import opennlp.tools.sentdetect.SentenceDetectorME;
@@ -66,11 +68,10 @@ public final class EnglishNlp {
         return out;
     }
 
-    private static final java.util.Set<String> PRONOUNS = java.util.Set.of(
+    private static final Set<String> PRONOUNS = Set.of(
             "he", "she", "it", "they", "him", "her", "his", "hers", "its", "their", "theirs", "them", "we", "us", "our",
             "i", "me", "my", "you", "your");
-    private static final java.util.Set<String> CLOSED_TAGS =
-            java.util.Set.of("ADP", "VERB", "AUX", "DET", "CCONJ", "SCONJ", "PART", "ADV");
+    private static final Set<String> CLOSED_TAGS = Set.of("ADP", "VERB", "AUX", "DET", "CCONJ", "SCONJ", "PART", "ADV");
 
     /**
      * Fixes the tagger's commonest slips on encyclopedic text: pronouns tagged as auxiliaries, and capitalized words
@@ -78,7 +79,7 @@ public final class EnglishNlp {
      */
     static String[] correct(String[] words, String[] tags) {
         for (int i = 0; i < words.length; i++) {
-            String lower = words[i].toLowerCase(java.util.Locale.ROOT);
+            String lower = words[i].toLowerCase(Locale.ROOT);
             if (PRONOUNS.contains(lower) && !tags[i].equals("PRON")) {
                 tags[i] = lower.equals("her")
                                 || lower.equals("his")

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.LongBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,7 +93,7 @@ public final class OnnxEmbedder implements Embedder {
      */
     @Override
     public List<float[]> embedAll(List<String> texts) {
-        List<float[]> out = new java.util.ArrayList<>(texts.size());
+        List<float[]> out = new ArrayList<>(texts.size());
         for (String text : texts) {
             try {
                 out.add(embedOne(text));

@@ -6,9 +6,11 @@ import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Span;
 import dev.engram.understanding.EnglishNlp.Sentence;
 import dev.engram.understanding.EnglishNlp.Token;
+import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -44,270 +46,17 @@ public final class RuleExtractor implements Extractor {
     private static final Pattern NUMERAL = Pattern.compile("\\d[\\d,.]*");
     private static final Pattern DEMONYM = Pattern.compile("\\p{Lu}\\p{Ll}+(?:an|ian|ese|ish|ic|i|ch|ss)");
 
-    private static final Set<String> CONNECTORS =
-            Set.of("of", "the", "de", "del", "della", "der", "van", "von", "da", "di", "du", "la", "le", "y", "&");
-    private static final Set<String> HONORIFICS = Set.of(
-            "mr",
-            "mrs",
-            "ms",
-            "dr",
-            "sir",
-            "dame",
-            "lady",
-            "lord",
-            "king",
-            "queen",
-            "prince",
-            "princess",
-            "president",
-            "saint",
-            "pope",
-            "general",
-            "captain",
-            "professor",
-            "prof",
-            "emperor",
-            "empress",
-            "duke",
-            "duchess",
-            "count",
-            "countess",
-            "bishop",
-            "archbishop",
-            "senator",
-            "governor",
-            "judge",
-            "colonel",
-            "admiral");
-    private static final Set<String> ORGANIZATION_WORDS = Set.of(
-            "university",
-            "college",
-            "school",
-            "company",
-            "inc",
-            "corporation",
-            "corp",
-            "ltd",
-            "llc",
-            "group",
-            "party",
-            "club",
-            "fc",
-            "association",
-            "institute",
-            "records",
-            "bank",
-            "council",
-            "committee",
-            "agency",
-            "ministry",
-            "department",
-            "army",
-            "navy",
-            "league",
-            "union",
-            "society",
-            "foundation",
-            "band",
-            "church",
-            "academy",
-            "press",
-            "studios",
-            "studio",
-            "network",
-            "airlines",
-            "railway",
-            "orchestra",
-            "team",
-            "museum",
-            "library",
-            "hospital",
-            "parliament",
-            "court",
-            "federation",
-            "organization",
-            "organisation",
-            "brigade");
-    private static final Set<String> PLACE_WORDS = Set.of(
-            "city",
-            "river",
-            "county",
-            "mountain",
-            "mountains",
-            "mount",
-            "island",
-            "islands",
-            "lake",
-            "street",
-            "province",
-            "state",
-            "kingdom",
-            "republic",
-            "valley",
-            "bay",
-            "sea",
-            "ocean",
-            "park",
-            "district",
-            "region",
-            "village",
-            "town",
-            "castle",
-            "bridge",
-            "station",
-            "airport",
-            "square",
-            "hill",
-            "desert",
-            "forest",
-            "coast",
-            "parish",
-            "township",
-            "municipality",
-            "peninsula",
-            "gulf",
-            "strait",
-            "canal");
-    private static final Set<String> PERSON_NOUNS = Set.of(
-            "actor",
-            "actress",
-            "singer",
-            "songwriter",
-            "writer",
-            "author",
-            "novelist",
-            "poet",
-            "director",
-            "filmmaker",
-            "producer",
-            "composer",
-            "musician",
-            "painter",
-            "artist",
-            "sculptor",
-            "architect",
-            "politician",
-            "statesman",
-            "diplomat",
-            "lawyer",
-            "judge",
-            "physician",
-            "doctor",
-            "scientist",
-            "mathematician",
-            "physicist",
-            "chemist",
-            "biologist",
-            "engineer",
-            "inventor",
-            "philosopher",
-            "historian",
-            "economist",
-            "journalist",
-            "editor",
-            "footballer",
-            "player",
-            "athlete",
-            "coach",
-            "boxer",
-            "wrestler",
-            "cyclist",
-            "swimmer",
-            "officer",
-            "soldier",
-            "general",
-            "admiral",
-            "king",
-            "queen",
-            "prince",
-            "princess",
-            "emperor",
-            "empress",
-            "duke",
-            "duchess",
-            "count",
-            "countess",
-            "noblewoman",
-            "nobleman",
-            "bishop",
-            "priest",
-            "monk",
-            "nun",
-            "saint",
-            "businessman",
-            "businesswoman",
-            "entrepreneur",
-            "explorer",
-            "activist",
-            "teacher",
-            "professor",
-            "rapper",
-            "dancer",
-            "comedian",
-            "presenter",
-            "model",
-            "designer",
-            "photographer",
-            "critic",
-            "man",
-            "woman",
-            "son",
-            "daughter",
-            "wife",
-            "husband",
-            "father",
-            "mother",
-            "brother",
-            "sister",
-            "child",
-            "programmer",
-            "cartoonist",
-            "screenwriter",
-            "playwright",
-            "conductor",
-            "pianist",
-            "guitarist",
-            "drummer",
-            "vocalist",
-            "minister",
-            "president",
-            "senator",
-            "governor",
-            "mayor",
-            "member");
-    private static final Set<String> WORK_NOUNS = Set.of(
-            "film",
-            "movie",
-            "album",
-            "song",
-            "single",
-            "novel",
-            "book",
-            "series",
-            "play",
-            "opera",
-            "poem",
-            "painting",
-            "documentary",
-            "sitcom",
-            "show",
-            "game",
-            "episode",
-            "ep",
-            "soundtrack",
-            "magazine",
-            "newspaper",
-            "comic",
-            "musical",
-            "ballet",
-            "symphony",
-            "short",
-            "drama",
-            "comedy",
-            "thriller",
-            "anthology");
-    private static final Set<String> PERSON_PRONOUNS = Set.of("he", "she", "him", "his", "her", "hers");
-    private static final Set<String> PERSON_VERBS = Set.of("born", "died", "married", "educated", "raised");
+    // Word lists: one resource file per list under dev/engram/understanding/rules/ (see WordLists), read once.
+    static final Set<String> CONNECTORS = WordLists.load("connectors");
+    static final Set<String> HONORIFICS = WordLists.load("honorifics");
+    static final Set<String> ORGANIZATION_WORDS = WordLists.load("organization-words");
+    static final Set<String> PLACE_WORDS = WordLists.load("place-words");
+    static final Set<String> PERSON_NOUNS = WordLists.load("person-nouns");
+    static final Set<String> WORK_NOUNS = WordLists.load("work-nouns");
+    static final Set<String> PERSON_PRONOUNS = WordLists.load("person-pronouns");
+    static final Set<String> PERSON_VERBS = WordLists.load("person-verbs");
+    static final Set<String> TRAILING_PREPOSITIONS = WordLists.load("trailing-prepositions");
+    static final Set<String> LEADING_AUXILIARIES = WordLists.load("leading-auxiliaries");
 
     private final EnglishNlp nlp;
     private final int questionsPerPassage;
@@ -385,7 +134,7 @@ public final class RuleExtractor implements Extractor {
         private final Map<String, Group> groups = new LinkedHashMap<>();
         private final List<Pronoun> pronouns = new ArrayList<>();
         private final List<Draft> facts = new ArrayList<>();
-        private final Set<String> honorific = new java.util.HashSet<>();
+        private final Set<String> honorific = new HashSet<>();
 
         Analysis(String text, String title, List<Sentence> sentences) {
             this.text = text;
@@ -970,6 +719,8 @@ public final class RuleExtractor implements Extractor {
         /** An entity occurrence in a sentence: a mention or a resolved pronoun. */
         private record Anchor(Group group, int first, int last, int start, int end) {}
 
+        // Anchors are compared by identity: which occurrence a fact starts from, not which equal-valued one.
+        @SuppressWarnings("ReferenceEquality")
         private void findFacts(int s) {
             List<Token> tokens = sentences.get(s).tokens();
             List<Anchor> anchors = new ArrayList<>();
@@ -1200,10 +951,7 @@ public final class RuleExtractor implements Extractor {
                 return relation;
             }
             String last = relation.substring(space + 1);
-            return Set.of("in", "on", "at", "of", "for", "by", "to", "from", "with")
-                            .contains(last)
-                    ? relation.substring(0, space)
-                    : relation;
+            return TRAILING_PREPOSITIONS.contains(last) ? relation.substring(0, space) : relation;
         }
 
         private List<Extraction.Fact> factList() {
@@ -1336,9 +1084,10 @@ public final class RuleExtractor implements Extractor {
         }
 
         private String stripLeadingAuxiliary(String relation) {
-            for (String aux : List.of("was ", "were ", "is ", "are ", "has been ", "had been ")) {
-                if (relation.startsWith(aux)) {
-                    return relation.substring(aux.length());
+            // No entry plus its space is a prefix of another's, so at most one can match and order does not matter.
+            for (String aux : LEADING_AUXILIARIES) {
+                if (relation.startsWith(aux + " ")) {
+                    return relation.substring(aux.length() + 1);
                 }
             }
             return relation;
@@ -1379,7 +1128,7 @@ public final class RuleExtractor implements Extractor {
 
     /** Case, diacritics and punctuation folded, for grouping mentions of one name. */
     static String normalize(String name) {
-        String s = java.text.Normalizer.normalize(name, java.text.Normalizer.Form.NFKD)
+        String s = Normalizer.normalize(name, Normalizer.Form.NFKD)
                 .replaceAll("\\p{M}+", "")
                 .toLowerCase(Locale.ROOT)
                 .replaceAll("[^\\p{L}\\p{N}]+", " ")

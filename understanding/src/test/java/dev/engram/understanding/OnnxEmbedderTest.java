@@ -3,6 +3,7 @@ package dev.engram.understanding;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -58,14 +59,14 @@ class OnnxEmbedderTest {
 
     @Test
     void aTextHasTheSameVectorWhateverItIsEmbeddedWith() {
-        java.util.List<String> texts = java.util.List.of(
+        List<String> texts = List.of(
                 "Ada Lovelace",
                 "Charles Babbage designed the Analytical Engine in 1837.",
                 "",
                 "Who wrote Note G?",
                 "memory ".repeat(400));
 
-        java.util.List<float[]> batched = embedder.embedAll(texts);
+        List<float[]> batched = embedder.embedAll(texts);
 
         assertThat(batched).hasSize(texts.size());
         for (int i = 0; i < texts.size(); i++) {

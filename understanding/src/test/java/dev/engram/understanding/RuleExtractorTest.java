@@ -8,6 +8,7 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Span;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -153,8 +154,7 @@ class RuleExtractorTest {
     }
 
     private static List<String> concat(String name, List<String> aliases) {
-        return java.util.stream.Stream.concat(java.util.stream.Stream.of(name), aliases.stream())
-                .toList();
+        return Stream.concat(Stream.of(name), aliases.stream()).toList();
     }
 
     private static String lastWord(String s) {

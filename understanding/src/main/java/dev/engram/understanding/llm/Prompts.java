@@ -1,5 +1,6 @@
 package dev.engram.understanding.llm;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.networknt.schema.JsonSchema;
 import com.networknt.schema.JsonSchemaFactory;
@@ -58,7 +59,7 @@ public record Prompts(String version, String instructions, JsonNode responseSche
         JsonNode json;
         try {
             json = JsonReplies.parse(reply.content());
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new LlmException(version + " reply is not valid JSON: " + e.getOriginalMessage(), 200, e);
         }
         List<String> violations = violations(json);

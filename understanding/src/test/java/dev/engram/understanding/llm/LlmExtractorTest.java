@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.tuple;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
+import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Schemas;
 import dev.engram.understanding.ExtractionException;
@@ -94,8 +95,7 @@ class LlmExtractorTest {
         assertThat(x.usage().prompt()).isEqualTo(412);
         assertThat(x.usage().completion()).isEqualTo(236);
         assertThat(x.usage().costUsd()).isEqualTo((412 * 2.0 + 236 * 8.0) / 1e6);
-        assertThat(Schemas.EXTRACTION.validate(dev.engram.schemas.Json.mapper().valueToTree(x)))
-                .isEmpty();
+        assertThat(Schemas.EXTRACTION.validate(Json.mapper().valueToTree(x))).isEmpty();
     }
 
     @Test
