@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.regex.Matcher;
@@ -40,6 +41,8 @@ final class HttpApi implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
     static final String FORWARDED_HEADER = "X-Engram-Forwarded";
     private static final int MAX_BODY_BYTES = 64 * 1024;
+    private static final Set<String> STANDARD_METHODS =
+            Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     /** A request as a handler sees it: path parameters decoded, the body read (bounded). */
@@ -180,8 +183,13 @@ final class HttpApi implements AutoCloseable {
                 status = error.status();
                 sendError(exchange, error);
             }
-            meters.httpRequest(routeName, method, status, Duration.ofNanos(System.nanoTime() - t0));
+            meters.httpRequest(routeName, methodTag(method), status, Duration.ofNanos(System.nanoTime() - t0));
         }
+    }
+
+    /** Methods are metric tags: any other than the standard ones counts as OTHER, so no request adds a series. */
+    static String methodTag(String method) {
+        return STANDARD_METHODS.contains(method) ? method : "OTHER";
     }
 
     private int serve(HttpExchange exchange, Route route, Request bare) throws IOException {

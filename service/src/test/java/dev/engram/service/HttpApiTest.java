@@ -33,6 +33,7 @@ class HttpApiTest {
     private KafkaStreams streams;
     private HttpApi api;
     private String base;
+    private final Meters meters = Meters.detached();
 
     @BeforeEach
     void start() throws Exception {
@@ -56,7 +57,7 @@ class HttpApiTest {
                 new InetSocketAddress("127.0.0.1", 0),
                 new Routes(queries, () -> down, () -> "# metrics\n").table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
-                Meters.detached());
+                meters);
         base = "http://127.0.0.1:" + api.port();
     }
 
@@ -99,5 +100,21 @@ class HttpApiTest {
                                 .DELETE())
                         .status())
                 .isEqualTo(405);
+    }
+
+    @Test
+    void hostileMethodsAndPathsAddNoMetricSeries() {
+        for (int i = 0; i < 5; i++) {
+            ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/nowhere/" + i))
+                    .method("BREW" + i, HttpRequest.BodyPublishers.noBody()));
+            ItSupport.get(base + "/v1/namespaces/ns/unknown-" + i);
+        }
+
+        assertThat(meters.registry().find(Meters.HTTP_REQUESTS).timers())
+                .allSatisfy(t -> {
+                    assertThat(t.getId().getTag("route")).isIn("unknown", "/v1/namespaces/{ns}");
+                    assertThat(t.getId().getTag("method")).isIn("GET", "OTHER");
+                })
+                .hasSizeLessThanOrEqualTo(3);
     }
 }
