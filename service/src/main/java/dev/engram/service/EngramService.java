@@ -26,6 +26,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,6 +71,7 @@ public final class EngramService implements AutoCloseable {
     private final KafkaStreams ingest;
 
     private final HttpApi http;
+    private final StreamHealth health;
     private final GraphLoader graphs;
     private final Understander understander;
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
@@ -109,18 +111,29 @@ public final class EngramService implements AutoCloseable {
                 meters,
                 EngramTopology.Part.INGEST);
         LOG.debug("memory topology:\n{}\ningest topology:\n{}", memory.describe(), ingesting.describe());
+        StreamHealth.App memoryApp = new StreamHealth.App();
+        StreamHealth.App ingestApp = new StreamHealth.App();
+        this.health = new StreamHealth(
+                ingestApp,
+                memoryApp,
+                Clock.systemUTC(),
+                config.http().applicationServer(),
+                understander.extractor().id(),
+                understander.embedder().modelId());
         this.streams = streams(
                 "memory",
                 memory,
                 streamsProperties(
-                        config, config.kafka().applicationId(), config.kafka().memoryThreads()));
+                        config, config.kafka().applicationId(), config.kafka().memoryThreads()),
+                memoryApp);
         this.ingest = streams(
                 "ingest",
                 ingesting,
                 streamsProperties(
                         config,
                         config.kafka().applicationId() + "-ingest",
-                        config.kafka().ingestThreads()));
+                        config.kafka().ingestThreads()),
+                ingestApp);
         HostInfo self =
                 new HostInfo(config.http().advertisedHost(), config.http().advertisedPort());
         this.graphs = new GraphLoader(
@@ -156,16 +169,18 @@ public final class EngramService implements AutoCloseable {
                 Clock.systemUTC());
         this.http = new HttpApi(
                 new InetSocketAddress(config.http().host(), config.http().port()),
-                new Routes(queries, this::health, registry::scrape).table(),
+                new Routes(queries, health::health, registry::scrape).table(),
                 new NamespaceRouter(streams, self),
                 meters);
         ingest.start();
         streams.start();
     }
 
-    private KafkaStreams streams(String name, Topology topology, Properties props) {
+    private KafkaStreams streams(String name, Topology topology, Properties props, StreamHealth.App app) {
         KafkaStreams s = new KafkaStreams(topology, props);
+        app.track(s::state);
         s.setUncaughtExceptionHandler(e -> {
+            app.threadFailed(Instant.now());
             LOG.error("{} stream thread failed; replacing it", name, e);
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
         });
@@ -256,21 +271,6 @@ public final class EngramService implements AutoCloseable {
             }
             return names;
         };
-    }
-
-    private Health health() {
-        KafkaStreams.State s = streams.state();
-        KafkaStreams.State i = ingest.state();
-        boolean up = s == KafkaStreams.State.RUNNING && i == KafkaStreams.State.RUNNING;
-        boolean alive = s.isRunningOrRebalancing() && i.isRunningOrRebalancing();
-        return new Health(
-                up ? "UP" : alive ? "REBALANCING" : "DOWN",
-                s.isRunningOrRebalancing(),
-                s.name(),
-                i.name(),
-                config.http().applicationServer(),
-                understander.extractor().id(),
-                understander.embedder().modelId());
     }
 
     static Properties streamsProperties(EngramConfig config, String applicationId, int threads) {

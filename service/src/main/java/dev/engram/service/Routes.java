@@ -32,6 +32,14 @@ final class Routes {
                     Health h = health.get();
                     return Reply.json(h.serving() ? 200 : 503, h);
                 }),
+                global("GET", "/v1/health/live", r -> {
+                    Health h = health.get();
+                    return Reply.json(h.live() ? 200 : 503, h);
+                }),
+                global("GET", "/v1/health/ready", r -> {
+                    Health h = health.get();
+                    return Reply.json(h.ready() ? 200 : 503, h);
+                }),
                 namespaced("GET", NS, r -> Reply.ok(queries.namespace(r.namespace()))),
                 namespaced("POST", NS + "/retrieve", this::retrieve),
                 new Route("POST", NS + "/answer", true, this::requireAnswering, this::answer),

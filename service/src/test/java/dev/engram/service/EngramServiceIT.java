@@ -325,6 +325,10 @@ class EngramServiceIT {
         ItSupport.Response health = get(base + "/v1/health");
         assertThat(health.status()).isEqualTo(200);
         assertThat(health.body().path("status").asText()).isEqualTo("UP");
+        assertThat(get(base + "/v1/health/live").status()).isEqualTo(200);
+        ItSupport.Response ready = get(base + "/v1/health/ready");
+        assertThat(ready.status()).isEqualTo(200);
+        assertThat(ready.body().path("ready").asBoolean()).isTrue();
 
         post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"compiler\"}");
         String metrics = ItSupport.call(

@@ -52,7 +52,7 @@ class HttpApiTest {
                 QueryService.Llm.none(),
                 Meters.detached(),
                 Clock.systemUTC());
-        Health down = new Health("DOWN", false, "CREATED", "CREATED", "127.0.0.1:1", "x", "y");
+        Health down = new Health("STARTING", false, true, false, "CREATED", "CREATED", 0, 0, "127.0.0.1:1", "x", "y");
         api = new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
                 new Routes(queries, () -> down, () -> "# metrics\n").table(),
