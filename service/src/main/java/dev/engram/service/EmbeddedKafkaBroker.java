@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.stream.Stream;
 import kafka.server.KafkaConfig;
@@ -54,6 +55,14 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
      * @param deleteOnClose whether to delete {@code dataDir} when the broker stops
      */
     public static EmbeddedKafkaBroker start(Path dataDir, int port, boolean deleteOnClose) {
+        return start(dataDir, port, deleteOnClose, Map.of());
+    }
+
+    /**
+     * Starts a broker whose client listener requires SASL/PLAIN authentication with one of {@code users} (name →
+     * password), as a secured cluster would; without users it is plaintext.
+     */
+    public static EmbeddedKafkaBroker start(Path dataDir, int port, boolean deleteOnClose, Map<String, String> users) {
         try {
             Files.createDirectories(dataDir);
             int brokerPort = port == 0 ? freePort() : port;
@@ -63,11 +72,28 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             props.put("process.roles", "broker,controller");
             props.put("node.id", "1");
             props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-            props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-            props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+            String client = users.isEmpty() ? "PLAINTEXT" : "SASL_PLAINTEXT";
+            props.put("listeners", client + "://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            props.put("advertised.listeners", client + "://127.0.0.1:" + brokerPort);
             props.put("controller.listener.names", "CONTROLLER");
-            props.put("inter.broker.listener.name", "PLAINTEXT");
-            props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            props.put("inter.broker.listener.name", client);
+            props.put("listener.security.protocol.map", client + ":" + client + ",CONTROLLER:PLAINTEXT");
+            if (!users.isEmpty()) {
+                // the broker talks to itself as "broker"; clients log in as one of the users
+                StringBuilder jaas =
+                        new StringBuilder("org.apache.kafka.common.security.plain.PlainLoginModule required"
+                                + " username=\"broker\" password=\"broker\" user_broker=\"broker\"");
+                users.forEach((user, password) -> jaas.append(" user_")
+                        .append(user)
+                        .append("=\"")
+                        .append(password)
+                        .append('"'));
+                props.put("sasl.enabled.mechanisms", "PLAIN");
+                props.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+                props.put(
+                        "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+                        jaas.append(';').toString());
+            }
             props.put("log.dirs", logDir);
             props.put("num.partitions", "1");
             props.put("auto.create.topics.enable", "false");

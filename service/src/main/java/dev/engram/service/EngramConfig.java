@@ -5,9 +5,12 @@ import dev.engram.understanding.llm.LlmConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The service configuration, read from {@code ENGRAM_*} environment variables (every one is documented in the
@@ -40,12 +43,54 @@ public record EngramConfig(
             short replicationFactor,
             int ingestThreads,
             int memoryThreads,
-            long commitIntervalMs) {
+            long commitIntervalMs,
+            Map<String, String> clientProperties) {
+
+        /** Settings Engram's guarantees rest on: not overridable through {@code ENGRAM_KAFKA_*}. */
+        static final Set<String> RESERVED = Set.of(
+                "bootstrap.servers",
+                "application.id",
+                "application.server",
+                "state.dir",
+                "processing.guarantee",
+                "num.stream.threads",
+                "enable.idempotence",
+                "transactional.id",
+                "isolation.level",
+                "key.serializer",
+                "value.serializer",
+                "key.deserializer",
+                "value.deserializer");
 
         public Kafka {
             if (!embedded && (bootstrapServers == null || bootstrapServers.isBlank())) {
                 throw new IllegalArgumentException("bootstrap servers are required without the embedded broker");
             }
+            clientProperties = clientProperties == null ? Map.of() : Map.copyOf(clientProperties);
+        }
+
+        /**
+         * The configuration every Kafka client of Engram starts from (admin, producers, consumers, Streams): the
+         * bootstrap servers and the {@code ENGRAM_KAFKA_*} pass-through settings (security, TLS, SASL, tuning).
+         */
+        public Map<String, Object> clientConfig() {
+            Map<String, Object> out = new LinkedHashMap<>(clientProperties);
+            out.put("bootstrap.servers", bootstrapServers);
+            return out;
+        }
+
+        @Override
+        public String toString() {
+            Map<String, String> shown = new TreeMap<>();
+            clientProperties.forEach((k, v) -> shown.put(k, secret(k) ? "***" : v));
+            return "Kafka[embedded=" + embedded + ", bootstrapServers=" + bootstrapServers + ", applicationId="
+                    + applicationId + ", topicPrefix=" + topicPrefix + ", partitions=" + partitions
+                    + ", clientProperties=" + shown + "]";
+        }
+
+        private static boolean secret(String key) {
+            String k = key.toLowerCase(Locale.ROOT);
+            return k.contains("password") || k.contains("jaas") || k.contains("secret") || k.contains("key");
         }
 
         public Kafka withBootstrapServers(String servers) {
@@ -59,7 +104,8 @@ public record EngramConfig(
                     replicationFactor,
                     ingestThreads,
                     memoryThreads,
-                    commitIntervalMs);
+                    commitIntervalMs,
+                    clientProperties);
         }
     }
 
@@ -127,7 +173,8 @@ public record EngramConfig(
                 (short) env.integer("ENGRAM_REPLICATION_FACTOR", 1, 1, Short.MAX_VALUE),
                 env.integer("ENGRAM_STREAM_THREADS", 2, 1, 64),
                 env.integer("ENGRAM_MEMORY_THREADS", 1, 1, 64),
-                env.integer("ENGRAM_COMMIT_INTERVAL_MS", 200, 10, Integer.MAX_VALUE));
+                env.integer("ENGRAM_COMMIT_INTERVAL_MS", 200, 10, Integer.MAX_VALUE),
+                env.kafkaClientProperties());
         int port = env.integer("ENGRAM_HTTP_PORT", 8080, 0, 65535);
         Http http = new Http(
                 env.string("ENGRAM_HTTP_HOST", "0.0.0.0"),
@@ -209,9 +256,31 @@ public record EngramConfig(
     /** Reads and checks variables; every message names the variable. */
     private record Env(Map<String, String> variables) {
 
+        static final String KAFKA_PREFIX = "ENGRAM_KAFKA_";
+
         String string(String name, String fallback) {
             String v = variables.get(name);
             return v == null || v.isBlank() ? fallback : v.strip();
+        }
+
+        /**
+         * Kafka client settings passed through: {@code ENGRAM_KAFKA_SASL_MECHANISM=PLAIN} becomes
+         * {@code sasl.mechanism=PLAIN} (lower case, {@code _} read as {@code .}).
+         */
+        Map<String, String> kafkaClientProperties() {
+            Map<String, String> out = new TreeMap<>();
+            variables.forEach((name, value) -> {
+                if (name.startsWith(KAFKA_PREFIX) && name.length() > KAFKA_PREFIX.length() && value != null) {
+                    String key = name.substring(KAFKA_PREFIX.length())
+                            .toLowerCase(Locale.ROOT)
+                            .replace('_', '.');
+                    if (Kafka.RESERVED.contains(key)) {
+                        throw invalid(name, "sets " + key + ", which Engram sets itself");
+                    }
+                    out.put(key, value);
+                }
+            });
+            return out;
         }
 
         /** A name made of the given characters (ids, prefixes). */

@@ -107,7 +107,7 @@ public final class EngramMain {
     private static void runDemo(EngramService service, String base, PrintStream out) throws InterruptedException {
         List<String> lines = demoDocuments();
         Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, service.config().kafka().bootstrapServers());
+        p.putAll(service.config().kafka().clientConfig());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         long t0 = System.nanoTime();

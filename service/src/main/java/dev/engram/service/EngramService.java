@@ -38,7 +38,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -142,18 +141,13 @@ public final class EngramService implements AutoCloseable {
                 config.storage().stateDir().resolve("vector-index"),
                 config.query().vectorSearch(),
                 meters);
+        Map<String, Object> producer = config.kafka().clientConfig();
+        producer.put(ProducerConfig.ACKS_CONFIG, "all");
+        producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        producer.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
+        producer.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
         this.commandProducer = new KafkaProducer<>(
-                Map.<String, Object>of(
-                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                        config.kafka().bootstrapServers(),
-                        ProducerConfig.ACKS_CONFIG,
-                        "all",
-                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                        true,
-                        ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
-                        10_000,
-                        ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                        5_000),
+                producer,
                 new StringSerializer(),
                 topics.memoryCommands().valueSerde().serializer());
         QueryService queries = new QueryService(
@@ -294,14 +288,14 @@ public final class EngramService implements AutoCloseable {
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_RECORD_BYTES);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        // ENGRAM_KAFKA_* settings apply to every client of both applications, over the defaults above
+        p.putAll(config.kafka().clientProperties());
         return p;
     }
 
     /** Creates Engram's topics when missing; existing topics are left as they are. */
     static void createTopics(EngramConfig config, Topics topics) {
-        Map<String, Object> admin = Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers());
-        try (Admin client = Admin.create(admin)) {
+        try (Admin client = Admin.create(config.kafka().clientConfig())) {
             List<NewTopic> wanted = new ArrayList<>();
             for (Topic<?, ?> topic : topics.all()) {
                 String name = topic.name();

@@ -97,4 +97,27 @@ class EngramConfigTest {
         assertThatThrownBy(() -> EvalCommand.variant("hybrid:w_dense=much")).hasMessageContaining("not a number");
         assertThatThrownBy(() -> EvalCommand.variant("dense:rrf_k=3")).hasMessageContaining("no parameter");
     }
+
+    @Test
+    void passesKafkaClientSettingsThroughAndKeepsTheirSecrets() {
+        EngramConfig c = EngramConfig.from(Map.of(
+                "ENGRAM_BOOTSTRAP_SERVERS", "kafka:9093",
+                "ENGRAM_KAFKA_SECURITY_PROTOCOL", "SASL_SSL",
+                "ENGRAM_KAFKA_SASL_JAAS_CONFIG", "x required password=\"hunter2\";",
+                "ENGRAM_KAFKA_SSL_TRUSTSTORE_PASSWORD", "hunter3"));
+
+        assertThat(c.kafka().clientConfig())
+                .containsEntry("bootstrap.servers", "kafka:9093")
+                .containsEntry("security.protocol", "SASL_SSL")
+                .containsEntry("ssl.truststore.password", "hunter3")
+                .containsKey("sasl.jaas.config");
+        assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("hunter3");
+        assertThat(EngramService.streamsProperties(c, "app", 1))
+                .containsEntry("security.protocol", "SASL_SSL")
+                .containsEntry("processing.guarantee", "exactly_once_v2");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_KAFKA_PROCESSING_GUARANTEE", "at_least_once")))
+                .hasMessageContaining("ENGRAM_KAFKA_PROCESSING_GUARANTEE");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_KAFKA_ENABLE_IDEMPOTENCE", "false")))
+                .hasMessageContaining("enable.idempotence");
+    }
 }
