@@ -76,7 +76,7 @@ public final class EntityResolutionEval {
             }
         }
 
-        EngramConfig config = EngramConfig.fromEnvironment();
+        EngramConfig config = EngramConfig.local(System.getenv());
         Understander understander = UnderstanderFactory.create(config, Meters.detached());
         Path state = Files.createTempDirectory("engram-er-eval");
         Properties props = new Properties();

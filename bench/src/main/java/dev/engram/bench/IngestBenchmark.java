@@ -42,7 +42,7 @@ public final class IngestBenchmark {
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "2000"));
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), limit);
-        EngramConfig defaults = EngramConfig.fromEnvironment();
+        EngramConfig defaults = EngramConfig.local(System.getenv());
         Chunker chunker = new Chunker(defaults.ingest().chunkMaxTokens());
 
         List<String> texts = new ArrayList<>();
@@ -87,7 +87,7 @@ public final class IngestBenchmark {
             env.put("ENGRAM_STATE_DIR", state.toString());
             env.put("ENGRAM_HTTP_PORT", opts.getOrDefault("--port", "18080"));
             env.put("ENGRAM_APPLICATION_ID", "engram-bench");
-            EngramConfig config = EngramConfig.from(env);
+            EngramConfig config = EngramConfig.local(env);
             try (EngramService service = EngramService.start(config, understander)) {
                 if (!service.awaitRunning(Duration.ofMinutes(2))) {
                     throw new IllegalStateException("service did not start");

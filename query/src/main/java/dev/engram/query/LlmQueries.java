@@ -1,6 +1,7 @@
 package dev.engram.query;
 
 import dev.engram.retrieval.Retrieval;
+import dev.engram.stores.Keys;
 import dev.engram.understanding.llm.Answerer;
 import dev.engram.understanding.llm.ComoAgents;
 import dev.engram.understanding.llm.LlmException;
@@ -11,7 +12,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,24 +36,26 @@ public final class LlmQueries {
     }
 
     /**
-     * CogitoRAG's LLM query decomposition, at most two sub-questions, remembered per question (bounded); any LLM
-     * failure falls back to the rule-based split (null).
+     * CogitoRAG's LLM query decomposition, at most two sub-questions, remembered per namespace and question (bounded,
+     * and never shared between namespaces, so no tenant can tell what another asked); any LLM failure falls back to
+     * the rule-based split (null).
      */
-    static Function<String, List<String>> decomposer(QueryDecomposer decomposer) {
+    static BiFunction<String, String, List<String>> decomposer(QueryDecomposer decomposer) {
         Map<String, List<String>> remembered = Collections.synchronizedMap(new LinkedHashMap<>(256, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, List<String>> eldest) {
                 return size() > DECOMPOSITIONS;
             }
         });
-        return question -> {
-            List<String> cached = remembered.get(question);
+        return (namespace, question) -> {
+            String key = Keys.of(namespace, question.replace(Keys.SEPARATOR, ' '));
+            List<String> cached = remembered.get(key);
             if (cached != null) {
                 return cached;
             }
             try {
                 List<String> parts = decomposer.decompose(question, 2);
-                remembered.put(question, parts);
+                remembered.put(key, parts);
                 return parts;
             } catch (LlmException e) {
                 LOG.debug("query decomposition failed, using the rule-based split: {}", e.getMessage());

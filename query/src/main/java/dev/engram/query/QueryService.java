@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
@@ -48,11 +49,11 @@ public final class QueryService {
     }
 
     /**
-     * What an LLM adds to queries, each optional (null: without it): CogitoRAG's query decomposition, ComoRAG's
-     * agents, answers with citations, and abstractive theme summaries.
+     * What an LLM adds to queries, each optional (null: without it): CogitoRAG's query decomposition (of a question
+     * in a namespace), ComoRAG's agents, answers with citations, and abstractive theme summaries.
      */
     public record Llm(
-            Function<String, List<String>> decomposer,
+            BiFunction<String, String, List<String>> decomposer,
             Retrieval.Reasoner reasoner,
             Answerer answerer,
             ThemeSummarizer summarizer) {
@@ -345,7 +346,15 @@ public final class QueryService {
         // memory, so a deleted document is never served.
         Retrieval.Result result = mode.retrieve(
                 graph,
-                new Retrieval.Query(query, embed.apply(query), embed, queryEntities, llm.decomposer(), llm.reasoner()),
+                new Retrieval.Query(
+                        query,
+                        embed.apply(query),
+                        embed,
+                        queryEntities,
+                        llm.decomposer() == null
+                                ? null
+                                : question -> llm.decomposer().apply(ns, question),
+                        llm.reasoner()),
                 params,
                 topK * 2 + 10);
         List<Responses.Passage> results = new ArrayList<>();

@@ -5,7 +5,10 @@ import dev.engram.understanding.llm.LlmConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -18,7 +21,13 @@ import java.util.TreeMap;
  * at start with a message naming it.
  */
 public record EngramConfig(
-        Kafka kafka, Http http, Storage storage, Ingest ingest, Understanding understanding, Query query) {
+        Kafka kafka,
+        Http http,
+        Storage storage,
+        Ingest ingest,
+        Understanding understanding,
+        Query query,
+        Security security) {
 
     public EngramConfig {
         Objects.requireNonNull(kafka, "kafka");
@@ -27,6 +36,24 @@ public record EngramConfig(
         Objects.requireNonNull(ingest, "ingest");
         Objects.requireNonNull(understanding, "understanding");
         Objects.requireNonNull(query, "query");
+        Objects.requireNonNull(security, "security");
+    }
+
+    /**
+     * Who may call the HTTP API: with {@code enabled}, every request but the health checks needs one of the keys, and
+     * a key reaches only its namespaces with its role. Off only when explicitly disabled.
+     */
+    public record Security(boolean enabled, List<ApiKeys.Key> keys) {
+        public Security {
+            keys = keys == null ? List.of() : List.copyOf(keys);
+            if (enabled && keys.isEmpty()) {
+                throw new IllegalArgumentException("authentication needs at least one key");
+            }
+        }
+
+        static Security disabled() {
+            return new Security(false, List.of());
+        }
     }
 
     /**
@@ -155,6 +182,17 @@ public record EngramConfig(
         return from(System.getenv());
     }
 
+    /**
+     * The configuration of a service that only this machine reaches (the demo, evaluation and benchmarks): the HTTP
+     * API bound to 127.0.0.1, without authentication; everything else as the variables say.
+     */
+    public static EngramConfig local(Map<String, String> variables) {
+        Map<String, String> env = new HashMap<>(variables);
+        env.put("ENGRAM_HTTP_HOST", "127.0.0.1");
+        env.put("ENGRAM_AUTH", "disabled");
+        return from(env);
+    }
+
     /** Reads the configuration from a map of {@code ENGRAM_*} variables; unset ones take their defaults. */
     public static EngramConfig from(Map<String, String> variables) {
         Env env = new Env(variables);
@@ -208,7 +246,40 @@ public record EngramConfig(
                         env.integer("ENGRAM_ANN_MIN_VECTORS", 50_000, 1, Integer.MAX_VALUE),
                         env.integer("ENGRAM_ANN_EF", 100, 1, 10_000)),
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 1000, 0, Integer.MAX_VALUE));
-        return new EngramConfig(kafka, http, storage, ingest, understanding, query);
+        return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env));
+    }
+
+    private static Security security(Env env) {
+        boolean enabled =
+                switch (env.string("ENGRAM_AUTH", "required")) {
+                    case "required" -> true;
+                    case "disabled" -> false;
+                    default -> throw invalid("ENGRAM_AUTH", "must be 'required' or 'disabled'");
+                };
+        List<ApiKeys.Key> keys = new ArrayList<>();
+        String inline = env.string("ENGRAM_API_KEYS", null);
+        if (inline != null) {
+            try {
+                keys.addAll(ApiKeys.parseInline(inline));
+            } catch (IllegalArgumentException e) {
+                throw invalid("ENGRAM_API_KEYS", e.getMessage());
+            }
+        }
+        String file = env.string("ENGRAM_API_KEYS_FILE", null);
+        if (file != null) {
+            try {
+                keys.addAll(ApiKeys.parseFile(Path.of(file)));
+            } catch (IllegalArgumentException e) {
+                throw invalid("ENGRAM_API_KEYS_FILE", e.getMessage());
+            }
+        }
+        if (enabled && keys.isEmpty()) {
+            throw invalid(
+                    "ENGRAM_API_KEYS",
+                    "(or ENGRAM_API_KEYS_FILE) must give at least one key, or set ENGRAM_AUTH=disabled to serve"
+                            + " without authentication");
+        }
+        return new Security(enabled, keys);
     }
 
     /** The LLM settings, or null when no ENGRAM_LLM_BASE_URL is set. */
@@ -236,7 +307,8 @@ public record EngramConfig(
     }
 
     public EngramConfig withBootstrapServers(String servers) {
-        return new EngramConfig(kafka.withBootstrapServers(servers), http, storage, ingest, understanding, query);
+        return new EngramConfig(
+                kafka.withBootstrapServers(servers), http, storage, ingest, understanding, query, security);
     }
 
     public EngramConfig withHttp(int port, int advertised) {
@@ -246,7 +318,8 @@ public record EngramConfig(
                 storage,
                 ingest,
                 understanding,
-                query);
+                query,
+                security);
     }
 
     static IllegalArgumentException invalid(String name, String message) {

@@ -35,7 +35,7 @@ public final class EngramMain {
         PrintStream out = System.out;
         if (command.equals("eval")) {
             try {
-                EvalCommand.run(List.of(args).subList(1, args.length), EngramConfig.fromEnvironment(), out);
+                EvalCommand.run(List.of(args).subList(1, args.length), EngramConfig.local(System.getenv()), out);
                 System.exit(0);
             } catch (IllegalArgumentException e) {
                 System.err.println("engram eval: " + e.getMessage());
@@ -50,7 +50,9 @@ public final class EngramMain {
             System.exit(2);
         }
         try {
-            EngramConfig config = EngramConfig.fromEnvironment();
+            // the demo serves this machine only, without keys; run serves as configured (keys required)
+            EngramConfig config =
+                    command.equals("demo") ? EngramConfig.local(System.getenv()) : EngramConfig.fromEnvironment();
             if (command.equals("demo") && !config.kafka().embedded()) {
                 System.err.println("engram demo runs on the embedded broker; unset ENGRAM_BOOTSTRAP_SERVERS");
                 System.exit(2);

@@ -165,6 +165,7 @@ public final class EngramService implements AutoCloseable {
                 new InetSocketAddress(config.http().host(), config.http().port()),
                 new Routes(queries, health::health, registry::scrape).table(),
                 new NamespaceRouter(streams, self),
+                config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
                 meters);
         ingest.start();
         streams.start();

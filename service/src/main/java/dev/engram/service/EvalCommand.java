@@ -73,7 +73,7 @@ final class EvalCommand {
             env.put("ENGRAM_ADVERTISED_HOST", "127.0.0.1");
             env.put("ENGRAM_ADVERTISED_PORT", Integer.toString(port));
             env.put("ENGRAM_APPLICATION_ID", "engram-eval");
-            EngramConfig config = EngramConfig.from(env);
+            EngramConfig config = EngramConfig.local(env);
             try (EngramService service = EngramService.start(config)) {
                 if (!service.awaitRunning(Duration.ofMinutes(2))) {
                     throw new IllegalStateException("the service did not start");

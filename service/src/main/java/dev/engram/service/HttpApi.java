@@ -45,8 +45,11 @@ final class HttpApi implements AutoCloseable {
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
-    /** A request as a handler sees it: path parameters decoded, the body read (bounded). */
-    record Request(String method, URI uri, Map<String, String> path, byte[] body) {
+    /**
+     * A request as a handler sees it: path parameters decoded, the body read (bounded), and the key it was made with
+     * (null when authentication is disabled).
+     */
+    record Request(String method, URI uri, Map<String, String> path, byte[] body, ApiKeys.Key caller) {
 
         String namespace() {
             return path.get("ns");
@@ -92,10 +95,12 @@ final class HttpApi implements AutoCloseable {
 
     /**
      * One endpoint: method and path template ({@code {name}} matches one path segment); a route under
-     * {@code /v1/namespaces/{ns}} is answered by the instance that owns the namespace. {@code precheck} runs before
-     * routing, for what any instance can refuse at once.
+     * {@code /v1/namespaces/{ns}} is answered by the instance that owns the namespace. {@code role} is what a key needs
+     * (null: no key, for health checks). {@code precheck} runs before routing, for what any instance can refuse at
+     * once.
      */
-    record Route(String method, String template, boolean namespaced, Handler precheck, Handler handler) {
+    record Route(
+            String method, String template, ApiKeys.Role role, boolean namespaced, Handler precheck, Handler handler) {
 
         Pattern pattern() {
             StringBuilder regex = new StringBuilder("^");
@@ -117,9 +122,12 @@ final class HttpApi implements AutoCloseable {
             .build();
     private final List<Compiled> routes = new ArrayList<>();
     private final NamespaceRouter router;
+    private final ApiKeys keys;
     private final Meters meters;
 
-    HttpApi(InetSocketAddress bind, List<Route> table, NamespaceRouter router, Meters meters) throws IOException {
+    /** @param keys the API keys requests must carry, or null to serve without authentication */
+    HttpApi(InetSocketAddress bind, List<Route> table, NamespaceRouter router, ApiKeys keys, Meters meters)
+            throws IOException {
         for (Route r : table) {
             List<String> names = new ArrayList<>();
             Matcher m = Pattern.compile("\\{(\\w+)}").matcher(r.template());
@@ -129,6 +137,7 @@ final class HttpApi implements AutoCloseable {
             routes.add(new Compiled(r, r.pattern(), names));
         }
         this.router = router;
+        this.keys = keys;
         this.meters = meters;
         // Replies go out as headers then body: without TCP_NODELAY, Nagle's algorithm holds the body back until the
         // client's delayed ACK (tens of milliseconds on every request). The JDK server reads this once, at first use.
@@ -174,7 +183,8 @@ final class HttpApi implements AutoCloseable {
                         .findFirst()
                         .orElseThrow(() -> ApiException.methodNotAllowed(
                                 matching.stream().map(c -> c.route().method()).collect(Collectors.joining(", "))));
-                status = serve(exchange, route, new Request(method, exchange.getRequestURI(), params, new byte[0]));
+                ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
+                status = serve(exchange, route, new Request(method, exchange.getRequestURI(), params, null, caller));
             } catch (RuntimeException e) {
                 ApiException error = ApiException.of(e);
                 if (error.status() == 500) {
@@ -187,13 +197,45 @@ final class HttpApi implements AutoCloseable {
         }
     }
 
+    /**
+     * The key of a request that may use this route: 401 without a valid key, 403 when its role or namespaces do not
+     * reach. Every hop checks, so a forwarded request is no way around it.
+     */
+    private ApiKeys.Key authorize(HttpExchange exchange, Route route, String namespace) {
+        if (keys == null || route.role() == null) {
+            return null;
+        }
+        ApiKeys.Key key = keys.authenticate(presentedKey(exchange)).orElse(null);
+        if (key == null) {
+            exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+            throw new ApiException(401, "unauthorized", "an API key is required (Authorization: Bearer <key>)");
+        }
+        if (!key.role().includes(route.role())) {
+            throw new ApiException(
+                    403, "forbidden", "this key's role cannot " + route.method() + " " + route.template());
+        }
+        if (route.namespaced() && !key.allows(namespace)) {
+            throw new ApiException(403, "forbidden", "this key has no access to namespace '" + namespace + "'");
+        }
+        return key;
+    }
+
+    /** {@code Authorization: Bearer <key>} or {@code X-API-Key: <key>}. */
+    private static String presentedKey(HttpExchange exchange) {
+        String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+        if (authorization != null && authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return authorization.substring(7).strip();
+        }
+        return exchange.getRequestHeaders().getFirst("X-API-Key");
+    }
+
     /** Methods are metric tags: any other than the standard ones counts as OTHER, so no request adds a series. */
     static String methodTag(String method) {
         return STANDARD_METHODS.contains(method) ? method : "OTHER";
     }
 
     private int serve(HttpExchange exchange, Route route, Request bare) throws IOException {
-        Request request = new Request(bare.method(), bare.uri(), bare.path(), readBody(exchange));
+        Request request = new Request(bare.method(), bare.uri(), bare.path(), readBody(exchange), bare.caller());
         if (route.namespaced()) {
             String ns = request.namespace();
             if (!NAMESPACE.matcher(ns).matches()) {
@@ -224,6 +266,7 @@ final class HttpApi implements AutoCloseable {
 
     private int forward(HttpExchange exchange, HostInfo host, Request request) throws IOException {
         URI uri = request.uri();
+        String key = presentedKey(exchange);
         URI target = URI.create("http://" + host.host() + ":" + host.port() + uri.getRawPath()
                 + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()));
         HttpRequest forwarded = HttpRequest.newBuilder(target)
@@ -238,6 +281,12 @@ final class HttpApi implements AutoCloseable {
                                 ? HttpRequest.BodyPublishers.noBody()
                                 : HttpRequest.BodyPublishers.ofByteArray(request.body()))
                 .build();
+        if (key != null) {
+            // the owner checks the key again: forwarding grants nothing
+            forwarded = HttpRequest.newBuilder(forwarded, (name, value) -> true)
+                    .header("Authorization", "Bearer " + key)
+                    .build();
+        }
         HttpResponse<byte[]> response;
         try {
             response = client.send(forwarded, HttpResponse.BodyHandlers.ofByteArray());

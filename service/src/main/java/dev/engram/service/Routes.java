@@ -1,16 +1,20 @@
 package dev.engram.service;
 
 import dev.engram.query.QueryService;
+import dev.engram.service.ApiKeys.Role;
 import dev.engram.service.HttpApi.Reply;
 import dev.engram.service.HttpApi.Request;
 import dev.engram.service.HttpApi.Route;
 import java.util.List;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** The route table of the HTTP API (docs/http-api.md): one handler per endpoint. */
 final class Routes {
 
     private static final String NS = "/v1/namespaces/{ns}";
+    private static final Pattern NAMESPACE_LABEL = Pattern.compile("[{,]namespace=\"([^\"]*)\"");
     private static final int MAX_NAME_CHARS = 512;
     private static final int MAX_ID_CHARS = 512;
 
@@ -27,38 +31,59 @@ final class Routes {
     /** Every endpoint of the API. */
     List<Route> table() {
         return List.of(
-                global("GET", "/metrics", r -> Reply.text("text/plain; version=0.0.4; charset=utf-8", metrics.get())),
-                global("GET", "/v1/health", r -> {
+                global("GET", "/metrics", Role.READ, this::metrics),
+                global("GET", "/v1/health", null, r -> {
                     Health h = health.get();
                     return Reply.json(h.serving() ? 200 : 503, h);
                 }),
-                global("GET", "/v1/health/live", r -> {
+                global("GET", "/v1/health/live", null, r -> {
                     Health h = health.get();
                     return Reply.json(h.live() ? 200 : 503, h);
                 }),
-                global("GET", "/v1/health/ready", r -> {
+                global("GET", "/v1/health/ready", null, r -> {
                     Health h = health.get();
                     return Reply.json(h.ready() ? 200 : 503, h);
                 }),
                 namespaced("GET", NS, r -> Reply.ok(queries.namespace(r.namespace()))),
                 namespaced("POST", NS + "/retrieve", this::retrieve),
-                new Route("POST", NS + "/answer", true, this::requireAnswering, this::answer),
+                new Route("POST", NS + "/answer", Role.READ, true, this::requireAnswering, this::answer),
                 namespaced("GET", NS + "/documents/{id}", r -> Reply.ok(queries.document(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/documents/{id}/gist", r -> Reply.ok(queries.gist(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/entities", this::entitiesByName),
                 namespaced("GET", NS + "/entities/{id}", r -> Reply.ok(queries.entity(r.namespace(), entityId(r)))),
                 namespaced("GET", NS + "/reviews", r -> Reply.ok(queries.reviews(r.namespace(), limit(r)))),
                 namespaced("GET", NS + "/merges", r -> Reply.ok(queries.merges(r.namespace(), limit(r)))),
-                namespaced("POST", NS + "/merges", this::command),
+                new Route("POST", NS + "/merges", Role.ADMIN, true, null, this::command),
                 namespaced("GET", NS + "/themes", r -> Reply.ok(queries.themes(r.namespace()))));
     }
 
-    private static Route global(String method, String template, HttpApi.Handler handler) {
-        return new Route(method, template, false, null, handler);
+    private static Route global(String method, String template, Role role, HttpApi.Handler handler) {
+        return new Route(method, template, role, false, null, handler);
     }
 
+    /** A route under a namespace that a key with read access to the namespace may use. */
     private static Route namespaced(String method, String template, HttpApi.Handler handler) {
-        return new Route(method, template, true, null, handler);
+        return new Route(method, template, Role.READ, true, null, handler);
+    }
+
+    /**
+     * The Prometheus text, whole for a key of every namespace; for a tenant's key without the series of other
+     * namespaces, so no tenant learns another's namespaces or their activity.
+     */
+    private Reply metrics(Request r) {
+        String text = metrics.get();
+        ApiKeys.Key caller = r.caller();
+        if (caller != null && !caller.allNamespaces()) {
+            StringBuilder kept = new StringBuilder(text.length());
+            for (String line : text.split("\n", -1)) {
+                Matcher m = NAMESPACE_LABEL.matcher(line);
+                if (line.startsWith("#") || !m.find() || caller.allows(m.group(1))) {
+                    kept.append(line).append('\n');
+                }
+            }
+            text = kept.toString();
+        }
+        return Reply.text("text/plain; version=0.0.4; charset=utf-8", text);
     }
 
     private Reply retrieve(Request r) {

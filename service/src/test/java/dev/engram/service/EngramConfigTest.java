@@ -4,15 +4,71 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.query.VectorSearch;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class EngramConfigTest {
 
+    /** The settings with authentication disabled unless they say otherwise: these tests are about the rest. */
+    private static EngramConfig from(Map<String, String> settings) {
+        Map<String, String> env = new HashMap<>(Map.of("ENGRAM_AUTH", "disabled"));
+        env.putAll(settings);
+        return EngramConfig.from(env);
+    }
+
+    @Test
+    void requiresApiKeysUnlessAuthenticationIsExplicitlyDisabled(@TempDir Path dir) throws Exception {
+        assertThatThrownBy(() -> EngramConfig.from(Map.of()))
+                .hasMessageContaining("ENGRAM_API_KEYS")
+                .hasMessageContaining("ENGRAM_AUTH=disabled");
+        assertThat(EngramConfig.from(Map.of("ENGRAM_AUTH", "disabled"))
+                        .security()
+                        .enabled())
+                .isFalse();
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_AUTH", "off")))
+                .hasMessageContaining("ENGRAM_AUTH");
+
+        EngramConfig inline = EngramConfig.from(Map.of("ENGRAM_API_KEYS", "admin:*:k1; read:notes,wiki:k2"));
+        assertThat(inline.security().enabled()).isTrue();
+        assertThat(inline.security().keys())
+                .extracting(ApiKeys.Key::role)
+                .containsExactly(ApiKeys.Role.ADMIN, ApiKeys.Role.READ);
+        assertThat(inline.toString()).doesNotContain("k1").doesNotContain("k2");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_API_KEYS", "owner:*:k1")))
+                .hasMessageContaining("ENGRAM_API_KEYS")
+                .hasMessageContaining("role");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_API_KEYS", "read::k1")))
+                .hasMessageContaining("namespace");
+
+        Path file = dir.resolve("keys.json");
+        Files.writeString(
+                file,
+                "[{\"name\": \"ci\", \"role\": \"write\", \"namespaces\": [\"wiki\"], \"sha256\": \""
+                        + HexFormat.of().formatHex(ApiKeys.sha256("ci-secret")) + "\"}]");
+        EngramConfig fromFile = EngramConfig.from(Map.of("ENGRAM_API_KEYS_FILE", file.toString()));
+        ApiKeys keys = new ApiKeys(fromFile.security().keys());
+        assertThat(keys.authenticate("ci-secret")).hasValueSatisfying(k -> {
+            assertThat(k.name()).isEqualTo("ci");
+            assertThat(k.allows("wiki")).isTrue();
+            assertThat(k.allows("other")).isFalse();
+            assertThat(k.role().includes(ApiKeys.Role.READ)).isTrue();
+            assertThat(k.role().includes(ApiKeys.Role.ADMIN)).isFalse();
+        });
+        assertThat(keys.authenticate("ci-secre")).isEmpty();
+        assertThat(keys.authenticate("")).isEmpty();
+        Files.writeString(file, "{\"not\": \"an array\"}");
+        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_API_KEYS_FILE", file.toString())))
+                .hasMessageContaining("ENGRAM_API_KEYS_FILE");
+    }
+
     @Test
     void defaultsToTheEmbeddedBroker() {
-        EngramConfig c = EngramConfig.from(Map.of());
+        EngramConfig c = from(Map.of());
 
         assertThat(c.kafka().embedded()).isTrue();
         assertThat(c.kafka().applicationId()).isEqualTo("engram");
@@ -24,7 +80,7 @@ class EngramConfigTest {
 
     @Test
     void usesAnExternalClusterWhenBootstrapServersAreSet() {
-        EngramConfig c = EngramConfig.from(Map.of(
+        EngramConfig c = from(Map.of(
                 "ENGRAM_BOOTSTRAP_SERVERS", "kafka:9092",
                 "ENGRAM_HTTP_PORT", "9000",
                 "ENGRAM_ADVERTISED_HOST", "engram-1"));
@@ -36,7 +92,7 @@ class EngramConfigTest {
 
     @Test
     void readsTheLlmSettings() {
-        EngramConfig c = EngramConfig.from(Map.of(
+        EngramConfig c = from(Map.of(
                 "ENGRAM_UNDERSTANDING", "llm",
                 "ENGRAM_LLM_BASE_URL", "http://localhost:11434/v1",
                 "ENGRAM_LLM_MODEL", "llama3.1:8b",
@@ -48,39 +104,37 @@ class EngramConfigTest {
         assertThat(c.understanding().llm().cost(1_000_000, 1_000_000)).isEqualTo(2.0);
         assertThat(c.understanding().llm().maxRetries()).isEqualTo(4);
         assertThat(c.understanding().llm().toString()).doesNotContain("sk-");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_UNDERSTANDING", "llm")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_UNDERSTANDING", "llm")))
                 .hasMessageContaining("ENGRAM_LLM_BASE_URL");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_LLM_BASE_URL", "ftp://x", "ENGRAM_LLM_MODEL", "m")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_LLM_BASE_URL", "ftp://x", "ENGRAM_LLM_MODEL", "m")))
                 .hasMessageContaining("ENGRAM_LLM_BASE_URL");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_LLM_BASE_URL", "http://x/v1")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_LLM_BASE_URL", "http://x/v1")))
                 .hasMessageContaining("ENGRAM_LLM_MODEL");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_UNDERSTANDING", "magic")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_UNDERSTANDING", "magic")))
                 .hasMessageContaining("ENGRAM_UNDERSTANDING");
     }
 
     @Test
     void failsFastNamingTheBadSetting() {
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_PARTITIONS", "many")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_PARTITIONS", "many")))
                 .hasMessageContaining("ENGRAM_PARTITIONS")
                 .hasMessageContaining("integer");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_HTTP_PORT", "70000")))
-                .hasMessageContaining("ENGRAM_HTTP_PORT");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_EMBEDDED_KAFKA", "maybe")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_HTTP_PORT", "70000"))).hasMessageContaining("ENGRAM_HTTP_PORT");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_EMBEDDED_KAFKA", "maybe")))
                 .hasMessageContaining("ENGRAM_EMBEDDED_KAFKA");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_EMBEDDED_KAFKA", "false")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_EMBEDDED_KAFKA", "false")))
                 .hasMessageContaining("ENGRAM_BOOTSTRAP_SERVERS");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_APPLICATION_ID", "a b")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_APPLICATION_ID", "a b")))
                 .hasMessageContaining("ENGRAM_APPLICATION_ID");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "0")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_MIN_VECTORS", "0")))
                 .hasMessageContaining("ENGRAM_ANN_MIN_VECTORS");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_ANN_EF", "100000")))
-                .hasMessageContaining("ENGRAM_ANN_EF");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_EF", "100000"))).hasMessageContaining("ENGRAM_ANN_EF");
     }
 
     @Test
     void readsTheVectorSearchSettings() {
-        assertThat(EngramConfig.from(Map.of()).query().vectorSearch()).isEqualTo(new VectorSearch(50_000, 100));
-        assertThat(EngramConfig.from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
+        assertThat(from(Map.of()).query().vectorSearch()).isEqualTo(new VectorSearch(50_000, 100));
+        assertThat(from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
                         .query()
                         .vectorSearch())
                 .isEqualTo(new VectorSearch(10, 40));
@@ -100,7 +154,7 @@ class EngramConfigTest {
 
     @Test
     void passesKafkaClientSettingsThroughAndKeepsTheirSecrets() {
-        EngramConfig c = EngramConfig.from(Map.of(
+        EngramConfig c = from(Map.of(
                 "ENGRAM_BOOTSTRAP_SERVERS", "kafka:9093",
                 "ENGRAM_KAFKA_SECURITY_PROTOCOL", "SASL_SSL",
                 "ENGRAM_KAFKA_SASL_JAAS_CONFIG", "x required password=\"hunter2\";",
@@ -115,9 +169,9 @@ class EngramConfigTest {
         assertThat(EngramService.streamsProperties(c, "app", 1))
                 .containsEntry("security.protocol", "SASL_SSL")
                 .containsEntry("processing.guarantee", "exactly_once_v2");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_KAFKA_PROCESSING_GUARANTEE", "at_least_once")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_KAFKA_PROCESSING_GUARANTEE", "at_least_once")))
                 .hasMessageContaining("ENGRAM_KAFKA_PROCESSING_GUARANTEE");
-        assertThatThrownBy(() -> EngramConfig.from(Map.of("ENGRAM_KAFKA_ENABLE_IDEMPOTENCE", "false")))
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_KAFKA_ENABLE_IDEMPOTENCE", "false")))
                 .hasMessageContaining("enable.idempotence");
     }
 }

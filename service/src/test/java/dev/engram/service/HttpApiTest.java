@@ -33,6 +33,8 @@ class HttpApiTest {
     private KafkaStreams streams;
     private HttpApi api;
     private String base;
+    private HttpApi secured;
+    private String securedBase;
     private final Meters meters = Meters.detached();
 
     @BeforeEach
@@ -57,14 +59,91 @@ class HttpApiTest {
                 new InetSocketAddress("127.0.0.1", 0),
                 new Routes(queries, () -> down, () -> "# metrics\n").table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
+                null,
                 meters);
         base = "http://127.0.0.1:" + api.port();
+        secured = new HttpApi(
+                new InetSocketAddress("127.0.0.1", 0),
+                new Routes(queries, () -> down, () -> METRICS).table(),
+                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
+                new ApiKeys(ApiKeys.parseInline("admin:*:root-key;read:ns:ns-reader;read:other:other-reader")),
+                Meters.detached());
+        securedBase = "http://127.0.0.1:" + secured.port();
     }
 
     @AfterEach
     void stop() {
         api.close();
+        secured.close();
         streams.close();
+    }
+
+    private static final String METRICS = "# HELP engram_llm_tokens_total LLM tokens\n"
+            + "engram_llm_tokens_total{kind=\"prompt\",namespace=\"ns\"} 10.0\n"
+            + "engram_llm_tokens_total{kind=\"prompt\",namespace=\"secret-project\"} 99.0\n"
+            + "engram_documents_total{outcome=\"upserted\"} 3.0\n";
+
+    private static ItSupport.Response with(String key, HttpRequest.Builder request) {
+        return ItSupport.call(key == null ? request : request.header("Authorization", "Bearer " + key));
+    }
+
+    private ItSupport.Response get(String key, String path) {
+        return with(key, HttpRequest.newBuilder(URI.create(securedBase + path)).GET());
+    }
+
+    @Test
+    void withoutAValidKeyEveryRouteButHealthIs401() {
+        for (String path : List.of("/v1/namespaces/ns", "/v1/namespaces/ns/reviews", "/metrics")) {
+            ItSupport.Response r = get(null, path);
+            assertThat(r.status()).as(path).isEqualTo(401);
+            assertThat(r.raw().headers().firstValue("WWW-Authenticate")).contains("Bearer");
+            assertThat(r.body().path("error").path("code").asText()).isEqualTo("unauthorized");
+            assertThat(get("not-a-key", path).status()).as(path).isEqualTo(401);
+            assertThat(get("ns-reader ", path).status()).as(path).isIn(200, 503); // trimmed like a header value
+        }
+        assertThat(with(
+                                "x",
+                                HttpRequest.newBuilder(URI.create(securedBase + "/v1/namespaces/ns"))
+                                        .header("X-API-Key", "ns-reader")
+                                        .GET())
+                        .status())
+                .isEqualTo(401); // a wrong bearer key is not rescued by another header
+        assertThat(ItSupport.call(HttpRequest.newBuilder(URI.create(securedBase + "/v1/namespaces/ns"))
+                                .header("X-API-Key", "ns-reader")
+                                .GET())
+                        .status())
+                .isEqualTo(503);
+        assertThat(get(null, "/v1/health/live").status()).isEqualTo(200);
+    }
+
+    @Test
+    void aKeyReachesOnlyItsNamespacesWithItsRole() {
+        assertThat(get("other-reader", "/v1/namespaces/ns").status()).isEqualTo(403);
+        assertThat(get("other-reader", "/v1/namespaces/ns/documents/d").status())
+                .isEqualTo(403);
+        // past authorization, the (not yet running) instance answers 503
+        assertThat(get("ns-reader", "/v1/namespaces/ns").status()).isEqualTo(503);
+        assertThat(get("root-key", "/v1/namespaces/anything").status()).isEqualTo(503);
+        String command = "{\"op\": \"split\", \"entity_id\": \"" + "a".repeat(32) + "\", \"other_id\": \""
+                + "b".repeat(32) + "\"}";
+        ItSupport.Response merge = with(
+                "ns-reader",
+                HttpRequest.newBuilder(URI.create(securedBase + "/v1/namespaces/ns/merges"))
+                        .POST(HttpRequest.BodyPublishers.ofString(command)));
+        assertThat(merge.status()).isEqualTo(403);
+        assertThat(merge.body().path("error").path("code").asText()).isEqualTo("forbidden");
+    }
+
+    @Test
+    void aTenantsMetricsLeaveOutOtherNamespaces() {
+        String tenant = get("ns-reader", "/metrics").raw().body();
+        String admin = get("root-key", "/metrics").raw().body();
+
+        assertThat(tenant)
+                .contains("namespace=\"ns\"")
+                .doesNotContain("secret-project")
+                .contains("engram_documents_total");
+        assertThat(admin).contains("secret-project").contains("namespace=\"ns\"");
     }
 
     @Test

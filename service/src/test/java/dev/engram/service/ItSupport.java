@@ -71,6 +71,7 @@ final class ItSupport {
         env.put("ENGRAM_COMMIT_INTERVAL_MS", "100");
         env.put("ENGRAM_ROCKSDB_MEMORY_MB", "32");
         env.put("ENGRAM_EMBED_THREADS", "1");
+        env.put("ENGRAM_AUTH", "disabled");
         env.putAll(extra);
         return EngramConfig.from(env);
     }
@@ -141,6 +142,21 @@ final class ItSupport {
                 .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
     }
 
+    /** A GET with an API key. */
+    static Response get(String url, String key) {
+        return call(HttpRequest.newBuilder(URI.create(url))
+                .header("Authorization", "Bearer " + key)
+                .GET());
+    }
+
+    /** A POST with an API key. */
+    static Response post(String url, String json, String key) {
+        return call(HttpRequest.newBuilder(URI.create(url))
+                .header("Content-Type", "application/json")
+                .header("Authorization", "Bearer " + key)
+                .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
+    }
+
     static Response call(HttpRequest.Builder request) {
         try {
             HttpResponse<String> r =
@@ -185,10 +201,16 @@ final class ItSupport {
 
     /** Waits until every listed document of the namespace is VERIFIED (through {@code base}). */
     static void awaitVerified(String base, String ns, List<String> ids) {
+        awaitVerified(base, ns, ids, null);
+    }
+
+    /** Waits until every listed document of the namespace is VERIFIED, asking with an API key (null: none). */
+    static void awaitVerified(String base, String ns, List<String> ids, String key) {
         for (String id : ids) {
+            String url = base + "/v1/namespaces/" + ns + "/documents/" + id;
             awaitResponse(
                     Duration.ofSeconds(60),
-                    () -> get(base + "/v1/namespaces/" + ns + "/documents/" + id),
+                    () -> key == null ? get(url) : get(url, key),
                     r -> r.status() == 200 && r.body().path("status").asText().equals("VERIFIED"));
         }
     }

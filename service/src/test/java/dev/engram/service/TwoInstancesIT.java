@@ -8,12 +8,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.topology.Understanders;
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -29,6 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @ExtendWith(SharedKafkaBroker.class)
 class TwoInstancesIT {
+
+    private static final String ROOT = "operator-key";
+    private static final String TENANT = "tenant-key";
 
     private static final int PARTITIONS = 4;
 
@@ -55,9 +61,15 @@ class TwoInstancesIT {
     @Test
     void eitherInstanceAnswersEveryNamespaceWithTheOwnersAnswer(EmbeddedKafkaBroker broker) throws Exception {
         String id = "two-" + UUID.randomUUID().toString().substring(0, 8);
-        EngramConfig configA = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateA, PARTITIONS);
-        EngramConfig configB = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateB, PARTITIONS);
         List<String> namespaces = namespacesCoveringPartitions();
+        // an operator's key for everything, and a tenant's key for the first namespace only
+        Map<String, String> keys = Map.of(
+                "ENGRAM_AUTH",
+                "required",
+                "ENGRAM_API_KEYS",
+                "admin:*:" + ROOT + ";read:" + namespaces.get(0) + ":" + TENANT);
+        EngramConfig configA = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateA, PARTITIONS, keys);
+        EngramConfig configB = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateB, PARTITIONS, keys);
         try (EngramService a = EngramService.start(configA, Understanders.embedded());
                 EngramService b = EngramService.start(configB, Understanders.embedded());
                 KafkaProducer<String, byte[]> producer = ItSupport.producer(broker.bootstrapServers())) {
@@ -85,16 +97,16 @@ class TwoInstancesIT {
                                 "The market of " + ns + " sells spices, textiles and copper pots."));
             }
             for (String ns : namespaces) {
-                awaitVerified(baseA, ns, List.of("d1", "d2"));
+                awaitVerified(baseA, ns, List.of("d1", "d2"), ROOT);
             }
 
             Set<String> servers = new HashSet<>();
             for (String ns : namespaces) {
                 String body = "{\"query\": \"Where can I buy spices?\", \"top_k\": 2}";
-                JsonNode fromA =
-                        post(baseA + "/v1/namespaces/" + ns + "/retrieve", body).body();
-                JsonNode fromB =
-                        post(baseB + "/v1/namespaces/" + ns + "/retrieve", body).body();
+                JsonNode fromA = post(baseA + "/v1/namespaces/" + ns + "/retrieve", body, ROOT)
+                        .body();
+                JsonNode fromB = post(baseB + "/v1/namespaces/" + ns + "/retrieve", body, ROOT)
+                        .body();
 
                 assertThat(fromA.path("results")).as(ns).isEqualTo(fromB.path("results"));
                 assertThat(fromA.path("served_by")).isEqualTo(fromB.path("served_by"));
@@ -106,6 +118,29 @@ class TwoInstancesIT {
                     .as("both instances own namespaces, so some answers were forwarded")
                     .containsExactlyInAnyOrder(
                             configA.http().applicationServer(), configB.http().applicationServer());
+
+            // A tenant reaches its namespace through either instance (one of them forwards), and no other
+            // namespace through either; forwarding grants nothing.
+            String own = namespaces.get(0);
+            String body = "{\"query\": \"spices\"}";
+            for (String base : List.of(baseA, baseB)) {
+                assertThat(post(base + "/v1/namespaces/" + own + "/retrieve", body, TENANT)
+                                .status())
+                        .isEqualTo(200);
+                for (String other : namespaces.subList(1, namespaces.size())) {
+                    assertThat(post(base + "/v1/namespaces/" + other + "/retrieve", body, TENANT)
+                                    .status())
+                            .as(other)
+                            .isEqualTo(403);
+                    ItSupport.Response spoofed = ItSupport.call(
+                            HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + other + "/retrieve"))
+                                    .header(HttpApi.FORWARDED_HEADER, "127.0.0.1:1")
+                                    .POST(HttpRequest.BodyPublishers.ofString(body)));
+                    assertThat(spoofed.status())
+                            .as("a claimed forward without a key")
+                            .isEqualTo(401);
+                }
+            }
         }
     }
 
