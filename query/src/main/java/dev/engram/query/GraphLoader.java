@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -40,7 +41,9 @@ public final class GraphLoader implements AutoCloseable {
     private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos) {}
 
     private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, Object> locks = new ConcurrentHashMap<>();
+    /** One build at a time per namespace; a lock, not a monitor, so a waiting virtual thread never pins its carrier. */
+    private final ConcurrentHashMap<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+
     private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<String, HnswVectors> vectors = new ConcurrentHashMap<>();
     private final ExecutorService background = Executors.newSingleThreadExecutor(r -> {
@@ -106,7 +109,9 @@ public final class GraphLoader implements AutoCloseable {
     }
 
     private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build, String how) {
-        synchronized (locks.computeIfAbsent(ns, n -> new Object())) {
+        ReentrantLock lock = locks.computeIfAbsent(ns, n -> new ReentrantLock());
+        lock.lock();
+        try {
             Cached c = cache.get(ns);
             if (c != null && c.graph().version() >= version) {
                 return c.graph(); // another query built it meanwhile
@@ -130,6 +135,8 @@ public final class GraphLoader implements AutoCloseable {
                 previous.graph().release();
             }
             return g;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -153,11 +160,15 @@ public final class GraphLoader implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         for (String ns : cache.keySet()) {
-            synchronized (locks.computeIfAbsent(ns, n -> new Object())) {
+            ReentrantLock lock = locks.computeIfAbsent(ns, n -> new ReentrantLock());
+            lock.lock();
+            try {
                 Cached c = cache.remove(ns);
                 if (c != null) {
                     c.graph().release();
                 }
+            } finally {
+                lock.unlock();
             }
         }
         vectors.forEach((ns, v) -> {

@@ -137,7 +137,7 @@ public record EngramConfig(
     }
 
     /** Where the HTTP API listens, and the address other instances reach it at (Kafka Streams application.server). */
-    public record Http(String host, int port, String advertisedHost, int advertisedPort) {
+    public record Http(String host, int port, String advertisedHost, int advertisedPort, int maxInFlight) {
 
         /** {@code host:port} as other instances reach this one. */
         public String applicationServer() {
@@ -218,7 +218,8 @@ public record EngramConfig(
                 env.string("ENGRAM_HTTP_HOST", "0.0.0.0"),
                 port,
                 env.string("ENGRAM_ADVERTISED_HOST", "localhost"),
-                env.integer("ENGRAM_ADVERTISED_PORT", port, 0, 65535));
+                env.integer("ENGRAM_ADVERTISED_PORT", port, 0, 65535),
+                env.integer("ENGRAM_HTTP_MAX_IN_FLIGHT", 256, 1, 100_000));
         Storage storage = new Storage(
                 Path.of(env.string("ENGRAM_STATE_DIR", ".engram/state")),
                 env.integer("ENGRAM_ROCKSDB_MEMORY_MB", 128, 8, 1 << 20) * (1L << 20));
@@ -314,7 +315,7 @@ public record EngramConfig(
     public EngramConfig withHttp(int port, int advertised) {
         return new EngramConfig(
                 kafka,
-                new Http(http.host(), port, http.advertisedHost(), advertised),
+                new Http(http.host(), port, http.advertisedHost(), advertised, http.maxInFlight()),
                 storage,
                 ingest,
                 understanding,

@@ -166,6 +166,7 @@ public final class EngramService implements AutoCloseable {
                 new Routes(queries, health::health, registry::scrape).table(),
                 new NamespaceRouter(streams, self),
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
+                config.http().maxInFlight(),
                 meters);
         ingest.start();
         streams.start();

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -41,6 +42,8 @@ final class HttpApi implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
     static final String FORWARDED_HEADER = "X-Engram-Forwarded";
     private static final int MAX_BODY_BYTES = 64 * 1024;
+    private static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration RESPONSE_WRITE_TIMEOUT = Duration.ofSeconds(120);
     private static final Set<String> STANDARD_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
@@ -123,10 +126,20 @@ final class HttpApi implements AutoCloseable {
     private final List<Compiled> routes = new ArrayList<>();
     private final NamespaceRouter router;
     private final ApiKeys keys;
+    private final Semaphore inFlight;
     private final Meters meters;
 
-    /** @param keys the API keys requests must carry, or null to serve without authentication */
-    HttpApi(InetSocketAddress bind, List<Route> table, NamespaceRouter router, ApiKeys keys, Meters meters)
+    /**
+     * @param keys the API keys requests must carry, or null to serve without authentication
+     * @param maxInFlight requests served at once; more are refused with 429 (health checks are always answered)
+     */
+    HttpApi(
+            InetSocketAddress bind,
+            List<Route> table,
+            NamespaceRouter router,
+            ApiKeys keys,
+            int maxInFlight,
+            Meters meters)
             throws IOException {
         for (Route r : table) {
             List<String> names = new ArrayList<>();
@@ -138,10 +151,14 @@ final class HttpApi implements AutoCloseable {
         }
         this.router = router;
         this.keys = keys;
+        this.inFlight = new Semaphore(maxInFlight);
         this.meters = meters;
         // Replies go out as headers then body: without TCP_NODELAY, Nagle's algorithm holds the body back until the
         // client's delayed ACK (tens of milliseconds on every request). The JDK server reads this once, at first use.
         System.setProperty("sun.net.httpserver.nodelay", "true");
+        // A client that sends its request or reads the reply too slowly is cut off instead of holding a connection.
+        System.setProperty("sun.net.httpserver.maxReqTime", Long.toString(REQUEST_READ_TIMEOUT.toSeconds()));
+        System.setProperty("sun.net.httpserver.maxRspTime", Long.toString(RESPONSE_WRITE_TIMEOUT.toSeconds()));
         this.server = HttpServer.create(bind, 128);
         server.setExecutor(executor);
         server.createContext("/", this::handle);
@@ -184,7 +201,19 @@ final class HttpApi implements AutoCloseable {
                         .orElseThrow(() -> ApiException.methodNotAllowed(
                                 matching.stream().map(c -> c.route().method()).collect(Collectors.joining(", "))));
                 ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
-                status = serve(exchange, route, new Request(method, exchange.getRequestURI(), params, null, caller));
+                Request request = new Request(method, exchange.getRequestURI(), params, null, caller);
+                if (route.role() == null) {
+                    status = serve(exchange, route, request);
+                } else if (inFlight.tryAcquire()) {
+                    try {
+                        status = serve(exchange, route, request);
+                    } finally {
+                        inFlight.release();
+                    }
+                } else {
+                    throw new ApiException(
+                            429, "too_many_requests", "this instance is serving as many requests as it may", 1);
+                }
             } catch (RuntimeException e) {
                 ApiException error = ApiException.of(e);
                 if (error.status() == 500) {

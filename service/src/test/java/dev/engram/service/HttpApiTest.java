@@ -15,7 +15,11 @@ import java.net.http.HttpRequest;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
@@ -60,6 +64,7 @@ class HttpApiTest {
                 new Routes(queries, () -> down, () -> "# metrics\n").table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
                 null,
+                64,
                 meters);
         base = "http://127.0.0.1:" + api.port();
         secured = new HttpApi(
@@ -67,6 +72,7 @@ class HttpApiTest {
                 new Routes(queries, () -> down, () -> METRICS).table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
                 new ApiKeys(ApiKeys.parseInline("admin:*:root-key;read:ns:ns-reader;read:other:other-reader")),
+                64,
                 Meters.detached());
         securedBase = "http://127.0.0.1:" + secured.port();
     }
@@ -195,5 +201,43 @@ class HttpApiTest {
                     assertThat(t.getId().getTag("method")).isIn("GET", "OTHER");
                 })
                 .hasSizeLessThanOrEqualTo(3);
+    }
+
+    @Test
+    void beyondItsInFlightLimitAnInstanceAnswers429ButStillAnswersHealthChecks() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        HttpApi.Route slow = new HttpApi.Route("GET", "/slow", ApiKeys.Role.READ, false, null, r -> {
+            entered.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return HttpApi.Reply.ok(Map.of("done", true));
+        });
+        HttpApi.Route health = new HttpApi.Route(
+                "GET", "/v1/health/live", null, false, null, r -> HttpApi.Reply.ok(Map.of("live", true)));
+        try (HttpApi one = new HttpApi(
+                new InetSocketAddress("127.0.0.1", 0),
+                List.of(slow, health),
+                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
+                null,
+                1,
+                Meters.detached())) {
+            String at = "http://127.0.0.1:" + one.port();
+            CompletableFuture<ItSupport.Response> first =
+                    CompletableFuture.supplyAsync(() -> ItSupport.get(at + "/slow"));
+            assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+            ItSupport.Response second = ItSupport.get(at + "/slow");
+            assertThat(second.status()).isEqualTo(429);
+            assertThat(second.raw().headers().firstValue("Retry-After")).contains("1");
+            assertThat(ItSupport.get(at + "/v1/health/live").status()).isEqualTo(200);
+
+            release.countDown();
+            assertThat(first.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
+            assertThat(ItSupport.get(at + "/slow").status()).isEqualTo(200); // the permit came back
+        }
     }
 }
