@@ -14,6 +14,7 @@ import dev.engram.stores.ThemeSet;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -38,9 +39,11 @@ public final class GraphLoader implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
 
-    private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos) {}
+    private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos, long bytes) {}
 
     private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
+    /** When each cached namespace was last queried: the least recently used leave first. */
+    private final ConcurrentHashMap<String, Long> lastUsed = new ConcurrentHashMap<>();
     /** One build at a time per namespace; a lock, not a monitor, so a waiting virtual thread never pins its carrier. */
     private final ConcurrentHashMap<String, ReentrantLock> locks = new ConcurrentHashMap<>();
 
@@ -57,6 +60,8 @@ public final class GraphLoader implements AutoCloseable {
     private final long inlineBuildNanos;
     private final Path indexDir;
     private final VectorSearch search;
+    private final long budgetBytes;
+    private final long idleNanos;
 
     /**
      * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
@@ -67,6 +72,24 @@ public final class GraphLoader implements AutoCloseable {
      */
     public GraphLoader(
             long maxStalenessMillis, long inlineBuildMillis, Path indexDir, VectorSearch search, Meters meters) {
+        this(maxStalenessMillis, inlineBuildMillis, indexDir, search, Long.MAX_VALUE, Duration.ofDays(365), meters);
+    }
+
+    /**
+     * @param budgetBytes the snapshots of all namespaces together stay within about this many bytes: the least
+     *     recently queried leave first (the one just built always stays)
+     * @param idle a snapshot not queried for this long leaves (its namespace moved to another instance, or is quiet)
+     */
+    public GraphLoader(
+            long maxStalenessMillis,
+            long inlineBuildMillis,
+            Path indexDir,
+            VectorSearch search,
+            long budgetBytes,
+            Duration idle,
+            Meters meters) {
+        this.budgetBytes = budgetBytes;
+        this.idleNanos = idle.toNanos();
         this.meters = meters;
         this.maxStalenessNanos = maxStalenessMillis * 1_000_000L;
         this.inlineBuildNanos = inlineBuildMillis * 1_000_000L;
@@ -86,6 +109,9 @@ public final class GraphLoader implements AutoCloseable {
      * the snapshot's {@code graph_version}; passages deleted since are never served (the caller checks the stores).
      */
     public MemoryGraph graph(String ns, long version, Supplier<MemoryGraph> build) {
+        long now = System.nanoTime();
+        lastUsed.put(ns, now);
+        evictIdle(now);
         Cached c = cache.get(ns);
         if (c != null && (c.graph().version() == version || System.nanoTime() - c.builtAtNanos() < maxStalenessNanos)) {
             return c.graph();
@@ -130,11 +156,62 @@ public final class GraphLoader implements AutoCloseable {
                 g.release(); // built while closing: served to this caller only, never cached
                 return g;
             }
-            Cached previous = cache.put(ns, new Cached(g, now, now - t0));
+            Cached previous = cache.put(ns, new Cached(g, now, now - t0, g.estimatedBytes()));
             if (previous != null) {
                 previous.graph().release();
             }
+            lastUsed.putIfAbsent(ns, now);
             return g;
+        } finally {
+            lock.unlock();
+            // outside this namespace's lock: eviction takes other namespaces' locks, never two at once
+            evictOverBudget(ns);
+        }
+    }
+
+    /** Bytes the cached snapshots hold, about. */
+    public long cachedBytes() {
+        return cache.values().stream().mapToLong(Cached::bytes).sum();
+    }
+
+    /** The namespaces that have a snapshot cached. */
+    public Set<String> cachedNamespaces() {
+        return Set.copyOf(cache.keySet());
+    }
+
+    /** Drops the least recently queried snapshots, but never {@code keep}, until the rest fit the budget. */
+    private void evictOverBudget(String keep) {
+        while (cachedBytes() > budgetBytes) {
+            String victim = cache.keySet().stream()
+                    .filter(ns -> !ns.equals(keep))
+                    .min(Comparator.comparingLong(ns -> lastUsed.getOrDefault(ns, Long.MIN_VALUE)))
+                    .orElse(null);
+            if (victim == null) {
+                return;
+            }
+            evict(victim, "budget");
+        }
+    }
+
+    private void evictIdle(long now) {
+        for (Map.Entry<String, Long> e : lastUsed.entrySet()) {
+            if (now - e.getValue() > idleNanos && cache.containsKey(e.getKey())) {
+                evict(e.getKey(), "idle");
+            }
+        }
+    }
+
+    /** Releases a namespace's snapshot; queries running on it finish, the next query builds a new one. */
+    private void evict(String ns, String why) {
+        ReentrantLock lock = locks.computeIfAbsent(ns, n -> new ReentrantLock());
+        lock.lock();
+        try {
+            Cached c = cache.remove(ns);
+            lastUsed.remove(ns);
+            if (c != null) {
+                c.graph().release();
+                LOG.debug("snapshot of namespace {} evicted ({}, {} bytes)", ns, why, c.bytes());
+            }
         } finally {
             lock.unlock();
         }

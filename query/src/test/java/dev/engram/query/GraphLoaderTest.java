@@ -153,4 +153,54 @@ class GraphLoaderTest {
         assertThat(builds).hasValue(2);
         assertThat(released).containsExactlyInAnyOrder(1L, 2L);
     }
+
+    /** A snapshot of one passage with a vector of {@code dims} floats, so its size is known. */
+    private Supplier<MemoryGraph> sized(long version, int dims) {
+        return () -> {
+            MemoryGraph.Builder b = MemoryGraph.builder(version)
+                    .indexer(batches -> new VectorIndexer.Indexed(
+                            VectorIndexer.EXACT.index(batches).byKind(), () -> released.add(version)));
+            float[] v = new float[dims];
+            v[0] = 1;
+            b.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "memory", 0, 4), v);
+            return b.build();
+        };
+    }
+
+    @Test
+    void snapshotsStayWithinTheMemoryBudgetLeastRecentlyQueriedFirst() {
+        long one = sized(0, 10_000).get().estimatedBytes();
+        released.clear();
+        try (GraphLoader loader =
+                new GraphLoader(60_000, 60_000, null, SEARCH, (long) (2.5 * one), Duration.ofDays(1), meters)) {
+            loader.graph("a", 1, sized(1, 10_000));
+            loader.graph("b", 2, sized(2, 10_000));
+            loader.graph("a", 1, sized(1, 10_000)); // a is now the more recently queried
+            assertThat(loader.cachedNamespaces()).containsExactlyInAnyOrder("a", "b");
+
+            loader.graph("c", 3, sized(3, 10_000));
+
+            assertThat(loader.cachedNamespaces()).containsExactlyInAnyOrder("a", "c");
+            assertThat(released).containsExactly(2L); // b's snapshot let go of its indexes
+            assertThat(loader.cachedBytes()).isLessThanOrEqualTo((long) (2.5 * one));
+
+            // one snapshot larger than the whole budget is still served (and kept alone)
+            loader.graph("huge", 4, sized(4, 100_000));
+            assertThat(loader.cachedNamespaces()).containsExactly("huge");
+        }
+    }
+
+    @Test
+    void aSnapshotNotQueriedForTheIdleTimeLeaves() throws Exception {
+        try (GraphLoader loader =
+                new GraphLoader(60_000, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofMillis(50), meters)) {
+            loader.graph("moved-away", 1, snapshot(1));
+            Thread.sleep(120);
+
+            loader.graph("here", 2, snapshot(2));
+
+            assertThat(loader.cachedNamespaces()).containsExactly("here");
+            assertThat(released).containsExactly(1L);
+        }
+    }
 }

@@ -263,6 +263,27 @@ public final class MemoryGraph {
         }
     }
 
+    /**
+     * About how much heap the snapshot holds: its vectors and texts (the BM25 postings and adjacency add a fraction of
+     * that). Used to keep the snapshots of an instance within a memory budget.
+     */
+    public long estimatedBytes() {
+        long bytes = 0;
+        for (float[][] vectors : List.of(passageVectors, factVectors, entityVectors, questionVectors)) {
+            for (float[] v : vectors) {
+                bytes += v == null ? 8 : 16 + 4L * v.length;
+            }
+        }
+        for (Passage p : passages) {
+            // text and memory, and about as much again for the BM25 postings of the text
+            bytes += 64 + 4L * p.text().length() + 2L * p.memory().length();
+        }
+        for (Fact f : facts) {
+            bytes += 48 + 2L * f.text().length();
+        }
+        return bytes;
+    }
+
     public int themeCount() {
         return themes.size();
     }

@@ -175,7 +175,8 @@ public record EngramConfig(
     }
 
     /** The read side: vector search and query snapshots. */
-    public record Query(VectorSearch vectorSearch, long snapshotBackgroundMs) {}
+    public record Query(
+            VectorSearch vectorSearch, long snapshotBackgroundMs, long snapshotMemoryBytes, Duration snapshotIdle) {}
 
     /** Reads the configuration from the process environment. */
     public static EngramConfig fromEnvironment() {
@@ -246,7 +247,9 @@ public record EngramConfig(
                 new VectorSearch(
                         env.integer("ENGRAM_ANN_MIN_VECTORS", 50_000, 1, Integer.MAX_VALUE),
                         env.integer("ENGRAM_ANN_EF", 100, 1, 10_000)),
-                env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 1000, 0, Integer.MAX_VALUE));
+                env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 1000, 0, Integer.MAX_VALUE),
+                env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),
+                Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)));
         return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env));
     }
 

@@ -140,6 +140,8 @@ public final class EngramService implements AutoCloseable {
                 config.query().snapshotBackgroundMs(),
                 config.storage().stateDir().resolve("vector-index"),
                 config.query().vectorSearch(),
+                config.query().snapshotMemoryBytes(),
+                config.query().snapshotIdle(),
                 meters);
         Map<String, Object> producer = config.kafka().clientConfig();
         producer.put(ProducerConfig.ACKS_CONFIG, "all");
