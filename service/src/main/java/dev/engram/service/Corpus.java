@@ -34,27 +34,36 @@ public final class Corpus {
 
     /** Produces every corpus line as an upsert of document {@code doc_id} in {@code namespace}. */
     public static void produce(String bootstrap, String topic, String namespace, List<JsonNode> corpus) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        try (KafkaProducer<String, byte[]> producer =
-                new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<String, byte[]> producer = producer(bootstrap)) {
             for (JsonNode d : corpus) {
-                String id = d.path("doc_id").asText();
-                Map<String, Object> event = Map.of(
-                        "namespace",
-                        namespace,
-                        "id",
-                        id,
-                        "op",
-                        "upsert",
-                        "title",
-                        d.path("title").asText(),
-                        "text",
-                        d.path("text").asText());
-                producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
+                send(producer, topic, namespace, d);
             }
             producer.flush();
         }
+    }
+
+    /** A producer of document events. */
+    public static KafkaProducer<String, byte[]> producer(String bootstrap) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    /** Sends one corpus line as an upsert of document {@code doc_id} in {@code namespace}. */
+    public static void send(KafkaProducer<String, byte[]> producer, String topic, String namespace, JsonNode d) {
+        String id = d.path("doc_id").asText();
+        Map<String, Object> event = Map.of(
+                "namespace",
+                namespace,
+                "id",
+                id,
+                "op",
+                "upsert",
+                "title",
+                d.path("title").asText(),
+                "text",
+                d.path("text").asText());
+        producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
     }
 }
