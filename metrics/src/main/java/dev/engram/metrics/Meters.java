@@ -1,17 +1,20 @@
 package dev.engram.metrics;
 
+import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Extraction;
+import dev.engram.schemas.MemoryChange;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 
 /**
  * Every Engram meter: names, tags and units live here and nowhere else. Prometheus names are the dotted names with
- * underscores and the unit/total suffix, e.g. {@code engram.documents} → {@code engram_documents_total}.
+ * underscores and the unit/total suffix, e.g. {@code engram.documents} → {@code engram_documents_total}. A tag with a
+ * fixed set of values is an enum (here, or in the schemas when the value is also written to a topic), and its counters
+ * are registered from the enum's values.
  */
 public final class Meters {
 
@@ -37,7 +40,6 @@ public final class Meters {
     public static final String LLM_CALLS = "engram.llm.calls";
     /** Entities and facts that failed verification (kept for review), by kind. */
     public static final String REJECTED = "engram.verify.rejected";
-    /** HTTP requests, by route, method and status. */
     /** Entity-resolution pair decisions made, by decision. */
     public static final String RESOLUTION = "engram.resolution.decisions";
     /** Theme summaries written, by kind. */
@@ -52,129 +54,126 @@ public final class Meters {
     /** Snapshots searched exactly because their namespace's HNSW index could not be written. */
     public static final String VECTOR_INDEX_UNAVAILABLE = "engram.vector.index.unavailable";
 
+    /** HTTP requests, by route, method and status. */
     public static final String HTTP_REQUESTS = "engram.http.requests";
     /** Retrievals served, by mode. */
     public static final String RETRIEVALS = "engram.retrievals";
+
+    /** A tag value out of a fixed set: the enum constant's name in lowercase. */
+    public interface TagValue {
+        String name();
+
+        /** The value of the tag. */
+        default String tag() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** What became of a document event (tag {@code outcome} of {@link #DOCUMENTS}). */
+    public enum DocumentOutcome implements TagValue {
+        UPSERTED,
+        UNCHANGED,
+        DELETED,
+        UNKNOWN_DELETE,
+        DEAD_LETTERED
+    }
+
+    /** Passage events of the read step (tag {@code op} of {@link #PASSAGES}). */
+    public enum PassageOp implements TagValue {
+        UPSERT,
+        RETRACT
+    }
+
+    /** Extraction-cache lookups (tag {@code result} of {@link #EXTRACTION_CACHE}). */
+    public enum CacheResult implements TagValue {
+        HIT,
+        MISS
+    }
+
+    /** What failed verification (tag {@code kind} of {@link #REJECTED}). */
+    public enum RejectedKind implements TagValue {
+        ENTITY,
+        FACT
+    }
+
+    /** Memory-step inputs a newer document version superseded (tag {@code kind} of {@link #STALE}). */
+    public enum StaleKind implements TagValue {
+        PASSAGE,
+        MANIFEST
+    }
+
+    /** Theme summaries (tag {@code kind} of {@link #THEME_SUMMARIES}). */
+    public enum ThemeSummaryKind implements TagValue {
+        EXTRACTIVE,
+        ABSTRACTIVE,
+        FAILED
+    }
+
+    /** How a query snapshot was built (tag {@code how} of {@link #SNAPSHOT_BUILDS}). */
+    public enum SnapshotHow implements TagValue {
+        INLINE,
+        BACKGROUND
+    }
+
+    private enum Outcome implements TagValue {
+        OK,
+        FAILED
+    }
+
+    private enum VectorIndexOp implements TagValue {
+        WRITE,
+        DELETE
+    }
+
+    private enum TokenKind implements TagValue {
+        PROMPT,
+        COMPLETION
+    }
 
     private final MeterRegistry registry;
 
     public Meters(MeterRegistry registry) {
         this.registry = registry;
         // Counters exist from the start at zero, so rates and alerts work before the first event.
-        for (String outcome : List.of("upserted", "unchanged", "deleted", "unknown_delete", "dead_lettered")) {
-            counter(DOCUMENTS, "Documents read from the documents topic, by outcome", "outcome", outcome);
+        for (DocumentOutcome outcome : DocumentOutcome.values()) {
+            documentCounter(outcome);
         }
-        for (String op : List.of("upsert", "retract")) {
-            counter(PASSAGES, "Passage events emitted by the read step", "op", op);
+        for (PassageOp op : PassageOp.values()) {
+            passageCounter(op);
         }
-        for (String cause : List.of(
-                "malformed_json", "schema", "invalid_utf8", "too_large", "key_mismatch", "null_value", "error")) {
-            deadLetterCounter("read", cause);
-        }
-        deadLetterCounter("understand", "extractor_error");
-        deadLetterCounter("understand", "error");
-        for (String result : List.of("hit", "miss")) {
-            counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", result);
-        }
-        deadLetterCounter("construct", "error");
-        deadLetterCounter("construct", "bad_command");
-        for (String kind : List.of("entity", "fact")) {
-            counter(REJECTED, "Entities and facts that failed verification, kept for review", "kind", kind);
-        }
-        for (String kind : List.of("passage", "manifest")) {
-            counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind);
-        }
-        for (String type : List.of(
-                "passage_added",
-                "passage_removed",
-                "entity_created",
-                "entity_removed",
-                "link_added",
-                "link_removed",
-                "document_status",
-                "entity_decision")) {
-            counter(MEMORY_CHANGES, "Memory changes emitted, by type", "type", type);
-        }
-        for (String decision : List.of("merge", "unmerge", "review", "defer", "cleared", "update")) {
-            counter(RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision);
-        }
-        Counter.builder(RESOLUTION_SKIPPED)
-                .description("Blocking-index blocks too large to discriminate, skipped during entity search")
-                .register(registry);
-        for (String kind : List.of("extractive", "abstractive", "failed")) {
-            counter(THEME_SUMMARIES, "Eigen-theme summaries written, by kind", "kind", kind);
-        }
-        for (String how : List.of("inline", "background")) {
-            for (String outcome : List.of("ok", "failed")) {
-                snapshotTimer(how, outcome);
+        for (DeadLetter.Cause cause : DeadLetter.Cause.values()) {
+            for (DeadLetter.Stage stage : cause.stages()) {
+                deadLetterCounter(stage.wireName(), cause.wireName());
             }
         }
-        for (String op : List.of("write", "delete")) {
+        for (CacheResult result : CacheResult.values()) {
+            cacheCounter(result);
+        }
+        for (RejectedKind kind : RejectedKind.values()) {
+            rejectedCounter(kind);
+        }
+        for (StaleKind kind : StaleKind.values()) {
+            staleCounter(kind);
+        }
+        for (MemoryChange.Type type : MemoryChange.Type.values()) {
+            memoryChangeCounter(type);
+        }
+        for (MemoryChange.EntityDecision.Kind decision : MemoryChange.EntityDecision.Kind.values()) {
+            resolutionCounter(decision);
+        }
+        skippedCounter();
+        for (ThemeSummaryKind kind : ThemeSummaryKind.values()) {
+            themeSummaryCounter(kind.tag());
+        }
+        for (SnapshotHow how : SnapshotHow.values()) {
+            for (Outcome outcome : Outcome.values()) {
+                snapshotTimer(how.tag(), outcome);
+            }
+        }
+        for (VectorIndexOp op : VectorIndexOp.values()) {
             vectorIndexCounter(op);
         }
         unavailableCounter();
-    }
-
-    private Counter vectorIndexCounter(String op) {
-        return counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", op);
-    }
-
-    private Counter unavailableCounter() {
-        return Counter.builder(VECTOR_INDEX_UNAVAILABLE)
-                .description("Snapshots searched exactly because their HNSW index could not be written")
-                .register(registry);
-    }
-
-    private Timer snapshotTimer(String how, String outcome) {
-        return Timer.builder(SNAPSHOT_BUILDS)
-                .description("Query snapshots built from the state stores")
-                .tag("how", how)
-                .tag("outcome", outcome)
-                .register(registry);
-    }
-
-    /** A query snapshot was built ({@code how}: inline or background). */
-    public void snapshotBuilt(String how, boolean ok, Duration took) {
-        snapshotTimer(how, ok ? "ok" : "failed").record(took);
-    }
-
-    /** Vectors written to and deleted from an HNSW index by one snapshot. */
-    public void vectorIndexWrites(long written, long deleted) {
-        vectorIndexCounter("write").increment(written);
-        vectorIndexCounter("delete").increment(deleted);
-    }
-
-    public void vectorIndexUnavailable() {
-        unavailableCounter().increment();
-    }
-
-    public void themeSummary(String kind) {
-        counter(THEME_SUMMARIES, "Eigen-theme summaries written, by kind", "kind", kind)
-                .increment();
-    }
-
-    public void resolution(String decision) {
-        counter(RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision)
-                .increment();
-    }
-
-    public void blockSkipped() {
-        Counter.builder(RESOLUTION_SKIPPED)
-                .description("Blocking-index blocks too large to discriminate, skipped during entity search")
-                .register(registry)
-                .increment();
-    }
-
-    private Counter counter(String name, String description, String tag, String value) {
-        return Counter.builder(name).description(description).tag(tag, value).register(registry);
-    }
-
-    private Counter deadLetterCounter(String stage, String cause) {
-        return Counter.builder(DEAD_LETTERS)
-                .description("Records sent to the dead-letter topic")
-                .tag("stage", stage)
-                .tag("cause", cause)
-                .register(registry);
     }
 
     /** Meters that record into a private registry, for tests and tools that do not export metrics. */
@@ -186,17 +185,18 @@ public final class Meters {
         return registry;
     }
 
-    public void document(String outcome) {
-        counter(DOCUMENTS, "Documents read from the documents topic, by outcome", "outcome", outcome)
-                .increment();
+    // ---- read, understand, memory ---------------------------------------------------------------------------------
+
+    public void document(DocumentOutcome outcome) {
+        documentCounter(outcome).increment();
     }
 
-    public void passages(String op, int n) {
-        counter(PASSAGES, "Passage events emitted by the read step", "op", op).increment(n);
+    public void passages(PassageOp op, int n) {
+        passageCounter(op).increment(n);
     }
 
-    public void deadLetter(String stage, String cause) {
-        deadLetterCounter(stage, cause).increment();
+    public void deadLetter(DeadLetter.Stage stage, DeadLetter.Cause cause) {
+        deadLetterCounter(stage.wireName(), cause.wireName()).increment();
     }
 
     public void understood(String extractor, Duration took) {
@@ -208,8 +208,7 @@ public final class Meters {
     }
 
     public void extractionCache(boolean hit) {
-        counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", hit ? "hit" : "miss")
-                .increment();
+        cacheCounter(hit ? CacheResult.HIT : CacheResult.MISS).increment();
     }
 
     /** Records the tokens an extraction cost, when it came from an LLM. */
@@ -217,15 +216,15 @@ public final class Meters {
         if (extraction.model() == null) {
             return;
         }
-        for (String kind : List.of("prompt", "completion")) {
-            long n = kind.equals("prompt")
+        for (TokenKind kind : TokenKind.values()) {
+            long n = kind == TokenKind.PROMPT
                     ? extraction.usage().prompt()
                     : extraction.usage().completion();
             Counter.builder(LLM_TOKENS)
                     .description("LLM tokens spent on extraction")
                     .tag("namespace", namespace)
                     .tag("model", extraction.model())
-                    .tag("kind", kind)
+                    .tag("kind", kind.tag())
                     .register(registry)
                     .increment(n);
         }
@@ -247,18 +246,55 @@ public final class Meters {
                 .increment();
     }
 
-    public void rejected(String kind) {
-        counter(REJECTED, "Entities and facts that failed verification, kept for review", "kind", kind)
-                .increment();
+    public void rejected(RejectedKind kind) {
+        rejectedCounter(kind).increment();
     }
 
-    public void memoryChange(String type) {
-        counter(MEMORY_CHANGES, "Memory changes emitted, by type", "type", type).increment();
+    public void memoryChange(MemoryChange.Type type) {
+        memoryChangeCounter(type).increment();
     }
 
-    public void stale(String kind) {
-        counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind)
-                .increment();
+    public void stale(StaleKind kind) {
+        staleCounter(kind).increment();
+    }
+
+    public void resolution(MemoryChange.EntityDecision.Kind decision) {
+        resolutionCounter(decision).increment();
+    }
+
+    public void blockSkipped() {
+        skippedCounter().increment();
+    }
+
+    // ---- query side -----------------------------------------------------------------------------------------------
+
+    public void themeSummary(ThemeSummaryKind kind) {
+        themeSummaryCounter(kind.tag()).increment();
+    }
+
+    /** A theme summary was written or failed; {@code kind} is a {@link ThemeSummaryKind} in lowercase. */
+    public void themeSummary(String kind) {
+        themeSummaryCounter(kind).increment();
+    }
+
+    /** A query snapshot was built. */
+    public void snapshotBuilt(SnapshotHow how, boolean ok, Duration took) {
+        snapshotBuilt(how.tag(), ok, took);
+    }
+
+    /** A query snapshot was built ({@code how}: inline or background, a {@link SnapshotHow} in lowercase). */
+    public void snapshotBuilt(String how, boolean ok, Duration took) {
+        snapshotTimer(how, ok ? Outcome.OK : Outcome.FAILED).record(took);
+    }
+
+    /** Vectors written to and deleted from an HNSW index by one snapshot. */
+    public void vectorIndexWrites(long written, long deleted) {
+        vectorIndexCounter(VectorIndexOp.WRITE).increment(written);
+        vectorIndexCounter(VectorIndexOp.DELETE).increment(deleted);
+    }
+
+    public void vectorIndexUnavailable() {
+        unavailableCounter().increment();
     }
 
     public void httpRequest(String route, String method, int status, Duration took) {
@@ -277,5 +313,75 @@ public final class Meters {
                 .tag("mode", mode)
                 .register(registry)
                 .record(took);
+    }
+
+    // ---- the meters, one builder each -----------------------------------------------------------------------------
+
+    private Counter documentCounter(DocumentOutcome outcome) {
+        return counter(DOCUMENTS, "Documents read from the documents topic, by outcome", "outcome", outcome.tag());
+    }
+
+    private Counter passageCounter(PassageOp op) {
+        return counter(PASSAGES, "Passage events emitted by the read step", "op", op.tag());
+    }
+
+    private Counter deadLetterCounter(String stage, String cause) {
+        return Counter.builder(DEAD_LETTERS)
+                .description("Records sent to the dead-letter topic")
+                .tag("stage", stage)
+                .tag("cause", cause)
+                .register(registry);
+    }
+
+    private Counter cacheCounter(CacheResult result) {
+        return counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", result.tag());
+    }
+
+    private Counter rejectedCounter(RejectedKind kind) {
+        return counter(REJECTED, "Entities and facts that failed verification, kept for review", "kind", kind.tag());
+    }
+
+    private Counter staleCounter(StaleKind kind) {
+        return counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind.tag());
+    }
+
+    private Counter memoryChangeCounter(MemoryChange.Type type) {
+        return counter(MEMORY_CHANGES, "Memory changes emitted, by type", "type", type.wireName());
+    }
+
+    private Counter resolutionCounter(MemoryChange.EntityDecision.Kind decision) {
+        return counter(RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision.wireName());
+    }
+
+    private Counter skippedCounter() {
+        return Counter.builder(RESOLUTION_SKIPPED)
+                .description("Blocking-index blocks too large to discriminate, skipped during entity search")
+                .register(registry);
+    }
+
+    private Counter themeSummaryCounter(String kind) {
+        return counter(THEME_SUMMARIES, "Eigen-theme summaries written, by kind", "kind", kind);
+    }
+
+    private Timer snapshotTimer(String how, Outcome outcome) {
+        return Timer.builder(SNAPSHOT_BUILDS)
+                .description("Query snapshots built from the state stores")
+                .tag("how", how)
+                .tag("outcome", outcome.tag())
+                .register(registry);
+    }
+
+    private Counter vectorIndexCounter(VectorIndexOp op) {
+        return counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", op.tag());
+    }
+
+    private Counter unavailableCounter() {
+        return Counter.builder(VECTOR_INDEX_UNAVAILABLE)
+                .description("Snapshots searched exactly because their HNSW index could not be written")
+                .register(registry);
+    }
+
+    private Counter counter(String name, String description, String tag, String value) {
+        return Counter.builder(name).description(description).tag(tag, value).register(registry);
     }
 }

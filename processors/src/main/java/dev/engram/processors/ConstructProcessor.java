@@ -14,63 +14,76 @@ import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.Keys;
-import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
-import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
-import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.StoreBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * CONSTRUCT: the namespace-owned memory. Adds understood passages with their verified entities and passage↔entity
  * links (entity search, verification and grouping are the {@link EntityResolver}'s), removes retracted passages and
  * every entity no passage mentions any more, tracks each document's status against its manifest, and emits every
  * mutation, versioned per namespace, as a memory change.
+ *
+ * <p>Each record is one {@link MemoryTransaction}: its writes, counters and changes reach the stores and the
+ * memory-changes topic only when the whole record succeeded. A record that fails leaves no trace but its dead letter.
  */
 public final class ConstructProcessor implements Processor<String, UnderstandingEvent, Void, Emission> {
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ConstructProcessor.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ConstructProcessor.class);
+
+    /** A failure injected into the memory step once a record's changes are made, for tests; none in production. */
+    interface Fault {
+        Fault NONE = (tx, event) -> {};
+
+        void afterChanges(MemoryTransaction tx, UnderstandingEvent event);
+    }
 
     private final Meters meters;
+    private final Fault fault;
+    /** Parsed entity names, kept across records. */
+    private final PairDecider.Names names = new PairDecider.Names();
+
     private ProcessorContext<Void, Emission> context;
-    private KeyValueStore<String, DocumentRecord> documents;
-    private KeyValueStore<String, StoredPassage> passages;
-    private KeyValueStore<String, byte[]> vectors;
-    private KeyValueStore<String, Embeddings> embeddings;
-    private KeyValueStore<String, ReviewItem> reviews;
-    private KeyValueStore<String, NamespaceState> namespaces;
-    private EntityResolver resolver;
-    private Gists gists;
-
-    /** Per-record scratch: the namespace being changed and the changes made so far. */
-    private NamespaceState namespace;
-
-    private final List<MemoryChange> pending = new ArrayList<>();
+    private MemoryStores stores;
+    private DeadLetters letters;
 
     public ConstructProcessor(Meters meters) {
+        this(meters, Fault.NONE);
+    }
+
+    ConstructProcessor(Meters meters, Fault fault) {
         this.meters = meters;
+        this.fault = fault;
     }
 
     /** The memory step with every store it owns. */
     public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters) {
+        return supplier(meters, Fault.NONE);
+    }
+
+    static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters, Fault fault) {
         return new ProcessorSupplier<>() {
             @Override
             public Processor<String, UnderstandingEvent, Void, Emission> get() {
-                return new ConstructProcessor(meters);
+                return new ConstructProcessor(meters, fault);
             }
 
             @Override
@@ -85,139 +98,105 @@ public final class ConstructProcessor implements Processor<String, Understanding
     @Override
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
-        this.documents = context.getStateStore(StateStores.MEMORY_DOCUMENTS.name());
-        this.passages = context.getStateStore(StateStores.MEMORY_PASSAGES.name());
-        this.vectors = context.getStateStore(StateStores.MEMORY_VECTORS.name());
-        this.embeddings = context.getStateStore(StateStores.MEMORY_EMBEDDINGS.name());
-        this.reviews = context.getStateStore(StateStores.MEMORY_REVIEWS.name());
-        this.namespaces = context.getStateStore(StateStores.MEMORY_NAMESPACES.name());
-        this.gists = new Gists(
-                context.getStateStore(StateStores.MEMORY_GISTS.name()),
-                context.getStateStore(StateStores.MEMORY_THEMES.name()),
-                passages,
-                vectors,
-                embeddings,
-                meters);
-        this.resolver = new EntityResolver(
-                context.getStateStore(StateStores.MEMORY_ENTITIES.name()),
-                context.getStateStore(StateStores.MEMORY_ENTITY_PASSAGES.name()),
-                context.getStateStore(StateStores.MEMORY_ENTITY_INDEX.name()),
-                context.getStateStore(StateStores.MEMORY_ENTITY_PAIRS.name()),
-                context.getStateStore(StateStores.MEMORY_ENTITY_MEMBERS.name()),
-                context.getStateStore(StateStores.MEMORY_ENTITY_VECTORS.name()),
-                context.getStateStore(StateStores.MEMORY_ENTITY_OVERRIDES.name()),
-                context.getStateStore(StateStores.MEMORY_PASSAGE_ENTITIES.name()),
-                passages,
-                embeddings,
-                meters);
+        this.stores = MemoryStores.open(context);
+        this.letters = new DeadLetters(
+                context,
+                DeadLetter.Stage.CONSTRUCT,
+                meters,
+                e -> new DeadLetters.Failure(DeadLetter.Cause.ERROR, "memory update failed: " + e));
     }
 
     @Override
     public void process(Record<String, UnderstandingEvent> record) {
         UnderstandingEvent event = record.value();
+        byte[] key = DeadLetters.utf8(record.key());
         if (event instanceof UnderstandingEvent.Command c && c.command() == null) {
-            meters.deadLetter("construct", "bad_command");
-            byte[] key = record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8);
-            context.forward(new Record<Void, Emission>(
-                    null,
-                    DeadLetters.of(
-                            context, DeadLetter.Stage.CONSTRUCT, "memory command rejected: " + c.error(), key, c.raw()),
-                    record.timestamp(),
-                    record.headers()));
+            letters.reject(record, DeadLetter.Cause.BAD_COMMAND, "memory command rejected: " + c.error(), key, c.raw());
             return;
         }
-        String ns = event.namespace();
-        namespace = namespaces.get(ns);
-        if (namespace == null) {
-            namespace = NamespaceState.empty(ns);
-        }
-        pending.clear();
-        try {
-            resolver.begin(ns, resolverSink);
-            switch (event) {
-                case UnderstandingEvent.Understood u -> addPassage(u);
-                case UnderstandingEvent.Retracted r -> removePassage(r.retraction());
-                case UnderstandingEvent.Manifest m -> applyManifest(m);
-                case UnderstandingEvent.Command c -> resolver.command(c.command());
-            }
-            resolver.resolve();
-            if (Gists.themesDue(namespace.changesSinceThemes(), namespace.passages())) {
-                try {
-                    gists.recomputeThemes(ns, namespace.version(), now());
-                } catch (RuntimeException e) {
-                    // Themes are derived: a failure keeps the previous ones and never holds up the record.
-                    LOG.warn("eigen-themes of namespace {} not recomputed: {}", ns, e.toString());
-                    meters.themeSummary("failed");
-                }
-                namespace = namespace.themeChanges(true, 0);
-            }
-        } catch (StreamsException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            // A bug or a corrupt input must not stop the namespace: dead-letter it with the reason.
-            meters.deadLetter("construct", "error");
-            byte[] key = record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8);
-            context.forward(new Record<Void, Emission>(
-                    null,
-                    DeadLetters.of(
-                            context,
-                            DeadLetter.Stage.CONSTRUCT,
-                            "memory update failed: " + e,
-                            key,
-                            Json.toBytes(event)),
-                    record.timestamp(),
-                    record.headers()));
+        MemoryTransaction tx = MemoryTransaction.open(stores, event.namespace(), this::now);
+        // A bug or a corrupt input must not stop the namespace: it is dead-lettered, and its writes are forgotten.
+        Optional<List<MemoryChange>> committed = letters.call(record, key, () -> Json.toBytes(event), () -> {
+            apply(tx, event);
+            RecordMetadata meta = context.recordMetadata().orElse(null);
+            tx.update(s -> s.at(
+                    meta == null ? s.inputPartition() : meta.partition(),
+                    meta == null ? s.inputOffset() : meta.offset(),
+                    now()));
+            return tx.commit();
+        });
+        if (committed.isEmpty()) {
+            tx.abort();
             return;
         }
-        RecordMetadata meta = context.recordMetadata().orElse(null);
-        namespace = namespace.at(
-                meta == null ? namespace.inputPartition() : meta.partition(),
-                meta == null ? namespace.inputOffset() : meta.offset(),
-                now());
-        namespaces.put(ns, namespace);
-        for (MemoryChange change : pending) {
+        for (MemoryChange change : committed.get()) {
+            meters.memoryChange(MemoryChange.Type.of(change));
+            if (change instanceof MemoryChange.EntityDecision d) {
+                meters.resolution(d.decision());
+            }
             context.forward(new Record<Void, Emission>(null, new Emission.Change(change), record.timestamp()));
         }
     }
 
-    private void addPassage(UnderstandingEvent.Understood u) {
+    /** Everything one record does to memory, staged in its transaction. */
+    private void apply(MemoryTransaction tx, UnderstandingEvent event) {
+        EntityResolver entities = new EntityResolver(tx, meters, names);
+        switch (event) {
+            case UnderstandingEvent.Understood u -> addPassage(tx, entities, u);
+            case UnderstandingEvent.Retracted r -> removePassage(tx, entities, r.retraction());
+            case UnderstandingEvent.Manifest m -> applyManifest(tx, entities, m);
+            case UnderstandingEvent.Command c -> entities.command(c.command());
+        }
+        entities.resolve();
+        fault.afterChanges(tx, event);
+        if (Gists.themesDue(tx.state().changesSinceThemes(), tx.state().passages())) {
+            try {
+                Gists.recomputeThemes(tx);
+            } catch (RuntimeException e) {
+                // Themes are derived: a failure keeps the previous ones and never holds up the record.
+                LOG.warn("eigen-themes of namespace {} not recomputed: {}", tx.namespace(), e.toString());
+                meters.themeSummary(Meters.ThemeSummaryKind.FAILED);
+            }
+            tx.update(s -> s.themeChanges(true, 0));
+        }
+    }
+
+    private void addPassage(MemoryTransaction tx, EntityResolver entities, UnderstandingEvent.Understood u) {
         PassageEvent.Upsert p = u.passage();
         String ns = p.namespace();
         String docKey = Keys.of(ns, p.documentId());
-        DocumentRecord doc = documents.get(docKey);
+        DocumentRecord doc = tx.documents().get(docKey);
         if (doc != null && doc.version() > p.documentVersion() && !inManifest(doc, p.passageId())) {
-            meters.stale("passage");
+            meters.stale(Meters.StaleKind.PASSAGE);
             return;
         }
         String passageKey = Keys.of(ns, p.passageId());
-        StoredPassage previous = passages.get(passageKey);
+        StoredPassage previous = tx.passages().get(passageKey);
         if (previous != null) {
-            unlinkEntities(previous);
+            entities.unlink(previous.passageId(), previous.entityIds());
         }
-        clearReviews(ns, p.passageId());
+        clearReviews(tx, ns, p.passageId());
         Extraction proposed = u.understanding().extraction();
         Verifier.Verified verified = Verifier.verify(p.text(), proposed);
         Extraction extraction = kept(proposed, verified);
         Embeddings vectorsOf = kept(u.understanding().embeddings(), verified);
         for (int i = 0; i < verified.rejections().size(); i++) {
             Verifier.Rejection r = verified.rejections().get(i);
-            reviews.put(
-                    Keys.of(ns, p.passageId(), String.format(java.util.Locale.ROOT, "%05d", i)),
-                    new ReviewItem(
-                            ns,
-                            p.passageId(),
-                            p.documentId(),
-                            r.kind(),
-                            r.subject(),
-                            r.reason(),
-                            proposed.extractor(),
-                            now()));
+            tx.reviews()
+                    .put(
+                            Keys.of(ns, p.passageId(), String.format(Locale.ROOT, "%05d", i)),
+                            new ReviewItem(
+                                    ns,
+                                    p.passageId(),
+                                    p.documentId(),
+                                    r.kind().tag(),
+                                    r.subject(),
+                                    r.reason(),
+                                    proposed.extractor(),
+                                    tx.now()));
             meters.rejected(r.kind());
         }
-        List<String> entityIds = resolver.link(p.passageId(), p.documentId(), extraction, vectorsOf.entities());
-        for (String entityId : entityIds) {
-            change(new MemoryChange.LinkAdded(ns, nextVersion(), now(), p.passageId(), entityId));
-        }
+        List<String> entityIds = entities.link(p.passageId(), p.documentId(), extraction, vectorsOf.entities());
         StoredPassage stored = new StoredPassage(
                 ns,
                 p.documentId(),
@@ -233,16 +212,19 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 extraction,
                 entityIds,
                 u.understanding().embedder());
-        passages.put(passageKey, stored);
-        vectors.put(
-                passageKey, VectorCodec.toBytes(u.understanding().embeddings().passage()));
-        embeddings.put(passageKey, vectorsOf);
-        gists.added(stored, now());
-        namespace = namespace.themeChanges(false, 1);
+        tx.passages().put(passageKey, stored);
+        tx.vectors()
+                .put(
+                        passageKey,
+                        VectorCodec.toBytes(u.understanding().embeddings().passage()));
+        tx.embeddings().put(passageKey, vectorsOf);
+        Gists.added(tx, stored);
+        tx.update(s -> s.themeChanges(false, 1));
         if (previous == null) {
-            namespace = withCounts(0, 1);
+            tx.counts(0, 1, 0, 0);
         }
-        change(new MemoryChange.PassageAdded(ns, nextVersion(), now(), p.documentId(), p.passageId(), p.contentHash()));
+        tx.change(new MemoryChange.PassageAdded(
+                ns, tx.nextVersion(), tx.now(), p.documentId(), p.passageId(), p.contentHash()));
         if (doc == null) {
             // The manifest has not arrived yet: the document is being read.
             doc = new DocumentRecord(
@@ -256,61 +238,60 @@ public final class ConstructProcessor implements Processor<String, Understanding
                     p.eventTime(),
                     List.of(),
                     0,
-                    now());
-            documents.put(docKey, doc);
-            namespace = withCounts(1, 0).statusChanged(null, DocumentStatus.READING);
-            change(new MemoryChange.DocumentStatusChanged(
-                    ns, nextVersion(), now(), p.documentId(), doc.version(), DocumentStatus.READING));
+                    tx.now());
+            tx.documents().put(docKey, doc);
+            tx.counts(1, 0, 0, 0);
+            tx.update(s -> s.statusChanged(null, DocumentStatus.READING));
+            tx.change(new MemoryChange.DocumentStatusChanged(
+                    ns, tx.nextVersion(), tx.now(), p.documentId(), doc.version(), DocumentStatus.READING));
         } else if (previous == null && inManifest(doc, p.passageId())) {
-            updateStatus(doc, doc.present() + 1);
+            updateStatus(tx, doc, doc.present() + 1);
         }
     }
 
-    private void removePassage(PassageEvent.Retraction r) {
-        if (forget(r.namespace(), r.documentId(), r.passageId())) {
-            DocumentRecord doc = documents.get(Keys.of(r.namespace(), r.documentId()));
+    private void removePassage(MemoryTransaction tx, EntityResolver entities, PassageEvent.Retraction r) {
+        if (forget(tx, entities, r.namespace(), r.documentId(), r.passageId())) {
+            DocumentRecord doc = tx.documents().get(Keys.of(r.namespace(), r.documentId()));
             if (doc != null && inManifest(doc, r.passageId())) {
-                updateStatus(doc, doc.present() - 1);
+                updateStatus(tx, doc, doc.present() - 1);
             }
         }
     }
 
     /** Removes a passage, its vector and its links; false when it was not in memory. */
-    private boolean forget(String ns, String documentId, String passageId) {
+    private boolean forget(
+            MemoryTransaction tx, EntityResolver entities, String ns, String documentId, String passageId) {
         String passageKey = Keys.of(ns, passageId);
-        StoredPassage stored = passages.get(passageKey);
+        StoredPassage stored = tx.passages().get(passageKey);
         if (stored == null) {
             return false; // never understood (dead-lettered) or already removed: nothing to retract
         }
-        unlinkEntities(stored);
-        passages.delete(passageKey);
-        vectors.delete(passageKey);
-        embeddings.delete(passageKey);
-        clearReviews(ns, passageId);
-        gists.removed(ns, documentId, passageId, now());
-        namespace = withCounts(0, -1).themeChanges(false, 1);
-        change(new MemoryChange.PassageRemoved(ns, nextVersion(), now(), documentId, passageId));
+        // Entity resolution removes every entity left without passages.
+        entities.unlink(stored.passageId(), stored.entityIds());
+        tx.passages().delete(passageKey);
+        tx.vectors().delete(passageKey);
+        tx.embeddings().delete(passageKey);
+        clearReviews(tx, ns, passageId);
+        Gists.removed(tx, ns, documentId, passageId);
+        tx.counts(0, -1, 0, 0);
+        tx.update(s -> s.themeChanges(false, 1));
+        tx.change(new MemoryChange.PassageRemoved(ns, tx.nextVersion(), tx.now(), documentId, passageId));
         return true;
     }
 
-    /** Removes the passage's links; entity resolution removes every entity left without passages. */
-    private void unlinkEntities(StoredPassage passage) {
-        resolver.unlink(passage.passageId(), passage.entityIds());
-    }
-
-    private void applyManifest(UnderstandingEvent.Manifest m) {
+    private void applyManifest(MemoryTransaction tx, EntityResolver entities, UnderstandingEvent.Manifest m) {
         String docKey = Keys.of(m.namespace(), m.documentId());
-        DocumentRecord doc = documents.get(docKey);
+        DocumentRecord doc = tx.documents().get(docKey);
         if (doc != null && doc.version() > m.documentVersion()) {
-            meters.stale("manifest");
+            meters.stale(Meters.StaleKind.MANIFEST);
             return;
         }
         if (doc == null) {
-            namespace = withCounts(1, 0);
+            tx.counts(1, 0, 0, 0);
         } else if (doc.status() == DocumentStatus.ARCHIVED && m.op() == DocumentEvent.Op.UPSERT) {
-            namespace = withCounts(1, 0);
+            tx.counts(1, 0, 0, 0);
         } else if (doc.status() != DocumentStatus.ARCHIVED && m.op() == DocumentEvent.Op.DELETE) {
-            namespace = withCounts(-1, 0);
+            tx.counts(-1, 0, 0, 0);
         }
         if (doc != null) {
             // The manifest is the whole truth about the document: passages of the previous version that it no
@@ -320,13 +301,13 @@ public final class ConstructProcessor implements Processor<String, Understanding
             m.passages().forEach(ref -> kept.add(ref.passageId()));
             for (PassageRef ref : doc.passages()) {
                 if (!kept.contains(ref.passageId())) {
-                    forget(m.namespace(), m.documentId(), ref.passageId());
+                    forget(tx, entities, m.namespace(), m.documentId(), ref.passageId());
                 }
             }
         }
         int present = 0;
         for (PassageRef ref : m.passages()) {
-            StoredPassage p = passages.get(Keys.of(m.namespace(), ref.passageId()));
+            StoredPassage p = tx.passages().get(Keys.of(m.namespace(), ref.passageId()));
             if (p != null && p.contentHash().equals(ref.contentHash())) {
                 present++;
             }
@@ -334,26 +315,28 @@ public final class ConstructProcessor implements Processor<String, Understanding
         DocumentStatus status = m.op() == DocumentEvent.Op.DELETE
                 ? DocumentStatus.ARCHIVED
                 : statusOf(present, m.passages().size());
-        documents.put(
-                docKey,
-                new DocumentRecord(
-                        m.namespace(),
-                        m.documentId(),
-                        m.documentVersion(),
-                        status,
-                        m.title(),
-                        m.source(),
-                        m.metadata(),
-                        m.eventTime(),
-                        m.passages(),
-                        present,
-                        now()));
+        tx.documents()
+                .put(
+                        docKey,
+                        new DocumentRecord(
+                                m.namespace(),
+                                m.documentId(),
+                                m.documentVersion(),
+                                status,
+                                m.title(),
+                                m.source(),
+                                m.metadata(),
+                                m.eventTime(),
+                                m.passages(),
+                                present,
+                                tx.now()));
         if (doc == null || doc.status() != status) {
-            namespace = namespace.statusChanged(doc == null ? null : doc.status(), status);
+            DocumentStatus from = doc == null ? null : doc.status();
+            tx.update(s -> s.statusChanged(from, status));
         }
         if (doc == null || doc.status() != status || doc.version() != m.documentVersion()) {
-            change(new MemoryChange.DocumentStatusChanged(
-                    m.namespace(), nextVersion(), now(), m.documentId(), m.documentVersion(), status));
+            tx.change(new MemoryChange.DocumentStatusChanged(
+                    m.namespace(), tx.nextVersion(), tx.now(), m.documentId(), m.documentVersion(), status));
         }
     }
 
@@ -365,41 +348,41 @@ public final class ConstructProcessor implements Processor<String, Understanding
         return present == 0 ? DocumentStatus.PENDING : DocumentStatus.READING;
     }
 
-    private void updateStatus(DocumentRecord doc, int present) {
+    private static void updateStatus(MemoryTransaction tx, DocumentRecord doc, int present) {
         if (doc.status() == DocumentStatus.ARCHIVED) {
             return;
         }
         DocumentStatus status = doc.passages().isEmpty()
                 ? doc.status()
                 : statusOf(present, doc.passages().size());
-        documents.put(
-                Keys.of(doc.namespace(), doc.id()),
-                new DocumentRecord(
-                        doc.namespace(),
-                        doc.id(),
-                        doc.version(),
-                        status,
-                        doc.title(),
-                        doc.source(),
-                        doc.metadata(),
-                        doc.eventTime(),
-                        doc.passages(),
-                        present,
-                        now()));
+        tx.documents()
+                .put(
+                        Keys.of(doc.namespace(), doc.id()),
+                        new DocumentRecord(
+                                doc.namespace(),
+                                doc.id(),
+                                doc.version(),
+                                status,
+                                doc.title(),
+                                doc.source(),
+                                doc.metadata(),
+                                doc.eventTime(),
+                                doc.passages(),
+                                present,
+                                tx.now()));
         if (status != doc.status()) {
-            namespace = namespace.statusChanged(doc.status(), status);
-            change(new MemoryChange.DocumentStatusChanged(
-                    doc.namespace(), nextVersion(), now(), doc.id(), doc.version(), status));
+            tx.update(s -> s.statusChanged(doc.status(), status));
+            tx.change(new MemoryChange.DocumentStatusChanged(
+                    doc.namespace(), tx.nextVersion(), tx.now(), doc.id(), doc.version(), status));
         }
     }
 
-    private void clearReviews(String ns, String passageId) {
+    private static void clearReviews(MemoryTransaction tx, String ns, String passageId) {
         List<String> keys = new ArrayList<>();
-        try (var it = reviews.prefixScan(
-                Keys.prefix(ns, passageId), new org.apache.kafka.common.serialization.StringSerializer())) {
+        try (KeyValueIterator<String, ReviewItem> it = tx.reviews().prefixScan(Keys.prefix(ns, passageId))) {
             it.forEachRemaining(kv -> keys.add(kv.key));
         }
-        keys.forEach(reviews::delete);
+        keys.forEach(tx.reviews()::delete);
     }
 
     /** The extraction without what verification rejected; relations keep only accepted entities. */
@@ -447,55 +430,6 @@ public final class ConstructProcessor implements Processor<String, Understanding
             }
         }
         return false;
-    }
-
-    private long nextVersion() {
-        namespace = namespace.nextVersion();
-        return namespace.version();
-    }
-
-    private NamespaceState withCounts(long documentsDelta, long passagesDelta) {
-        return namespace.plus(documentsDelta, passagesDelta, 0, 0);
-    }
-
-    private final EntityResolver.Sink resolverSink = new EntityResolver.Sink() {
-        @Override
-        public long nextVersion() {
-            return ConstructProcessor.this.nextVersion();
-        }
-
-        @Override
-        public void change(MemoryChange change) {
-            ConstructProcessor.this.change(change);
-        }
-
-        @Override
-        public void counts(long resolvedDelta, long surfacesDelta) {
-            namespace = namespace.plus(0, 0, resolvedDelta, surfacesDelta);
-        }
-
-        @Override
-        public Instant now() {
-            return ConstructProcessor.this.now();
-        }
-    };
-
-    private void change(MemoryChange change) {
-        pending.add(change);
-        meters.memoryChange(typeOf(change));
-    }
-
-    static String typeOf(MemoryChange change) {
-        return switch (change) {
-            case MemoryChange.PassageAdded c -> "passage_added";
-            case MemoryChange.PassageRemoved c -> "passage_removed";
-            case MemoryChange.EntityCreated c -> "entity_created";
-            case MemoryChange.EntityRemoved c -> "entity_removed";
-            case MemoryChange.LinkAdded c -> "link_added";
-            case MemoryChange.LinkRemoved c -> "link_removed";
-            case MemoryChange.DocumentStatusChanged c -> "document_status";
-            case MemoryChange.EntityDecision c -> "entity_decision";
-        };
     }
 
     private Instant now() {

@@ -1,6 +1,5 @@
 package dev.engram.processors;
 
-import dev.engram.metrics.Meters;
 import dev.engram.retrieval.EigenThemes;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.VectorCodec;
@@ -11,11 +10,11 @@ import dev.engram.stores.ThemeSet;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The memory's gists, kept incrementally: a document's entries change with each passage that arrives or leaves (only
@@ -25,7 +24,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *
  * <p>Summaries stored here are made of the lead sentences of passage memories (which the LLM extractor writes
  * abstractively, the embedded one extractively); no LLM is called in the memory step, whose transactions must stay
- * short. With an LLM configured, the query layer writes abstractive theme summaries on request.
+ * short. With an LLM configured, the query layer writes abstractive theme summaries on request. Every write goes through
+ * the record's {@link MemoryTransaction}.
  */
 public final class Gists {
 
@@ -44,60 +44,39 @@ public final class Gists {
 
     private static final Pattern SENTENCE_END = Pattern.compile("(?<=[.!?])\\s+(?=[\\p{Lu}\\p{N}\"“])");
     private static final int LEAD_MAX_CHARS = 300;
-    private static final StringSerializer KEYS = new StringSerializer();
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Gists.class);
 
-    private final KeyValueStore<String, DocumentGist> gists;
-    private final KeyValueStore<String, ThemeSet> themes;
-    private final KeyValueStore<String, StoredPassage> passages;
-    private final KeyValueStore<String, byte[]> vectors;
-    private final KeyValueStore<String, Embeddings> embeddings;
-    private final Meters meters;
-
-    Gists(
-            KeyValueStore<String, DocumentGist> gists,
-            KeyValueStore<String, ThemeSet> themes,
-            KeyValueStore<String, StoredPassage> passages,
-            KeyValueStore<String, byte[]> vectors,
-            KeyValueStore<String, Embeddings> embeddings,
-            Meters meters) {
-        this.meters = meters;
-        this.gists = gists;
-        this.themes = themes;
-        this.passages = passages;
-        this.vectors = vectors;
-        this.embeddings = embeddings;
-    }
+    private Gists() {}
 
     /** A passage joined its document's memory. */
-    void added(StoredPassage p, Instant now) {
-        DocumentGist g = gists.get(Keys.of(p.namespace(), p.documentId()));
+    static void added(MemoryTransaction tx, StoredPassage p) {
+        DocumentGist g = tx.gists().get(Keys.of(p.namespace(), p.documentId()));
         List<DocumentGist.Entry> entries = new ArrayList<>(g == null ? List.of() : g.entries());
         entries.removeIf(e -> e.passageId().equals(p.passageId()));
         entries.add(new DocumentGist.Entry(p.passageId(), p.ordinal(), p.start(), lead(p.memory())));
-        store(p.namespace(), p.documentId(), p.title(), entries, now);
+        store(tx, p.namespace(), p.documentId(), p.title(), entries);
     }
 
     /** A passage left its document's memory. */
-    void removed(String ns, String documentId, String passageId, Instant now) {
-        DocumentGist g = gists.get(Keys.of(ns, documentId));
+    static void removed(MemoryTransaction tx, String ns, String documentId, String passageId) {
+        DocumentGist g = tx.gists().get(Keys.of(ns, documentId));
         if (g == null) {
             return;
         }
         List<DocumentGist.Entry> entries = new ArrayList<>(g.entries());
         entries.removeIf(e -> e.passageId().equals(passageId));
-        store(ns, documentId, g.title(), entries, now);
+        store(tx, ns, documentId, g.title(), entries);
     }
 
-    private void store(String ns, String documentId, String title, List<DocumentGist.Entry> entries, Instant now) {
+    private static void store(
+            MemoryTransaction tx, String ns, String documentId, String title, List<DocumentGist.Entry> entries) {
         if (entries.isEmpty()) {
-            gists.delete(Keys.of(ns, documentId));
+            tx.gists().delete(Keys.of(ns, documentId));
             return;
         }
         entries.sort(Comparator.comparingInt(DocumentGist.Entry::start)
                 .thenComparingInt(DocumentGist.Entry::ordinal)
                 .thenComparing(DocumentGist.Entry::passageId));
-        gists.put(Keys.of(ns, documentId), new DocumentGist(ns, documentId, title, entries, now));
+        tx.gists().put(Keys.of(ns, documentId), new DocumentGist(ns, documentId, title, entries, tx.now()));
     }
 
     /** True when the namespace changed enough since its themes were computed. */
@@ -105,16 +84,19 @@ public final class Gists {
         return changesSinceThemes >= Math.max(THEME_MIN_CHANGES, passageCount / 10);
     }
 
-    /** Recomputes a namespace's eigen-themes from its passages' vectors and utility questions. */
-    void recomputeThemes(String ns, long version, Instant now) {
+    /** Recomputes the namespace's eigen-themes from its passages' vectors and utility questions, as of its version. */
+    static void recomputeThemes(MemoryTransaction tx) {
+        String ns = tx.namespace();
+        long version = tx.state().version();
+        Instant now = tx.now();
         List<String> ids = new ArrayList<>();
         List<float[]> passageVectors = new ArrayList<>();
         List<float[]> questionSums = new ArrayList<>();
-        try (KeyValueIterator<String, byte[]> it = vectors.prefixScan(Keys.prefix(ns), KEYS)) {
+        try (KeyValueIterator<String, byte[]> it = tx.vectors().prefixScan(Keys.prefix(ns))) {
             while (it.hasNext() && ids.size() < THEME_MAX_PASSAGES) {
                 var kv = it.next();
                 float[] v = VectorCodec.fromBytes(kv.value);
-                Embeddings emb = embeddings.get(kv.key);
+                Embeddings emb = tx.embeddings().get(kv.key);
                 float[] sum = null;
                 if (emb != null) {
                     for (float[] q : emb.questions()) {
@@ -135,11 +117,11 @@ public final class Gists {
             }
         }
         // Vectors of another model (a namespace being re-embedded) do not belong in one graph: keep the majority's.
-        java.util.Map<Integer, Integer> dims = new java.util.HashMap<>();
+        Map<Integer, Integer> dims = new HashMap<>();
         passageVectors.forEach(v -> dims.merge(v.length, 1, Integer::sum));
         int dim = dims.entrySet().stream()
-                .max(java.util.Map.Entry.comparingByValue())
-                .map(java.util.Map.Entry::getKey)
+                .max(Map.Entry.comparingByValue())
+                .map(Map.Entry::getKey)
                 .orElse(0);
         for (int i = passageVectors.size() - 1; i >= 0; i--) {
             if (passageVectors.get(i).length != dim) {
@@ -164,7 +146,7 @@ public final class Gists {
                 String passageId = ids.get(t.members()[i]);
                 members.add(passageId);
                 weights.add(t.weights()[i]);
-                StoredPassage p = passages.get(Keys.of(ns, passageId));
+                StoredPassage p = tx.passages().get(Keys.of(ns, passageId));
                 if (p == null) {
                     continue;
                 }
@@ -181,7 +163,7 @@ public final class Gists {
             out.add(new ThemeSet.Theme(
                     out.size() + 1, t.eigenvalue(), members, weights, summary.toString(), questions));
         }
-        themes.put(ns, new ThemeSet(ns, version, ids.size(), result.essential(), out, now));
+        tx.themes().put(ns, new ThemeSet(ns, version, ids.size(), result.essential(), out, now));
     }
 
     /** The first sentence of a memory, at most a few hundred characters. */

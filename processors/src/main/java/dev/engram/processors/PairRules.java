@@ -3,10 +3,12 @@ package dev.engram.processors;
 import dev.engram.schemas.EntityType;
 import dev.engram.stores.PairDecision;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.commons.text.similarity.JaroWinklerSimilarity;
 
 /**
@@ -41,7 +43,7 @@ public final class PairRules {
             EntityType type,
             Set<String> aliases,
             Set<Integer> lsh,
-            java.util.function.Supplier<float[]> embedding) {
+            Supplier<float[]> embedding) {
 
         public Surface(
                 String id,
@@ -50,7 +52,7 @@ public final class PairRules {
                 EntityType type,
                 Set<String> aliases,
                 Set<Integer> lsh,
-                java.util.function.Supplier<float[]> embedding) {
+                Supplier<float[]> embedding) {
             this(id, NameForms.parse(normalized, written), type, aliases, lsh, embedding);
         }
 
@@ -229,7 +231,7 @@ public final class PairRules {
 
     /** Differently-named surfaces whose descriptions embed alike are shown for review, never merged on that alone. */
     private static Optional<Decision> embeddingNeighbours(Surface a, Surface b) {
-        if (java.util.Collections.disjoint(a.lsh(), b.lsh())) {
+        if (Collections.disjoint(a.lsh(), b.lsh())) {
             return Optional.empty(); // no shared hash bucket: not embedding neighbours, and no vector read
         }
         double cosine = cosine(a.vector(), b.vector());

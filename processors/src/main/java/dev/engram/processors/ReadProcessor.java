@@ -19,7 +19,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
@@ -39,6 +38,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
     private final Meters meters;
     private ProcessorContext<Void, Emission> context;
     private KeyValueStore<String, DocumentState> documents;
+    private DeadLetters letters;
 
     public ReadProcessor(DocumentDecoder decoder, Chunker chunker, Meters meters) {
         this.decoder = decoder;
@@ -66,32 +66,24 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
         this.documents = context.getStateStore(StateStores.READ_DOCUMENTS.name());
+        this.letters = new DeadLetters(
+                context,
+                DeadLetter.Stage.READ,
+                meters,
+                e -> new DeadLetters.Failure(DeadLetter.Cause.ERROR, "read failed: " + e));
     }
 
     @Override
     public void process(Record<byte[], byte[]> record) {
         switch (decoder.decode(record.key(), record.value())) {
             case DocumentDecoder.Rejected rejected -> {
-                meters.document("dead_lettered");
-                meters.deadLetter("read", cause(rejected.reason()));
-                forward(
-                        record,
-                        DeadLetters.of(
-                                context, DeadLetter.Stage.READ, rejected.reason(), record.key(), record.value()));
+                meters.document(Meters.DocumentOutcome.DEAD_LETTERED);
+                letters.reject(record, rejected.cause(), rejected.reason(), record.key(), record.value());
             }
             case DocumentDecoder.Accepted accepted -> {
-                try {
-                    read(record, accepted.event());
-                } catch (StreamsException e) {
-                    throw e;
-                } catch (RuntimeException e) {
-                    // A valid event the step cannot handle must not stop the stream: dead-letter it.
-                    meters.document("dead_lettered");
-                    meters.deadLetter("read", "error");
-                    forward(
-                            record,
-                            DeadLetters.of(
-                                    context, DeadLetter.Stage.READ, "read failed: " + e, record.key(), record.value()));
+                // A valid event the step cannot handle must not stop the stream: it is dead-lettered.
+                if (!letters.guard(record, record.key(), record::value, () -> read(record, accepted.event()))) {
+                    meters.document(Meters.DocumentOutcome.DEAD_LETTERED);
                 }
             }
         }
@@ -164,9 +156,9 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, false, after));
         // Same passages as before: only the manifest (title, source, metadata) is news.
         boolean unchanged = upserts.isEmpty() && previousIds.isEmpty() && after.equals(before);
-        meters.document(unchanged ? "unchanged" : "upserted");
-        meters.passages("upsert", upserts.size());
-        meters.passages("retract", previousIds.size());
+        meters.document(unchanged ? Meters.DocumentOutcome.UNCHANGED : Meters.DocumentOutcome.UPSERTED);
+        meters.passages(Meters.PassageOp.UPSERT, upserts.size());
+        meters.passages(Meters.PassageOp.RETRACT, previousIds.size());
     }
 
     private void delete(
@@ -177,7 +169,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
             List<PassageRef> before,
             long version) {
         if (previous == null || previous.deleted()) {
-            meters.document("unknown_delete");
+            meters.document(Meters.DocumentOutcome.UNKNOWN_DELETE);
             return;
         }
         for (PassageRef p : before) {
@@ -188,8 +180,8 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         }
         forward(record, new Emission.Understood(manifest(event, version, List.of())));
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, true, List.of()));
-        meters.document("deleted");
-        meters.passages("retract", before.size());
+        meters.document(Meters.DocumentOutcome.DELETED);
+        meters.passages(Meters.PassageOp.RETRACT, before.size());
     }
 
     private static UnderstandingEvent.Manifest manifest(DocumentEvent event, long version, List<PassageRef> passages) {
@@ -207,23 +199,5 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
 
     private void forward(Record<byte[], byte[]> record, Emission emission) {
         context.forward(new Record<Void, Emission>(null, emission, record.timestamp(), record.headers()));
-    }
-
-    /** A short, bounded label for the metrics tag. */
-    static String cause(String reason) {
-        if (reason.startsWith("malformed JSON")) {
-            return "malformed_json";
-        } else if (reason.startsWith("schema")) {
-            return "schema";
-        } else if (reason.startsWith("invalid UTF-8")) {
-            return "invalid_utf8";
-        } else if (reason.contains("above the limit")) {
-            return "too_large";
-        } else if (reason.startsWith("key")) {
-            return "key_mismatch";
-        } else if (reason.startsWith("null value")) {
-            return "null_value";
-        }
-        return "other";
     }
 }

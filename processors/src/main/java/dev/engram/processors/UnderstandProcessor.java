@@ -9,9 +9,8 @@ import dev.engram.schemas.Understanding;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.understanding.ExtractionException;
 import dev.engram.understanding.Understander;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import org.apache.kafka.streams.errors.StreamsException;
+import java.util.Optional;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -29,6 +28,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private final Meters meters;
     private ProcessorContext<Void, Emission> context;
     private ReadOnlyKeyValueStore<String, Extraction> cache;
+    private DeadLetters letters;
 
     /**
      * @param cacheStore name of the global extraction-cache store, or null to extract every time
@@ -48,49 +48,52 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
         this.cache = cacheStore == null ? null : context.getStateStore(cacheStore);
+        this.letters = new DeadLetters(
+                context,
+                DeadLetter.Stage.UNDERSTAND,
+                meters,
+                e -> e instanceof ExtractionException
+                        ? new DeadLetters.Failure(DeadLetter.Cause.EXTRACTOR_ERROR, e.getMessage())
+                        : new DeadLetters.Failure(DeadLetter.Cause.ERROR, "understanding failed: " + e));
     }
 
     @Override
     public void process(Record<String, PassageEvent> record) {
-        UnderstandingEvent out =
+        Optional<UnderstandingEvent> out =
                 switch (record.value()) {
-                    case PassageEvent.Upsert upsert -> understand(record, upsert);
-                    case PassageEvent.Retraction retraction -> new UnderstandingEvent.Retracted(retraction);
+                    case PassageEvent.Upsert upsert -> {
+                        long t0 = System.nanoTime();
+                        String extractor = understander.extractor().id();
+                        yield letters.call(
+                                record,
+                                DeadLetters.utf8(record.key()),
+                                () -> Json.toBytes(upsert),
+                                () -> understand(record, upsert, extractor, t0));
+                    }
+                    case PassageEvent.Retraction retraction ->
+                        Optional.of(new UnderstandingEvent.Retracted(retraction));
                 };
-        if (out != null) {
-            forward(record, new Emission.Understood(out));
-        }
+        out.ifPresent(event -> forward(record, new Emission.Understood(event)));
     }
 
-    private UnderstandingEvent understand(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
-        long t0 = System.nanoTime();
-        String extractor = understander.extractor().id();
-        try {
-            String key = cacheKey(upsert.contentHash(), extractor);
-            Extraction extraction = cache == null ? null : cache.get(key);
-            if (cache != null) {
-                meters.extractionCache(extraction != null);
-            }
-            if (extraction == null) {
-                extraction = understander.extract(upsert);
-                meters.extractionUsage(upsert.namespace(), extraction);
-                if (cache != null) {
-                    forward(record, new Emission.Extracted(key, extraction));
-                }
-            }
-            Understanding understanding = understander.embed(upsert, extraction);
-            meters.understood(extractor, Duration.ofNanos(System.nanoTime() - t0));
-            return new UnderstandingEvent.Understood(upsert, understanding);
-        } catch (StreamsException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            String cause = e instanceof ExtractionException ? "extractor_error" : "error";
-            meters.deadLetter("understand", cause);
-            String reason = e instanceof ExtractionException ? e.getMessage() : "understanding failed: " + e;
-            byte[] key = record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8);
-            forward(record, DeadLetters.of(context, DeadLetter.Stage.UNDERSTAND, reason, key, Json.toBytes(upsert)));
-            return null;
+    /** Extracts (or takes the cached extraction) and embeds; throws when the passage cannot be understood. */
+    private UnderstandingEvent understand(
+            Record<String, PassageEvent> record, PassageEvent.Upsert upsert, String extractor, long t0) {
+        String key = cacheKey(upsert.contentHash(), extractor);
+        Extraction extraction = cache == null ? null : cache.get(key);
+        if (cache != null) {
+            meters.extractionCache(extraction != null);
         }
+        if (extraction == null) {
+            extraction = understander.extract(upsert);
+            meters.extractionUsage(upsert.namespace(), extraction);
+            if (cache != null) {
+                forward(record, new Emission.Extracted(key, extraction));
+            }
+        }
+        Understanding understanding = understander.embed(upsert, extraction);
+        meters.understood(extractor, Duration.ofNanos(System.nanoTime() - t0));
+        return new UnderstandingEvent.Understood(upsert, understanding);
     }
 
     private void forward(Record<String, PassageEvent> record, Emission emission) {

@@ -1,5 +1,6 @@
 package dev.engram.processors;
 
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Span;
@@ -23,7 +24,7 @@ public final class Verifier {
     public record Verified(List<Integer> entities, List<Integer> facts, List<Rejection> rejections) {}
 
     /** A rejected entity or fact and why. */
-    public record Rejection(String kind, String subject, String reason) {}
+    public record Rejection(Meters.RejectedKind kind, String subject, String reason) {}
 
     private static final Set<String> GENERIC_HEADINGS = Set.of(
             "introduction",
@@ -68,7 +69,7 @@ public final class Verifier {
                 reason = anchoring(text, e);
             }
             if (reason != null) {
-                rejections.add(new Rejection("entity", e.name(), reason));
+                rejections.add(new Rejection(Meters.RejectedKind.ENTITY, e.name(), reason));
                 continue;
             }
             entities.add(i);
@@ -89,7 +90,7 @@ public final class Verifier {
                 reason = "evidence not found in the passage";
             }
             if (reason != null) {
-                rejections.add(new Rejection("fact", f.text(), reason));
+                rejections.add(new Rejection(Meters.RejectedKind.FACT, f.text(), reason));
             } else {
                 facts.add(i);
             }

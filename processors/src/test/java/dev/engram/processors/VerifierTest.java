@@ -1,6 +1,7 @@
 package dev.engram.processors;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.groups.Tuple.tuple;
 
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
@@ -60,10 +61,10 @@ class VerifierTest {
         assertThat(v.rejections())
                 .extracting(Verifier.Rejection::subject, Verifier.Rejection::reason)
                 .contains(
-                        org.assertj.core.groups.Tuple.tuple("Mary Shelley", "evidence span does not show the entity"),
-                        org.assertj.core.groups.Tuple.tuple("Percy Shelley", "no evidence span in the passage"),
-                        org.assertj.core.groups.Tuple.tuple("Note G", "evidence span does not show the entity"),
-                        org.assertj.core.groups.Tuple.tuple("Ada Lovelace  Note G", "incomplete fact"));
+                        tuple("Mary Shelley", "evidence span does not show the entity"),
+                        tuple("Percy Shelley", "no evidence span in the passage"),
+                        tuple("Note G", "evidence span does not show the entity"),
+                        tuple("Ada Lovelace  Note G", "incomplete fact"));
     }
 
     @Test

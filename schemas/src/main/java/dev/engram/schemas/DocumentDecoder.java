@@ -22,7 +22,8 @@ public final class DocumentDecoder {
 
     public record Accepted(DocumentEvent event) implements Result {}
 
-    public record Rejected(String reason) implements Result {}
+    /** Not a document event: the cause (for the dead letter and its meter) and a readable reason. */
+    public record Rejected(DeadLetter.Cause cause, String reason) implements Result {}
 
     private static final ObjectReader TREE_READER = Json.mapper()
             .reader()
@@ -41,10 +42,13 @@ public final class DocumentDecoder {
     public Result decode(byte[] key, byte[] value) {
         if (value == null) {
             return new Rejected(
+                    DeadLetter.Cause.NULL_VALUE,
                     "null value: to forget a document send {\"op\":\"delete\",\"namespace\":...,\"id\":...}");
         }
         if (value.length > maxBytes) {
-            return new Rejected("document event is " + value.length + " bytes, above the limit of " + maxBytes);
+            return new Rejected(
+                    DeadLetter.Cause.TOO_LARGE,
+                    "document event is " + value.length + " bytes, above the limit of " + maxBytes);
         }
         String text;
         try {
@@ -55,26 +59,26 @@ public final class DocumentDecoder {
                     .decode(ByteBuffer.wrap(value))
                     .toString();
         } catch (CharacterCodingException e) {
-            return new Rejected("invalid UTF-8 in value");
+            return new Rejected(DeadLetter.Cause.INVALID_UTF8, "invalid UTF-8 in value");
         }
         JsonNode node;
         try {
             node = TREE_READER.readTree(text);
         } catch (JsonProcessingException e) {
-            return new Rejected("malformed JSON: " + e.getOriginalMessage());
+            return new Rejected(DeadLetter.Cause.MALFORMED_JSON, "malformed JSON: " + e.getOriginalMessage());
         }
         if (node == null || node.isMissingNode()) {
-            return new Rejected("malformed JSON: empty value");
+            return new Rejected(DeadLetter.Cause.MALFORMED_JSON, "malformed JSON: empty value");
         }
         List<String> errors = Schemas.DOCUMENT_EVENT.validate(node);
         if (!errors.isEmpty()) {
-            return new Rejected("schema: " + String.join("; ", errors));
+            return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + String.join("; ", errors));
         }
         DocumentEvent event;
         try {
             event = Json.mapper().treeToValue(node, DocumentEvent.class);
         } catch (JsonProcessingException | IllegalArgumentException e) {
-            return new Rejected("schema: " + e.getMessage());
+            return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + e.getMessage());
         }
         if (key != null) {
             String keyText;
@@ -85,11 +89,13 @@ public final class DocumentDecoder {
                         .decode(ByteBuffer.wrap(key))
                         .toString();
             } catch (CharacterCodingException e) {
-                return new Rejected("invalid UTF-8 in key");
+                return new Rejected(DeadLetter.Cause.INVALID_UTF8, "invalid UTF-8 in key");
             }
             if (!keyText.equals(event.id())) {
-                return new Rejected("key '" + abbreviate(keyText) + "' differs from the document id '"
-                        + abbreviate(event.id()) + "'");
+                return new Rejected(
+                        DeadLetter.Cause.KEY_MISMATCH,
+                        "key '" + abbreviate(keyText) + "' differs from the document id '" + abbreviate(event.id())
+                                + "'");
             }
         }
         return new Accepted(event);

@@ -1,8 +1,11 @@
 package dev.engram.schemas;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
 
 /** A versioned mutation of a namespace's memory graph, keyed by namespace. */
 @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "type")
@@ -23,6 +26,37 @@ public sealed interface MemoryChange {
     long version();
 
     Instant at();
+
+    /** The kinds of change, by the {@code type} name they are written under. */
+    enum Type {
+        PASSAGE_ADDED,
+        PASSAGE_REMOVED,
+        ENTITY_CREATED,
+        ENTITY_REMOVED,
+        LINK_ADDED,
+        LINK_REMOVED,
+        DOCUMENT_STATUS,
+        ENTITY_DECISION;
+
+        /** The kind of a change. */
+        public static Type of(MemoryChange change) {
+            return switch (change) {
+                case PassageAdded c -> PASSAGE_ADDED;
+                case PassageRemoved c -> PASSAGE_REMOVED;
+                case EntityCreated c -> ENTITY_CREATED;
+                case EntityRemoved c -> ENTITY_REMOVED;
+                case LinkAdded c -> LINK_ADDED;
+                case LinkRemoved c -> LINK_REMOVED;
+                case DocumentStatusChanged c -> DOCUMENT_STATUS;
+                case EntityDecision c -> ENTITY_DECISION;
+            };
+        }
+
+        /** The {@code type} property of the change's JSON form. */
+        public String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     record PassageAdded(
             String namespace, long version, Instant at, String documentId, String passageId, String contentHash)
@@ -58,15 +92,46 @@ public sealed interface MemoryChange {
             String namespace,
             long version,
             Instant at,
-            String decision,
+            Kind decision,
             String entityId,
             String otherId,
             String rule,
             double score,
-            java.util.List<String> evidence)
+            List<String> evidence)
             implements MemoryChange {
+
+        /** What was decided (written by its lowercase name). */
+        public enum Kind {
+            /** New aliases or description. */
+            @JsonProperty("update")
+            UPDATE,
+            /** The surface joined the resolved entity {@code otherId}. */
+            @JsonProperty("merge")
+            MERGE,
+            /** The surface left the resolved entity {@code otherId}. */
+            @JsonProperty("unmerge")
+            UNMERGE,
+            /** A person should look at the pair. */
+            @JsonProperty("review")
+            REVIEW,
+            /** The pair waits for supporting evidence. */
+            @JsonProperty("defer")
+            DEFER,
+            /** A pair decision no longer holds. */
+            @JsonProperty("cleared")
+            CLEARED,
+            /** An operator keeps the pair apart. */
+            @JsonProperty("split")
+            SPLIT;
+
+            /** The name in events and meters. */
+            public String wireName() {
+                return name().toLowerCase(Locale.ROOT);
+            }
+        }
+
         public EntityDecision {
-            evidence = evidence == null ? java.util.List.of() : java.util.List.copyOf(evidence);
+            evidence = evidence == null ? List.of() : List.copyOf(evidence);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.engram.schemas;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import java.time.Instant;
@@ -48,9 +49,9 @@ public sealed interface PassageEvent {
             implements PassageEvent {}
 
     enum Reason {
-        @com.fasterxml.jackson.annotation.JsonProperty("updated")
+        @JsonProperty("updated")
         UPDATED,
-        @com.fasterxml.jackson.annotation.JsonProperty("deleted")
+        @JsonProperty("deleted")
         DELETED
     }
 }

@@ -2,6 +2,8 @@ package dev.engram.schemas;
 
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -77,7 +79,7 @@ public sealed interface UnderstandingEvent {
                 return new Command(null, "null value", null);
             }
             try {
-                com.fasterxml.jackson.databind.JsonNode tree = Json.mapper().readTree(bytes);
+                JsonNode tree = Json.mapper().readTree(bytes);
                 if (tree == null) {
                     return new Command(null, "empty value", bytes);
                 }
@@ -90,7 +92,7 @@ public sealed interface UnderstandingEvent {
                     return new Command(null, "entity_id and other_id must differ", bytes);
                 }
                 return new Command(command, null, bytes);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return new Command(null, "malformed JSON: " + e.getMessage(), bytes);
             }
         }

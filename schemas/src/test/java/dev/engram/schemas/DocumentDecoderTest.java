@@ -118,6 +118,27 @@ class DocumentDecoderTest {
     }
 
     @Test
+    void everyRejectionCarriesTheCauseItsReasonNames() {
+        byte[] badUtf8 = {'{', '"', (byte) 0xC3, (byte) 0x28, '"', '}'};
+        String big = "{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"upsert\",\"text\":\"" + "x".repeat(5000) + "\"}";
+        byte[] delete = utf8("{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"delete\"}");
+        assertThat(cause(null, utf8("{\"namespace\":"))).isEqualTo(DeadLetter.Cause.MALFORMED_JSON);
+        assertThat(cause(null, utf8(""))).isEqualTo(DeadLetter.Cause.MALFORMED_JSON);
+        assertThat(cause(null, utf8("[1,2,3]"))).isEqualTo(DeadLetter.Cause.SCHEMA);
+        assertThat(cause(null, badUtf8)).isEqualTo(DeadLetter.Cause.INVALID_UTF8);
+        assertThat(cause(new byte[] {(byte) 0xC3, (byte) 0x28}, delete)).isEqualTo(DeadLetter.Cause.INVALID_UTF8);
+        assertThat(cause(null, utf8(big))).isEqualTo(DeadLetter.Cause.TOO_LARGE);
+        assertThat(cause(utf8("other"), delete)).isEqualTo(DeadLetter.Cause.KEY_MISMATCH);
+        assertThat(cause(utf8("a"), null)).isEqualTo(DeadLetter.Cause.NULL_VALUE);
+    }
+
+    private DeadLetter.Cause cause(byte[] key, byte[] value) {
+        DocumentDecoder.Result result = decoder.decode(key, value);
+        assertThat(result).isInstanceOf(DocumentDecoder.Rejected.class);
+        return ((DocumentDecoder.Rejected) result).cause();
+    }
+
+    @Test
     void rejectsBadEventTimes() {
         assertThat(rejection(
                         null,

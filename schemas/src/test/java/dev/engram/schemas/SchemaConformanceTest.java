@@ -3,6 +3,7 @@ package dev.engram.schemas;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -111,10 +112,35 @@ class SchemaConformanceTest {
                 new MemoryChange.LinkRemoved("ns", 6, AT, PID, PID),
                 new MemoryChange.DocumentStatusChanged("ns", 7, AT, "doc", 1, DocumentStatus.VERIFIED),
                 new MemoryChange.EntityDecision(
-                        "ns", 8, AT, "merge", PID, PID, "acronym", 0.9, List.of("initials match")),
-                new MemoryChange.EntityDecision("ns", 9, AT, "update", PID, null, "aliases", 1, List.of()));
+                        "ns",
+                        8,
+                        AT,
+                        MemoryChange.EntityDecision.Kind.MERGE,
+                        PID,
+                        PID,
+                        "acronym",
+                        0.9,
+                        List.of("initials match")),
+                new MemoryChange.EntityDecision(
+                        "ns", 9, AT, MemoryChange.EntityDecision.Kind.UPDATE, PID, null, "aliases", 1, List.of()));
         for (MemoryChange c : changes) {
             assertThat(Schemas.MEMORY_CHANGE.validate(tree(c))).as(c.toString()).isEmpty();
+            assertThat(Json.fromBytes(Json.toBytes(c), MemoryChange.class)).isEqualTo(c);
+            assertThat(tree(c).get("type").asText())
+                    .isEqualTo(MemoryChange.Type.of(c).wireName());
+        }
+        assertThat(changes.stream().map(MemoryChange.Type::of).distinct())
+                .containsExactlyInAnyOrder(MemoryChange.Type.values());
+    }
+
+    @Test
+    void everyDecisionKindIsWrittenUnderItsWireNameAndMatchesTheSchema() {
+        for (MemoryChange.EntityDecision.Kind kind : MemoryChange.EntityDecision.Kind.values()) {
+            MemoryChange c = new MemoryChange.EntityDecision("ns", 1, AT, kind, PID, PID, "rule", 1, List.of());
+            assertThat(Schemas.MEMORY_CHANGE.validate(tree(c)))
+                    .as(kind.toString())
+                    .isEmpty();
+            assertThat(tree(c).get("decision").asText()).isEqualTo(kind.wireName());
             assertThat(Json.fromBytes(Json.toBytes(c), MemoryChange.class)).isEqualTo(c);
         }
     }
@@ -129,10 +155,38 @@ class SchemaConformanceTest {
     @Test
     void compensationsAndDeadLettersMatchTheirSchemas() {
         Compensation c = new Compensation("ns", 3, Compensation.Sink.QDRANT, "upsert_vector", PID, "timeout", 3, AT);
-        DeadLetter d = new DeadLetter(DeadLetter.Stage.READ, "malformed JSON: x", "t", 0, 42, null, "e30=", AT);
+        DeadLetter d = new DeadLetter(
+                DeadLetter.Stage.READ,
+                DeadLetter.Cause.MALFORMED_JSON,
+                "malformed JSON: x",
+                "t",
+                0,
+                42,
+                null,
+                "e30=",
+                AT);
         assertThat(Schemas.COMPENSATION.validate(tree(c))).isEmpty();
         assertThat(Schemas.DEAD_LETTER.validate(tree(d))).isEmpty();
         assertThat(Json.fromBytes(Json.toBytes(d), DeadLetter.class)).isEqualTo(d);
+    }
+
+    @Test
+    void everyDeadLetterCauseIsWrittenUnderItsWireNameAndMatchesTheSchema() {
+        for (DeadLetter.Cause cause : DeadLetter.Cause.values()) {
+            for (DeadLetter.Stage stage : cause.stages()) {
+                DeadLetter d = new DeadLetter(stage, cause, "why", "t", 0, 1, null, null, AT);
+                assertThat(Schemas.DEAD_LETTER.validate(tree(d)))
+                        .as(cause.toString())
+                        .isEmpty();
+                assertThat(tree(d).get("cause").asText()).isEqualTo(cause.wireName());
+                assertThat(tree(d).get("stage").asText()).isEqualTo(stage.wireName());
+                assertThat(Json.fromBytes(Json.toBytes(d), DeadLetter.class)).isEqualTo(d);
+            }
+        }
+        JsonNode unknown = ((ObjectNode) tree(new DeadLetter(
+                        DeadLetter.Stage.READ, DeadLetter.Cause.SCHEMA, "why", "t", 0, 1, null, null, AT)))
+                .put("cause", "nope");
+        assertThat(Schemas.DEAD_LETTER.validate(unknown)).isNotEmpty();
     }
 
     @Test

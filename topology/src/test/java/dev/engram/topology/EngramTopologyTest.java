@@ -5,11 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.StateStores;
@@ -23,9 +26,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -107,8 +112,7 @@ class EngramTopologyTest {
     private <V> List<V> storeValues(String store, String prefix) {
         KeyValueStore<String, V> kv = driver.getKeyValueStore(store);
         List<V> out = new ArrayList<>();
-        try (KeyValueIterator<String, V> it =
-                kv.prefixScan(prefix, new org.apache.kafka.common.serialization.StringSerializer())) {
+        try (KeyValueIterator<String, V> it = kv.prefixScan(prefix, new StringSerializer())) {
             it.forEachRemaining(e -> out.add(e.value));
         }
         return out;
@@ -158,9 +162,7 @@ class EngramTopologyTest {
                         .filter(e -> e.name().equals("Charles Babbage"))
                         .findFirst()
                         .orElseThrow();
-        assertThat(babbage.id())
-                .isEqualTo(dev.engram.stores.EntityNames.surfaceId(
-                        "wiki", "Charles Babbage", dev.engram.schemas.EntityType.PERSON));
+        assertThat(babbage.id()).isEqualTo(EntityNames.surfaceId("wiki", "Charles Babbage", EntityType.PERSON));
         assertThat(entities.get(Keys.of("wiki", babbage.id())).canonical()).isEqualTo(babbage.id());
         assertThat(babbage.passages()).isEqualTo(1);
         assertThat(babbage.mentions()).isEqualTo(1);
@@ -199,11 +201,7 @@ class EngramTopologyTest {
     @Test
     void namesEveryOperatorStoreAndSinkSoUpgradesKeepState() {
         String description = EngramTopology.build(
-                        TOPICS,
-                        1024,
-                        40,
-                        Understanders.cachingCounting(new java.util.concurrent.atomic.AtomicInteger()),
-                        Meters.detached())
+                        TOPICS, 1024, 40, Understanders.cachingCounting(new AtomicInteger()), Meters.detached())
                 .describe()
                 .toString();
 
@@ -304,11 +302,13 @@ class EngramTopologyTest {
         DeadLetter first = letters.get(0).value;
         assertThat(first.stage()).isEqualTo(DeadLetter.Stage.READ);
         assertThat(first.reason()).startsWith("malformed JSON");
+        assertThat(first.cause()).isEqualTo(DeadLetter.Cause.MALFORMED_JSON);
         assertThat(first.topic()).isEqualTo(TOPICS.documents().name());
         assertThat(first.offset()).isZero();
         assertThat(Base64.getDecoder().decode(first.valueBase64())).isEqualTo(malformed);
         assertThat(letters.get(0).key).isEqualTo(bytes("x"));
         assertThat(letters.get(1).value.reason()).startsWith("schema").contains("text");
+        assertThat(letters.get(1).value.cause()).isEqualTo(DeadLetter.Cause.SCHEMA);
         assertThat(letters.get(1).value.offset()).isEqualTo(1);
         assertThat(passagesOf("wiki", "ok")).hasSize(1);
     }
@@ -323,6 +323,7 @@ class EngramTopologyTest {
         assertThat(letters).singleElement().satisfies(l -> {
             assertThat(l.stage()).isEqualTo(DeadLetter.Stage.UNDERSTAND);
             assertThat(l.reason()).contains("extractor failed");
+            assertThat(l.cause()).isEqualTo(DeadLetter.Cause.EXTRACTOR_ERROR);
             assertThat(l.topic()).isEqualTo(TOPICS.passages().name());
             assertThat(new String(Base64.getDecoder().decode(l.valueBase64()), StandardCharsets.UTF_8))
                     .contains("POISON");
@@ -333,7 +334,7 @@ class EngramTopologyTest {
 
     @Test
     void theExtractionCacheSparesTheExtractorOnReplaysAndRepeatedContent() {
-        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger calls = new AtomicInteger();
         start(Understanders.cachingCounting(calls));
         String text = "# One\n\nAda Lovelace met Charles Babbage.\n\n# Two\n\nShe lived in London.";
 
@@ -348,8 +349,7 @@ class EngramTopologyTest {
                 .hasValue(2);
         assertThat(passagesOf("wiki", "ada")).hasSize(2);
         assertThat(passagesOf("other", "ada")).hasSize(2);
-        KeyValueStore<String, dev.engram.schemas.Extraction> cache =
-                driver.getKeyValueStore(StateStores.EXTRACTION_CACHE.name());
+        KeyValueStore<String, Extraction> cache = driver.getKeyValueStore(StateStores.EXTRACTION_CACHE.name());
         assertThat(cache.approximateNumEntries()).isEqualTo(2);
     }
 

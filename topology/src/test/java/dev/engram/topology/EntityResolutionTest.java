@@ -4,16 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.metrics.Meters;
 import dev.engram.query.EntityViews;
+import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.MemoryCommand;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
+import dev.engram.stores.MemoryReader;
+import dev.engram.stores.NamespaceState;
 import dev.engram.stores.PairDecision;
 import dev.engram.stores.StateStores;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Properties;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -74,8 +81,9 @@ class EntityResolutionTest {
         assertThat(usn.canonical()).isEqualTo(navy.canonical());
         assertThat(pair(usn, navy).decision()).isEqualTo(PairDecision.Kind.MERGE);
         assertThat(pair(usn, navy).rule()).isEqualTo("acronym");
-        assertThat(decisions("merge")).isNotEmpty().allSatisfy(d -> assertThat(d.rule())
-                .isEqualTo("acronym"));
+        assertThat(decisions(MemoryChange.EntityDecision.Kind.MERGE))
+                .isNotEmpty()
+                .allSatisfy(d -> assertThat(d.rule()).isEqualTo("acronym"));
         assertThat(namespace().entities()).isEqualTo(namespace().surfaces() - 1);
 
         delete("navy");
@@ -108,7 +116,7 @@ class EntityResolutionTest {
         assertThat(surface("babbage").canonical()).isEqualTo(surface("babbage").id());
         assertThat(pair(surface("babbage"), charles).decision()).isEqualTo(PairDecision.Kind.REVIEW);
         assertThat(pair(surface("babbage"), charles).rule()).isEqualTo("ambiguous");
-        assertThat(decisions("unmerge")).isNotEmpty();
+        assertThat(decisions(MemoryChange.EntityDecision.Kind.UNMERGE)).isNotEmpty();
     }
 
     @Test
@@ -176,18 +184,17 @@ class EntityResolutionTest {
         command("merge", clemens.id(), twain.id(), "pen name");
         assertThat(surface("samuel clemens").canonical())
                 .isEqualTo(surface("mark twain").canonical());
-        assertThat(decisions("merge")).anySatisfy(d -> assertThat(d.rule()).isEqualTo("operator"));
+        assertThat(decisions(MemoryChange.EntityDecision.Kind.MERGE))
+                .anySatisfy(d -> assertThat(d.rule()).isEqualTo("operator"));
     }
 
     @Test
     void aMalformedCommandIsDeadLettered() {
         var commands = driver.createInputTopic(
-                TOPICS.memoryCommands().name(),
-                new StringSerializer(),
-                new org.apache.kafka.common.serialization.ByteArraySerializer());
+                TOPICS.memoryCommands().name(), new StringSerializer(), new ByteArraySerializer());
         var deadLetters = driver.createOutputTopic(
                 TOPICS.deadLetters().name(),
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new ByteArrayDeserializer(),
                 TOPICS.deadLetters().valueSerde().deserializer());
         commands.pipeInput("wiki", "{\"namespace\": \"wiki\", \"op\": \"explode\"}".getBytes(StandardCharsets.UTF_8));
         commands.pipeInput("wiki", "not json".getBytes(StandardCharsets.UTF_8));
@@ -198,8 +205,10 @@ class EntityResolutionTest {
                                 + "\", \"reason\": \"\", \"at\": \"2026-01-01T00:00:00Z\"}")
                         .getBytes(StandardCharsets.UTF_8));
 
-        assertThat(deadLetters.readValuesToList())
-                .extracting(dev.engram.schemas.DeadLetter::reason)
+        List<DeadLetter> letters = deadLetters.readValuesToList();
+        assertThat(letters).extracting(DeadLetter::cause).containsOnly(DeadLetter.Cause.BAD_COMMAND);
+        assertThat(letters)
+                .extracting(DeadLetter::reason)
                 .satisfiesExactly(
                         r -> assertThat(r).startsWith("memory command rejected: schema"),
                         r -> assertThat(r).startsWith("memory command rejected: malformed JSON"),
@@ -215,13 +224,8 @@ class EntityResolutionTest {
                 TOPICS.memoryCommands().valueSerde().serializer());
         commands.pipeInput(
                 "wiki",
-                new dev.engram.schemas.MemoryCommand(
-                        "wiki",
-                        dev.engram.schemas.MemoryCommand.Op.valueOf(op.toUpperCase(java.util.Locale.ROOT)),
-                        a,
-                        b,
-                        reason,
-                        java.time.Instant.EPOCH));
+                new MemoryCommand(
+                        "wiki", MemoryCommand.Op.valueOf(op.toUpperCase(Locale.ROOT)), a, b, reason, Instant.EPOCH));
     }
 
     @Test
@@ -229,9 +233,8 @@ class EntityResolutionTest {
         upsert("bio", "Charles Babbage designed the Difference Engine. Babbage lived in London.");
         EntityRecord charles = surface("charles babbage");
         assertThat(charles.aliases()).containsKey("babbage"); // resolution compares normalized forms
-        EntityViews views = new EntityViews(name -> driver.getKeyValueStore(name));
-        @SuppressWarnings("unchecked")
-        List<String> aliases = (List<String>) views.byId("wiki", charles.id()).get("aliases");
+        EntityViews views = new EntityViews(new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name)));
+        List<String> aliases = views.byId("wiki", charles.id()).orElseThrow().aliases();
         assertThat(aliases).contains("Babbage").doesNotContain("babbage");
     }
 
@@ -276,16 +279,14 @@ class EntityResolutionTest {
         return out;
     }
 
-    private dev.engram.stores.NamespaceState namespace() {
-        KeyValueStore<String, dev.engram.stores.NamespaceState> store =
-                driver.getKeyValueStore(StateStores.MEMORY_NAMESPACES.name());
+    private NamespaceState namespace() {
+        KeyValueStore<String, NamespaceState> store = driver.getKeyValueStore(StateStores.MEMORY_NAMESPACES.name());
         return store.get("wiki");
     }
 
-    private List<MemoryChange.EntityDecision> decisions(String decision) {
+    private List<MemoryChange.EntityDecision> decisions(MemoryChange.EntityDecision.Kind decision) {
         return changes.readValuesToList().stream()
-                .filter(c -> c instanceof MemoryChange.EntityDecision d
-                        && d.decision().equals(decision))
+                .filter(c -> c instanceof MemoryChange.EntityDecision d && d.decision() == decision)
                 .map(c -> (MemoryChange.EntityDecision) c)
                 .toList();
     }

@@ -1,8 +1,11 @@
 package dev.engram.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.data.Offset.offset;
 
 import dev.engram.metrics.Meters;
+import dev.engram.query.GistViews;
+import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
@@ -11,6 +14,12 @@ import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -105,7 +114,7 @@ class GistsTest {
         int n = 0;
         for (int t = 0; t < topics.length; t++) {
             for (String name : names) {
-                upsert("doc-" + n, String.format(java.util.Locale.ROOT, topics[t], name, 1950 + n));
+                upsert("doc-" + n, String.format(Locale.ROOT, topics[t], name, 1950 + n));
                 n++;
             }
         }
@@ -114,7 +123,7 @@ class GistsTest {
         assertThat(themes).as("themes after %d passages", state.passages()).isNotNull();
         assertThat(themes.passages()).isGreaterThanOrEqualTo(16);
         assertThat(themes.themes()).hasSizeGreaterThanOrEqualTo(2);
-        assertThat(themes.themes().get(0).eigenvalue()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-3));
+        assertThat(themes.themes().get(0).eigenvalue()).isCloseTo(1.0, offset(1e-3));
         KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(StateStores.MEMORY_PASSAGES.name());
         assertThat(themes.themes()).allSatisfy(theme -> {
             assertThat(theme.passageIds()).hasSize(5);
@@ -140,19 +149,18 @@ class GistsTest {
 
     @Test
     void theGistIsMadeOfThePassagesNearestTheDocumentsCentroidInReadingOrder() {
-        java.util.List<DocumentGist.Entry> entries = new java.util.ArrayList<>();
-        java.util.Map<String, float[]> vectors = new java.util.HashMap<>();
+        List<DocumentGist.Entry> entries = new ArrayList<>();
+        Map<String, float[]> vectors = new HashMap<>();
         float[][] vs = {{0, 1, 0}, {1, 0, 0}, {0.9f, 0.1f, 0}, {0, 0, 1}, {0.95f, 0, 0.05f}};
         for (int i = 0; i < vs.length; i++) {
             entries.add(new DocumentGist.Entry("p" + i, i, i * 100, "Lead " + i + "."));
             vectors.put("p" + i, vs[i]);
         }
-        DocumentGist.View view = dev.engram.query.GistViews.view(
-                new DocumentGist("ns", "d", "D", entries, java.time.Instant.EPOCH), vectors::get);
+        DocumentGist.View view = GistViews.view(new DocumentGist("ns", "d", "D", entries, Instant.EPOCH), vectors::get);
         assertThat(view.gist()).containsExactly("Lead 1.", "Lead 2.", "Lead 4.");
         // unknown vectors (a passage just removed from the vector store) score nothing but keep their windows
-        DocumentGist.View partial = dev.engram.query.GistViews.view(
-                new DocumentGist("ns", "d", "D", entries, java.time.Instant.EPOCH),
+        DocumentGist.View partial = GistViews.view(
+                new DocumentGist("ns", "d", "D", entries, Instant.EPOCH),
                 id -> id.equals("p1") ? null : vectors.get(id));
         assertThat(partial.gist()).containsExactly("Lead 0.", "Lead 2.", "Lead 4.");
         assertThat(partial.windows().stream()
@@ -163,9 +171,9 @@ class GistsTest {
 
     private DocumentGist.View view(DocumentGist g) {
         KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(StateStores.MEMORY_VECTORS.name());
-        return dev.engram.query.GistViews.view(g, passageId -> {
+        return GistViews.view(g, passageId -> {
             byte[] v = vectors.get(Keys.of(g.namespace(), passageId));
-            return v == null ? null : dev.engram.schemas.VectorCodec.fromBytes(v);
+            return v == null ? null : VectorCodec.fromBytes(v);
         });
     }
 

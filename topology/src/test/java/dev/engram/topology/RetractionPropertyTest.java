@@ -5,16 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.Json;
+import dev.engram.stores.DocumentGist;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MentionRecord;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.PairDecision;
+import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +32,7 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -94,7 +98,7 @@ class RetractionPropertyTest {
     }
 
     /** The texts must make resolution decide something, or the property says nothing about it. */
-    @org.junit.jupiter.api.Test
+    @Test
     void theTextsExerciseEntityResolution() {
         List<String[]> all = new ArrayList<>();
         for (int i = 0; i < TEXTS.size(); i++) {
@@ -174,8 +178,7 @@ class RetractionPropertyTest {
                             + kv.value.score() + " " + kv.value.evidence()));
             d.put("pairs", pd);
             // Gists and episodic windows (themes are recomputed on thresholds of changes, so they follow history).
-            KeyValueStore<String, dev.engram.stores.DocumentGist> gists =
-                    driver.getKeyValueStore(StateStores.MEMORY_GISTS.name());
+            KeyValueStore<String, DocumentGist> gists = driver.getKeyValueStore(StateStores.MEMORY_GISTS.name());
             TreeSet<String> gs = new TreeSet<>();
             all(gists).forEach(kv -> gs.add(kv.key + " " + kv.value.entries()));
             d.put("gists", gs);
@@ -183,8 +186,7 @@ class RetractionPropertyTest {
             TreeSet<String> mb = new TreeSet<>();
             all(members).forEach(kv -> mb.add(kv.key));
             d.put("members", mb);
-            KeyValueStore<String, dev.engram.stores.ReviewItem> reviews =
-                    driver.getKeyValueStore(StateStores.MEMORY_REVIEWS.name());
+            KeyValueStore<String, ReviewItem> reviews = driver.getKeyValueStore(StateStores.MEMORY_REVIEWS.name());
             TreeSet<String> r = new TreeSet<>();
             all(reviews).forEach(kv -> r.add(kv.key + " " + kv.value.subject() + " " + kv.value.reason()));
             d.put("reviews", r);
@@ -204,8 +206,7 @@ class RetractionPropertyTest {
                             + kv.value.surfaces()));
             // The status counters the namespace keeps agree with its documents (ARCHIVED ones follow history).
             all(namespaces).forEach(kv -> {
-                Map<dev.engram.schemas.DocumentStatus, Long> scanned =
-                        new java.util.EnumMap<>(dev.engram.schemas.DocumentStatus.class);
+                Map<DocumentStatus, Long> scanned = new EnumMap<>(DocumentStatus.class);
                 all(documents).stream()
                         .filter(doc -> doc.value.namespace().equals(kv.key))
                         .forEach(doc -> scanned.merge(doc.value.status(), 1L, Long::sum));

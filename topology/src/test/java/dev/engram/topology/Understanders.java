@@ -11,6 +11,7 @@ import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** One real embedded understander per test JVM (the ONNX and OpenNLP models load once). */
 public final class Understanders {
@@ -31,7 +32,7 @@ public final class Understanders {
      * The real understander behind an extractor that reports itself as cacheable (as the LLM extractor does) and
      * counts its calls, to prove that the extraction cache spares them.
      */
-    public static Understander cachingCounting(java.util.concurrent.atomic.AtomicInteger calls) {
+    public static Understander cachingCounting(AtomicInteger calls) {
         Understander real = embedded();
         Extractor extractor = new Extractor() {
             @Override

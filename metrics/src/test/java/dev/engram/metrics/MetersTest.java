@@ -1,0 +1,117 @@
+package dev.engram.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.MemoryChange;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class MetersTest {
+
+    private final MeterRegistry registry = new SimpleMeterRegistry();
+    private final Meters meters = new Meters(registry);
+
+    /** The series of a meter, each as its tag values joined by "/" in the order of {@code tags}. */
+    private List<String> series(String name, String... tags) {
+        return registry.find(name).meters().stream()
+                .map(Meter::getId)
+                .map(id -> List.of(tags).stream().map(id::getTag).collect(Collectors.joining("/")))
+                .toList();
+    }
+
+    private double count(String name, String tag, String value) {
+        return registry.get(name).tag(tag, value).counter().count();
+    }
+
+    @Test
+    void everyFixedTagValueIsRegisteredFromTheStartUnderTheNameDashboardsUse() {
+        assertThat(series(Meters.DOCUMENTS, "outcome"))
+                .containsExactlyInAnyOrder("upserted", "unchanged", "deleted", "unknown_delete", "dead_lettered");
+        assertThat(series(Meters.PASSAGES, "op")).containsExactlyInAnyOrder("upsert", "retract");
+        assertThat(series(Meters.DEAD_LETTERS, "stage", "cause"))
+                .containsExactlyInAnyOrder(
+                        "read/malformed_json",
+                        "read/schema",
+                        "read/invalid_utf8",
+                        "read/too_large",
+                        "read/key_mismatch",
+                        "read/null_value",
+                        "read/error",
+                        "understand/extractor_error",
+                        "understand/error",
+                        "construct/bad_command",
+                        "construct/error");
+        assertThat(series(Meters.EXTRACTION_CACHE, "result")).containsExactlyInAnyOrder("hit", "miss");
+        assertThat(series(Meters.REJECTED, "kind")).containsExactlyInAnyOrder("entity", "fact");
+        assertThat(series(Meters.STALE, "kind")).containsExactlyInAnyOrder("passage", "manifest");
+        assertThat(series(Meters.MEMORY_CHANGES, "type"))
+                .containsExactlyInAnyOrder(
+                        "passage_added",
+                        "passage_removed",
+                        "entity_created",
+                        "entity_removed",
+                        "link_added",
+                        "link_removed",
+                        "document_status",
+                        "entity_decision");
+        assertThat(series(Meters.RESOLUTION, "decision"))
+                .containsExactlyInAnyOrder("update", "merge", "unmerge", "review", "defer", "cleared", "split");
+        assertThat(series(Meters.RESOLUTION_SKIPPED)).hasSize(1);
+        assertThat(series(Meters.THEME_SUMMARIES, "kind"))
+                .containsExactlyInAnyOrder("extractive", "abstractive", "failed");
+        assertThat(series(Meters.SNAPSHOT_BUILDS, "how", "outcome"))
+                .containsExactlyInAnyOrder("inline/ok", "inline/failed", "background/ok", "background/failed");
+        assertThat(series(Meters.VECTOR_INDEX_WRITES, "op")).containsExactlyInAnyOrder("write", "delete");
+        assertThat(series(Meters.VECTOR_INDEX_UNAVAILABLE)).hasSize(1);
+        assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.measure())
+                .allSatisfy(ms -> assertThat(ms.getValue()).isZero()));
+    }
+
+    @Test
+    void eachEnumCountsUnderItsTagValue() {
+        meters.document(Meters.DocumentOutcome.UNKNOWN_DELETE);
+        meters.passages(Meters.PassageOp.RETRACT, 3);
+        meters.deadLetter(DeadLetter.Stage.READ, DeadLetter.Cause.MALFORMED_JSON);
+        meters.rejected(Meters.RejectedKind.FACT);
+        meters.stale(Meters.StaleKind.MANIFEST);
+        meters.memoryChange(MemoryChange.Type.ENTITY_DECISION);
+        meters.resolution(MemoryChange.EntityDecision.Kind.SPLIT);
+        meters.extractionCache(true);
+
+        assertThat(count(Meters.DOCUMENTS, "outcome", "unknown_delete")).isEqualTo(1);
+        assertThat(count(Meters.PASSAGES, "op", "retract")).isEqualTo(3);
+        assertThat(registry.get(Meters.DEAD_LETTERS)
+                        .tag("stage", "read")
+                        .tag("cause", "malformed_json")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(count(Meters.REJECTED, "kind", "fact")).isEqualTo(1);
+        assertThat(count(Meters.STALE, "kind", "manifest")).isEqualTo(1);
+        assertThat(count(Meters.MEMORY_CHANGES, "type", "entity_decision")).isEqualTo(1);
+        assertThat(count(Meters.RESOLUTION, "decision", "split")).isEqualTo(1);
+        assertThat(count(Meters.EXTRACTION_CACHE, "result", "hit")).isEqualTo(1);
+    }
+
+    @Test
+    void theQuerySidesStringTagsCountInTheSameSeriesAsTheEnums() {
+        meters.themeSummary("abstractive");
+        meters.themeSummary(Meters.ThemeSummaryKind.ABSTRACTIVE);
+        meters.snapshotBuilt("inline", true, Duration.ofMillis(5));
+        meters.snapshotBuilt(Meters.SnapshotHow.INLINE, true, Duration.ofMillis(5));
+
+        assertThat(count(Meters.THEME_SUMMARIES, "kind", "abstractive")).isEqualTo(2);
+        assertThat(registry.get(Meters.SNAPSHOT_BUILDS)
+                        .tag("how", "inline")
+                        .tag("outcome", "ok")
+                        .timer()
+                        .count())
+                .isEqualTo(2);
+    }
+}

@@ -1,0 +1,90 @@
+package dev.engram.processors;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.stores.Keys;
+import dev.engram.stores.MentionRecord;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.kafka.streams.state.KeyValueIterator;
+
+/**
+ * The context of surface entities, within one record: the documents and co-mentioned surfaces of a surface's first
+ * {@link #CONTEXT_PASSAGES} passages (by passage id), and what two surfaces share of it — the supporting evidence that
+ * partial and alike names need before they merge.
+ */
+final class Contexts {
+
+    /** Passages of a surface read for its context (documents and co-mentioned entities). */
+    static final int CONTEXT_PASSAGES = 32;
+
+    private final MemoryTransaction tx;
+    private final Map<String, Context> contexts = new HashMap<>();
+
+    Contexts(MemoryTransaction tx) {
+        this.tx = tx;
+    }
+
+    /** Shared context of the two surfaces (a document, co-mentioned entities); empty when there is none. */
+    List<String> shared(String a, String b) {
+        Context ca = context(a);
+        Context cb = context(b);
+        List<String> out = new ArrayList<>();
+        for (String d : ca.documents) {
+            if (cb.documents.contains(d)) {
+                out.add("both in document " + d);
+                break;
+            }
+        }
+        if (!out.isEmpty()) {
+            return out;
+        }
+        // Places are mentioned with everything; one shared place is not enough, two shared entities are.
+        List<String> shared = new ArrayList<>();
+        boolean specific = false;
+        for (Map.Entry<String, Neighbour> n : ca.neighbours.entrySet()) {
+            if (!n.getKey().equals(a) && !n.getKey().equals(b) && cb.neighbours.containsKey(n.getKey())) {
+                shared.add("both mentioned with \"" + n.getValue().name() + "\"");
+                String t = n.getValue().type();
+                specific |= !t.equals(EntityType.PLACE.wireName())
+                        && !t.equals(EntityType.DATE.wireName())
+                        && !t.equals(EntityType.NUMBER.wireName());
+            }
+        }
+        return specific || shared.size() >= 2 ? shared.subList(0, Math.min(3, shared.size())) : List.of();
+    }
+
+    /** The documents and co-mentioned surfaces of a surface's first passages (by passage id). */
+    private record Context(Set<String> documents, Map<String, Neighbour> neighbours) {}
+
+    private record Neighbour(String name, String type) {}
+
+    private Context context(String sid) {
+        return contexts.computeIfAbsent(sid, id -> {
+            Set<String> documents = new TreeSet<>();
+            Map<String, Neighbour> neighbours = new TreeMap<>();
+            String ns = tx.namespace();
+            try (KeyValueIterator<String, MentionRecord> it = tx.mentions().prefixScan(Keys.prefix(ns, id))) {
+                for (int n = 0; it.hasNext() && n < CONTEXT_PASSAGES; n++) {
+                    var kv = it.next();
+                    documents.add(kv.value.documentId());
+                    String lines = tx.passageEntities().get(Keys.of(ns, Keys.last(kv.key)));
+                    if (lines == null) {
+                        continue;
+                    }
+                    for (String line : lines.split("\n", -1)) {
+                        String[] parts = line.split(" ", 3);
+                        if (parts.length == 3) {
+                            neighbours.putIfAbsent(parts[0], new Neighbour(parts[2], parts[1]));
+                        }
+                    }
+                }
+            }
+            return new Context(documents, neighbours);
+        });
+    }
+}

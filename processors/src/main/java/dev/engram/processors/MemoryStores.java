@@ -1,0 +1,56 @@
+package dev.engram.processors;
+
+import dev.engram.schemas.Embeddings;
+import dev.engram.stores.DocumentGist;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.MentionRecord;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.PairDecision;
+import dev.engram.stores.ReviewItem;
+import dev.engram.stores.StateStores;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.ThemeSet;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/** Every store of the memory step (see {@link StateStores#MEMORY}), opened once per processor. */
+record MemoryStores(
+        KeyValueStore<String, DocumentRecord> documents,
+        KeyValueStore<String, StoredPassage> passages,
+        KeyValueStore<String, byte[]> vectors,
+        KeyValueStore<String, Embeddings> embeddings,
+        KeyValueStore<String, ReviewItem> reviews,
+        KeyValueStore<String, EntityRecord> entities,
+        KeyValueStore<String, MentionRecord> mentions,
+        KeyValueStore<String, String> index,
+        KeyValueStore<String, PairDecision> pairs,
+        KeyValueStore<String, String> members,
+        KeyValueStore<String, byte[]> entityVectors,
+        KeyValueStore<String, PairDecision> overrides,
+        KeyValueStore<String, String> passageEntities,
+        KeyValueStore<String, DocumentGist> gists,
+        KeyValueStore<String, ThemeSet> themes,
+        KeyValueStore<String, NamespaceState> namespaces) {
+
+    /** The stores as the processor's context holds them. */
+    static MemoryStores open(ProcessorContext<?, ?> context) {
+        return new MemoryStores(
+                context.getStateStore(StateStores.MEMORY_DOCUMENTS.name()),
+                context.getStateStore(StateStores.MEMORY_PASSAGES.name()),
+                context.getStateStore(StateStores.MEMORY_VECTORS.name()),
+                context.getStateStore(StateStores.MEMORY_EMBEDDINGS.name()),
+                context.getStateStore(StateStores.MEMORY_REVIEWS.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITIES.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_PASSAGES.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_INDEX.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_PAIRS.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_MEMBERS.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_VECTORS.name()),
+                context.getStateStore(StateStores.MEMORY_ENTITY_OVERRIDES.name()),
+                context.getStateStore(StateStores.MEMORY_PASSAGE_ENTITIES.name()),
+                context.getStateStore(StateStores.MEMORY_GISTS.name()),
+                context.getStateStore(StateStores.MEMORY_THEMES.name()),
+                context.getStateStore(StateStores.MEMORY_NAMESPACES.name()));
+    }
+}

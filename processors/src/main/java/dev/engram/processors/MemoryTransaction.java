@@ -1,0 +1,233 @@
+package dev.engram.processors;
+
+import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.MemoryChange;
+import dev.engram.stores.DocumentGist;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.MentionRecord;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.PairDecision;
+import dev.engram.stores.ReviewItem;
+import dev.engram.stores.StagedStore;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.ThemeSet;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
+
+/**
+ * What one input record does to a namespace's memory, all or nothing: every write to the memory stores is staged (reads
+ * see the staged writes first) together with the namespace's counters and version and the memory changes made, and
+ * it all reaches the stores only when the record succeeded ({@link #commit()}); {@link #abort()} leaves the stores as
+ * they were and forgets the changes.
+ */
+final class MemoryTransaction {
+
+    private final MemoryStores stores;
+    private final Supplier<Instant> clock;
+    private final StagedStore<DocumentRecord> documents;
+    private final StagedStore<StoredPassage> passages;
+    private final StagedStore<byte[]> vectors;
+    private final StagedStore<Embeddings> embeddings;
+    private final StagedStore<ReviewItem> reviews;
+    private final StagedStore<EntityRecord> entities;
+    private final StagedStore<MentionRecord> mentions;
+    private final StagedStore<String> index;
+    private final StagedStore<PairDecision> pairs;
+    private final StagedStore<String> members;
+    private final StagedStore<byte[]> entityVectors;
+    private final StagedStore<PairDecision> overrides;
+    private final StagedStore<String> passageEntities;
+    private final StagedStore<DocumentGist> gists;
+    private final StagedStore<ThemeSet> themes;
+    private final List<StagedStore<?>> staged;
+    private final List<MemoryChange> changes = new ArrayList<>();
+    private NamespaceState state;
+    private boolean open = true;
+
+    private MemoryTransaction(MemoryStores stores, NamespaceState state, Supplier<Instant> clock) {
+        this.stores = stores;
+        this.state = state;
+        this.clock = clock;
+        this.documents = new StagedStore<>(stores.documents());
+        this.passages = new StagedStore<>(stores.passages());
+        this.vectors = new StagedStore<>(stores.vectors());
+        this.embeddings = new StagedStore<>(stores.embeddings());
+        this.reviews = new StagedStore<>(stores.reviews());
+        this.entities = new StagedStore<>(stores.entities());
+        this.mentions = new StagedStore<>(stores.mentions());
+        this.index = new StagedStore<>(stores.index());
+        this.pairs = new StagedStore<>(stores.pairs());
+        this.members = new StagedStore<>(stores.members());
+        this.entityVectors = new StagedStore<>(stores.entityVectors());
+        this.overrides = new StagedStore<>(stores.overrides());
+        this.passageEntities = new StagedStore<>(stores.passageEntities());
+        this.gists = new StagedStore<>(stores.gists());
+        this.themes = new StagedStore<>(stores.themes());
+        this.staged = List.of(
+                documents,
+                passages,
+                vectors,
+                embeddings,
+                reviews,
+                entities,
+                mentions,
+                index,
+                pairs,
+                members,
+                entityVectors,
+                overrides,
+                passageEntities,
+                gists,
+                themes);
+    }
+
+    /** A transaction over a namespace's memory, starting from its stored state; {@code clock} tells the time. */
+    static MemoryTransaction open(MemoryStores stores, String namespace, Supplier<Instant> clock) {
+        NamespaceState state = stores.namespaces().get(namespace);
+        return new MemoryTransaction(stores, state == null ? NamespaceState.empty(namespace) : state, clock);
+    }
+
+    // ---- the namespace ---------------------------------------------------------------------------------------------
+
+    String namespace() {
+        return state.namespace();
+    }
+
+    /** The namespace's counters and watermark as this record has changed them so far. */
+    NamespaceState state() {
+        return state;
+    }
+
+    void update(UnaryOperator<NamespaceState> change) {
+        checkOpen();
+        state = change.apply(state);
+    }
+
+    /** Adds to the namespace's counters of documents, passages, resolved entities and surface entities. */
+    void counts(long documentsDelta, long passagesDelta, long entitiesDelta, long surfacesDelta) {
+        update(s -> s.plus(documentsDelta, passagesDelta, entitiesDelta, surfacesDelta));
+    }
+
+    /** The version of the next memory change. */
+    long nextVersion() {
+        update(NamespaceState::nextVersion);
+        return state.version();
+    }
+
+    Instant now() {
+        return clock.get();
+    }
+
+    /** Records a memory change, emitted when the record commits. */
+    void change(MemoryChange change) {
+        checkOpen();
+        changes.add(change);
+    }
+
+    /** Records an entity-resolution decision about {@code entityId} (and {@code otherId}, or null). */
+    void decision(
+            MemoryChange.EntityDecision.Kind kind,
+            String entityId,
+            String otherId,
+            String rule,
+            double score,
+            List<String> evidence) {
+        change(new MemoryChange.EntityDecision(
+                namespace(), nextVersion(), now(), kind, entityId, otherId, rule, score, evidence));
+    }
+
+    /** The changes made so far, in order. */
+    List<MemoryChange> changes() {
+        return List.copyOf(changes);
+    }
+
+    // ---- the stores ------------------------------------------------------------------------------------------------
+
+    StagedStore<DocumentRecord> documents() {
+        return documents;
+    }
+
+    StagedStore<StoredPassage> passages() {
+        return passages;
+    }
+
+    StagedStore<byte[]> vectors() {
+        return vectors;
+    }
+
+    StagedStore<Embeddings> embeddings() {
+        return embeddings;
+    }
+
+    StagedStore<ReviewItem> reviews() {
+        return reviews;
+    }
+
+    StagedStore<EntityRecord> entities() {
+        return entities;
+    }
+
+    StagedStore<MentionRecord> mentions() {
+        return mentions;
+    }
+
+    StagedStore<String> index() {
+        return index;
+    }
+
+    StagedStore<PairDecision> pairs() {
+        return pairs;
+    }
+
+    StagedStore<String> members() {
+        return members;
+    }
+
+    StagedStore<byte[]> entityVectors() {
+        return entityVectors;
+    }
+
+    StagedStore<PairDecision> overrides() {
+        return overrides;
+    }
+
+    StagedStore<String> passageEntities() {
+        return passageEntities;
+    }
+
+    StagedStore<DocumentGist> gists() {
+        return gists;
+    }
+
+    StagedStore<ThemeSet> themes() {
+        return themes;
+    }
+
+    // ---- the end ---------------------------------------------------------------------------------------------------
+
+    /** Writes everything staged and the namespace's state to the stores; returns the changes to emit, in order. */
+    List<MemoryChange> commit() {
+        checkOpen();
+        open = false;
+        staged.forEach(StagedStore::commit);
+        stores.namespaces().put(state.namespace(), state);
+        return List.copyOf(changes);
+    }
+
+    /** Forgets everything staged: the stores, the namespace's state and the changes stay as they were. */
+    void abort() {
+        open = false;
+        staged.forEach(StagedStore::abort);
+        changes.clear();
+    }
+
+    private void checkOpen() {
+        if (!open) {
+            throw new IllegalStateException("the memory transaction of namespace " + namespace() + " has ended");
+        }
+    }
+}

@@ -1,0 +1,323 @@
+package dev.engram.processors;
+
+import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.MemoryCommand;
+import dev.engram.schemas.VectorCodec;
+import dev.engram.stores.BlockKeys;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.PairDecision;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import org.apache.kafka.streams.state.KeyValueIterator;
+
+/**
+ * VERIFY for entity resolution, within one record: decides the candidate pairs of a surface by {@link PairRules} — or
+ * by an operator's override of the pair — and stores every decision (merge, review, defer, split) in both directions
+ * with its rule, score and evidence, emitting a decision change for each one that is not a merge (merges show as the
+ * groups change) and for each that no longer holds. A decision reads only the two surfaces, how many surfaces the
+ * shorter name could stand for (its ambiguity, counted over the name blocks) and the context both share.
+ */
+final class PairDecider {
+
+    private final MemoryTransaction tx;
+    private final BlockingIndex index;
+    private final Contexts contexts;
+    private final Names names;
+    /** Surface views and ambiguity counts: memory does not change while pairs are decided. */
+    private final Map<String, Optional<PairRules.Surface>> views = new HashMap<>();
+
+    private final Map<String, Integer> ambiguities = new HashMap<>();
+
+    PairDecider(MemoryTransaction tx, BlockingIndex index, Contexts contexts, Names names) {
+        this.tx = tx;
+        this.index = index;
+        this.contexts = contexts;
+        this.names = names;
+    }
+
+    /** Parsed names by (normalized, written): pure, so kept across records (bounded). */
+    static final class Names {
+        private static final int MAX = 100_000;
+        private final Map<String, NameForms.Name> parsed = new HashMap<>();
+
+        NameForms.Name parse(String normalized, String written) {
+            if (parsed.size() > MAX) {
+                parsed.clear();
+            }
+            return parsed.computeIfAbsent(
+                    normalized + Keys.SEPARATOR + written, k -> NameForms.parse(normalized, written));
+        }
+    }
+
+    /** The stored decisions of a surface, by the other surface. */
+    static Map<String, PairDecision> stored(MemoryTransaction tx, String sid) {
+        Map<String, PairDecision> out = new TreeMap<>();
+        try (KeyValueIterator<String, PairDecision> it = tx.pairs().prefixScan(Keys.prefix(tx.namespace(), sid))) {
+            it.forEachRemaining(kv -> out.put(Keys.last(kv.key), kv.value));
+        }
+        return out;
+    }
+
+    /**
+     * Stores an operator's decision about a pair: it overrides the rules for that pair until cleared, and survives the
+     * surfaces leaving memory and coming back. Applied when the pair is decided again.
+     */
+    void override(MemoryCommand c) {
+        String ns = tx.namespace();
+        String a = c.entityId(); // distinct: a command naming one surface twice is dead-lettered when read
+        String b = c.otherId();
+        if (c.op() == MemoryCommand.Op.CLEAR) {
+            tx.overrides().delete(Keys.of(ns, a, b));
+            tx.overrides().delete(Keys.of(ns, b, a));
+        } else {
+            PairDecision.Kind decision =
+                    c.op() == MemoryCommand.Op.SPLIT ? PairDecision.Kind.SPLIT : PairDecision.Kind.MERGE;
+            List<String> evidence = c.reason().isBlank() ? List.of("operator") : List.of("operator: " + c.reason());
+            PairDecision d = new PairDecision(ns, a, b, decision, "operator", 1, evidence, tx.now());
+            tx.overrides().put(Keys.of(ns, a, b), d);
+            tx.overrides().put(Keys.of(ns, b, a), d.mirrored());
+        }
+    }
+
+    /**
+     * The surfaces whose pairs depend on how many surfaces a short name could stand for, when {@code sid} changed
+     * from {@code before} to {@code after} (either null: new, or gone): the others in its name blocks that it is (or
+     * was) a short form of.
+     */
+    Set<String> shortFormNeighbours(String sid, EntityRecord before, EntityRecord after) {
+        Set<String> oldKeys = before == null ? Set.of() : BlockingIndex.blockKeys(before);
+        Set<String> newKeys = after == null ? Set.of() : BlockingIndex.blockKeys(after);
+        PairRules.Surface was = before == null ? null : view(before);
+        PairRules.Surface is = after == null ? null : view(after);
+        boolean standsForChanged = before == null
+                || after == null
+                || !oldKeys.equals(newKeys)
+                || !before.name().equals(after.name());
+        Set<String> out = new TreeSet<>();
+        if (!standsForChanged) {
+            return out;
+        }
+        Set<String> keys = new TreeSet<>(oldKeys);
+        keys.addAll(newKeys);
+        for (String k : keys) {
+            if (BlockKeys.isEmbedding(k)) {
+                continue; // embedding blocks never decide ambiguity
+            }
+            for (String other : index.block(k)) {
+                PairRules.Surface o = other.equals(sid) ? null : surface(other);
+                if (o != null
+                        && ((was != null && PairRules.shortForm(o, was) != null)
+                                || (is != null && PairRules.shortForm(o, is) != null))) {
+                    out.add(other);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** A surface left memory: its pairs go, each cleared; returns the surfaces it was paired with. */
+    Set<String> forget(String sid) {
+        String ns = tx.namespace();
+        Set<String> others = new TreeSet<>();
+        for (PairDecision p : stored(tx, sid).values()) {
+            tx.pairs().delete(Keys.of(ns, p.otherId(), sid));
+            tx.decision(
+                    MemoryChange.EntityDecision.Kind.CLEARED,
+                    p.otherId(),
+                    sid,
+                    p.rule(),
+                    p.score(),
+                    List.of("entity left memory"));
+            others.add(p.otherId());
+        }
+        tx.pairs().delete(Keys.of(ns, sid, sid));
+        List<String> keys = new ArrayList<>();
+        try (KeyValueIterator<String, PairDecision> it = tx.pairs().prefixScan(Keys.prefix(ns, sid))) {
+            it.forEachRemaining(kv -> keys.add(kv.key));
+        }
+        keys.forEach(tx.pairs()::delete);
+        return others;
+    }
+
+    /**
+     * Decides every candidate pair of {@code e} anew ({@code storedOnly}: only the pairs that have a decision) and
+     * stores what changed; returns the surfaces whose pair decisions changed.
+     */
+    Set<String> redecide(EntityRecord e, boolean storedOnly) {
+        String ns = tx.namespace();
+        PairRules.Surface self = view(e);
+        Map<String, PairDecision> stored = stored(tx, e.id());
+        Map<String, PairDecision> operator = new TreeMap<>();
+        try (KeyValueIterator<String, PairDecision> it = tx.overrides().prefixScan(Keys.prefix(ns, e.id()))) {
+            it.forEachRemaining(kv -> operator.put(Keys.last(kv.key), kv.value));
+        }
+        Map<String, PairDecision> now = new TreeMap<>();
+        Set<String> toDecide = new TreeSet<>(storedOnly ? stored.keySet() : index.candidates(e));
+        toDecide.addAll(operator.keySet());
+        for (String candidate : toDecide) {
+            if (candidate.equals(e.id())) {
+                continue;
+            }
+            PairRules.Surface o = surface(candidate);
+            if (o == null) {
+                continue;
+            }
+            PairDecision override = operator.get(candidate);
+            if (override != null) {
+                now.put(
+                        candidate,
+                        new PairDecision(
+                                ns,
+                                e.id(),
+                                candidate,
+                                override.decision(),
+                                override.rule(),
+                                override.score(),
+                                override.evidence(),
+                                tx.now()));
+                continue;
+            }
+            // Decided in one orientation (smaller id first), so a pair reads the same whichever side asks.
+            boolean selfFirst = e.id().compareTo(candidate) < 0;
+            PairRules.decide(selfFirst ? self : o, selfFirst ? o : self, lookup)
+                    .ifPresent(d -> now.put(
+                            candidate,
+                            new PairDecision(
+                                    ns, e.id(), candidate, d.decision(), d.rule(), d.score(), d.evidence(), tx.now())));
+        }
+        Set<String> changed = new TreeSet<>();
+        for (Map.Entry<String, PairDecision> old : stored.entrySet()) {
+            if (!now.containsKey(old.getKey())) {
+                tx.pairs().delete(Keys.of(ns, e.id(), old.getKey()));
+                tx.pairs().delete(Keys.of(ns, old.getKey(), e.id()));
+                tx.decision(
+                        MemoryChange.EntityDecision.Kind.CLEARED,
+                        e.id(),
+                        old.getKey(),
+                        old.getValue().rule(),
+                        old.getValue().score(),
+                        List.of());
+                changed.add(old.getKey());
+            }
+        }
+        for (Map.Entry<String, PairDecision> d : now.entrySet()) {
+            PairDecision previous = stored.get(d.getKey());
+            if (d.getValue().sameAs(previous)) {
+                continue;
+            }
+            tx.pairs().put(Keys.of(ns, e.id(), d.getKey()), d.getValue());
+            tx.pairs().put(Keys.of(ns, d.getKey(), e.id()), d.getValue().mirrored());
+            PairDecision v = d.getValue();
+            if (v.decision() != PairDecision.Kind.MERGE) {
+                tx.decision(kindOf(v.decision()), e.id(), d.getKey(), v.rule(), v.score(), v.evidence());
+            }
+            changed.add(d.getKey());
+        }
+        return changed;
+    }
+
+    /** The decision change of a stored pair decision. */
+    static MemoryChange.EntityDecision.Kind kindOf(PairDecision.Kind kind) {
+        return switch (kind) {
+            case MERGE -> MemoryChange.EntityDecision.Kind.MERGE;
+            case REVIEW -> MemoryChange.EntityDecision.Kind.REVIEW;
+            case DEFER -> MemoryChange.EntityDecision.Kind.DEFER;
+            case SPLIT -> MemoryChange.EntityDecision.Kind.SPLIT;
+        };
+    }
+
+    // ---- what a decision reads -------------------------------------------------------------------------------------
+
+    /** The view of a surface in memory, or null; kept for the record. */
+    PairRules.Surface surface(String sid) {
+        return views.computeIfAbsent(
+                        sid, id -> Optional.ofNullable(tx.entities().get(Keys.of(tx.namespace(), id)))
+                                .map(this::view))
+                .orElse(null);
+    }
+
+    /** What the rules read of a surface; its embedding is loaded when a rule first asks for it. */
+    PairRules.Surface view(EntityRecord e) {
+        String key = Keys.of(tx.namespace(), e.id());
+        return new PairRules.Surface(
+                e.id(),
+                names.parse(e.normalized(), e.name()),
+                e.type(),
+                e.aliases().keySet(),
+                Set.copyOf(e.lsh()),
+                new Supplier<>() {
+                    private float[] vector;
+                    private boolean loaded;
+
+                    @Override
+                    public float[] get() {
+                        if (!loaded) {
+                            byte[] bytes = tx.entityVectors().get(key);
+                            vector = bytes == null ? null : VectorCodec.fromBytes(bytes);
+                            loaded = true;
+                        }
+                        return vector;
+                    }
+                });
+    }
+
+    /** How many surfaces a short name could stand for, counted once per record and family. */
+    int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
+        String key = shortSide.id() + "|"
+                + (family == PairRules.ShortForm.PARTIAL ? PairRules.ShortForm.ALIAS : family).name();
+        return ambiguities.computeIfAbsent(key, k -> count(shortSide, family));
+    }
+
+    private int count(PairRules.Surface shortSide, PairRules.ShortForm family) {
+        EntityRecord self = tx.entities().get(Keys.of(tx.namespace(), shortSide.id()));
+        if (self == null) {
+            return 0;
+        }
+        Set<PairRules.ShortForm> same = family == PairRules.ShortForm.ALIAS || family == PairRules.ShortForm.PARTIAL
+                ? Set.of(PairRules.ShortForm.ALIAS, PairRules.ShortForm.PARTIAL)
+                : Set.of(family);
+        Set<String> found = new TreeSet<>();
+        Set<String> nameCandidates = new TreeSet<>();
+        for (String key : BlockingIndex.blockKeys(self)) {
+            if (BlockKeys.isEmbedding(key)) {
+                continue; // embedding neighbours never make a name ambiguous
+            }
+            List<String> members = index.members(key, BlockingIndex.BLOCK_CAP + 1);
+            if (members.size() > BlockingIndex.BLOCK_CAP) {
+                return PairRules.MAX_REVIEWED_AMBIGUITY + 1; // too common a name to stand for one entity
+            }
+            nameCandidates.addAll(members);
+        }
+        for (String candidate : nameCandidates) {
+            PairRules.Surface other = surface(candidate);
+            if (other == null || !NameForms.compatible(self.type(), other.type())) {
+                continue;
+            }
+            PairRules.ShortForm f = PairRules.shortForm(shortSide, other);
+            if (f != null && same.contains(f)) {
+                found.add(other.normalized() + "|" + other.type().wireName());
+            }
+        }
+        return found.size();
+    }
+
+    private final PairRules.Lookup lookup = new PairRules.Lookup() {
+        @Override
+        public int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
+            return PairDecider.this.ambiguity(shortSide, family);
+        }
+
+        @Override
+        public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
+            return contexts.shared(a.id(), b.id());
+        }
+    };
+}

@@ -1,0 +1,89 @@
+package dev.engram.processors;
+
+import static dev.engram.processors.MemoryFixture.NS;
+import static dev.engram.processors.MemoryFixture.surface;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.MemoryChange;
+import dev.engram.stores.Keys;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StateStores;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class MemoryTransactionTest {
+
+    private final MemoryFixture memory = new MemoryFixture();
+
+    private static void write(MemoryTransaction tx, String id) {
+        tx.entities().put(Keys.of(NS, id), surface(id, id, id, EntityType.PERSON));
+        tx.index().put(Keys.of(NS, "a:" + id, id), id);
+        tx.entityVectors().put(Keys.of(NS, id), new byte[] {1, 2, 3, 4});
+        tx.counts(0, 0, 1, 1);
+        tx.change(new MemoryChange.EntityCreated(NS, tx.nextVersion(), tx.now(), id, id, EntityType.PERSON));
+    }
+
+    @Test
+    void writesCountersAndChangesReachTheStoresOnlyOnCommit() {
+        MemoryTransaction tx = memory.begin();
+        write(tx, "a1");
+        write(tx, "b2");
+
+        assertThat(memory.contents())
+                .allSatisfy((store, entries) -> assertThat(entries).as(store).isEmpty());
+        assertThat(tx.entities().get(Keys.of(NS, "a1")))
+                .as("reads see the staged writes")
+                .isNotNull();
+
+        List<MemoryChange> changes = tx.commit();
+
+        assertThat(changes).extracting(MemoryChange::version).containsExactly(1L, 2L);
+        Map<String, Map<String, String>> stored = memory.contents();
+        assertThat(stored.get(StateStores.MEMORY_ENTITIES.name()))
+                .containsOnlyKeys(Keys.of(NS, "a1"), Keys.of(NS, "b2"));
+        assertThat(stored.get(StateStores.MEMORY_ENTITY_INDEX.name())).hasSize(2);
+        assertThat(stored.get(StateStores.MEMORY_ENTITY_VECTORS.name())).hasSize(2);
+        NamespaceState state = memory.stores.namespaces().get(NS);
+        assertThat(state.version()).isEqualTo(2);
+        assertThat(state.entities()).isEqualTo(2);
+        assertThat(state.surfaces()).isEqualTo(2);
+        assertThatThrownBy(() -> tx.change(changes.get(0))).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void abortLeavesTheStoresTheCountersAndTheVersionsAsTheyWere() {
+        MemoryTransaction first = memory.begin();
+        write(first, "a1");
+        first.commit();
+        Map<String, Map<String, String>> before = memory.contents();
+
+        MemoryTransaction tx = memory.begin();
+        write(tx, "b2");
+        tx.entities().delete(Keys.of(NS, "a1"));
+        tx.index().delete(Keys.of(NS, "a:a1", "a1"));
+        tx.update(s -> s.themeChanges(false, 5));
+        assertThat(tx.changes()).hasSize(1);
+        tx.abort();
+
+        assertThat(memory.contents()).isEqualTo(before);
+        assertThat(tx.changes()).isEmpty();
+        MemoryTransaction next = memory.begin();
+        assertThat(next.state()).isEqualTo(memory.stores.namespaces().get(NS));
+        assertThat(next.nextVersion()).as("the aborted version is given again").isEqualTo(2);
+        assertThat(next.entities().get(Keys.of(NS, "a1"))).isNotNull();
+        assertThat(next.entities().get(Keys.of(NS, "b2"))).isNull();
+    }
+
+    @Test
+    void aNewNamespaceStartsEmpty() {
+        MemoryTransaction tx = memory.begin();
+        assertThat(tx.namespace()).isEqualTo(NS);
+        assertThat(tx.state()).isEqualTo(NamespaceState.empty(NS));
+        assertThat(tx.now()).isEqualTo(MemoryFixture.NOW);
+        assertThat(tx.commit()).isEmpty();
+        assertThat(memory.stores.namespaces().get(NS)).isEqualTo(NamespaceState.empty(NS));
+    }
+}
