@@ -18,20 +18,18 @@ import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
-import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -116,20 +114,29 @@ public final class ConstructProcessor implements Processor<String, Understanding
         }
         MemoryTransaction tx = MemoryTransaction.open(stores, event.namespace(), this::now);
         // A bug or a corrupt input must not stop the namespace: it is dead-lettered, and its writes are forgotten.
-        Optional<List<MemoryChange>> committed = letters.call(record, key, () -> Json.toBytes(event), () -> {
+        boolean applied = letters.guard(record, key, () -> Json.toBytes(event), () -> {
             apply(tx, event);
             RecordMetadata meta = context.recordMetadata().orElse(null);
             tx.update(s -> s.at(
                     meta == null ? s.inputPartition() : meta.partition(),
                     meta == null ? s.inputOffset() : meta.offset(),
                     now()));
-            return tx.commit();
         });
-        if (committed.isEmpty()) {
+        if (!applied) {
             tx.abort();
             return;
         }
-        for (MemoryChange change : committed.get()) {
+        List<MemoryChange> committed;
+        try {
+            committed = tx.commit();
+        } catch (StreamsException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            // Writing part of a record and dead-lettering it would leave memory half-changed: fail the task instead,
+            // so that exactly-once rolls back what was written and the record is tried again.
+            throw new StreamsException("committing the memory update of namespace " + tx.namespace() + " failed", e);
+        }
+        for (MemoryChange change : committed) {
             meters.memoryChange(MemoryChange.Type.of(change));
             if (change instanceof MemoryChange.EntityDecision d) {
                 meters.resolution(d.decision());
@@ -152,10 +159,12 @@ public final class ConstructProcessor implements Processor<String, Understanding
         if (Gists.themesDue(tx.state().changesSinceThemes(), tx.state().passages())) {
             try {
                 Gists.recomputeThemes(tx);
+            } catch (StreamsException e) {
+                throw e;
             } catch (RuntimeException e) {
                 // Themes are derived: a failure keeps the previous ones and never holds up the record.
                 LOG.warn("eigen-themes of namespace {} not recomputed: {}", tx.namespace(), e.toString());
-                meters.themeSummary(Meters.ThemeSummaryKind.FAILED);
+                tx.onCommit(() -> meters.themeSummary(Meters.ThemeSummaryKind.FAILED));
             }
             tx.update(s -> s.themeChanges(true, 0));
         }
@@ -167,7 +176,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         String docKey = Keys.of(ns, p.documentId());
         DocumentRecord doc = tx.documents().get(docKey);
         if (doc != null && doc.version() > p.documentVersion() && !inManifest(doc, p.passageId())) {
-            meters.stale(Meters.StaleKind.PASSAGE);
+            tx.onCommit(() -> meters.stale(Meters.StaleKind.PASSAGE));
             return;
         }
         String passageKey = Keys.of(ns, p.passageId());
@@ -194,7 +203,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                                     r.reason(),
                                     proposed.extractor(),
                                     tx.now()));
-            meters.rejected(r.kind());
+            tx.onCommit(() -> meters.rejected(r.kind()));
         }
         List<String> entityIds = entities.link(p.passageId(), p.documentId(), extraction, vectorsOf.entities());
         StoredPassage stored = new StoredPassage(
@@ -283,7 +292,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         String docKey = Keys.of(m.namespace(), m.documentId());
         DocumentRecord doc = tx.documents().get(docKey);
         if (doc != null && doc.version() > m.documentVersion()) {
-            meters.stale(Meters.StaleKind.MANIFEST);
+            tx.onCommit(() -> meters.stale(Meters.StaleKind.MANIFEST));
             return;
         }
         if (doc == null) {
@@ -378,11 +387,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
     }
 
     private static void clearReviews(MemoryTransaction tx, String ns, String passageId) {
-        List<String> keys = new ArrayList<>();
-        try (KeyValueIterator<String, ReviewItem> it = tx.reviews().prefixScan(Keys.prefix(ns, passageId))) {
-            it.forEachRemaining(kv -> keys.add(kv.key));
-        }
-        keys.forEach(tx.reviews()::delete);
+        tx.reviews().deletePrefix(Keys.prefix(ns, passageId));
     }
 
     /** The extraction without what verification rejected; relations keep only accepted entities. */

@@ -34,7 +34,7 @@ final class EntityResolver {
     EntityResolver(MemoryTransaction tx, Meters meters, PairDecider.Names names) {
         this.tx = tx;
         this.ledger = new MentionLedger(tx);
-        this.index = new BlockingIndex(tx, meters::blockSkipped);
+        this.index = new BlockingIndex(tx, () -> tx.onCommit(meters::blockSkipped));
         this.decider = new PairDecider(tx, index, new Contexts(tx), names);
         this.grouper = new Grouper(tx);
     }

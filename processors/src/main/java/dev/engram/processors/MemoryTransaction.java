@@ -45,6 +45,9 @@ final class MemoryTransaction {
     private final StagedStore<ThemeSet> themes;
     private final List<StagedStore<?>> staged;
     private final List<MemoryChange> changes = new ArrayList<>();
+    /** What happens once the record commits (counting what it did): nothing of an aborted record is counted. */
+    private final List<Runnable> afterCommit = new ArrayList<>();
+
     private NamespaceState state;
     private boolean open = true;
 
@@ -140,6 +143,12 @@ final class MemoryTransaction {
                 namespace(), nextVersion(), now(), kind, entityId, otherId, rule, score, evidence));
     }
 
+    /** Runs {@code action} when the record commits, never when it aborts. */
+    void onCommit(Runnable action) {
+        checkOpen();
+        afterCommit.add(action);
+    }
+
     /** The changes made so far, in order. */
     List<MemoryChange> changes() {
         return List.copyOf(changes);
@@ -215,6 +224,7 @@ final class MemoryTransaction {
         open = false;
         staged.forEach(StagedStore::commit);
         stores.namespaces().put(state.namespace(), state);
+        afterCommit.forEach(Runnable::run);
         return List.copyOf(changes);
     }
 
@@ -223,6 +233,7 @@ final class MemoryTransaction {
         open = false;
         staged.forEach(StagedStore::abort);
         changes.clear();
+        afterCommit.clear();
     }
 
     private void checkOpen() {

@@ -7,7 +7,6 @@ import dev.engram.stores.BlockKeys;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.PairDecision;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -139,11 +138,7 @@ final class PairDecider {
             others.add(p.otherId());
         }
         tx.pairs().delete(Keys.of(ns, sid, sid));
-        List<String> keys = new ArrayList<>();
-        try (KeyValueIterator<String, PairDecision> it = tx.pairs().prefixScan(Keys.prefix(ns, sid))) {
-            it.forEachRemaining(kv -> keys.add(kv.key));
-        }
-        keys.forEach(tx.pairs()::delete);
+        tx.pairs().deletePrefix(Keys.prefix(ns, sid));
         return others;
     }
 

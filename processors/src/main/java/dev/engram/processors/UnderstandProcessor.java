@@ -63,12 +63,11 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                 switch (record.value()) {
                     case PassageEvent.Upsert upsert -> {
                         long t0 = System.nanoTime();
-                        String extractor = understander.extractor().id();
                         yield letters.call(
                                 record,
                                 DeadLetters.utf8(record.key()),
                                 () -> Json.toBytes(upsert),
-                                () -> understand(record, upsert, extractor, t0));
+                                () -> understand(record, upsert, t0));
                     }
                     case PassageEvent.Retraction retraction ->
                         Optional.of(new UnderstandingEvent.Retracted(retraction));
@@ -77,8 +76,8 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     }
 
     /** Extracts (or takes the cached extraction) and embeds; throws when the passage cannot be understood. */
-    private UnderstandingEvent understand(
-            Record<String, PassageEvent> record, PassageEvent.Upsert upsert, String extractor, long t0) {
+    private UnderstandingEvent understand(Record<String, PassageEvent> record, PassageEvent.Upsert upsert, long t0) {
+        String extractor = understander.extractor().id();
         String key = cacheKey(upsert.contentHash(), extractor);
         Extraction extraction = cache == null ? null : cache.get(key);
         if (cache != null) {

@@ -303,6 +303,36 @@ class ConstructProcessorTest {
     }
 
     @Test
+    void aFailedOperatorCommandLeavesNoTrace() {
+        FailOnce fault = new FailOnce(e -> e instanceof UnderstandingEvent.Command);
+        Memory memory = new Memory("command", fault);
+        memory.pipe(manifest());
+        memory.pipe(first());
+        memory.pipe(second());
+        Map<String, Map<String, String>> before = memory.stores();
+        int changes = memory.changes().size();
+        String babbage = EntityNames.surfaceId(NS, "Babbage", EntityType.PERSON);
+        String charles = EntityNames.surfaceId(NS, "Charles Babbage", EntityType.PERSON);
+        UnderstandingEvent split = new UnderstandingEvent.Command(
+                new MemoryCommand(NS, MemoryCommand.Op.SPLIT, babbage, charles, "", Instant.EPOCH), null, null);
+
+        memory.pipe(split);
+
+        assertThat(fault.failures).hasValue(1);
+        assertThat(memory.stores()).isEqualTo(before);
+        assertThat(memory.stores().get(StateStores.MEMORY_ENTITY_OVERRIDES.name()))
+                .as("the operator's split was staged, never written")
+                .isEmpty();
+        assertThat(memory.changes()).hasSize(changes);
+        assertThat(memory.deadLetters()).singleElement().satisfies(d -> assertThat(d.cause())
+                .isEqualTo(DeadLetter.Cause.ERROR));
+
+        memory.pipe(split); // sent again, it goes through
+        assertThat(memory.stores().get(StateStores.MEMORY_ENTITY_OVERRIDES.name()))
+                .hasSize(2);
+    }
+
+    @Test
     void aFailedRetractionOrCommandLeavesNoTraceEither() {
         FailOnce fault = new FailOnce(
                 e -> !(e instanceof UnderstandingEvent.Understood) && !(e instanceof UnderstandingEvent.Manifest));

@@ -29,6 +29,8 @@ public final class StagedStore<V> {
     /** Staged writes by key; a null value is a staged delete. */
     private final NavigableMap<String, V> staged = new TreeMap<>(StagedStore::compareKeys);
 
+    private boolean open = true;
+
     public StagedStore(KeyValueStore<String, V> store) {
         this.store = Objects.requireNonNull(store, "store");
     }
@@ -41,14 +43,25 @@ public final class StagedStore<V> {
 
     /** Stages {@code value} under {@code key}; a null value deletes, as in {@link KeyValueStore#put}. */
     public void put(String key, V value) {
+        checkOpen();
         staged.put(Objects.requireNonNull(key, "key"), value);
     }
 
     /** Stages the deletion of {@code key}; returns the value it had (staged or stored), or null. */
     public V delete(String key) {
+        checkOpen();
         V previous = get(key);
         staged.put(key, null);
         return previous;
+    }
+
+    /** Stages the deletion of every key starting with {@code prefix}. */
+    public void deletePrefix(String prefix) {
+        List<String> keys = new ArrayList<>();
+        try (KeyValueIterator<String, V> it = prefixScan(prefix)) {
+            it.forEachRemaining(kv -> keys.add(kv.key));
+        }
+        keys.forEach(this::delete);
     }
 
     /**
@@ -72,8 +85,10 @@ public final class StagedStore<V> {
         return staged.isEmpty();
     }
 
-    /** Writes what was staged to the store, in key order, and starts over. */
+    /** Writes what was staged to the store, in key order; the staged store is done. */
     public void commit() {
+        checkOpen();
+        open = false;
         for (Map.Entry<String, V> e : staged.entrySet()) {
             if (e.getValue() == null) {
                 store.delete(e.getKey());
@@ -84,9 +99,17 @@ public final class StagedStore<V> {
         staged.clear();
     }
 
-    /** Forgets what was staged; the store stays as it was. */
+    /** Forgets what was staged; the store stays as it was, and the staged store is done. */
     public void abort() {
+        open = false;
         staged.clear();
+    }
+
+    /** A write after commit or abort would be lost: it is a bug, said at once. */
+    private void checkOpen() {
+        if (!open) {
+            throw new IllegalStateException("staged writes after the transaction ended");
+        }
     }
 
     /**
@@ -121,8 +144,13 @@ public final class StagedStore<V> {
         Merged(KeyValueIterator<String, V> stored, List<Map.Entry<String, V>> overlay) {
             this.stored = stored;
             this.overlay = overlay;
-            this.storedNext = stored.hasNext() ? stored.next() : null;
-            advance();
+            try {
+                this.storedNext = stored.hasNext() ? stored.next() : null;
+                advance();
+            } catch (RuntimeException e) {
+                stored.close();
+                throw e;
+            }
         }
 
         private void advance() {

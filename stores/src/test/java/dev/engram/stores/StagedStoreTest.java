@@ -1,6 +1,7 @@
 package dev.engram.stores;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -150,5 +151,29 @@ class StagedStoreTest {
         assertThat(staged.get("a")).isEqualTo("1");
         assertThat(staged.get("b")).isEqualTo("2");
         assertThat(scan("")).containsExactly("a=1", "b=2");
+    }
+
+    @Test
+    void aStoredKeyDeletedThenPutAgainIsScannedOnceWithItsNewValue() {
+        stored("p\u0000a", "1", "p\u0000b", "2", "p\u0000c", "3");
+
+        staged.delete("p\u0000b");
+        staged.put("p\u0000b", "22");
+        staged.deletePrefix("p\u0000c");
+
+        assertThat(scan("p\u0000")).containsExactly("p\u0000a=1", "p\u0000b=22");
+        staged.deletePrefix("p\u0000");
+        assertThat(scan("p\u0000")).isEmpty();
+        assertThat(store.contents()).hasSize(3);
+    }
+
+    @Test
+    void writesAfterTheTransactionEndedAreRefused() {
+        staged.put("a", "1");
+        staged.commit();
+
+        assertThatThrownBy(() -> staged.put("b", "2")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> staged.delete("a")).isInstanceOf(IllegalStateException.class);
+        assertThat(store.contents()).containsExactly(Map.entry("a", "1"));
     }
 }
