@@ -22,7 +22,6 @@ import dev.engram.stores.EntityNames;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StateStores;
-import dev.engram.stores.StoreSpec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -31,7 +30,6 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.stream.LongStream;
@@ -42,7 +40,6 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.processor.api.Processor;
-import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -100,20 +97,7 @@ class ConstructProcessorTest {
 
         /** Every entry of every memory store, values as JSON (bytes as base64), by store and key. */
         Map<String, Map<String, String>> stores() {
-            Map<String, Map<String, String>> out = new TreeMap<>();
-            for (StoreSpec<?> spec : StateStores.MEMORY) {
-                KeyValueStore<String, Object> store = driver.getKeyValueStore(spec.name());
-                Map<String, String> entries = new TreeMap<>();
-                try (KeyValueIterator<String, Object> it = store.all()) {
-                    it.forEachRemaining(kv -> entries.put(
-                            kv.key,
-                            kv.value instanceof byte[] b
-                                    ? Base64.getEncoder().encodeToString(b)
-                                    : Json.toString(kv.value)));
-                }
-                out.put(spec.name(), entries);
-            }
-            return out;
+            return MemoryFixture.contents(driver::getKeyValueStore);
         }
 
         NamespaceState namespace() {

@@ -13,6 +13,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Function;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -46,9 +47,14 @@ final class MemoryFixture {
 
     /** Every entry of every memory store, values as JSON (bytes as base64), by store and key. */
     Map<String, Map<String, String>> contents() {
+        return contents(context::getStateStore);
+    }
+
+    /** Every entry of every memory store the function opens, values as JSON (bytes as base64), by store and key. */
+    static Map<String, Map<String, String>> contents(Function<String, KeyValueStore<String, Object>> stores) {
         Map<String, Map<String, String>> out = new TreeMap<>();
         for (StoreSpec<?> spec : StateStores.MEMORY) {
-            KeyValueStore<String, Object> store = context.getStateStore(spec.name());
+            KeyValueStore<String, Object> store = stores.apply(spec.name());
             Map<String, String> entries = new TreeMap<>();
             try (KeyValueIterator<String, Object> it = store.all()) {
                 it.forEachRemaining(kv -> entries.put(
