@@ -4,7 +4,6 @@ import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
@@ -83,16 +82,15 @@ final class DeadLetters {
 
     private DeadLetter letter(DeadLetter.Cause cause, String reason, byte[] key, byte[] value) {
         RecordMetadata meta = context.recordMetadata().orElse(null);
-        Base64.Encoder b64 = Base64.getEncoder();
-        return new DeadLetter(
+        return DeadLetter.of(
                 stage,
                 cause,
                 reason,
                 meta == null ? "" : meta.topic(),
                 meta == null ? -1 : meta.partition(),
                 meta == null ? -1 : meta.offset(),
-                key == null ? null : b64.encodeToString(key),
-                value == null ? null : b64.encodeToString(value),
+                key,
+                value,
                 Instant.ofEpochMilli(context.currentSystemTimeMs()));
     }
 

@@ -1,9 +1,14 @@
 package dev.engram.schemas;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Set;
 
@@ -20,7 +25,64 @@ public record DeadLetter(
         long offset,
         String keyBase64,
         String valueBase64,
+        Long valueBytes,
+        String valueSha256,
+        boolean truncated,
         Instant at) {
+
+    /** Keys longer than this are kept as a prefix. */
+    public static final int MAX_KEY_BYTES = 4096;
+    /** Values longer than this are kept as a prefix, with the whole value's length and SHA-256. */
+    public static final int MAX_VALUE_BYTES = 256 * 1024;
+    /** Reasons longer than this are cut. */
+    public static final int MAX_REASON_CHARS = 4096;
+
+    /**
+     * A dead letter of a record with these original bytes, bounded so that it always fits the producer's request
+     * limit however large the record was: a prefix of a long key or value is kept, with the value's full length and
+     * SHA-256, and {@code truncated} says so.
+     */
+    public static DeadLetter of(
+            Stage stage,
+            Cause cause,
+            String reason,
+            String topic,
+            int partition,
+            long offset,
+            byte[] key,
+            byte[] value,
+            Instant at) {
+        boolean truncated =
+                (key != null && key.length > MAX_KEY_BYTES) || (value != null && value.length > MAX_VALUE_BYTES);
+        return new DeadLetter(
+                stage,
+                cause,
+                reason.length() > MAX_REASON_CHARS ? reason.substring(0, MAX_REASON_CHARS - 3) + "..." : reason,
+                topic,
+                partition,
+                offset,
+                base64Prefix(key, MAX_KEY_BYTES),
+                base64Prefix(value, MAX_VALUE_BYTES),
+                value == null ? null : (long) value.length,
+                value == null ? null : sha256(value),
+                truncated,
+                at);
+    }
+
+    private static String base64Prefix(byte[] bytes, int max) {
+        if (bytes == null) {
+            return null;
+        }
+        return Base64.getEncoder().encodeToString(bytes.length <= max ? bytes : Arrays.copyOf(bytes, max));
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
 
     /** The step that rejected the record. */
     public enum Stage {

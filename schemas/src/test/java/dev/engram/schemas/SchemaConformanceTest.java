@@ -1,10 +1,15 @@
 package dev.engram.schemas;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.security.MessageDigest;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -164,6 +169,9 @@ class SchemaConformanceTest {
                 42,
                 null,
                 "e30=",
+                2L,
+                "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+                false,
                 AT);
         assertThat(Schemas.COMPENSATION.validate(tree(c))).isEmpty();
         assertThat(Schemas.DEAD_LETTER.validate(tree(d))).isEmpty();
@@ -174,7 +182,7 @@ class SchemaConformanceTest {
     void everyDeadLetterCauseIsWrittenUnderItsWireNameAndMatchesTheSchema() {
         for (DeadLetter.Cause cause : DeadLetter.Cause.values()) {
             for (DeadLetter.Stage stage : cause.stages()) {
-                DeadLetter d = new DeadLetter(stage, cause, "why", "t", 0, 1, null, null, AT);
+                DeadLetter d = new DeadLetter(stage, cause, "why", "t", 0, 1, null, null, null, null, false, AT);
                 assertThat(Schemas.DEAD_LETTER.validate(tree(d)))
                         .as(cause.toString())
                         .isEmpty();
@@ -184,7 +192,18 @@ class SchemaConformanceTest {
             }
         }
         JsonNode unknown = ((ObjectNode) tree(new DeadLetter(
-                        DeadLetter.Stage.READ, DeadLetter.Cause.SCHEMA, "why", "t", 0, 1, null, null, AT)))
+                        DeadLetter.Stage.READ,
+                        DeadLetter.Cause.SCHEMA,
+                        "why",
+                        "t",
+                        0,
+                        1,
+                        null,
+                        null,
+                        null,
+                        null,
+                        false,
+                        AT)))
                 .put("cause", "nope");
         assertThat(Schemas.DEAD_LETTER.validate(unknown)).isNotEmpty();
     }
@@ -196,5 +215,34 @@ class SchemaConformanceTest {
         assertThat(Schemas.MEMORY_CHANGE.validate(
                         Json.mapper().createObjectNode().put("type", "nope")))
                 .isNotEmpty();
+    }
+
+    @Test
+    void aDeadLetterOfAHugeRecordKeepsAPrefixItsLengthAndDigestAndStaysSmall() throws Exception {
+        byte[] value = new byte[8 << 20];
+        Arrays.fill(value, (byte) 'x');
+        byte[] key = new byte[100_000];
+        Arrays.fill(key, (byte) 'k');
+
+        DeadLetter d = DeadLetter.of(
+                DeadLetter.Stage.READ, DeadLetter.Cause.TOO_LARGE, "r".repeat(100_000), "t", 0, 1, key, value, AT);
+
+        assertThat(d.truncated()).isTrue();
+        assertThat(d.valueBytes()).isEqualTo(8L << 20);
+        assertThat(d.valueSha256())
+                .isEqualTo(HexFormat.of()
+                        .formatHex(MessageDigest.getInstance("SHA-256").digest(value)));
+        assertThat(Base64.getDecoder().decode(d.valueBase64())).hasSize(DeadLetter.MAX_VALUE_BYTES);
+        assertThat(Base64.getDecoder().decode(d.keyBase64())).hasSize(DeadLetter.MAX_KEY_BYTES);
+        assertThat(d.reason()).hasSize(DeadLetter.MAX_REASON_CHARS);
+        assertThat(Json.toBytes(d).length).isLessThan(512 * 1024);
+        assertThat(Schemas.DEAD_LETTER.validate(tree(d))).isEmpty();
+
+        DeadLetter small = DeadLetter.of(
+                DeadLetter.Stage.READ, DeadLetter.Cause.SCHEMA, "why", "t", 0, 1, null, "{}".getBytes(UTF_8), AT);
+        assertThat(small.truncated()).isFalse();
+        assertThat(small.valueBase64()).isEqualTo("e30=");
+        assertThat(small.keyBase64()).isNull();
+        assertThat(small.valueBytes()).isEqualTo(2);
     }
 }
