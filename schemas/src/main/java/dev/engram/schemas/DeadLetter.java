@@ -127,7 +127,13 @@ public record DeadLetter(
         BAD_COMMAND(Stage.CONSTRUCT),
         /** The step failed on a valid input. */
         @JsonProperty("error")
-        ERROR(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT);
+        ERROR(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT),
+        /** The record could not be read from its topic (not what the topic's schema holds). */
+        @JsonProperty("undecodable")
+        UNDECODABLE(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT),
+        /** What a step made of the record could not be written to its topic (too large, or not serializable). */
+        @JsonProperty("unwritable")
+        UNWRITABLE(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT);
 
         private final Set<Stage> stages;
 

@@ -9,6 +9,7 @@ import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.stores.BoundedRocksDbConfig;
 import dev.engram.topology.EngramTopology;
+import dev.engram.topology.StreamErrors;
 import dev.engram.topology.Topic;
 import dev.engram.topology.Topics;
 import dev.engram.understanding.EnglishNlp;
@@ -123,7 +124,7 @@ public final class EngramService implements AutoCloseable {
                 "memory",
                 memory,
                 streamsProperties(
-                        config, config.kafka().applicationId(), config.kafka().memoryThreads()),
+                        config, config.kafka().applicationId(), config.kafka().memoryThreads(), topics, meters),
                 memoryApp);
         this.ingest = streams(
                 "ingest",
@@ -131,7 +132,9 @@ public final class EngramService implements AutoCloseable {
                 streamsProperties(
                         config,
                         config.kafka().applicationId() + "-ingest",
-                        config.kafka().ingestThreads()),
+                        config.kafka().ingestThreads(),
+                        topics,
+                        meters),
                 ingestApp);
         HostInfo self =
                 new HostInfo(config.http().advertisedHost(), config.http().advertisedPort());
@@ -272,7 +275,16 @@ public final class EngramService implements AutoCloseable {
     }
 
     static Properties streamsProperties(EngramConfig config, String applicationId, int threads) {
+        return streamsProperties(config, applicationId, threads, null, null);
+    }
+
+    /** With {@code topics} and {@code meters}, also the handlers that dead-letter what escapes the processors. */
+    static Properties streamsProperties(
+            EngramConfig config, String applicationId, int threads, Topics topics, Meters meters) {
         Properties p = new Properties();
+        if (topics != null) {
+            StreamErrors.configure(p, topics, meters);
+        }
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.kafka().bootstrapServers());
         p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, config.http().applicationServer());

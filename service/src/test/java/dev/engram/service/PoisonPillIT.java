@@ -97,4 +97,66 @@ class PoisonPillIT {
                     .isEqualTo(200);
         }
     }
+
+    @Test
+    void recordsThatAreNotWhatTheirTopicHoldsAreDeadLetteredAndTheStreamGoesOn(EmbeddedKafkaBroker broker)
+            throws Exception {
+        String id = "garbage-" + UUID.randomUUID().toString().substring(0, 8);
+        EngramConfig config = ItSupport.config(broker.bootstrapServers(), id, id + ".", state, 1);
+        try (EngramService service = EngramService.start(config, Understanders.embedded());
+                KafkaProducer<String, byte[]> producer = ItSupport.producer(broker.bootstrapServers())) {
+            assertThat(service.awaitRunning(Duration.ofSeconds(60))).isTrue();
+            byte[] garbage = "not what this topic holds".getBytes(StandardCharsets.UTF_8);
+            ItSupport.send(producer, service.topics().passages().name(), "p", garbage);
+            ItSupport.send(producer, service.topics().passages().name(), "p-null", null);
+            ItSupport.send(producer, service.topics().understandings().name(), NS, garbage);
+            ItSupport.send(
+                    producer,
+                    service.topics().understandings().name(),
+                    NS,
+                    "{\"kind\": \"nope\"}".getBytes(StandardCharsets.UTF_8));
+            ItSupport.send(producer, service.topics().memoryCommands().name(), NS, garbage);
+            ItSupport.send(
+                    producer,
+                    service.topics().documents().name(),
+                    "after",
+                    TestDocuments.upsert(NS, "after", "After", "Grace Hopper wrote the first compiler."));
+
+            ItSupport.awaitVerified("http://127.0.0.1:" + service.httpPort(), NS, List.of("after"));
+
+            List<DeadLetter> letters = ItSupport.readCommitted(
+                            broker.bootstrapServers(),
+                            service.topics().deadLetters().name(),
+                            new ByteArrayDeserializer(),
+                            service.topics().deadLetters().valueSerde().deserializer(),
+                            5,
+                            Duration.ofSeconds(30))
+                    .stream()
+                    .map(r -> r.value())
+                    .toList();
+            assertThat(letters)
+                    .as("one dead letter for each record that is not what its topic holds")
+                    .hasSize(5);
+            assertThat(letters)
+                    .filteredOn(
+                            l -> l.topic().equals(service.topics().passages().name()))
+                    .hasSize(2)
+                    .allSatisfy(l -> assertThat(l.stage()).isEqualTo(DeadLetter.Stage.UNDERSTAND));
+            assertThat(letters)
+                    .filteredOn(l ->
+                            l.topic().equals(service.topics().understandings().name()))
+                    .hasSize(2)
+                    .allSatisfy(l -> {
+                        assertThat(l.stage()).isEqualTo(DeadLetter.Stage.CONSTRUCT);
+                        assertThat(l.cause()).isEqualTo(DeadLetter.Cause.UNDECODABLE);
+                    });
+            assertThat(letters)
+                    .filteredOn(l ->
+                            l.topic().equals(service.topics().memoryCommands().name()))
+                    .singleElement()
+                    .satisfies(l -> assertThat(l.cause()).isEqualTo(DeadLetter.Cause.BAD_COMMAND));
+            assertThat(letters).filteredOn(l -> l.valueBase64() != null).allSatisfy(l -> assertThat(l.valueBytes())
+                    .isPositive());
+        }
+    }
 }
