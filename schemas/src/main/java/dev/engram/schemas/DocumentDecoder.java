@@ -80,23 +80,26 @@ public final class DocumentDecoder {
         } catch (JsonProcessingException | IllegalArgumentException e) {
             return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + e.getMessage());
         }
-        if (key != null) {
-            String keyText;
-            try {
-                keyText = StandardCharsets.UTF_8
-                        .newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT)
-                        .decode(ByteBuffer.wrap(key))
-                        .toString();
-            } catch (CharacterCodingException e) {
-                return new Rejected(DeadLetter.Cause.INVALID_UTF8, "invalid UTF-8 in key");
-            }
-            if (!keyText.equals(event.id())) {
-                return new Rejected(
-                        DeadLetter.Cause.KEY_MISMATCH,
-                        "key '" + abbreviate(keyText) + "' differs from the document id '" + abbreviate(event.id())
-                                + "'");
-            }
+        if (key == null) {
+            // Without the id as its key a document's events would land on any partition, out of order.
+            return new Rejected(
+                    DeadLetter.Cause.KEY_MISMATCH,
+                    "no record key: the key must be the document id '" + abbreviate(event.id()) + "'");
+        }
+        String keyText;
+        try {
+            keyText = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(key))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return new Rejected(DeadLetter.Cause.INVALID_UTF8, "invalid UTF-8 in key");
+        }
+        if (!keyText.equals(event.id())) {
+            return new Rejected(
+                    DeadLetter.Cause.KEY_MISMATCH,
+                    "key '" + abbreviate(keyText) + "' differs from the document id '" + abbreviate(event.id()) + "'");
         }
         return new Accepted(event);
     }

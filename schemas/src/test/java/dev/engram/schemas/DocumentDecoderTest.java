@@ -39,10 +39,21 @@ class DocumentDecoderTest {
     @Test
     void acceptsADeleteWithoutText() {
         DocumentDecoder.Result result =
-                decoder.decode(null, utf8("{\"namespace\":\"wiki\",\"id\":\"doc-1\",\"op\":\"delete\"}"));
+                decoder.decode(utf8("doc-1"), utf8("{\"namespace\":\"wiki\",\"id\":\"doc-1\",\"op\":\"delete\"}"));
 
         assertThat(result).isInstanceOf(DocumentDecoder.Accepted.class);
         assertThat(((DocumentDecoder.Accepted) result).event().op()).isEqualTo(DocumentEvent.Op.DELETE);
+    }
+
+    @Test
+    void rejectsAnEventWithoutAKeyInsteadOfPartitioningItAtRandom() {
+        DocumentDecoder.Result result =
+                decoder.decode(null, utf8("{\"namespace\":\"wiki\",\"id\":\"doc-1\",\"op\":\"delete\"}"));
+
+        assertThat(result).isInstanceOfSatisfying(DocumentDecoder.Rejected.class, r -> {
+            assertThat(r.cause()).isEqualTo(DeadLetter.Cause.KEY_MISMATCH);
+            assertThat(r.reason()).startsWith("no record key");
+        });
     }
 
     @Test
