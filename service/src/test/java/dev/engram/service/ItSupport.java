@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -207,7 +208,8 @@ final class ItSupport {
     /** Waits until every listed document of the namespace is VERIFIED, asking with an API key (null: none). */
     static void awaitVerified(String base, String ns, List<String> ids, String key) {
         for (String id : ids) {
-            String url = base + "/v1/namespaces/" + ns + "/documents/" + id;
+            String url = base + "/v1/namespaces/" + ns + "/documents/"
+                    + URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
             awaitResponse(
                     Duration.ofSeconds(60),
                     () -> key == null ? get(url) : get(url, key),
