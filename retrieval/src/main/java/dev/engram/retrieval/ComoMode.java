@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.function.IntPredicate;
 
 /**
  * ComoRAG Alg. 1. With LLM agents ({@link Retrieval.Reasoner}) it runs the paper's loop (see {@code reason}); without
@@ -108,7 +109,7 @@ final class ComoMode implements Retrieval.Mode {
         List<Map<String, Object>> rounds = new ArrayList<>();
         double[] first = triRetrieve(g, episodes, q.text(), q.vector(), p);
         encode(pool, first, 1.0);
-        List<String> evidence = evidence(g, first, perLayer);
+        List<String> evidence = evidence(g, first, perLayer, q.live());
         String answer = agents.tryAnswer(q.text(), evidence, "");
         List<String> cues = new ArrayList<>();
         List<String> history = new ArrayList<>(List.of(q.text()));
@@ -135,7 +136,7 @@ final class ComoMode implements Retrieval.Mode {
             for (String probe : probes) {
                 double[] found = triRetrieve(g, episodes, probe, q.embedder().apply(probe), p);
                 encode(pool, found, weight);
-                List<String> e = evidence(g, found, perLayer);
+                List<String> e = evidence(g, found, perLayer, q.live());
                 roundEvidence.addAll(e);
                 roundCues.add(agents.cue(q.text(), probe, e));
             }
@@ -173,11 +174,14 @@ final class ComoMode implements Retrieval.Mode {
         return out;
     }
 
-    /** The evidence a probe found, as the agents read it: title and memory of its best passages. */
-    private static List<String> evidence(MemoryGraph g, double[] scores, int n) {
+    /**
+     * The evidence a probe found, as the agents read it: title and memory of its best passages still in memory (a
+     * passage deleted since the snapshot is never sent to an LLM).
+     */
+    private static List<String> evidence(MemoryGraph g, double[] scores, int n, IntPredicate live) {
         List<String> out = new ArrayList<>();
         for (int i : Retrieval.top(scores, n)) {
-            if (scores[i] > 0) {
+            if (scores[i] > 0 && live.test(i)) {
                 MemoryGraph.Passage passage = g.passage(i);
                 String memory =
                         passage.memory() == null || passage.memory().isBlank() ? passage.text() : passage.memory();

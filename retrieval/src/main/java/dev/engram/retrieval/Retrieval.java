@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.IntPredicate;
 import org.apache.lucene.util.VectorUtil;
 
 /** The retrieval modes over a {@link MemoryGraph}, their parameters, and the shared ranking helpers. */
@@ -14,8 +15,9 @@ public final class Retrieval {
 
     /**
      * A query: its text, its embedding, the embedder for sub-queries (same model as the passages), the entities of
-     * the graph that the query names (by normalized name; empty when unknown), and an optional decomposer (returning
-     * null when it cannot help).
+     * the graph that the query names (by normalized name; empty when unknown), an optional decomposer (returning
+     * null when it cannot help), optional LLM agents, and which passages of the snapshot are still in memory (a
+     * snapshot may lag the stores: a passage deleted since is never shown to an LLM).
      */
     public record Query(
             String text,
@@ -23,13 +25,19 @@ public final class Retrieval {
             Function<String, float[]> embedder,
             int[] entities,
             Function<String, List<String>> decomposer,
-            Reasoner reasoner) {
+            Reasoner reasoner,
+            IntPredicate live) {
+
+        public Query {
+            live = live == null ? passage -> true : live;
+        }
+
         public Query(String text, float[] vector, Function<String, float[]> embedder) {
-            this(text, vector, embedder, new int[0], null, null);
+            this(text, vector, embedder, new int[0], null, null, null);
         }
 
         public Query(String text, float[] vector, Function<String, float[]> embedder, int[] entities) {
-            this(text, vector, embedder, entities, null, null);
+            this(text, vector, embedder, entities, null, null, null);
         }
 
         public Query(
@@ -38,7 +46,17 @@ public final class Retrieval {
                 Function<String, float[]> embedder,
                 int[] entities,
                 Function<String, List<String>> decomposer) {
-            this(text, vector, embedder, entities, decomposer, null);
+            this(text, vector, embedder, entities, decomposer, null, null);
+        }
+
+        public Query(
+                String text,
+                float[] vector,
+                Function<String, float[]> embedder,
+                int[] entities,
+                Function<String, List<String>> decomposer,
+                Reasoner reasoner) {
+            this(text, vector, embedder, entities, decomposer, reasoner, null);
         }
 
         /** Sub-questions: the configured decomposer's (an LLM), or the rule-based split of comparisons. */

@@ -153,6 +153,57 @@ class RetrievalModesTest {
     }
 
     @Test
+    void comoNeverShowsAnLlmAPassageThatLeftMemorySinceTheSnapshot() {
+        List<String> seen = new ArrayList<>();
+        Retrieval.Reasoner agents = new Retrieval.Reasoner() {
+            @Override
+            public List<String> probe(String question, List<String> past, List<String> cues, int n) {
+                return List.of("When was Swapan Saha born?");
+            }
+
+            @Override
+            public String cue(String question, String probe, List<String> evidence) {
+                seen.addAll(evidence);
+                return "cue";
+            }
+
+            @Override
+            public String fuse(String question, List<String> cues) {
+                return "history";
+            }
+
+            @Override
+            public String tryAnswer(String question, List<String> evidence, String history) {
+                seen.addAll(evidence);
+                return null;
+            }
+        };
+        MemoryGraph g = graph();
+        int deleted = -1;
+        for (int i = 0; i < g.passageCount(); i++) {
+            if (g.passage(i).id().equals("p1")) {
+                deleted = i;
+            }
+        }
+        int gone = deleted;
+        Retrieval.Mode como = Retrieval.mode("como");
+        como.retrieve(
+                g,
+                new Retrieval.Query(
+                        "When was the director of Agni born?",
+                        QUERY,
+                        t -> unit(0, 0.2f, 1),
+                        new int[0],
+                        null,
+                        agents,
+                        passage -> passage != gone),
+                Retrieval.params(como, Map.of()),
+                3);
+
+        assertThat(seen).isNotEmpty().noneMatch(e -> e.contains("1930"));
+    }
+
+    @Test
     void denseRanksByCosine() {
         assertThat(run("dense", "director of Agni", Map.of())).startsWith("p0", "p2");
     }
