@@ -282,6 +282,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         tx.embeddings().delete(passageKey);
         clearReviews(tx, ns, passageId);
         Gists.removed(tx, ns, documentId, passageId);
+        Gists.retractFromThemes(tx, passageId);
         tx.counts(0, -1, 0, 0);
         tx.update(s -> s.themeChanges(false, 1));
         tx.change(new MemoryChange.PassageRemoved(ns, tx.nextVersion(), tx.now(), documentId, passageId));

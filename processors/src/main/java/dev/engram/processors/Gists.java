@@ -140,30 +140,75 @@ public final class Gists {
         for (EigenThemes.Theme t : result.themes()) {
             List<String> members = new ArrayList<>();
             List<Double> weights = new ArrayList<>();
-            StringBuilder summary = new StringBuilder();
-            List<String> questions = new ArrayList<>();
             for (int i = 0; i < t.members().length; i++) {
-                String passageId = ids.get(t.members()[i]);
-                members.add(passageId);
+                members.add(ids.get(t.members()[i]));
                 weights.add(t.weights()[i]);
-                StoredPassage p = tx.passages().get(Keys.of(ns, passageId));
-                if (p == null) {
-                    continue;
-                }
-                if (i < THEME_SUMMARY_LEADS) {
-                    String lead = lead(p.memory());
-                    if (!lead.isBlank()) {
-                        summary.append(summary.isEmpty() ? "" : " ").append(lead);
-                    }
-                }
-                if (!p.extraction().questions().isEmpty() && questions.size() < THEME_PASSAGES) {
-                    questions.add(p.extraction().questions().get(0));
-                }
             }
-            out.add(new ThemeSet.Theme(
-                    out.size() + 1, t.eigenvalue(), members, weights, summary.toString(), questions));
+            out.add(theme(tx, out.size() + 1, t.eigenvalue(), members, weights));
         }
         tx.themes().put(ns, new ThemeSet(ns, version, ids.size(), result.essential(), out, now));
+    }
+
+    /**
+     * A theme over its member passages (strongest first): its extractive summary, the lead sentences of its first
+     * members, and a utility question of each member.
+     */
+    private static ThemeSet.Theme theme(
+            MemoryTransaction tx, int rank, double eigenvalue, List<String> members, List<Double> weights) {
+        StringBuilder summary = new StringBuilder();
+        List<String> questions = new ArrayList<>();
+        for (int i = 0; i < members.size(); i++) {
+            StoredPassage p = tx.passages().get(Keys.of(tx.namespace(), members.get(i)));
+            if (p == null) {
+                continue;
+            }
+            if (i < THEME_SUMMARY_LEADS) {
+                String lead = lead(p.memory());
+                if (!lead.isBlank()) {
+                    summary.append(summary.isEmpty() ? "" : " ").append(lead);
+                }
+            }
+            if (!p.extraction().questions().isEmpty() && questions.size() < THEME_PASSAGES) {
+                questions.add(p.extraction().questions().get(0));
+            }
+        }
+        return new ThemeSet.Theme(rank, eigenvalue, members, weights, summary.toString(), questions);
+    }
+
+    /**
+     * A passage left memory: it leaves the themes at once, and the summaries and questions of the themes it was in
+     * are made again from the members that remain (the themes themselves are recomputed when due).
+     */
+    static void retractFromThemes(MemoryTransaction tx, String passageId) {
+        ThemeSet set = tx.themes().get(tx.namespace());
+        if (set == null || set.themes().stream().noneMatch(t -> t.passageIds().contains(passageId))) {
+            return;
+        }
+        List<ThemeSet.Theme> out = new ArrayList<>();
+        for (ThemeSet.Theme t : set.themes()) {
+            int at = t.passageIds().indexOf(passageId);
+            if (at < 0) {
+                out.add(t);
+                continue;
+            }
+            List<String> members = new ArrayList<>(t.passageIds());
+            List<Double> weights = new ArrayList<>(t.weights());
+            members.remove(at);
+            if (at < weights.size()) {
+                weights.remove(at);
+            }
+            out.add(theme(tx, t.rank(), t.eigenvalue(), members, weights));
+        }
+        tx.themes()
+                .put(
+                        tx.namespace(),
+                        new ThemeSet(
+                                set.namespace(),
+                                set.version(),
+                                set.passages(),
+                                set.essential(),
+                                out,
+                                set.computedAt()));
     }
 
     /** The first sentence of a memory, at most a few hundred characters. */

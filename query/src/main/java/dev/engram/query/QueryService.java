@@ -253,7 +253,12 @@ public final class QueryService {
             String summary = theme.summary();
             String kind = "extractive";
             if (llm.summarizer() != null) {
-                String key = Keys.of(ns, Long.toString(set.version()), Integer.toString(theme.rank()));
+                // the members are part of the key: a theme a retracted passage left is summarized anew
+                String key = Keys.of(
+                        ns,
+                        Long.toString(set.version()),
+                        Integer.toString(theme.rank()),
+                        String.join(",", theme.passageIds()));
                 String written = abstractive.get(key);
                 if (written == null) {
                     List<String> memories = new ArrayList<>();

@@ -21,6 +21,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -94,7 +96,61 @@ class GistsTest {
     }
 
     @Test
+    void aDeletedDocumentLeavesTheThemesAtOnceWithItsTextAndQuestions() {
+        twentyDocuments();
+        ThemeSet before = themes();
+        ThemeSet.Theme theme = before.themes().get(1);
+        String passageId = theme.passageIds().get(0);
+        KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(StateStores.MEMORY_PASSAGES.name());
+        StoredPassage gone = passages.get(Keys.of("wiki", passageId));
+        // every document names its own year: the deleted one's year is in the summary before, and nowhere after
+        Matcher year = Pattern.compile("\\b(19\\d\\d)\\b").matcher(gone.text());
+        assertThat(year.find()).isTrue();
+        String lead = year.group(1);
+        assertThat(theme.summary()).contains(lead);
+
+        delete(gone.documentId());
+
+        ThemeSet after = themes();
+        assertThat(after.version()).as("not recomputed: retracted").isEqualTo(before.version());
+        assertThat(after.themes()).allSatisfy(t -> {
+            assertThat(t.passageIds()).doesNotContain(passageId);
+            assertThat(t.weights()).hasSameSizeAs(t.passageIds());
+            assertThat(t.summary()).doesNotContain(lead);
+            assertThat(t.questions())
+                    .doesNotContainAnyElementsOf(gone.extraction().questions());
+        });
+        assertThat(after.themes().get(1).passageIds())
+                .hasSize(theme.passageIds().size() - 1);
+        assertThat(after.themes().get(1).summary()).isNotBlank();
+    }
+
+    @Test
     void themesAreComputedOnceEnoughHasChanged() {
+        twentyDocuments();
+        NamespaceState state = namespace();
+        ThemeSet themes = themes();
+        assertThat(themes).as("themes after %d passages", state.passages()).isNotNull();
+        assertThat(themes.passages()).isGreaterThanOrEqualTo(16);
+        assertThat(themes.themes()).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(themes.themes().get(0).eigenvalue()).isCloseTo(1.0, offset(1e-3));
+        KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(StateStores.MEMORY_PASSAGES.name());
+        assertThat(themes.themes()).allSatisfy(theme -> {
+            assertThat(theme.passageIds()).hasSize(5);
+            assertThat(theme.summary()).isNotBlank();
+        });
+        // the second theme is one topic: its strongest passages all share the topic's words
+        assertThat(themes.themes().get(1).passageIds())
+                .extracting(id -> passages.get(Keys.of("wiki", id)).text().contains("violinist"))
+                .containsOnly(passages.get(Keys.of(
+                                "wiki", themes.themes().get(1).passageIds().get(0)))
+                        .text()
+                        .contains("violinist"));
+        assertThat(state.changesSinceThemes()).isLessThan(16);
+    }
+
+    /** Twenty one-passage documents on two topics: enough for the namespace's first themes. */
+    private void twentyDocuments() {
         String[] topics = {
             "The violinist %s played a concerto with the Vienna Philharmonic orchestra in %d.",
             "The striker %s scored a goal for Arsenal football club in the %d league final."
@@ -118,25 +174,6 @@ class GistsTest {
                 n++;
             }
         }
-        NamespaceState state = namespace();
-        ThemeSet themes = themes();
-        assertThat(themes).as("themes after %d passages", state.passages()).isNotNull();
-        assertThat(themes.passages()).isGreaterThanOrEqualTo(16);
-        assertThat(themes.themes()).hasSizeGreaterThanOrEqualTo(2);
-        assertThat(themes.themes().get(0).eigenvalue()).isCloseTo(1.0, offset(1e-3));
-        KeyValueStore<String, StoredPassage> passages = driver.getKeyValueStore(StateStores.MEMORY_PASSAGES.name());
-        assertThat(themes.themes()).allSatisfy(theme -> {
-            assertThat(theme.passageIds()).hasSize(5);
-            assertThat(theme.summary()).isNotBlank();
-        });
-        // the second theme is one topic: its strongest passages all share the topic's words
-        assertThat(themes.themes().get(1).passageIds())
-                .extracting(id -> passages.get(Keys.of("wiki", id)).text().contains("violinist"))
-                .containsOnly(passages.get(Keys.of(
-                                "wiki", themes.themes().get(1).passageIds().get(0)))
-                        .text()
-                        .contains("violinist"));
-        assertThat(state.changesSinceThemes()).isLessThan(16);
     }
 
     private void upsert(String id, String text) {
