@@ -46,7 +46,13 @@ class MetersTest {
                         "understand/extractor_error",
                         "understand/error",
                         "construct/bad_command",
-                        "construct/error");
+                        "construct/error",
+                        "read/undecodable",
+                        "understand/undecodable",
+                        "construct/undecodable",
+                        "read/unwritable",
+                        "understand/unwritable",
+                        "construct/unwritable");
         assertThat(series(Meters.EXTRACTION_CACHE, "result")).containsExactlyInAnyOrder("hit", "miss");
         assertThat(series(Meters.REJECTED, "kind")).containsExactlyInAnyOrder("entity", "fact");
         assertThat(series(Meters.STALE, "kind")).containsExactlyInAnyOrder("passage", "manifest");
