@@ -272,19 +272,9 @@ public final class Meters {
         themeSummaryCounter(kind.tag()).increment();
     }
 
-    /** A theme summary was written or failed; {@code kind} is a {@link ThemeSummaryKind} in lowercase. */
-    public void themeSummary(String kind) {
-        themeSummaryCounter(kind).increment();
-    }
-
     /** A query snapshot was built. */
     public void snapshotBuilt(SnapshotHow how, boolean ok, Duration took) {
-        snapshotBuilt(how.tag(), ok, took);
-    }
-
-    /** A query snapshot was built ({@code how}: inline or background, a {@link SnapshotHow} in lowercase). */
-    public void snapshotBuilt(String how, boolean ok, Duration took) {
-        snapshotTimer(how, ok ? Outcome.OK : Outcome.FAILED).record(took);
+        snapshotTimer(how.tag(), ok ? Outcome.OK : Outcome.FAILED).record(took);
     }
 
     /** Vectors written to and deleted from an HNSW index by one snapshot. */

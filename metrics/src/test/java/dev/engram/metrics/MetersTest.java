@@ -7,7 +7,6 @@ import dev.engram.schemas.MemoryChange;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -103,21 +102,5 @@ class MetersTest {
         assertThat(count(Meters.MEMORY_CHANGES, "type", "entity_decision")).isEqualTo(1);
         assertThat(count(Meters.RESOLUTION, "decision", "split")).isEqualTo(1);
         assertThat(count(Meters.EXTRACTION_CACHE, "result", "hit")).isEqualTo(1);
-    }
-
-    @Test
-    void theQuerySidesStringTagsCountInTheSameSeriesAsTheEnums() {
-        meters.themeSummary("abstractive");
-        meters.themeSummary(Meters.ThemeSummaryKind.ABSTRACTIVE);
-        meters.snapshotBuilt("inline", true, Duration.ofMillis(5));
-        meters.snapshotBuilt(Meters.SnapshotHow.INLINE, true, Duration.ofMillis(5));
-
-        assertThat(count(Meters.THEME_SUMMARIES, "kind", "abstractive")).isEqualTo(2);
-        assertThat(registry.get(Meters.SNAPSHOT_BUILDS)
-                        .tag("how", "inline")
-                        .tag("outcome", "ok")
-                        .timer()
-                        .count())
-                .isEqualTo(2);
     }
 }

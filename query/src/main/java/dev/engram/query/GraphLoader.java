@@ -120,7 +120,7 @@ public final class GraphLoader implements AutoCloseable {
             if (refreshing.add(ns)) {
                 background.execute(() -> {
                     try {
-                        rebuild(ns, version, build, "background");
+                        rebuild(ns, version, build, Meters.SnapshotHow.BACKGROUND);
                     } catch (RuntimeException e) {
                         // the stores moved away (a rebalance) or were closed; the next query tries again
                         LOG.warn("rebuilding the snapshot of namespace {} failed: {}", ns, e.toString());
@@ -131,10 +131,10 @@ public final class GraphLoader implements AutoCloseable {
             }
             return c.graph();
         }
-        return rebuild(ns, version, build, "inline");
+        return rebuild(ns, version, build, Meters.SnapshotHow.INLINE);
     }
 
-    private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build, String how) {
+    private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build, Meters.SnapshotHow how) {
         ReentrantLock lock = locks.computeIfAbsent(ns, n -> new ReentrantLock());
         lock.lock();
         try {

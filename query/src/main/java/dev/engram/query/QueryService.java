@@ -270,9 +270,9 @@ public final class QueryService {
                     try {
                         written = llm.summarizer().summarize(memories);
                         abstractive.put(key, written);
-                        meters.themeSummary("abstractive");
+                        meters.themeSummary(Meters.ThemeSummaryKind.ABSTRACTIVE);
                     } catch (RuntimeException e) {
-                        meters.themeSummary("failed");
+                        meters.themeSummary(Meters.ThemeSummaryKind.FAILED);
                     }
                 }
                 if (written != null) {

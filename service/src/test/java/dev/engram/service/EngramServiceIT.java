@@ -26,7 +26,6 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -369,17 +368,6 @@ class EngramServiceIT {
     }
 
     private List<DeadLetter> readDeadLetters(int atLeast) {
-        List<DeadLetter> out = ItSupport.readCommitted(
-                        bootstrap,
-                        service.topics().deadLetters().name(),
-                        new ByteArrayDeserializer(),
-                        service.topics().deadLetters().valueSerde().deserializer(),
-                        atLeast,
-                        Duration.ofSeconds(30))
-                .stream()
-                .map(r -> r.value())
-                .toList();
-        assertThat(out).hasSizeGreaterThanOrEqualTo(atLeast);
-        return out;
+        return ItSupport.deadLetters(bootstrap, service.topics(), atLeast);
     }
 }

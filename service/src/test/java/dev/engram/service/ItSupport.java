@@ -1,8 +1,10 @@
 package dev.engram.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Json;
 import dev.engram.topology.TestDocuments;
+import dev.engram.topology.Topics;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -30,6 +32,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -141,6 +144,24 @@ final class ItSupport {
         return call(HttpRequest.newBuilder(URI.create(url))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
+    }
+
+    /** At least {@code atLeast} committed dead letters of an instance's topic (all of them, once it is quiet). */
+    static List<DeadLetter> deadLetters(String bootstrap, Topics topics, int atLeast) {
+        List<DeadLetter> out = readCommitted(
+                        bootstrap,
+                        topics.deadLetters().name(),
+                        new ByteArrayDeserializer(),
+                        topics.deadLetters().valueSerde().deserializer(),
+                        atLeast,
+                        Duration.ofSeconds(30))
+                .stream()
+                .map(ConsumerRecord::value)
+                .toList();
+        if (out.size() < atLeast) {
+            throw new AssertionError("only " + out.size() + " dead letters, expected at least " + atLeast);
+        }
+        return out;
     }
 
     /** A GET with an API key. */

@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -65,16 +64,7 @@ class PoisonPillIT {
 
             ItSupport.awaitVerified("http://127.0.0.1:" + service.httpPort(), NS, List.of("after"));
 
-            List<DeadLetter> letters = ItSupport.readCommitted(
-                            broker.bootstrapServers(),
-                            service.topics().deadLetters().name(),
-                            new ByteArrayDeserializer(),
-                            service.topics().deadLetters().valueSerde().deserializer(),
-                            2,
-                            Duration.ofSeconds(30))
-                    .stream()
-                    .map(r -> r.value())
-                    .toList();
+            List<DeadLetter> letters = ItSupport.deadLetters(broker.bootstrapServers(), service.topics(), 2);
             assertThat(letters).extracting(DeadLetter::cause).contains(DeadLetter.Cause.NULL_VALUE);
             DeadLetter tooLarge = letters.stream()
                     .filter(l -> l.cause() == DeadLetter.Cause.TOO_LARGE)
@@ -124,16 +114,7 @@ class PoisonPillIT {
 
             ItSupport.awaitVerified("http://127.0.0.1:" + service.httpPort(), NS, List.of("after"));
 
-            List<DeadLetter> letters = ItSupport.readCommitted(
-                            broker.bootstrapServers(),
-                            service.topics().deadLetters().name(),
-                            new ByteArrayDeserializer(),
-                            service.topics().deadLetters().valueSerde().deserializer(),
-                            5,
-                            Duration.ofSeconds(30))
-                    .stream()
-                    .map(r -> r.value())
-                    .toList();
+            List<DeadLetter> letters = ItSupport.deadLetters(broker.bootstrapServers(), service.topics(), 5);
             assertThat(letters)
                     .as("one dead letter for each record that is not what its topic holds")
                     .hasSize(5);
