@@ -71,6 +71,7 @@ public record EngramConfig(
             int ingestThreads,
             int memoryThreads,
             long commitIntervalMs,
+            int standbyReplicas,
             Map<String, String> clientProperties) {
 
         /** Settings Engram's guarantees rest on: not overridable through {@code ENGRAM_KAFKA_*}. */
@@ -81,6 +82,7 @@ public record EngramConfig(
                 "state.dir",
                 "processing.guarantee",
                 "num.stream.threads",
+                "num.standby.replicas",
                 "enable.idempotence",
                 "transactional.id",
                 "isolation.level",
@@ -132,6 +134,7 @@ public record EngramConfig(
                     ingestThreads,
                     memoryThreads,
                     commitIntervalMs,
+                    standbyReplicas,
                     clientProperties);
         }
     }
@@ -213,6 +216,7 @@ public record EngramConfig(
                 env.integer("ENGRAM_STREAM_THREADS", 2, 1, 64),
                 env.integer("ENGRAM_MEMORY_THREADS", 1, 1, 64),
                 env.integer("ENGRAM_COMMIT_INTERVAL_MS", 200, 10, Integer.MAX_VALUE),
+                env.integer("ENGRAM_STANDBY_REPLICAS", 0, 0, 8),
                 env.kafkaClientProperties());
         int port = env.integer("ENGRAM_HTTP_PORT", 8080, 0, 65535);
         Http http = new Http(

@@ -293,6 +293,8 @@ public final class EngramService implements AutoCloseable {
                 config.storage().stateDir().toAbsolutePath().toString());
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        // warm copies of the stores on other instances, so one takes over a failed instance's namespaces at once
+        p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, config.kafka().standbyReplicas());
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.kafka().commitIntervalMs());
         p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.kafka().replicationFactor());
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDbConfig.class);
