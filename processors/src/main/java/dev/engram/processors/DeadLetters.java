@@ -77,7 +77,10 @@ final class DeadLetters {
     void reject(Record<?, ?> record, DeadLetter.Cause cause, String reason, byte[] key, byte[] value) {
         meters.deadLetter(stage, cause);
         context.forward(new Record<Void, Emission>(
-                null, new Emission.Dead(key, letter(cause, reason, key, value)), record.timestamp(), record.headers()));
+                null,
+                new Emission.Dead(DeadLetter.boundedKey(key), letter(cause, reason, key, value)),
+                record.timestamp(),
+                record.headers()));
     }
 
     private DeadLetter letter(DeadLetter.Cause cause, String reason, byte[] key, byte[] value) {

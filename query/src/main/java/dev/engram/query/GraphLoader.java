@@ -189,29 +189,39 @@ public final class GraphLoader implements AutoCloseable {
             if (victim == null) {
                 return;
             }
-            evict(victim, "budget");
+            if (!evict(victim, "budget", true)) {
+                return;
+            }
         }
     }
 
     private void evictIdle(long now) {
         for (Map.Entry<String, Long> e : lastUsed.entrySet()) {
             if (now - e.getValue() > idleNanos && cache.containsKey(e.getKey())) {
-                evict(e.getKey(), "idle");
+                evict(e.getKey(), "idle", false);
             }
         }
     }
 
-    /** Releases a namespace's snapshot; queries running on it finish, the next query builds a new one. */
-    private void evict(String ns, String why) {
+    /**
+     * Releases a namespace's snapshot; queries running on it finish, the next query builds a new one. With
+     * {@code onlyOverBudget}, only when the snapshots are still over the budget once the namespace's lock is held (a
+     * build may have finished meanwhile); false when nothing was evicted.
+     */
+    private boolean evict(String ns, String why, boolean onlyOverBudget) {
         ReentrantLock lock = locks.computeIfAbsent(ns, n -> new ReentrantLock());
         lock.lock();
         try {
+            if (onlyOverBudget && cachedBytes() <= budgetBytes) {
+                return false;
+            }
             Cached c = cache.remove(ns);
             lastUsed.remove(ns);
             if (c != null) {
                 c.graph().release();
                 LOG.debug("snapshot of namespace {} evicted ({}, {} bytes)", ns, why, c.bytes());
             }
+            return c != null;
         } finally {
             lock.unlock();
         }

@@ -69,6 +69,11 @@ public record DeadLetter(
                 at);
     }
 
+    /** The Kafka key of a dead letter: the original key, or its first {@link #MAX_KEY_BYTES} bytes. */
+    public static byte[] boundedKey(byte[] key) {
+        return key == null || key.length <= MAX_KEY_BYTES ? key : Arrays.copyOf(key, MAX_KEY_BYTES);
+    }
+
     private static String base64Prefix(byte[] bytes, int max) {
         if (bytes == null) {
             return null;

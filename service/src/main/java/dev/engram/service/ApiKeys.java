@@ -40,7 +40,8 @@ final class ApiKeys {
             try {
                 return valueOf(s.strip().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("role must be read, write or admin, was '" + s + "'");
+                // never echo the text: a key written in the wrong order would be printed
+                throw new IllegalArgumentException("the role must be read, write or admin");
             }
         }
     }

@@ -83,6 +83,12 @@ public record EngramConfig(
                 "processing.guarantee",
                 "num.stream.threads",
                 "num.standby.replicas",
+                "deserialization.exception.handler",
+                "default.deserialization.exception.handler",
+                "processing.exception.handler",
+                "processing.exception.handler.global.enabled",
+                "production.exception.handler",
+                "default.production.exception.handler",
                 "enable.idempotence",
                 "transactional.id",
                 "isolation.level",
@@ -300,7 +306,7 @@ public record EngramConfig(
         try {
             base = URI.create(url);
         } catch (IllegalArgumentException e) {
-            throw invalid("ENGRAM_LLM_BASE_URL", "is not a URL: '" + url + "'");
+            throw invalid("ENGRAM_LLM_BASE_URL", "is not a URL");
         }
         return new LlmConfig(
                 base,

@@ -43,7 +43,11 @@ final class HttpApi implements AutoCloseable {
     static final String FORWARDED_HEADER = "X-Engram-Forwarded";
     private static final int MAX_BODY_BYTES = 64 * 1024;
     private static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration RESPONSE_WRITE_TIMEOUT = Duration.ofSeconds(120);
+    /** The longest a request may take, answering included: an LLM answer with retries fits, a stuck client not. */
+    private static final Duration RESPONSE_TIMEOUT = Duration.ofMinutes(10);
+    /** Open connections at most; more wait in the accept queue. */
+    private static final int MAX_CONNECTIONS = 1024;
+
     private static final Set<String> STANDARD_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
@@ -158,7 +162,8 @@ final class HttpApi implements AutoCloseable {
         System.setProperty("sun.net.httpserver.nodelay", "true");
         // A client that sends its request or reads the reply too slowly is cut off instead of holding a connection.
         System.setProperty("sun.net.httpserver.maxReqTime", Long.toString(REQUEST_READ_TIMEOUT.toSeconds()));
-        System.setProperty("sun.net.httpserver.maxRspTime", Long.toString(RESPONSE_WRITE_TIMEOUT.toSeconds()));
+        System.setProperty("sun.net.httpserver.maxRspTime", Long.toString(RESPONSE_TIMEOUT.toSeconds()));
+        System.setProperty("jdk.httpserver.maxConnections", Integer.toString(MAX_CONNECTIONS));
         this.server = HttpServer.create(bind, 128);
         server.setExecutor(executor);
         server.createContext("/", this::handle);
@@ -299,7 +304,7 @@ final class HttpApi implements AutoCloseable {
         URI target = URI.create("http://" + host.host() + ":" + host.port() + uri.getRawPath()
                 + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()));
         HttpRequest forwarded = HttpRequest.newBuilder(target)
-                .timeout(Duration.ofSeconds(30))
+                .timeout(RESPONSE_TIMEOUT)
                 .header(
                         FORWARDED_HEADER,
                         router.self().host() + ":" + router.self().port())
@@ -320,7 +325,8 @@ final class HttpApi implements AutoCloseable {
         try {
             response = client.send(forwarded, HttpResponse.BodyHandlers.ofByteArray());
         } catch (IOException e) {
-            throw ApiException.unavailable("owner " + host.host() + ":" + host.port() + " is unreachable: " + e);
+            LOG.warn("forwarding {} to {}:{} failed: {}", uri.getRawPath(), host.host(), host.port(), e.toString());
+            throw ApiException.unavailable("the instance that owns the namespace is unreachable; retry shortly");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ApiException.unavailable("interrupted while forwarding");
@@ -345,9 +351,10 @@ final class HttpApi implements AutoCloseable {
         }
     }
 
+    /** A percent-decoded path segment or query parameter; in a path a '+' is itself, not a space. */
     static String decode(String s) {
         try {
-            return URLDecoder.decode(s, StandardCharsets.UTF_8);
+            return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
             throw ApiException.badRequest("bad percent-encoding in '" + s + "'");
         }

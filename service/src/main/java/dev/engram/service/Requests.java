@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.type.LogicalType;
@@ -20,8 +21,8 @@ import java.util.regex.Pattern;
 
 /**
  * The request bodies of the HTTP API, one record each, bound strictly from JSON (no string-to-number or
- * number-to-string coercion, no fractional counts, no duplicate fields or trailing data) and validated in their
- * constructors; whatever does not bind or validate is a 400 that says which field is wrong.
+ * number-to-string coercion, no fractional counts, no unknown or duplicate fields, no trailing data) and validated
+ * in their constructors; whatever does not bind or validate is a 400 that says which field is wrong.
  */
 final class Requests {
 
@@ -111,6 +112,9 @@ final class Requests {
                 throw api;
             }
             throw ApiException.badRequest("invalid request: " + e.getOriginalMessage());
+        } catch (UnrecognizedPropertyException e) {
+            throw ApiException.badRequest(
+                    "unknown field '" + e.getPropertyName() + "' (a request looks like " + example + ")");
         } catch (JsonMappingException e) {
             throw ApiException.badRequest(fieldOf(e) + " has the wrong type (a request looks like " + example + ")");
         } catch (JsonProcessingException e) {
@@ -137,6 +141,7 @@ final class Requests {
                 .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
                 .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .build();
         for (CoercionInputShape shape : new CoercionInputShape[] {

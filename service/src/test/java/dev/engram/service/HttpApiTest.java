@@ -148,8 +148,12 @@ class HttpApiTest {
         assertThat(tenant)
                 .contains("namespace=\"ns\"")
                 .doesNotContain("secret-project")
+                .as("instance-wide totals would show other tenants' activity")
+                .doesNotContain("engram_documents_total");
+        assertThat(admin)
+                .contains("secret-project")
+                .contains("namespace=\"ns\"")
                 .contains("engram_documents_total");
-        assertThat(admin).contains("secret-project").contains("namespace=\"ns\"");
     }
 
     @Test
@@ -239,5 +243,11 @@ class HttpApiTest {
             assertThat(first.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
             assertThat(ItSupport.get(at + "/slow").status()).isEqualTo(200); // the permit came back
         }
+    }
+
+    @Test
+    void aPlusInAPathIsAPlus() {
+        assertThat(HttpApi.decode("c++")).isEqualTo("c++");
+        assertThat(HttpApi.decode("a%2Bb%20c")).isEqualTo("a+b c");
     }
 }

@@ -60,7 +60,9 @@ class RequestsTest {
                 "\"query\"",
                 "{not json",
                 "",
-                "{\"query\": \"x\"} trailing"
+                "{\"query\": \"x\"} trailing",
+                "{\"query\": \"x\", \"topK\": 50}",
+                "{\"query\": \"x\", \"query\": \"y\"}"
             })
     void rejectsWhatIsNotARetrieveRequestWithA400(String json) {
         assertThatThrownBy(() -> retrieve(json)).isInstanceOfSatisfying(ApiException.class, e -> {
@@ -73,6 +75,11 @@ class RequestsTest {
     void aTooLongQueryIsRejectedNamingTheLimit() {
         assertThatThrownBy(() -> retrieve("{\"query\": \"" + "x".repeat(Requests.MAX_QUERY_CHARS + 1) + "\"}"))
                 .hasMessageContaining(Integer.toString(Requests.MAX_QUERY_CHARS));
+    }
+
+    @Test
+    void anUnknownFieldIsNamedNotIgnored() {
+        assertThatThrownBy(() -> retrieve("{\"query\": \"x\", \"topK\": 50}")).hasMessageContaining("'topK'");
     }
 
     @Test

@@ -15,6 +15,7 @@ import org.apache.kafka.streams.errors.DeserializationExceptionHandler;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +58,18 @@ public final class StreamErrors {
 
     /** Shared by the three handlers: builds and counts the dead letter of the input record in {@code context}. */
     abstract static class Handler {
+
+        /**
+         * Outputs whose loss is recorded by the input's dead letter: what the ingest steps hand on (the input can be
+         * sent again). Not a changelog, not the memory changes, not the dead letters themselves.
+         */
+        boolean droppable(String topic) {
+            return topic != null
+                    && (topic.equals(topics.passages().name())
+                            || topic.equals(topics.understandings().name())
+                            || topic.equals(topics.extractions().name()));
+        }
+
         private Topics topics;
         private Meters meters;
 
@@ -90,7 +103,7 @@ public final class StreamErrors {
             return List.of(new ProducerRecord<>(
                     dlq.name(),
                     null,
-                    context.sourceRawKey(),
+                    DeadLetter.boundedKey(context.sourceRawKey()),
                     dlq.valueSerde().serializer().serialize(dlq.name(), letter)));
         }
     }
@@ -105,18 +118,25 @@ public final class StreamErrors {
         }
     }
 
-    /** A failure in an operator of the topology that no processor guarded. */
+    /**
+     * A failure in an operator of the topology that no processor guarded. A {@link StreamsException} is not the
+     * input's fault (a store that cannot be written, a memory update that could not be committed): the task fails and
+     * exactly-once rolls back what it wrote, never a half-applied record dead-lettered.
+     */
     public static final class Processing extends Handler implements ProcessingExceptionHandler {
         @Override
         public Response handleError(ErrorHandlerContext context, Record<?, ?> record, Exception exception) {
+            if (exception instanceof StreamsException) {
+                return Response.fail();
+            }
             return Response.resume(
                     deadLetter(context, DeadLetter.Cause.ERROR, "failed in " + context.processorNodeId(), exception));
         }
     }
 
     /**
-     * An output that cannot be written: too large or not serializable, dead-lettered with its input; a transient broker
-     * failure stops the task instead (it is retried, nothing is lost).
+     * An output of the ingest steps that cannot be written (too large, not serializable) is dead-lettered with its
+     * input; a transient broker failure is retried; any other output that cannot be written fails the task.
      */
     public static final class Production extends Handler implements ProductionExceptionHandler {
         @Override
@@ -124,6 +144,11 @@ public final class StreamErrors {
                 ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
             if (exception instanceof RetriableException) {
                 return Response.retry();
+            }
+            if (!droppable(record.topic())) {
+                // A store's changelog, the memory changes or a dead letter: dropping it would make the stores, the
+                // mirrors or the count of inputs silently wrong. The task fails; exactly-once rolls it back.
+                return Response.fail();
             }
             if (!(exception instanceof RecordTooLargeException)) {
                 LOG.warn("cannot write to {}: {}", record.topic(), exception.toString());
@@ -138,6 +163,9 @@ public final class StreamErrors {
                 ProducerRecord record,
                 Exception exception,
                 SerializationExceptionOrigin origin) {
+            if (!droppable(record.topic())) {
+                return Response.fail();
+            }
             return Response.resume(deadLetter(
                     context, DeadLetter.Cause.UNWRITABLE, "cannot serialize for " + record.topic(), exception));
         }
