@@ -61,7 +61,14 @@ final class ItSupport {
     /** With {@code extra} settings (ENGRAM_* variables) over the test defaults. */
     static EngramConfig config(
             String bootstrap, String appId, String prefix, Path stateDir, int partitions, Map<String, String> extra) {
-        int port = freePort();
+        Map<String, String> env = environment(bootstrap, appId, prefix, stateDir, partitions, freePort());
+        env.putAll(extra);
+        return EngramConfig.from(env);
+    }
+
+    /** The ENGRAM_* variables of a test instance (for a service in this JVM, or in a process of its own). */
+    static Map<String, String> environment(
+            String bootstrap, String appId, String prefix, Path stateDir, int partitions, int port) {
         Map<String, String> env = new HashMap<>();
         env.put("ENGRAM_BOOTSTRAP_SERVERS", bootstrap);
         env.put("ENGRAM_APPLICATION_ID", appId);
@@ -76,8 +83,7 @@ final class ItSupport {
         env.put("ENGRAM_ROCKSDB_MEMORY_MB", "32");
         env.put("ENGRAM_EMBED_THREADS", "1");
         env.put("ENGRAM_AUTH", "disabled");
-        env.putAll(extra);
-        return EngramConfig.from(env);
+        return env;
     }
 
     static KafkaProducer<String, byte[]> producer(String bootstrap) {
