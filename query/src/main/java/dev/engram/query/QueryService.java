@@ -12,6 +12,7 @@ import dev.engram.stores.Keys;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
+import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import dev.engram.understanding.Embedder;
@@ -28,7 +29,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
@@ -63,8 +66,7 @@ public final class QueryService {
         }
     }
 
-    private final MemoryReader memory;
-    private final EntityViews entityViews;
+    private final Function<String, MemoryReader> memories;
     private final Embedder embedder;
     private final Function<String, List<String>> queryEntityNames;
     private final GraphLoader graphs;
@@ -80,12 +82,12 @@ public final class QueryService {
     });
 
     /**
-     * @param memory this instance's memory stores
+     * @param memories this instance's memory stores of a namespace
      * @param queryEntityNames finds the entity names a query mentions (the embedded extractor, never an LLM call)
      * @param commands where operators' commands go (null: commands are not available on this instance)
      */
     public QueryService(
-            MemoryReader memory,
+            Function<String, MemoryReader> memories,
             Embedder embedder,
             Function<String, List<String>> queryEntityNames,
             GraphLoader graphs,
@@ -93,8 +95,7 @@ public final class QueryService {
             Llm llm,
             Meters meters,
             Clock clock) {
-        this.memory = memory;
-        this.entityViews = new EntityViews(memory);
+        this.memories = memories;
         this.embedder = embedder;
         this.queryEntityNames = queryEntityNames;
         this.graphs = graphs;
@@ -105,18 +106,37 @@ public final class QueryService {
     }
 
     /**
-     * The stores of a Kafka Streams instance by name; a store that is not queryable here (starting, rebalancing,
-     * moved away) is {@link QueryException.Kind#UNAVAILABLE}.
+     * The stores of a namespace on a Kafka Streams instance: those of the one partition that holds it. While that
+     * partition is not active and running here (starting, restoring, moving after a rebalance) they are
+     * {@link QueryException.Kind#UNAVAILABLE}, never an empty answer from the stores of other partitions.
      */
-    public static MemoryReader memoryOf(KafkaStreams streams) {
-        return new MemoryReader(name -> {
-            try {
-                return streams.store(StoreQueryParameters.fromNameAndType(
-                        name, QueryableStoreTypes.<String, Object>keyValueStore()));
-            } catch (InvalidStateStoreException e) {
-                throw QueryException.unavailable("store " + name + " is not queryable yet (" + e.getMessage() + ")");
+    public static Function<String, MemoryReader> memoryOf(KafkaStreams streams) {
+        StringSerializer keys = new StringSerializer();
+        return ns -> {
+            KeyQueryMetadata meta = streams.queryMetadataForKey(StateStores.MEMORY_NAMESPACES.name(), ns, keys);
+            if (meta == null || meta.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+                throw QueryException.unavailable("the partition of namespace '" + ns + "' is not known yet");
             }
-        });
+            int partition = meta.partition();
+            return new MemoryReader(name -> {
+                try {
+                    return streams.store(StoreQueryParameters.fromNameAndType(
+                                    name, QueryableStoreTypes.<String, Object>keyValueStore())
+                            .withPartition(partition));
+                } catch (InvalidStateStoreException e) {
+                    throw QueryException.unavailable("store " + name + " of namespace '" + ns
+                            + "' is not queryable here yet (" + e.getMessage() + ")");
+                }
+            });
+        };
+    }
+
+    private MemoryReader memory(String ns) {
+        return memories.apply(ns);
+    }
+
+    private EntityViews views(String ns) {
+        return new EntityViews(memory(ns));
     }
 
     public boolean canAnswer() {
@@ -139,11 +159,12 @@ public final class QueryService {
     }
 
     public Responses.Document document(String ns, String id) {
-        DocumentRecord doc = memory.document(ns, id)
+        DocumentRecord doc = memory(ns)
+                .document(ns, id)
                 .orElseThrow(() -> QueryException.notFound("document '" + id + "' is not in namespace '" + ns + "'"));
         List<Responses.DocumentPassage> items = new ArrayList<>();
         for (PassageRef ref : doc.passages()) {
-            StoredPassage p = memory.passage(ns, ref.passageId()).orElse(null);
+            StoredPassage p = memory(ns).passage(ns, ref.passageId()).orElse(null);
             boolean inMemory = p != null && p.contentHash().equals(ref.contentHash());
             items.add(
                     p == null
@@ -185,7 +206,7 @@ public final class QueryService {
                 doc.eventTime(),
                 doc.updatedAt(),
                 items,
-                memory.namespace(ns).map(s -> watermark(s, null)).orElse(null));
+                memory(ns).namespace(ns).map(s -> watermark(s, null)).orElse(null));
     }
 
     /**
@@ -193,31 +214,32 @@ public final class QueryService {
      * resolution sent to review or deferred.
      */
     public Responses.Reviews reviews(String ns, int limit) {
-        MemoryReader.Page<ReviewItem> page = memory.reviews(ns, limit);
-        return new Responses.Reviews(ns, page.total(), page.items(), entityViews.pendingPairs(ns, limit));
+        MemoryReader.Page<ReviewItem> page = memory(ns).reviews(ns, limit);
+        return new Responses.Reviews(ns, page.total(), page.items(), views(ns).pendingPairs(ns, limit));
     }
 
     public Responses.EntitiesByName entities(String ns, String name) {
-        return new Responses.EntitiesByName(ns, name, entityViews.byName(ns, name));
+        return new Responses.EntitiesByName(ns, name, views(ns).byName(ns, name));
     }
 
     public Responses.EntityInNamespace entity(String ns, String id) {
-        return entityViews
+        return views(ns)
                 .byId(ns, id)
                 .map(e -> new Responses.EntityInNamespace(ns, e))
                 .orElseThrow(() -> QueryException.notFound("entity '" + id + "' is not in namespace '" + ns + "'"));
     }
 
     public Responses.Merges merges(String ns, int limit) {
-        return entityViews.merges(ns, limit);
+        return views(ns).merges(ns, limit);
     }
 
     /** A document's gist and episodic windows. */
     public Responses.Gist gist(String ns, String id) {
-        DocumentGist g = memory.gist(ns, id)
+        DocumentGist g = memory(ns)
+                .gist(ns, id)
                 .orElseThrow(() -> QueryException.notFound(
                         "document '" + id + "' has no passages in memory in namespace '" + ns + "'"));
-        DocumentGist.View view = GistViews.view(g, passageId -> memory.passageVector(ns, passageId));
+        DocumentGist.View view = GistViews.view(g, passageId -> memory(ns).passageVector(ns, passageId));
         return new Responses.Gist(
                 ns,
                 g.documentId(),
@@ -232,7 +254,7 @@ public final class QueryService {
     /** The namespace's eigen-themes (empty until enough passages have arrived). */
     public Responses.Themes themes(String ns) {
         NamespaceState state = state(ns);
-        ThemeSet t = memory.themes(ns).orElse(null);
+        ThemeSet t = memory(ns).themes(ns).orElse(null);
         return new Responses.Themes(
                 ns,
                 t == null ? null : t.version(),
@@ -263,7 +285,8 @@ public final class QueryService {
                 if (written == null) {
                     List<String> memories = new ArrayList<>();
                     for (String id : theme.passageIds()) {
-                        memory.passage(ns, id)
+                        memory(ns)
+                                .passage(ns, id)
                                 .filter(p -> !p.memory().isBlank())
                                 .ifPresent(p -> memories.add(p.memory()));
                     }
@@ -306,7 +329,7 @@ public final class QueryService {
         }
         if (op != MemoryCommand.Op.CLEAR) {
             for (String id : List.of(entityId, otherId)) {
-                if (memory.entity(ns, id).isEmpty()) {
+                if (memory(ns).entity(ns, id).isEmpty()) {
                     throw QueryException.notFound("entity '" + id + "' is not in namespace '" + ns + "'");
                 }
             }
@@ -335,6 +358,7 @@ public final class QueryService {
         } catch (IllegalArgumentException e) {
             throw QueryException.invalid(e.getMessage());
         }
+        MemoryReader memory = memory(ns);
         NamespaceState state = state(ns);
         MemoryGraph graph = graphs.graph(ns, state, memory);
         Map<String, float[]> embedded = new HashMap<>();
@@ -342,7 +366,7 @@ public final class QueryService {
         int[] queryEntities = !mode.usesQueryEntities()
                 ? new int[0]
                 : queryEntityNames.apply(query).stream()
-                        .flatMap(n -> entityViews.resolvedIds(ns, n, false).stream())
+                        .flatMap(n -> new EntityViews(memory).resolvedIds(ns, n, false).stream())
                         .mapToInt(graph::entityIndex)
                         .filter(i -> i >= 0)
                         .distinct()
@@ -434,11 +458,12 @@ public final class QueryService {
 
     /** The namespace's counters and watermark, if it has memory here. */
     public Optional<NamespaceState> namespaceState(String ns) {
-        return memory.namespace(ns);
+        return memory(ns).namespace(ns);
     }
 
     private NamespaceState state(String ns) {
-        return memory.namespace(ns)
+        return memory(ns)
+                .namespace(ns)
                 .orElseThrow(() -> QueryException.notFound("namespace '" + ns + "' has no memory yet"));
     }
 

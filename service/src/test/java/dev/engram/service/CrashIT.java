@@ -37,13 +37,13 @@ class CrashIT {
     private static final int DOCUMENTS = 12;
     private static final String[] CITIES = {"Vienna", "Paris", "Lisbon", "Oslo"};
     /** The instances' logs, kept for a look after a failure. */
-    private static final Path LOGS = Path.of("target", "crash-logs");
+    static final Path LOGS = Path.of("target", "crash-logs");
 
     @TempDir
     Path dir;
 
     /** An instance in a process of its own, as an operator runs it. */
-    private record Instance(Process process, String base, Topics topics) {}
+    record Instance(Process process, String base, Topics topics) {}
 
     @Test
     void anInstanceKilledMidIngestEndsAsIfItHadNeverBeenKilled(EmbeddedKafkaBroker broker) throws Exception {
@@ -117,7 +117,7 @@ class CrashIT {
         return doc;
     }
 
-    private static Instance start(Map<String, String> env, Path log) throws IOException {
+    static Instance start(Map<String, String> env, Path log) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx512m",
