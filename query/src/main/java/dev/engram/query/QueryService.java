@@ -139,8 +139,12 @@ public final class QueryService {
         return new EntityViews(memory(ns));
     }
 
-    public boolean canAnswer() {
-        return llm.answerer() != null;
+    /** Refuses at once when no LLM can answer, before any work or forwarding. */
+    public void requireAnswering() {
+        if (llm.answerer() == null) {
+            throw QueryException.notConfigured(
+                    "answering needs an LLM: set ENGRAM_UNDERSTANDING=llm, ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL");
+        }
     }
 
     public Responses.Namespace namespace(String ns) {
@@ -159,12 +163,12 @@ public final class QueryService {
     }
 
     public Responses.Document document(String ns, String id) {
-        DocumentRecord doc = memory(ns)
-                .document(ns, id)
+        MemoryReader memory = memory(ns);
+        DocumentRecord doc = memory.document(ns, id)
                 .orElseThrow(() -> QueryException.notFound("document '" + id + "' is not in namespace '" + ns + "'"));
         List<Responses.DocumentPassage> items = new ArrayList<>();
         for (PassageRef ref : doc.passages()) {
-            StoredPassage p = memory(ns).passage(ns, ref.passageId()).orElse(null);
+            StoredPassage p = memory.passage(ns, ref.passageId()).orElse(null);
             boolean inMemory = p != null && p.contentHash().equals(ref.contentHash());
             items.add(
                     p == null
@@ -206,7 +210,7 @@ public final class QueryService {
                 doc.eventTime(),
                 doc.updatedAt(),
                 items,
-                memory(ns).namespace(ns).map(s -> watermark(s, null)).orElse(null));
+                memory.namespace(ns).map(s -> watermark(s, null)).orElse(null));
     }
 
     /**
@@ -235,11 +239,11 @@ public final class QueryService {
 
     /** A document's gist and episodic windows. */
     public Responses.Gist gist(String ns, String id) {
-        DocumentGist g = memory(ns)
-                .gist(ns, id)
+        MemoryReader memory = memory(ns);
+        DocumentGist g = memory.gist(ns, id)
                 .orElseThrow(() -> QueryException.notFound(
                         "document '" + id + "' has no passages in memory in namespace '" + ns + "'"));
-        DocumentGist.View view = GistViews.view(g, passageId -> memory(ns).passageVector(ns, passageId));
+        DocumentGist.View view = GistViews.view(g, passageId -> memory.passageVector(ns, passageId));
         return new Responses.Gist(
                 ns,
                 g.documentId(),
@@ -270,6 +274,7 @@ public final class QueryService {
      * the members' memories on first request (outside the memory step) and kept; a failed call keeps the stored one.
      */
     private List<Responses.Theme> summarized(String ns, ThemeSet set) {
+        MemoryReader memory = memory(ns);
         List<Responses.Theme> out = new ArrayList<>();
         for (ThemeSet.Theme theme : set.themes()) {
             String summary = theme.summary();
@@ -285,8 +290,7 @@ public final class QueryService {
                 if (written == null) {
                     List<String> memories = new ArrayList<>();
                     for (String id : theme.passageIds()) {
-                        memory(ns)
-                                .passage(ns, id)
+                        memory.passage(ns, id)
                                 .filter(p -> !p.memory().isBlank())
                                 .ifPresent(p -> memories.add(p.memory()));
                     }
@@ -424,10 +428,7 @@ public final class QueryService {
 
     /** Retrieves evidence, then asks the LLM to answer from it with citations (CogitoRAG's passage–memory pairs). */
     public Responses.Answered answer(String ns, String query, String mode, int topK, Map<String, Double> params) {
-        if (!canAnswer()) {
-            throw QueryException.notConfigured(
-                    "answering needs an LLM: set ENGRAM_UNDERSTANDING=llm, ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL");
-        }
+        requireAnswering();
         Responses.Retrieved retrieved = retrieve(ns, query, mode, topK, params);
         List<Responses.Passage> results = retrieved.results();
         List<Answerer.Evidence> evidence = new ArrayList<>();

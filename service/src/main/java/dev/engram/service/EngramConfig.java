@@ -325,17 +325,6 @@ public record EngramConfig(
                 kafka.withBootstrapServers(servers), http, storage, ingest, understanding, query, security);
     }
 
-    public EngramConfig withHttp(int port, int advertised) {
-        return new EngramConfig(
-                kafka,
-                new Http(http.host(), port, http.advertisedHost(), advertised, http.maxInFlight()),
-                storage,
-                ingest,
-                understanding,
-                query,
-                security);
-    }
-
     static IllegalArgumentException invalid(String name, String message) {
         return new IllegalArgumentException("invalid configuration: " + name + " " + message);
     }

@@ -94,12 +94,7 @@ final class Routes {
 
     /** Any instance can tell at once that it cannot answer: no LLM is configured. */
     private Reply requireAnswering(Request r) {
-        if (!queries.canAnswer()) {
-            throw new ApiException(
-                    501,
-                    "not_configured",
-                    "answering needs an LLM: set ENGRAM_UNDERSTANDING=llm, ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL");
-        }
+        queries.requireAnswering();
         return null;
     }
 
