@@ -7,9 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.topology.TestDocuments;
 import dev.engram.topology.Topics;
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,14 +33,9 @@ class CrashIT {
     private static final String NS = "crash";
     private static final int DOCUMENTS = 12;
     private static final String[] CITIES = {"Vienna", "Paris", "Lisbon", "Oslo"};
-    /** The instances' logs, kept for a look after a failure. */
-    static final Path LOGS = Path.of("target", "crash-logs");
 
     @TempDir
     Path dir;
-
-    /** An instance in a process of its own, as an operator runs it. */
-    record Instance(Process process, String base, Topics topics) {}
 
     @Test
     void anInstanceKilledMidIngestEndsAsIfItHadNeverBeenKilled(EmbeddedKafkaBroker broker) throws Exception {
@@ -60,8 +52,7 @@ class CrashIT {
         int port = ItSupport.freePort();
         Map<String, String> env = ItSupport.environment(broker.bootstrapServers(), id, id + ".", state, 2, port);
         List<String> ids = new ArrayList<>();
-        Files.createDirectories(LOGS);
-        Instance instance = start(env, LOGS.resolve(id + "-1.log"));
+        ServiceProcess instance = ServiceProcess.start(env, ServiceProcess.LOGS.resolve(id + "-1.log"));
         try (KafkaProducer<String, byte[]> producer = ItSupport.producer(broker.bootstrapServers())) {
             String topic = instance.topics().documents().name();
             // the first half, then (killed once, if asked) the second half while the instance is down
@@ -82,7 +73,7 @@ class CrashIT {
                 ids.add(send(producer, topic, i));
             }
             if (kill) {
-                instance = start(env, LOGS.resolve(id + "-2.log"));
+                instance = ServiceProcess.start(env, ServiceProcess.LOGS.resolve(id + "-2.log"));
             }
         }
         try {
@@ -115,42 +106,6 @@ class CrashIT {
                                 + "Maria Keller of the " + city + " Weather Office checked station " + i + " in May "
                                 + (1990 + i) + "."));
         return doc;
-    }
-
-    static Instance start(Map<String, String> env, Path log) throws IOException {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-XX:+UseSerialGC",
-                "--enable-native-access=ALL-UNNAMED"));
-        if (Runtime.version().feature() >= 24) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        // the service as it ships: the jar and libraries the package phase wrote before the integration tests
-        Path jar = Path.of("target", "engram.jar");
-        assertThat(jar).as("the packaged service").exists();
-        command.addAll(List.of(
-                "-cp",
-                jar + File.pathSeparator + Path.of("target", "lib") + File.separator + "*",
-                EngramMain.class.getName(),
-                "run"));
-        ProcessBuilder pb = new ProcessBuilder(command);
-        pb.environment().putAll(env);
-        pb.redirectErrorStream(true);
-        pb.redirectOutput(log.toFile());
-        Process p = pb.start();
-        String base = "http://127.0.0.1:" + env.get("ENGRAM_HTTP_PORT");
-        try {
-            ItSupport.awaitResponse(
-                    Duration.ofSeconds(120),
-                    () -> ItSupport.get(base + "/v1/health/ready"),
-                    r -> r.status() == 200 || !p.isAlive());
-        } catch (AssertionError e) {
-            p.destroyForcibly();
-            throw new AssertionError("the instance did not start; its log: " + log, e);
-        }
-        assertThat(p.isAlive()).as("the instance runs; its log: %s", log).isTrue();
-        return new Instance(p, base, new Topics(env.get("ENGRAM_TOPIC_PREFIX")));
     }
 
     /** Every memory change of the namespace in order: versions 1, 2, 3, … without a gap or a repeat. */

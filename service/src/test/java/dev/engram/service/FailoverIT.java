@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.topology.TestDocuments;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,10 +41,9 @@ class FailoverIT {
     @Test
     void theSurvivorServesAKilledInstancesNamespacesWithTheSameAnswers(EmbeddedKafkaBroker broker) throws Exception {
         String id = "failover-" + UUID.randomUUID().toString().substring(0, 8);
-        Files.createDirectories(CrashIT.LOGS);
         List<String> namespaces = namespacesCoveringPartitions();
-        CrashIT.Instance a = CrashIT.start(env(broker, id, "a"), CrashIT.LOGS.resolve(id + "-a.log"));
-        CrashIT.Instance b = CrashIT.start(env(broker, id, "b"), CrashIT.LOGS.resolve(id + "-b.log"));
+        ServiceProcess a = ServiceProcess.start(env(broker, id, "a"), ServiceProcess.LOGS.resolve(id + "-a.log"));
+        ServiceProcess b = ServiceProcess.start(env(broker, id, "b"), ServiceProcess.LOGS.resolve(id + "-b.log"));
         try {
             try (KafkaProducer<String, byte[]> producer = ItSupport.producer(broker.bootstrapServers())) {
                 for (String ns : namespaces) {
@@ -107,7 +105,7 @@ class FailoverIT {
                     unavailable,
                     unavailableSeconds);
         } finally {
-            for (CrashIT.Instance i : List.of(a, b)) {
+            for (ServiceProcess i : List.of(a, b)) {
                 i.process().destroy();
                 i.process().waitFor(60, TimeUnit.SECONDS);
             }
