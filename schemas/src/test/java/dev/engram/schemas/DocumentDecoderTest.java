@@ -118,6 +118,18 @@ class DocumentDecoderTest {
     }
 
     @Test
+    void aDocumentOfExactlyTheLimitIsReadAndOneByteMoreIsNot() {
+        String head = "{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"upsert\",\"text\":\"";
+        String tail = "\"}";
+        String atLimit = head + "x".repeat(4096 - head.length() - tail.length()) + tail;
+        assertThat(utf8(atLimit)).hasSize(4096);
+
+        assertThat(decoder.decode(utf8("a"), utf8(atLimit))).isInstanceOf(DocumentDecoder.Accepted.class);
+        assertThat(rejection("a", utf8(atLimit.replace(tail, "x" + tail))))
+                .isEqualTo("document event is 4097 bytes, above the limit of 4096");
+    }
+
+    @Test
     void rejectsAKeyThatIsNotTheDocumentId() {
         assertThat(rejection("other", utf8("{\"namespace\":\"w\",\"id\":\"a\",\"op\":\"delete\"}")))
                 .startsWith("key 'other' differs");

@@ -245,4 +245,36 @@ class SchemaConformanceTest {
         assertThat(small.keyBase64()).isNull();
         assertThat(small.valueBytes()).isEqualTo(2);
     }
+
+    @Test
+    void aDeadLetterKeepsKeysAndValuesUpToTheirLimitWholeAndCutsOneByteMore() {
+        byte[] keyAt = new byte[DeadLetter.MAX_KEY_BYTES];
+        byte[] valueAt = new byte[DeadLetter.MAX_VALUE_BYTES];
+        DeadLetter whole =
+                DeadLetter.of(DeadLetter.Stage.READ, DeadLetter.Cause.SCHEMA, "r", "t", 0, 1, keyAt, valueAt, AT);
+        assertThat(whole.truncated()).isFalse();
+        assertThat(Base64.getDecoder().decode(whole.valueBase64())).hasSize(DeadLetter.MAX_VALUE_BYTES);
+        assertThat(DeadLetter.boundedKey(keyAt)).isSameAs(keyAt);
+
+        DeadLetter valueCut = DeadLetter.of(
+                DeadLetter.Stage.READ,
+                DeadLetter.Cause.SCHEMA,
+                "r",
+                "t",
+                0,
+                1,
+                keyAt,
+                new byte[DeadLetter.MAX_VALUE_BYTES + 1],
+                AT);
+        assertThat(valueCut.truncated()).isTrue();
+        assertThat(valueCut.valueBytes()).isEqualTo(DeadLetter.MAX_VALUE_BYTES + 1L);
+
+        byte[] keyPast = new byte[DeadLetter.MAX_KEY_BYTES + 1];
+        DeadLetter keyCut =
+                DeadLetter.of(DeadLetter.Stage.READ, DeadLetter.Cause.SCHEMA, "r", "t", 0, 1, keyPast, null, AT);
+        assertThat(keyCut.truncated()).isTrue();
+        assertThat(keyCut.valueBytes()).isNull();
+        assertThat(DeadLetter.boundedKey(keyPast)).hasSize(DeadLetter.MAX_KEY_BYTES);
+        assertThat(DeadLetter.boundedKey(null)).isNull();
+    }
 }

@@ -12,6 +12,7 @@ import dev.engram.topology.Understanders;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
@@ -249,5 +250,18 @@ class HttpApiTest {
     void aPlusInAPathIsAPlus() {
         assertThat(HttpApi.decode("c++")).isEqualTo("c++");
         assertThat(HttpApi.decode("a%2Bb%20c")).isEqualTo("a+b c");
+    }
+
+    @Test
+    void aBodyOfExactlyTheLimitIsReadAndOneByteMoreIs413() {
+        String at = "{\"query\": \"" + "x".repeat(64 * 1024 - 13) + "\"}";
+        assertThat(at.getBytes(StandardCharsets.UTF_8)).hasSize(64 * 1024);
+
+        // read, then refused by the (not yet running) instance's router
+        assertThat(ItSupport.post(base + "/v1/namespaces/ns/retrieve", at).status())
+                .isEqualTo(503);
+        ItSupport.Response past = ItSupport.post(base + "/v1/namespaces/ns/retrieve", at.replace("x\"", "xx\""));
+        assertThat(past.status()).isEqualTo(413);
+        assertThat(past.body().path("error").path("code").asText()).isEqualTo("too_large");
     }
 }
