@@ -4,11 +4,14 @@ import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Every Engram meter: names, tags and units live here and nowhere else. Prometheus names are the dotted names with
@@ -46,6 +49,31 @@ public final class Meters {
     public static final String THEME_SUMMARIES = "engram.theme.summaries";
     /** Blocking-index lookups skipped because the block was too large to discriminate. */
     public static final String RESOLUTION_SKIPPED = "engram.resolution.blocks.skipped";
+
+    /** Mirror records emitted by the memory step, by op: upsert, delete, repair. */
+    public static final String MIRROR_RECORDS = "engram.mirror.records";
+    /** Mirror records applied by a sink, by sink and outcome: applied, superseded (a newer version was there). */
+    public static final String SINK_RECORDS = "engram.sink.records";
+    /** Time of one batched write to a mirror, by sink and outcome (ok, failed); a timer. */
+    public static final String SINK_WRITES = "engram.sink.writes";
+    /** Records per batch written to a mirror, by sink; a distribution. */
+    public static final String SINK_BATCH = "engram.sink.batch.records";
+    /** Transient mirror failures retried, by sink. */
+    public static final String SINK_RETRIES = "engram.sink.retries";
+    /** Times a sink paused its partitions after transient failures outlasted the retries, by sink. */
+    public static final String SINK_PAUSES = "engram.sink.pauses";
+    /** 1 while a sink is paused, else 0, by sink; a gauge. */
+    public static final String SINK_PAUSED = "engram.sink.paused";
+    /** Mirror records not yet applied by this instance's sink (summed over its partitions); a gauge. */
+    public static final String SINK_LAG_RECORDS = "engram.sink.lag.records";
+    /** Age of the oldest mirror record this instance's sink has not applied, in seconds; a gauge. */
+    public static final String SINK_LAG_SECONDS = "engram.sink.lag.seconds";
+    /** Compensation events written by a sink, by sink and outcome (compensated, repaired). */
+    public static final String SINK_COMPENSATIONS = "engram.sink.compensations";
+    /** Objects the consistency check found drifting, by finding (missing, stale, orphaned). */
+    public static final String MIRROR_DRIFT = "engram.mirror.drift";
+    /** Drifting objects sent for repair by the consistency repair. */
+    public static final String MIRROR_DRIFT_REPAIRED = "engram.mirror.drift.repaired";
 
     /** Query snapshots built, by how (inline, background) and outcome (ok, failed); a timer. */
     public static final String SNAPSHOT_BUILDS = "engram.snapshot.builds";
@@ -115,6 +143,38 @@ public final class Meters {
         BACKGROUND
     }
 
+    /** What the memory step emitted for the mirrors (tag {@code op} of {@link #MIRROR_RECORDS}). */
+    public enum MirrorOp implements TagValue {
+        UPSERT,
+        DELETE,
+        REPAIR
+    }
+
+    /** The mirrors (tag {@code sink} of the sink meters). */
+    public enum Sink implements TagValue {
+        NEO4J,
+        QDRANT
+    }
+
+    /** What a sink did with a record (tag {@code outcome} of {@link #SINK_RECORDS}). */
+    public enum SinkRecordOutcome implements TagValue {
+        APPLIED,
+        SUPERSEDED
+    }
+
+    /** What a sink reported (tag {@code outcome} of {@link #SINK_COMPENSATIONS}). */
+    public enum CompensationOutcome implements TagValue {
+        COMPENSATED,
+        REPAIRED
+    }
+
+    /** What the consistency check found (tag {@code finding} of {@link #MIRROR_DRIFT}). */
+    public enum DriftFinding implements TagValue {
+        MISSING,
+        STALE,
+        ORPHANED
+    }
+
     private enum Outcome implements TagValue {
         OK,
         FAILED
@@ -174,6 +234,29 @@ public final class Meters {
             vectorIndexCounter(op);
         }
         unavailableCounter();
+        for (MirrorOp op : MirrorOp.values()) {
+            mirrorCounter(op);
+        }
+        for (DriftFinding finding : DriftFinding.values()) {
+            driftCounter(finding);
+        }
+        driftRepairedCounter();
+    }
+
+    /** Registers the meters of a sink at zero, so that its rates and alerts work before the first write. */
+    public void registerSink(Sink sink) {
+        for (SinkRecordOutcome outcome : SinkRecordOutcome.values()) {
+            sinkRecordCounter(sink, outcome);
+        }
+        for (Outcome outcome : Outcome.values()) {
+            sinkTimer(sink, outcome);
+        }
+        sinkBatch(sink);
+        sinkCounter(SINK_RETRIES, "Transient mirror failures retried", sink);
+        sinkCounter(SINK_PAUSES, "Times a sink paused after transient failures outlasted its retries", sink);
+        for (CompensationOutcome outcome : CompensationOutcome.values()) {
+            compensationCounter(sink, outcome);
+        }
     }
 
     /** Meters that record into a private registry, for tests and tools that do not export metrics. */
@@ -264,6 +347,63 @@ public final class Meters {
 
     public void blockSkipped() {
         skippedCounter().increment();
+    }
+
+    // ---- mirrors ---------------------------------------------------------------------------------------------------
+
+    public void mirrorRecord(MirrorOp op) {
+        mirrorCounter(op).increment();
+    }
+
+    /** One batch written to a mirror: its size, how long it took and whether it succeeded. */
+    public void sinkWrite(Sink sink, int records, boolean ok, Duration took) {
+        sinkTimer(sink, ok ? Outcome.OK : Outcome.FAILED).record(took);
+        if (ok) {
+            sinkBatch(sink).record(records);
+        }
+    }
+
+    public void sinkRecords(Sink sink, SinkRecordOutcome outcome, int n) {
+        sinkRecordCounter(sink, outcome).increment(n);
+    }
+
+    public void sinkRetry(Sink sink) {
+        sinkCounter(SINK_RETRIES, "Transient mirror failures retried", sink).increment();
+    }
+
+    public void sinkPause(Sink sink) {
+        sinkCounter(SINK_PAUSES, "Times a sink paused after transient failures outlasted its retries", sink)
+                .increment();
+    }
+
+    public void sinkCompensation(Sink sink, CompensationOutcome outcome) {
+        compensationCounter(sink, outcome).increment();
+    }
+
+    /** Gauges of a sink's state, read from {@code state} whenever scraped. */
+    public <T> void sinkGauges(
+            Sink sink, T state, ToDoubleFunction<T> paused, ToDoubleFunction<T> lagRecords, ToDoubleFunction<T> lagSeconds) {
+        Gauge.builder(SINK_PAUSED, state, paused)
+                .description("1 while the sink is paused after transient failures")
+                .tag("sink", sink.tag())
+                .register(registry);
+        Gauge.builder(SINK_LAG_RECORDS, state, lagRecords)
+                .description("Mirror records not yet applied by this instance's sink")
+                .tag("sink", sink.tag())
+                .register(registry);
+        Gauge.builder(SINK_LAG_SECONDS, state, lagSeconds)
+                .description("Age of the oldest mirror record this instance's sink has not applied")
+                .tag("sink", sink.tag())
+                .baseUnit("seconds")
+                .register(registry);
+    }
+
+    public void drift(DriftFinding finding, long n) {
+        driftCounter(finding).increment(n);
+    }
+
+    public void driftRepaired(long n) {
+        driftRepairedCounter().increment(n);
     }
 
     // ---- query side -----------------------------------------------------------------------------------------------
@@ -368,6 +508,56 @@ public final class Meters {
     private Counter unavailableCounter() {
         return Counter.builder(VECTOR_INDEX_UNAVAILABLE)
                 .description("Snapshots searched exactly because their HNSW index could not be written")
+                .register(registry);
+    }
+
+    private Counter mirrorCounter(MirrorOp op) {
+        return counter(MIRROR_RECORDS, "Mirror records emitted by the memory step, by op", "op", op.tag());
+    }
+
+    private Counter sinkRecordCounter(Sink sink, SinkRecordOutcome outcome) {
+        return Counter.builder(SINK_RECORDS)
+                .description("Mirror records handled by a sink, by outcome")
+                .tag("sink", sink.tag())
+                .tag("outcome", outcome.tag())
+                .register(registry);
+    }
+
+    private Timer sinkTimer(Sink sink, Outcome outcome) {
+        return Timer.builder(SINK_WRITES)
+                .description("Batched writes to a mirror")
+                .tag("sink", sink.tag())
+                .tag("outcome", outcome.tag())
+                .publishPercentileHistogram()
+                .register(registry);
+    }
+
+    private DistributionSummary sinkBatch(Sink sink) {
+        return DistributionSummary.builder(SINK_BATCH)
+                .description("Records per batch written to a mirror")
+                .tag("sink", sink.tag())
+                .register(registry);
+    }
+
+    private Counter sinkCounter(String name, String description, Sink sink) {
+        return counter(name, description, "sink", sink.tag());
+    }
+
+    private Counter compensationCounter(Sink sink, CompensationOutcome outcome) {
+        return Counter.builder(SINK_COMPENSATIONS)
+                .description("Compensation events written by a sink, by outcome")
+                .tag("sink", sink.tag())
+                .tag("outcome", outcome.tag())
+                .register(registry);
+    }
+
+    private Counter driftCounter(DriftFinding finding) {
+        return counter(MIRROR_DRIFT, "Objects the consistency check found drifting", "finding", finding.tag());
+    }
+
+    private Counter driftRepairedCounter() {
+        return Counter.builder(MIRROR_DRIFT_REPAIRED)
+                .description("Drifting objects sent for repair by the consistency repair")
                 .register(registry);
     }
 

@@ -29,6 +29,19 @@ class MetersTest {
     }
 
     @Test
+    void aSinksMetersExistAtZeroOnceItIsRegistered() {
+        meters.registerSink(Meters.Sink.NEO4J);
+        assertThat(series(Meters.SINK_RECORDS, "sink", "outcome"))
+                .containsExactlyInAnyOrder("neo4j/applied", "neo4j/superseded");
+        assertThat(series(Meters.SINK_WRITES, "sink", "outcome")).containsExactlyInAnyOrder("neo4j/ok", "neo4j/failed");
+        assertThat(series(Meters.SINK_COMPENSATIONS, "sink", "outcome"))
+                .containsExactlyInAnyOrder("neo4j/compensated", "neo4j/repaired");
+        assertThat(series(Meters.SINK_RETRIES, "sink")).containsExactly("neo4j");
+        assertThat(series(Meters.SINK_PAUSES, "sink")).containsExactly("neo4j");
+        assertThat(series(Meters.SINK_BATCH, "sink")).containsExactly("neo4j");
+    }
+
+    @Test
     void everyFixedTagValueIsRegisteredFromTheStartUnderTheNameDashboardsUse() {
         assertThat(series(Meters.DOCUMENTS, "outcome"))
                 .containsExactlyInAnyOrder("upserted", "unchanged", "deleted", "unknown_delete", "dead_lettered");
@@ -45,10 +58,12 @@ class MetersTest {
                         "understand/extractor_error",
                         "understand/error",
                         "construct/bad_command",
+                        "construct/bad_compensation",
                         "construct/error",
                         "read/undecodable",
                         "understand/undecodable",
                         "construct/undecodable",
+                        "mirror/undecodable",
                         "read/unwritable",
                         "understand/unwritable",
                         "construct/unwritable");
@@ -74,6 +89,9 @@ class MetersTest {
                 .containsExactlyInAnyOrder("inline/ok", "inline/failed", "background/ok", "background/failed");
         assertThat(series(Meters.VECTOR_INDEX_WRITES, "op")).containsExactlyInAnyOrder("write", "delete");
         assertThat(series(Meters.VECTOR_INDEX_UNAVAILABLE)).hasSize(1);
+        assertThat(series(Meters.MIRROR_RECORDS, "op")).containsExactlyInAnyOrder("upsert", "delete", "repair");
+        assertThat(series(Meters.MIRROR_DRIFT, "finding")).containsExactlyInAnyOrder("missing", "stale", "orphaned");
+        assertThat(series(Meters.MIRROR_DRIFT_REPAIRED)).hasSize(1);
         assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.measure())
                 .allSatisfy(ms -> assertThat(ms.getValue()).isZero()));
     }

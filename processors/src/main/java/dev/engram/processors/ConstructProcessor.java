@@ -8,16 +8,20 @@ import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.Keys;
+import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -25,11 +29,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,8 +60,14 @@ public final class ConstructProcessor implements Processor<String, Understanding
         void afterChanges(MemoryTransaction tx, UnderstandingEvent event);
     }
 
+    /** How often compensated objects are looked at for a repair, by default. */
+    public static final Duration REPAIR_INTERVAL = Duration.ofMinutes(1);
+    /** At most this many compensated objects are re-emitted per look. */
+    static final int REPAIRS_PER_ROUND = 1000;
+
     private final Meters meters;
     private final Fault fault;
+    private final Duration repairInterval;
     /** Parsed entity names, kept across records. */
     private final PairDecider.Names names = new PairDecider.Names();
 
@@ -64,24 +76,36 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private DeadLetters letters;
 
     public ConstructProcessor(Meters meters) {
-        this(meters, Fault.NONE);
+        this(meters, Fault.NONE, REPAIR_INTERVAL);
     }
 
-    ConstructProcessor(Meters meters, Fault fault) {
+    ConstructProcessor(Meters meters, Fault fault, Duration repairInterval) {
         this.meters = meters;
         this.fault = fault;
+        this.repairInterval = repairInterval;
     }
 
     /** The memory step with every store it owns. */
     public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters) {
-        return supplier(meters, Fault.NONE);
+        return supplier(meters, Fault.NONE, REPAIR_INTERVAL);
+    }
+
+    /** The memory step, re-emitting objects a mirror rejected every {@code repairInterval} (with backoff). */
+    public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
+            Meters meters, Duration repairInterval) {
+        return supplier(meters, Fault.NONE, repairInterval);
     }
 
     static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters, Fault fault) {
+        return supplier(meters, fault, REPAIR_INTERVAL);
+    }
+
+    static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
+            Meters meters, Fault fault, Duration repairInterval) {
         return new ProcessorSupplier<>() {
             @Override
             public Processor<String, UnderstandingEvent, Void, Emission> get() {
-                return new ConstructProcessor(meters, fault);
+                return new ConstructProcessor(meters, fault, repairInterval);
             }
 
             @Override
@@ -102,6 +126,34 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 DeadLetter.Stage.CONSTRUCT,
                 meters,
                 e -> new DeadLetters.Failure(DeadLetter.Cause.ERROR, "memory update failed: " + e));
+        context.schedule(repairInterval, PunctuationType.WALL_CLOCK_TIME, this::repairCompensated);
+    }
+
+    /**
+     * The repair loop: re-emits objects a mirror rejected, each after its backoff, so that they reach the mirrors once
+     * the cause is fixed (a mirror answers each with {@code repaired} or another compensation).
+     */
+    private void repairCompensated(long timestamp) {
+        List<String> keys = new ArrayList<>();
+        try (KeyValueIterator<String, MirrorEntry> it = stores.compensated().all()) {
+            while (it.hasNext() && keys.size() < REPAIRS_PER_ROUND) {
+                keys.add(it.next().key);
+            }
+        }
+        for (String key : keys) {
+            String[] parts = key.split(String.valueOf(Keys.SEPARATOR), 3);
+            MemoryTransaction tx = MemoryTransaction.open(stores, parts[0], this::now);
+            List<MirrorRecord> out = MirrorFeedbacks.repair(tx, kindOf(parts[1]), parts[2], repairInterval);
+            tx.commit();
+            for (MirrorRecord m : out) {
+                meters.mirrorRecord(Meters.MirrorOp.REPAIR);
+                context.forward(new Record<Void, Emission>(null, new Emission.Mirrored(m), timestamp));
+            }
+        }
+    }
+
+    private static MirrorRecord.Kind kindOf(String wireName) {
+        return MirrorRecord.Kind.valueOf(wireName.toUpperCase(Locale.ROOT));
     }
 
     @Override
@@ -112,10 +164,21 @@ public final class ConstructProcessor implements Processor<String, Understanding
             letters.reject(record, DeadLetter.Cause.BAD_COMMAND, "memory command rejected: " + c.error(), key, c.raw());
             return;
         }
+        if (event instanceof UnderstandingEvent.MirrorFeedback f && f.compensation() == null) {
+            letters.reject(
+                    record, DeadLetter.Cause.BAD_COMPENSATION, "compensation rejected: " + f.error(), key, f.raw());
+            return;
+        }
         MemoryTransaction tx = MemoryTransaction.open(stores, event.namespace(), this::now);
+        List<MirrorRecord> mirrored = new ArrayList<>();
         // A bug or a corrupt input must not stop the namespace: it is dead-lettered, and its writes are forgotten.
         boolean applied = letters.guard(record, key, () -> Json.toBytes(event), () -> {
-            apply(tx, event);
+            if (event instanceof UnderstandingEvent.MirrorFeedback f) {
+                mirrored.addAll(MirrorFeedbacks.apply(tx, f.compensation()));
+            } else {
+                apply(tx, event);
+                mirrored.addAll(Mirror.stage(tx));
+            }
             RecordMetadata meta = context.recordMetadata().orElse(null);
             tx.update(s -> s.at(
                     meta == null ? s.inputPartition() : meta.partition(),
@@ -143,6 +206,11 @@ public final class ConstructProcessor implements Processor<String, Understanding
             }
             context.forward(new Record<Void, Emission>(null, new Emission.Change(change), record.timestamp()));
         }
+        for (MirrorRecord m : mirrored) {
+            meters.mirrorRecord(
+                    m.repair() ? Meters.MirrorOp.REPAIR : m.deleted() ? Meters.MirrorOp.DELETE : Meters.MirrorOp.UPSERT);
+            context.forward(new Record<Void, Emission>(null, new Emission.Mirrored(m), record.timestamp()));
+        }
     }
 
     /** Everything one record does to memory, staged in its transaction. */
@@ -153,6 +221,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
             case UnderstandingEvent.Retracted r -> removePassage(tx, entities, r.retraction());
             case UnderstandingEvent.Manifest m -> applyManifest(tx, entities, m);
             case UnderstandingEvent.Command c -> entities.command(c.command());
+            case UnderstandingEvent.MirrorFeedback f -> throw new IllegalStateException("mirror feedback is no update");
         }
         entities.resolve();
         fault.afterChanges(tx, event);

@@ -3,6 +3,7 @@ package dev.engram.processors;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 
@@ -20,6 +21,9 @@ public sealed interface Emission {
 
     /** To the memory-changes topic, keyed by namespace. */
     record Change(MemoryChange change) implements Emission {}
+
+    /** To the mirror topic, keyed by namespace. */
+    record Mirrored(MirrorRecord record) implements Emission {}
 
     /** To the dead-letter topic, keyed by the original record key. */
     record Dead(byte[] key, DeadLetter letter) implements Emission {}

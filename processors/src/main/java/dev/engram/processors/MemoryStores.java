@@ -5,6 +5,7 @@ import dev.engram.stores.DocumentGist;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MentionRecord;
+import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.PairDecision;
 import dev.engram.stores.ReviewItem;
@@ -31,6 +32,8 @@ record MemoryStores(
         KeyValueStore<String, String> passageEntities,
         KeyValueStore<String, DocumentGist> gists,
         KeyValueStore<String, ThemeSet> themes,
+        KeyValueStore<String, MirrorEntry> mirror,
+        KeyValueStore<String, MirrorEntry> compensated,
         KeyValueStore<String, NamespaceState> namespaces) {
 
     /** The stores as the processor's context holds them. */
@@ -51,6 +54,8 @@ record MemoryStores(
                 context.getStateStore(StateStores.MEMORY_PASSAGE_ENTITIES.name()),
                 context.getStateStore(StateStores.MEMORY_GISTS.name()),
                 context.getStateStore(StateStores.MEMORY_THEMES.name()),
+                context.getStateStore(StateStores.MEMORY_MIRROR.name()),
+                context.getStateStore(StateStores.MEMORY_MIRROR_COMPENSATED.name()),
                 context.getStateStore(StateStores.MEMORY_NAMESPACES.name()));
     }
 }

@@ -6,6 +6,7 @@ import dev.engram.stores.DocumentGist;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MentionRecord;
+import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.PairDecision;
 import dev.engram.stores.ReviewItem;
@@ -43,6 +44,8 @@ final class MemoryTransaction {
     private final StagedStore<String> passageEntities;
     private final StagedStore<DocumentGist> gists;
     private final StagedStore<ThemeSet> themes;
+    private final StagedStore<MirrorEntry> mirror;
+    private final StagedStore<MirrorEntry> compensated;
     private final List<StagedStore<?>> staged;
     private final List<MemoryChange> changes = new ArrayList<>();
     /** What happens once the record commits (counting what it did): nothing of an aborted record is counted. */
@@ -70,6 +73,8 @@ final class MemoryTransaction {
         this.passageEntities = new StagedStore<>(stores.passageEntities());
         this.gists = new StagedStore<>(stores.gists());
         this.themes = new StagedStore<>(stores.themes());
+        this.mirror = new StagedStore<>(stores.mirror());
+        this.compensated = new StagedStore<>(stores.compensated());
         this.staged = List.of(
                 documents,
                 passages,
@@ -85,7 +90,9 @@ final class MemoryTransaction {
                 overrides,
                 passageEntities,
                 gists,
-                themes);
+                themes,
+                mirror,
+                compensated);
     }
 
     /** A transaction over a namespace's memory, starting from its stored state; {@code clock} tells the time. */
@@ -214,6 +221,14 @@ final class MemoryTransaction {
 
     StagedStore<ThemeSet> themes() {
         return themes;
+    }
+
+    StagedStore<MirrorEntry> mirror() {
+        return mirror;
+    }
+
+    StagedStore<MirrorEntry> compensated() {
+        return compensated;
     }
 
     // ---- the end ---------------------------------------------------------------------------------------------------

@@ -96,7 +96,10 @@ public record DeadLetter(
         @JsonProperty("understand")
         UNDERSTAND,
         @JsonProperty("construct")
-        CONSTRUCT;
+        CONSTRUCT,
+        /** A mirror (Neo4j, Qdrant) reading the mirror topic. */
+        @JsonProperty("mirror")
+        MIRROR;
 
         /** The name in dead letters and meters. */
         public String wireName() {
@@ -130,12 +133,15 @@ public record DeadLetter(
         /** An operator's memory command that is not valid. */
         @JsonProperty("bad_command")
         BAD_COMMAND(Stage.CONSTRUCT),
+        /** A record of the compensations topic that is not a compensation. */
+        @JsonProperty("bad_compensation")
+        BAD_COMPENSATION(Stage.CONSTRUCT),
         /** The step failed on a valid input. */
         @JsonProperty("error")
         ERROR(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT),
         /** The record could not be read from its topic (not what the topic's schema holds). */
         @JsonProperty("undecodable")
-        UNDECODABLE(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT),
+        UNDECODABLE(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT, Stage.MIRROR),
         /** What a step made of the record could not be written to its topic (too large, or not serializable). */
         @JsonProperty("unwritable")
         UNWRITABLE(Stage.READ, Stage.UNDERSTAND, Stage.CONSTRUCT);

@@ -20,6 +20,7 @@ public enum Schemas {
     MEMORY_CHANGE("memory-change"),
     MEMORY_COMMAND("memory-command"),
     COMPENSATION("compensation"),
+    MIRROR("mirror"),
     DEAD_LETTER("dead-letter");
 
     private static final String BASE = "https://engram.dev/schemas/";

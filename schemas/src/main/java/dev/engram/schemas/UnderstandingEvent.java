@@ -14,7 +14,8 @@ import java.util.Map;
     @JsonSubTypes.Type(value = UnderstandingEvent.Understood.class, name = "understood"),
     @JsonSubTypes.Type(value = UnderstandingEvent.Retracted.class, name = "retracted"),
     @JsonSubTypes.Type(value = UnderstandingEvent.Manifest.class, name = "manifest"),
-    @JsonSubTypes.Type(value = UnderstandingEvent.Command.class, name = "command")
+    @JsonSubTypes.Type(value = UnderstandingEvent.Command.class, name = "command"),
+    @JsonSubTypes.Type(value = UnderstandingEvent.MirrorFeedback.class, name = "mirror_feedback")
 })
 public sealed interface UnderstandingEvent {
 
@@ -100,6 +101,44 @@ public sealed interface UnderstandingEvent {
         @Override
         public String namespace() {
             return command == null ? null : command.namespace();
+        }
+
+        @Override
+        public String documentId() {
+            return null;
+        }
+    }
+
+    /**
+     * What a mirror reported about an object (a compensation, a repair, a drift) from the compensations topic, or why
+     * its record could not be read ({@code error}, with the {@code raw} bytes). Never written to the understandings
+     * topic.
+     */
+    record MirrorFeedback(Compensation compensation, String error, byte[] raw) implements UnderstandingEvent {
+
+        /** Reads and validates a compensation record against its schema. */
+        public static MirrorFeedback decode(byte[] bytes) {
+            if (bytes == null) {
+                return new MirrorFeedback(null, "null value", null);
+            }
+            try {
+                JsonNode tree = Json.mapper().readTree(bytes);
+                if (tree == null) {
+                    return new MirrorFeedback(null, "empty value", bytes);
+                }
+                List<String> errors = Schemas.COMPENSATION.validate(tree);
+                if (!errors.isEmpty()) {
+                    return new MirrorFeedback(null, "schema: " + errors.get(0), bytes);
+                }
+                return new MirrorFeedback(Json.mapper().treeToValue(tree, Compensation.class), null, bytes);
+            } catch (IOException | IllegalArgumentException e) {
+                return new MirrorFeedback(null, "malformed compensation: " + e.getMessage(), bytes);
+            }
+        }
+
+        @Override
+        public String namespace() {
+            return compensation == null ? null : compensation.namespace();
         }
 
         @Override

@@ -2,6 +2,7 @@ package dev.engram.schemas;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -158,8 +159,73 @@ class SchemaConformanceTest {
     }
 
     @Test
+    void mirrorRecordsOfEveryKindMatchTheirSchema() {
+        float[] v = {0.6f, 0.8f};
+        List<MirrorRecord> records = List.of(
+                MirrorRecord.upsert(
+                        "ns",
+                        "doc",
+                        4,
+                        AT,
+                        new MirrorRecord.Document("T'}) DETACH DELETE n //", null, DocumentStatus.VERIFIED, 2, AT, 3, 3)),
+                MirrorRecord.upsert(
+                        "ns",
+                        PID,
+                        5,
+                        AT,
+                        new MirrorRecord.Passage(
+                                "doc", 2, 0, "T", List.of("H"), "Text.", "Memory.", 0, 5, HASH, "x/1", "m", v, v)),
+                MirrorRecord.upsert(
+                        "ns",
+                        "e1",
+                        6,
+                        AT,
+                        new MirrorRecord.Entity(
+                                "Ada", EntityType.PERSON, "", List.of("ada"), List.of("Ada"), "e0", 2, 1, null)),
+                MirrorRecord.upsert(
+                        "ns",
+                        PID + "|e1",
+                        6,
+                        AT,
+                        new MirrorRecord.Mention(
+                                PID, "e1", "doc", "Ada", "", List.of(new Span(0, 3)), List.of("Ada"), "x/1")),
+                MirrorRecord.upsert(
+                        "ns",
+                        PID + "/f/0",
+                        6,
+                        AT,
+                        new MirrorRecord.Fact(PID, "doc", "e1", "wrote", "e2", "Ada", "Note G", "Ada wrote", 0.9, v)),
+                MirrorRecord.upsert(
+                        "ns", PID + "/q/0", 6, AT, new MirrorRecord.Question(PID, "doc", "Who wrote Note G?", v)),
+                MirrorRecord.upsert("ns", "0", 7, AT, new MirrorRecord.Theme(0, 0.1, List.of(PID), "summary")),
+                MirrorRecord.delete("ns", MirrorRecord.Kind.FACT, PID + "/f/1", 8, AT).asRepair());
+        for (MirrorRecord r : records) {
+            assertThat(Schemas.MIRROR.validate(tree(r))).as(r.kind().wireName()).isEmpty();
+            MirrorRecord back = Json.fromBytes(Json.toBytes(r), MirrorRecord.class);
+            assertThat(tree(back)).isEqualTo(tree(r));
+        }
+    }
+
+    @Test
+    void aMirrorRecordOfOneKindCannotCarryAnotherKindsObject() {
+        assertThatThrownBy(() -> new MirrorRecord(
+                        "ns", MirrorRecord.Kind.FACT, "x", 1, AT, false, new MirrorRecord.Theme(0, 0, List.of(), "")))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void compensationsAndDeadLettersMatchTheirSchemas() {
-        Compensation c = new Compensation("ns", 3, Compensation.Sink.QDRANT, "upsert_vector", PID, "timeout", 3, AT);
+        Compensation c = new Compensation(
+                "ns",
+                3,
+                Compensation.Sink.QDRANT,
+                MirrorRecord.Kind.PASSAGE,
+                "upsert",
+                PID,
+                Compensation.Outcome.COMPENSATED,
+                "wrong dimension",
+                3,
+                AT);
         DeadLetter d = new DeadLetter(
                 DeadLetter.Stage.READ,
                 DeadLetter.Cause.MALFORMED_JSON,

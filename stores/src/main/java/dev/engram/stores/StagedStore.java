@@ -80,6 +80,16 @@ public final class StagedStore<V> {
         return overlay.isEmpty() ? stored : new Merged<>(stored, overlay);
     }
 
+    /** The keys written (put or deleted) so far, in key order. */
+    public List<String> stagedKeys() {
+        return List.copyOf(staged.keySet());
+    }
+
+    /** The value under {@code key} in the store, as it was before this transaction's writes; null when none. */
+    public V stored(String key) {
+        return store.get(Objects.requireNonNull(key, "key"));
+    }
+
     /** True when nothing is staged. */
     public boolean isEmpty() {
         return staged.isEmpty();

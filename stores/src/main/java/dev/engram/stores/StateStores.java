@@ -55,6 +55,12 @@ public final class StateStores {
     /** Memory step: namespace → its eigen-themes. */
     public static final StoreSpec<ThemeSet> MEMORY_THEMES =
             new StoreSpec<>("memory-themes", JsonSerde.of(ThemeSet.class));
+    /** Memory step: (namespace, mirror kind, object id) → the object's version and sync state with the mirrors. */
+    public static final StoreSpec<MirrorEntry> MEMORY_MIRROR =
+            new StoreSpec<>("memory-mirror", JsonSerde.of(MirrorEntry.class));
+    /** Memory step: (namespace, mirror kind, object id) → objects a mirror rejected, until a repair writes them. */
+    public static final StoreSpec<MirrorEntry> MEMORY_MIRROR_COMPENSATED =
+            new StoreSpec<>("memory-mirror-compensated", JsonSerde.of(MirrorEntry.class));
     /** Memory step: namespace → counters and watermark. */
     public static final StoreSpec<NamespaceState> MEMORY_NAMESPACES =
             new StoreSpec<>("memory-namespaces", JsonSerde.of(NamespaceState.class));
@@ -79,6 +85,8 @@ public final class StateStores {
             MEMORY_PASSAGE_ENTITIES,
             MEMORY_GISTS,
             MEMORY_THEMES,
+            MEMORY_MIRROR,
+            MEMORY_MIRROR_COMPENSATED,
             MEMORY_NAMESPACES);
 
     private StateStores() {}

@@ -108,9 +108,17 @@ public final class EngramTopology {
                 .mapValues(
                         bytes -> (UnderstandingEvent) UnderstandingEvent.Command.decode(bytes),
                         Named.as("memory-commands-decode"));
+        // The mirrors' reports (compensated, repaired, drifted objects), raw for the same reason.
+        KStream<String, UnderstandingEvent> feedback = builder.stream(
+                        topics.compensations().name(),
+                        Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("compensations-source"))
+                .mapValues(
+                        bytes -> (UnderstandingEvent) UnderstandingEvent.MirrorFeedback.decode(bytes),
+                        Named.as("compensations-decode"));
         KStream<Void, Emission> constructed = builder.stream(
                         topics.understandings().name(), topics.understandings().consumed("understandings-source"))
                 .merge(commands, Named.as("memory-inputs"))
+                .merge(feedback, Named.as("memory-feedback"))
                 .process(ConstructProcessor.supplier(meters), Named.as("construct"));
         route(constructed, "construct", topics);
     }
@@ -146,6 +154,13 @@ public final class EngramTopology {
                 Emission.Change.class,
                 e -> KeyValue.pair(e.change().namespace(), e.change()),
                 topics.memoryChanges());
+        sink(
+                split,
+                step,
+                "mirror",
+                Emission.Mirrored.class,
+                e -> KeyValue.pair(e.record().namespace(), e.record()),
+                topics.mirror());
         sink(
                 split,
                 step,

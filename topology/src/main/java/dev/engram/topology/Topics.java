@@ -6,6 +6,7 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.JsonSerde;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.MemoryCommand;
+import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import java.util.List;
@@ -22,6 +23,7 @@ public record Topics(String prefix) {
     private static final Serde<Extraction> EXTRACTION = JsonSerde.of(Extraction.class);
     private static final Serde<MemoryChange> MEMORY_CHANGE = JsonSerde.of(MemoryChange.class);
     private static final Serde<MemoryCommand> MEMORY_COMMAND = JsonSerde.of(MemoryCommand.class);
+    private static final Serde<MirrorRecord> MIRROR = JsonSerde.of(MirrorRecord.class);
     private static final Serde<Compensation> COMPENSATION = JsonSerde.of(Compensation.class);
     private static final Serde<DeadLetter> DEAD_LETTER = JsonSerde.of(DeadLetter.class);
 
@@ -53,12 +55,23 @@ public record Topics(String prefix) {
         return new Topic<>(prefix + "memory-changes", STRING, MEMORY_CHANGE);
     }
 
+    /**
+     * Memory objects' states for the Neo4j and Qdrant mirrors (key: namespace; value: mirror.schema.json), written by
+     * the memory step in the order memory changed.
+     */
+    public Topic<String, MirrorRecord> mirror() {
+        return new Topic<>(prefix + "mirror", STRING, MIRROR);
+    }
+
     /** Operators' entity-resolution commands (key: namespace; value: memory-command.schema.json). */
     public Topic<String, MemoryCommand> memoryCommands() {
         return new Topic<>(prefix + "memory-commands", STRING, MEMORY_COMMAND);
     }
 
-    /** Failed sink writes to converge (key: namespace; value: compensation.schema.json). */
+    /**
+     * The mirrors' reports to the memory step: objects compensated, repaired, or found drifting (key: namespace; value:
+     * compensation.schema.json).
+     */
     public Topic<String, Compensation> compensations() {
         return new Topic<>(prefix + "compensations", STRING, COMPENSATION);
     }
@@ -75,6 +88,7 @@ public record Topics(String prefix) {
                 understandings(),
                 extractions(),
                 memoryChanges(),
+                mirror(),
                 memoryCommands(),
                 compensations(),
                 deadLetters());
