@@ -382,7 +382,11 @@ public final class Meters {
 
     /** Gauges of a sink's state, read from {@code state} whenever scraped. */
     public <T> void sinkGauges(
-            Sink sink, T state, ToDoubleFunction<T> paused, ToDoubleFunction<T> lagRecords, ToDoubleFunction<T> lagSeconds) {
+            Sink sink,
+            T state,
+            ToDoubleFunction<T> paused,
+            ToDoubleFunction<T> lagRecords,
+            ToDoubleFunction<T> lagSeconds) {
         Gauge.builder(SINK_PAUSED, state, paused)
                 .description("1 while the sink is paused after transient failures")
                 .tag("sink", sink.tag())

@@ -208,7 +208,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
         }
         for (MirrorRecord m : mirrored) {
             meters.mirrorRecord(
-                    m.repair() ? Meters.MirrorOp.REPAIR : m.deleted() ? Meters.MirrorOp.DELETE : Meters.MirrorOp.UPSERT);
+                    m.repair()
+                            ? Meters.MirrorOp.REPAIR
+                            : m.deleted() ? Meters.MirrorOp.DELETE : Meters.MirrorOp.UPSERT);
             context.forward(new Record<Void, Emission>(null, new Emission.Mirrored(m), record.timestamp()));
         }
     }

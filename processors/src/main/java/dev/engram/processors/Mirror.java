@@ -13,7 +13,6 @@ import dev.engram.stores.Keys;
 import dev.engram.stores.MentionRecord;
 import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.MirrorIds;
-import dev.engram.stores.StagedStore;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import java.time.Instant;
@@ -75,14 +74,15 @@ final class Mirror {
         for (String key : entityKeys) {
             EntityRecord now = tx.entities().get(key);
             EntityRecord before = tx.entities().stored(key);
-            boolean vectorChanged =
-                    !Arrays.equals(tx.entityVectors().get(key), tx.entityVectors().stored(key));
+            boolean vectorChanged = !Arrays.equals(
+                    tx.entityVectors().get(key), tx.entityVectors().stored(key));
             if (now == null) {
                 if (before != null) {
                     deletes.get(Kind.ENTITY).add(Keys.last(key));
                 }
             } else if (vectorChanged || !now.equals(before)) {
-                upserts.get(Kind.ENTITY).put(now.id(), entity(now, tx.entityVectors().get(key)));
+                upserts.get(Kind.ENTITY)
+                        .put(now.id(), entity(now, tx.entityVectors().get(key)));
             }
         }
         for (String key : tx.mentions().stagedKeys()) {
@@ -150,7 +150,12 @@ final class Mirror {
                     case PASSAGE -> {
                         String key = Keys.of(ns, id);
                         StoredPassage p = tx.passages().get(key);
-                        yield p == null ? null : passage(p, tx.vectors().get(key), tx.embeddings().get(key));
+                        yield p == null
+                                ? null
+                                : passage(
+                                        p,
+                                        tx.vectors().get(key),
+                                        tx.embeddings().get(key));
                     }
                     case ENTITY -> {
                         String key = Keys.of(ns, id);
@@ -170,10 +175,13 @@ final class Mirror {
                         if (p == null) {
                             yield null;
                         }
-                        Map<String, MirrorRecord.MirrorObject> parts =
-                                kind == Kind.FACT
-                                        ? facts(tx.entities()::get, ns, p, tx.embeddings().get(key))
-                                        : questions(p, tx.embeddings().get(key));
+                        Map<String, MirrorRecord.MirrorObject> parts = kind == Kind.FACT
+                                ? facts(
+                                        tx.entities()::get,
+                                        ns,
+                                        p,
+                                        tx.embeddings().get(key))
+                                : questions(p, tx.embeddings().get(key));
                         yield parts.get(id);
                     }
                     case THEME -> {
@@ -275,7 +283,13 @@ final class Mirror {
 
     static MirrorRecord.Document document(DocumentRecord d) {
         return new MirrorRecord.Document(
-                d.title(), d.source(), d.status(), d.version(), d.eventTime(), d.passages().size(), d.present());
+                d.title(),
+                d.source(),
+                d.status(),
+                d.version(),
+                d.eventTime(),
+                d.passages().size(),
+                d.present());
     }
 
     static MirrorRecord.Passage passage(StoredPassage p, byte[] vector, Embeddings embeddings) {
@@ -339,7 +353,9 @@ final class Mirror {
             if (head == null || tail == null) {
                 continue;
             }
-            float[] vector = vectors != null && i < vectors.facts().size() ? vectors.facts().get(i) : null;
+            float[] vector = vectors != null && i < vectors.facts().size()
+                    ? vectors.facts().get(i)
+                    : null;
             out.put(
                     MirrorIds.factId(p.passageId(), i),
                     new MirrorRecord.Fact(
@@ -362,7 +378,9 @@ final class Mirror {
         Map<String, MirrorRecord.MirrorObject> out = new LinkedHashMap<>();
         List<String> questions = p.extraction().questions();
         for (int i = 0; i < questions.size(); i++) {
-            float[] vector = vectors != null && i < vectors.questions().size() ? vectors.questions().get(i) : null;
+            float[] vector = vectors != null && i < vectors.questions().size()
+                    ? vectors.questions().get(i)
+                    : null;
             out.put(
                     MirrorIds.questionId(p.passageId(), i),
                     new MirrorRecord.Question(p.passageId(), p.documentId(), questions.get(i), vector));

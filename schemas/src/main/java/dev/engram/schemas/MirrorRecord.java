@@ -10,8 +10,8 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -271,8 +271,7 @@ public record MirrorRecord(
             implements MirrorObject {}
 
     /** An eigen-theme of the namespace over its strongest passages. */
-    public record Theme(int rank, double eigenvalue, List<String> passageIds, String summary)
-            implements MirrorObject {
+    public record Theme(int rank, double eigenvalue, List<String> passageIds, String summary) implements MirrorObject {
         public Theme {
             passageIds = passageIds == null ? List.of() : List.copyOf(passageIds);
         }

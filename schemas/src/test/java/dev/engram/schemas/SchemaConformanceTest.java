@@ -167,7 +167,8 @@ class SchemaConformanceTest {
                         "doc",
                         4,
                         AT,
-                        new MirrorRecord.Document("T'}) DETACH DELETE n //", null, DocumentStatus.VERIFIED, 2, AT, 3, 3)),
+                        new MirrorRecord.Document(
+                                "T'}) DETACH DELETE n //", null, DocumentStatus.VERIFIED, 2, AT, 3, 3)),
                 MirrorRecord.upsert(
                         "ns",
                         PID,
@@ -198,7 +199,8 @@ class SchemaConformanceTest {
                 MirrorRecord.upsert(
                         "ns", PID + "/q/0", 6, AT, new MirrorRecord.Question(PID, "doc", "Who wrote Note G?", v)),
                 MirrorRecord.upsert("ns", "0", 7, AT, new MirrorRecord.Theme(0, 0.1, List.of(PID), "summary")),
-                MirrorRecord.delete("ns", MirrorRecord.Kind.FACT, PID + "/f/1", 8, AT).asRepair());
+                MirrorRecord.delete("ns", MirrorRecord.Kind.FACT, PID + "/f/1", 8, AT)
+                        .asRepair());
         for (MirrorRecord r : records) {
             assertThat(Schemas.MIRROR.validate(tree(r))).as(r.kind().wireName()).isEmpty();
             MirrorRecord back = Json.fromBytes(Json.toBytes(r), MirrorRecord.class);

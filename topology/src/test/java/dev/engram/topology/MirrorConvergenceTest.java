@@ -259,8 +259,8 @@ class MirrorConvergenceTest {
             });
 
             // an orphan: memory holds no such object, so the mirrors delete their copy at the version they hold
-            MirrorRecord orphan = MirrorRecord.upsert(
-                    "wiki", "0123456789abcdef0123456789abcdef", 7, Instant.EPOCH, passage.object());
+            MirrorRecord orphan =
+                    MirrorRecord.upsert("wiki", "0123456789abcdef0123456789abcdef", 7, Instant.EPOCH, passage.object());
             report(orphan, Compensation.Outcome.DRIFTED, 7);
             assertThat(drain()).singleElement().satisfies(r -> {
                 assertThat(r.deleted()).isTrue();
@@ -323,9 +323,7 @@ class MirrorConvergenceTest {
 
     private TreeSet<String> ids(Kind kind) {
         TreeSet<String> out = new TreeSet<>();
-        model.values().stream()
-                .filter(r -> r.kind() == kind)
-                .forEach(r -> out.add(r.namespace() + "/" + r.id()));
+        model.values().stream().filter(r -> r.kind() == kind).forEach(r -> out.add(r.namespace() + "/" + r.id()));
         return out;
     }
 
@@ -345,5 +343,4 @@ class MirrorConvergenceTest {
         }
         return out;
     }
-
 }
