@@ -1,0 +1,476 @@
+package dev.engram.sinks;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import dev.engram.metrics.Meters;
+import dev.engram.schemas.Compensation;
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.MirrorRecord;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies the mirror topic to Neo4j and Qdrant, per partition in order (a namespace lives on one partition), in batches:
+ * graph write → vector write → reference write-back (the graph elements record their Qdrant points). The graph write
+ * and the write-back each move a position kept in Neo4j in the same transaction, so a restart resumes exactly where the
+ * visible effects end. Without Neo4j, positions are Kafka's committed offsets (writes are idempotent and
+ * version-guarded).
+ *
+ * <p>A transient failure (connection refused, timeout, unavailable) is retried with backoff, then the partition is
+ * paused for a while and tried again — lag grows, nothing is dropped, ingestion and queries go on. A write the store
+ * rejects is undone in the other mirror so that both agree without it, and a compensation event tells memory, which
+ * repairs it later; a repaired object is reported too.
+ */
+public final class MirrorSink implements Runnable, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MirrorSink.class);
+
+    /** How the sink runs. */
+    public record Settings(
+            String mirrorTopic,
+            String compensationsTopic,
+            String deadLetterTopic,
+            String group,
+            int batchSize,
+            int retries,
+            Duration backoff,
+            Duration pause) {
+        public Settings {
+            Objects.requireNonNull(mirrorTopic, "mirrorTopic");
+            Objects.requireNonNull(compensationsTopic, "compensationsTopic");
+            Objects.requireNonNull(deadLetterTopic, "deadLetterTopic");
+            Objects.requireNonNull(group, "group");
+            if (batchSize < 1 || retries < 0) {
+                throw new IllegalArgumentException("batch size must be positive and retries not negative");
+            }
+        }
+    }
+
+    /** Thrown when transient failures outlasted the retries: the partition pauses. */
+    static final class Paused extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Paused(Throwable cause) {
+            super(cause);
+        }
+    }
+
+    private final Settings settings;
+    private final Consumer<String, byte[]> consumer;
+    private final Producer<String, byte[]> producer;
+    private final Neo4jMirror graph;
+    private final VectorMirror vectors;
+    private final Meters meters;
+    private final Clock clock;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Map<TopicPartition, Neo4jMirror.Position> positions = new HashMap<>();
+    private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+    private volatile long lagRecords;
+    private volatile Instant oldestPending;
+
+    /**
+     * @param graph the graph mirror, or null without Neo4j
+     * @param vectors the vector mirror, or null without Qdrant
+     */
+    public MirrorSink(
+            Settings settings,
+            Consumer<String, byte[]> consumer,
+            Producer<String, byte[]> producer,
+            Neo4jMirror graph,
+            VectorMirror vectors,
+            Meters meters,
+            Clock clock) {
+        if (graph == null && vectors == null) {
+            throw new IllegalArgumentException("a sink needs Neo4j, Qdrant or both");
+        }
+        this.settings = settings;
+        this.consumer = consumer;
+        this.producer = producer;
+        this.graph = graph;
+        this.vectors = vectors;
+        this.meters = meters;
+        this.clock = clock;
+        for (Meters.Sink s : sinks()) {
+            meters.registerSink(s);
+            meters.sinkGauges(
+                    s,
+                    this,
+                    m -> m.pausedUntil.isEmpty() ? 0 : 1,
+                    m -> m.lagRecords,
+                    m -> m.oldestPending == null
+                            ? 0
+                            : Duration.between(m.oldestPending, m.clock.instant())
+                                            .toMillis()
+                                    / 1000.0);
+        }
+    }
+
+    private List<Meters.Sink> sinks() {
+        List<Meters.Sink> out = new ArrayList<>();
+        if (graph != null) {
+            out.add(Meters.Sink.NEO4J);
+        }
+        if (vectors != null) {
+            out.add(Meters.Sink.QDRANT);
+        }
+        return out;
+    }
+
+    /** True while some partition is paused after transient failures. */
+    public boolean paused() {
+        return !pausedUntil.isEmpty();
+    }
+
+    @Override
+    public void run() {
+        if (graph != null) {
+            retrying(Meters.Sink.NEO4J, () -> {
+                graph.ensureSchema();
+                return null;
+            });
+        }
+        consumer.subscribe(List.of(settings.mirrorTopic()), new Rebalance());
+        try {
+            while (!closed.get()) {
+                resumeDue();
+                ConsumerRecords<String, byte[]> polled = consumer.poll(Duration.ofMillis(200));
+                for (TopicPartition tp : polled.partitions()) {
+                    List<ConsumerRecord<String, byte[]>> records = polled.records(tp);
+                    for (int i = 0; i < records.size(); i += settings.batchSize()) {
+                        List<ConsumerRecord<String, byte[]>> batch =
+                                records.subList(i, Math.min(records.size(), i + settings.batchSize()));
+                        if (!process(tp, batch)) {
+                            break;
+                        }
+                    }
+                }
+                updateLag(polled);
+            }
+        } catch (WakeupException e) {
+            if (!closed.get()) {
+                throw e;
+            }
+        } finally {
+            consumer.close();
+        }
+    }
+
+    /** Applies one batch; false when the partition paused (the rest of what was polled is read again later). */
+    private boolean process(TopicPartition tp, List<ConsumerRecord<String, byte[]>> batch) {
+        Neo4jMirror.Position at = positions.getOrDefault(tp, Neo4jMirror.Position.NONE);
+        long first = batch.get(0).offset();
+        long next = batch.get(batch.size() - 1).offset() + 1;
+        List<MirrorRecord> toGraph = new ArrayList<>();
+        List<MirrorRecord> toVectors = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> r : batch) {
+            MirrorRecord record = decode(r);
+            if (record == null) {
+                continue;
+            }
+            if (r.offset() >= at.graph()) {
+                toGraph.add(record);
+            }
+            if (r.offset() >= at.vectors()) {
+                toVectors.add(record);
+            }
+        }
+        try {
+            Map<MirrorRecord, String> graphRejected = new LinkedHashMap<>();
+            if (graph != null && (!toGraph.isEmpty() || at.graph() < next)) {
+                graphRejected.putAll(writeGraph(tp, toGraph, next));
+                positions.put(tp, new Neo4jMirror.Position(next, at.vectors()));
+            }
+            toVectors.removeAll(graphRejected.keySet());
+            Map<MirrorRecord, String> vectorRejected = new LinkedHashMap<>();
+            Map<MirrorRecord, List<String>> points = new LinkedHashMap<>();
+            if (vectors != null && !toVectors.isEmpty()) {
+                vectorRejected.putAll(writeVectors(toVectors));
+                for (MirrorRecord r : toVectors) {
+                    if (!vectorRejected.containsKey(r)
+                            && !r.deleted()
+                            && !vectors.points(r).isEmpty()) {
+                        points.put(r, vectors.points(r));
+                    }
+                }
+            }
+            // a half-applied pair is undone, so that both mirrors agree without it until memory repairs it
+            if (graph != null && !vectorRejected.isEmpty()) {
+                retrying(Meters.Sink.NEO4J, () -> {
+                    graph.undo(vectorRejected.keySet());
+                    return null;
+                });
+            }
+            if (vectors != null && !graphRejected.isEmpty()) {
+                retrying(Meters.Sink.QDRANT, () -> {
+                    vectors.undo(graphRejected.keySet());
+                    return null;
+                });
+            }
+            report(graphRejected, Compensation.Sink.NEO4J);
+            report(vectorRejected, Compensation.Sink.QDRANT);
+            reportRepairs(toGraph.isEmpty() ? toVectors : toGraph, graphRejected, vectorRejected);
+            producer.flush();
+            if (graph != null) {
+                retrying(Meters.Sink.NEO4J, () -> {
+                    graph.writeBack(points, settings.group(), tp.topic(), tp.partition(), next);
+                    return null;
+                });
+            } else {
+                consumer.commitSync(Map.of(tp, new OffsetAndMetadata(next)));
+            }
+            positions.put(tp, new Neo4jMirror.Position(next, next));
+            if (graph != null) {
+                consumer.commitAsync(Map.of(tp, new OffsetAndMetadata(next)), null);
+            }
+            return true;
+        } catch (Paused e) {
+            LOG.warn(
+                    "mirror sink pauses partition {} for {} after transient failures: {}",
+                    tp,
+                    settings.pause(),
+                    SinkFailure.reason(e.getCause()));
+            consumer.pause(List.of(tp));
+            consumer.seek(tp, first);
+            pausedUntil.put(tp, clock.instant().plus(settings.pause()));
+            if (oldestPending == null) {
+                oldestPending = Instant.ofEpochMilli(batch.get(0).timestamp());
+            }
+            return false;
+        }
+    }
+
+    private Map<MirrorRecord, String> writeGraph(TopicPartition tp, List<MirrorRecord> records, long next) {
+        Map<MirrorRecord, String> rejected = new LinkedHashMap<>();
+        long started = System.nanoTime();
+        try {
+            long applied = retrying(
+                    Meters.Sink.NEO4J, () -> graph.apply(records, settings.group(), tp.topic(), tp.partition(), next));
+            meters.sinkWrite(Meters.Sink.NEO4J, records.size(), true, Duration.ofNanos(System.nanoTime() - started));
+            meters.sinkRecords(
+                    Meters.Sink.NEO4J, Meters.SinkRecordOutcome.APPLIED, (int) Math.min(applied, records.size()));
+            meters.sinkRecords(Meters.Sink.NEO4J, Meters.SinkRecordOutcome.SUPERSEDED, (int)
+                    Math.max(0, records.size() - applied));
+        } catch (Rejection e) {
+            meters.sinkWrite(Meters.Sink.NEO4J, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
+            // find the records Neo4j refuses, one by one, then move the position past the batch
+            for (MirrorRecord r : records) {
+                try {
+                    retrying(Meters.Sink.NEO4J, () -> graph.apply(List.of(r)));
+                } catch (Rejection one) {
+                    rejected.put(r, SinkFailure.reason(one.getCause()));
+                }
+            }
+            retrying(
+                    Meters.Sink.NEO4J,
+                    () -> graph.apply(List.of(), settings.group(), tp.topic(), tp.partition(), next));
+        }
+        return rejected;
+    }
+
+    private Map<MirrorRecord, String> writeVectors(List<MirrorRecord> records) {
+        long started = System.nanoTime();
+        try {
+            Map<MirrorRecord, String> rejected = retrying(Meters.Sink.QDRANT, () -> vectors.apply(records));
+            meters.sinkWrite(Meters.Sink.QDRANT, records.size(), true, Duration.ofNanos(System.nanoTime() - started));
+            meters.sinkRecords(Meters.Sink.QDRANT, Meters.SinkRecordOutcome.APPLIED, records.size() - rejected.size());
+            return rejected;
+        } catch (Rejection e) {
+            // the vector mirror isolates rejected records itself; a whole-batch rejection rejects them all
+            meters.sinkWrite(Meters.Sink.QDRANT, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
+            Map<MirrorRecord, String> all = new LinkedHashMap<>();
+            records.forEach(r -> all.put(r, SinkFailure.reason(e.getCause())));
+            return all;
+        }
+    }
+
+    /** A write the store refused (not worth retrying). */
+    static final class Rejection extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Rejection(Throwable cause) {
+            super(cause);
+        }
+    }
+
+    /** Runs {@code op}, retrying transient failures with backoff; throws {@link Paused} or {@link Rejection}. */
+    private <T> T retrying(Meters.Sink sink, Supplier<T> op) {
+        Duration wait = settings.backoff();
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return op.get();
+            } catch (Paused | Rejection e) {
+                throw e;
+            } catch (RuntimeException e) {
+                if (SinkFailure.permanent(e)) {
+                    throw new Rejection(e);
+                }
+                if (attempt >= settings.retries() || closed.get()) {
+                    meters.sinkPause(sink);
+                    throw new Paused(e);
+                }
+                meters.sinkRetry(sink);
+                LOG.debug("{} failed (attempt {}), retrying in {}: {}", sink.tag(), attempt + 1, wait, e.toString());
+                sleep(wait);
+                wait = wait.multipliedBy(2);
+            }
+        }
+    }
+
+    private void report(Map<MirrorRecord, String> rejected, Compensation.Sink sink) {
+        rejected.forEach((r, reason) -> {
+            LOG.warn("{} rejected {} {} of namespace {}: {}", sink, r.kind().wireName(), r.id(), r.namespace(), reason);
+            send(r, sink, Compensation.Outcome.COMPENSATED, reason);
+            meters.sinkCompensation(
+                    sink == Compensation.Sink.NEO4J ? Meters.Sink.NEO4J : Meters.Sink.QDRANT,
+                    Meters.CompensationOutcome.COMPENSATED);
+        });
+    }
+
+    private void reportRepairs(
+            Collection<MirrorRecord> written,
+            Map<MirrorRecord, String> graphRejected,
+            Map<MirrorRecord, String> vectorRejected) {
+        for (MirrorRecord r : written) {
+            if (r.repair() && !r.deleted() && !graphRejected.containsKey(r) && !vectorRejected.containsKey(r)) {
+                Compensation.Sink sink = vectors != null ? Compensation.Sink.QDRANT : Compensation.Sink.NEO4J;
+                send(r, sink, Compensation.Outcome.REPAIRED, "");
+                meters.sinkCompensation(
+                        vectors != null ? Meters.Sink.QDRANT : Meters.Sink.NEO4J, Meters.CompensationOutcome.REPAIRED);
+            }
+        }
+    }
+
+    private void send(MirrorRecord r, Compensation.Sink sink, Compensation.Outcome outcome, String reason) {
+        Compensation c = new Compensation(
+                r.namespace(),
+                r.version(),
+                sink,
+                r.kind(),
+                r.deleted() ? "delete" : "upsert",
+                r.id(),
+                outcome,
+                reason,
+                settings.retries() + 1,
+                clock.instant());
+        producer.send(new ProducerRecord<>(settings.compensationsTopic(), r.namespace(), Json.toBytes(c)));
+    }
+
+    private MirrorRecord decode(ConsumerRecord<String, byte[]> r) {
+        try {
+            if (r.value() == null) {
+                throw new IllegalArgumentException("null value");
+            }
+            return Json.fromBytes(r.value(), MirrorRecord.class);
+        } catch (RuntimeException e) {
+            DeadLetter letter = DeadLetter.of(
+                    DeadLetter.Stage.MIRROR,
+                    DeadLetter.Cause.UNDECODABLE,
+                    "not a mirror record: " + e.getMessage(),
+                    r.topic(),
+                    r.partition(),
+                    r.offset(),
+                    r.key() == null ? null : r.key().getBytes(UTF_8),
+                    r.value(),
+                    clock.instant());
+            producer.send(new ProducerRecord<>(settings.deadLetterTopic(), r.key(), Json.toBytes(letter)));
+            meters.deadLetter(DeadLetter.Stage.MIRROR, DeadLetter.Cause.UNDECODABLE);
+            return null;
+        }
+    }
+
+    private void resumeDue() {
+        Instant now = clock.instant();
+        List<TopicPartition> due = new ArrayList<>();
+        pausedUntil.forEach((tp, until) -> {
+            if (!until.isAfter(now)) {
+                due.add(tp);
+            }
+        });
+        due.forEach(pausedUntil::remove);
+        if (!due.isEmpty()) {
+            consumer.resume(due);
+        }
+    }
+
+    private void updateLag(ConsumerRecords<String, byte[]> polled) {
+        try {
+            Map<TopicPartition, Long> ends = consumer.endOffsets(consumer.assignment(), Duration.ofSeconds(1));
+            long lag = 0;
+            for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
+                lag += Math.max(0, e.getValue() - consumer.position(e.getKey(), Duration.ofSeconds(1)));
+            }
+            lagRecords = lag + pausedUntil.size();
+            if (lag == 0 && pausedUntil.isEmpty()) {
+                oldestPending = null;
+            } else if (oldestPending == null && !polled.isEmpty()) {
+                oldestPending = clock.instant();
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("mirror sink lag not measured: {}", e.toString());
+        }
+    }
+
+    private void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Paused(e);
+        }
+    }
+
+    /** Positions of newly assigned partitions come from Neo4j when it holds them. */
+    private final class Rebalance implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            partitions.forEach(positions::remove);
+            partitions.forEach(pausedUntil::remove);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (graph == null) {
+                return;
+            }
+            for (TopicPartition tp : partitions) {
+                Neo4jMirror.Position p =
+                        retrying(Meters.Sink.NEO4J, () -> graph.position(settings.group(), tp.topic(), tp.partition()));
+                positions.put(tp, p);
+                long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
+                if (from >= 0) {
+                    consumer.seek(tp, from);
+                } else {
+                    consumer.seekToBeginning(List.of(tp));
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed.set(true);
+        consumer.wakeup();
+    }
+}

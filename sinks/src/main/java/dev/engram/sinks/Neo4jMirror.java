@@ -1,0 +1,255 @@
+package dev.engram.sinks;
+
+import dev.engram.schemas.MirrorRecord;
+import dev.engram.schemas.MirrorRecord.Kind;
+import dev.engram.sinks.GraphModel.Element;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import org.neo4j.driver.AuthToken;
+import org.neo4j.driver.AuthTokens;
+import org.neo4j.driver.Config;
+import org.neo4j.driver.Driver;
+import org.neo4j.driver.GraphDatabase;
+import org.neo4j.driver.Record;
+import org.neo4j.driver.Session;
+import org.neo4j.driver.SessionConfig;
+import org.neo4j.driver.Transaction;
+import org.neo4j.driver.TransactionConfig;
+
+/**
+ * The graph mirror: writes memory objects to Neo4j in batched, parameterized {@code UNWIND … MERGE} transactions, each
+ * together with the input position it reaches (an {@code :EngramOffset} node per sink group and partition), so that a
+ * restart resumes exactly after the last batch whose effects are visible.
+ */
+public final class Neo4jMirror implements AutoCloseable {
+
+    /** How to reach Neo4j. */
+    public record Settings(String uri, String user, String password, String database, Duration timeout) {
+        public Settings {
+            Objects.requireNonNull(uri, "uri");
+            Objects.requireNonNull(timeout, "timeout");
+        }
+    }
+
+    /** Where a sink group stands in one partition: next offset to write to the graph, and to the vectors. */
+    public record Position(long graph, long vectors) {
+        public static final Position NONE = new Position(-1, -1);
+    }
+
+    private final Driver driver;
+    private final SessionConfig session;
+    private final TransactionConfig tx;
+
+    public Neo4jMirror(Settings settings) {
+        AuthToken auth = settings.user() == null || settings.user().isBlank()
+                ? AuthTokens.none()
+                : AuthTokens.basic(settings.user(), settings.password() == null ? "" : settings.password());
+        this.driver = GraphDatabase.driver(
+                settings.uri(),
+                auth,
+                Config.builder()
+                        .withConnectionTimeout(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
+                        .withConnectionAcquisitionTimeout(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
+                        .withMaxTransactionRetryTime(0, TimeUnit.MILLISECONDS)
+                        .build());
+        this.session = settings.database() == null || settings.database().isBlank()
+                ? SessionConfig.defaultConfig()
+                : SessionConfig.forDatabase(settings.database());
+        this.tx = TransactionConfig.builder().withTimeout(settings.timeout()).build();
+    }
+
+    /** Creates the constraints and indexes that key every element by (namespace, id), if they are missing. */
+    public void ensureSchema() {
+        try (Session s = driver.session(session)) {
+            for (Element e : Element.values()) {
+                s.run(e.schema()).consume();
+            }
+            s.run("CREATE CONSTRAINT engram_offset_key IF NOT EXISTS FOR (o:EngramOffset) "
+                            + "REQUIRE (o.group, o.topic, o.partition) IS UNIQUE")
+                    .consume();
+        }
+    }
+
+    /** Where {@code group} stands in the partition, {@link Position#NONE} when it never wrote there. */
+    public Position position(String group, String topic, int partition) {
+        try (Session s = driver.session(session)) {
+            List<Record> rows = s.run(
+                            "MATCH (o:EngramOffset {group: $group, topic: $topic, partition: $partition}) "
+                                    + "RETURN o.graph AS graph, o.vectors AS vectors",
+                            Map.of("group", group, "topic", topic, "partition", partition))
+                    .list();
+            if (rows.isEmpty()) {
+                return Position.NONE;
+            }
+            Record r = rows.get(0);
+            return new Position(
+                    r.get("graph").isNull() ? -1 : r.get("graph").asLong(),
+                    r.get("vectors").isNull() ? -1 : r.get("vectors").asLong());
+        }
+    }
+
+    /**
+     * Writes {@code records} (in their order) and moves the graph position of the partition to {@code next}, in one
+     * transaction; returns how many elements were written (the rest held newer versions).
+     */
+    public long apply(List<MirrorRecord> records, String group, String topic, int partition, long next) {
+        try (Session s = driver.session(session);
+                Transaction t = s.beginTransaction(tx)) {
+            long applied = write(t, records);
+            t.run(
+                            "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition}) "
+                                    + "SET o.graph = $next",
+                            Map.of("group", group, "topic", topic, "partition", partition, "next", next))
+                    .consume();
+            t.commit();
+            return applied;
+        }
+    }
+
+    /** Writes records without moving any position (repairs of single records, tests). */
+    public long apply(List<MirrorRecord> records) {
+        try (Session s = driver.session(session);
+                Transaction t = s.beginTransaction(tx)) {
+            long applied = write(t, records);
+            t.commit();
+            return applied;
+        }
+    }
+
+    private long write(Transaction t, List<MirrorRecord> records) {
+        long applied = 0;
+        for (GraphModel.Run run : runs(records)) {
+            List<Map<String, Object>> rows =
+                    run.records().stream().map(GraphModel::row).toList();
+            String query = run.delete() ? run.element().delete() : run.element().upsert();
+            applied +=
+                    t.run(query, Map.of("rows", rows)).single().get("applied").asLong();
+        }
+        return applied;
+    }
+
+    /**
+     * Records the Qdrant points written for each object (the reference write-back) and moves the vector position of
+     * the partition to {@code next}, in one transaction.
+     */
+    public void writeBack(
+            Map<MirrorRecord, List<String>> points, String group, String topic, int partition, long next) {
+        try (Session s = driver.session(session);
+                Transaction t = s.beginTransaction(tx)) {
+            Map<Element, List<Map<String, Object>>> byElement = new EnumMap<>(Element.class);
+            points.forEach((r, ids) -> {
+                Map<String, Object> row = new HashMap<>();
+                row.put("namespace", r.namespace());
+                row.put("id", r.id());
+                row.put("version", r.version());
+                row.put("points", ids);
+                byElement
+                        .computeIfAbsent(Element.of(r.kind()), k -> new ArrayList<>())
+                        .add(row);
+            });
+            byElement.forEach(
+                    (e, rows) -> t.run(e.writeBack(), Map.of("rows", rows)).consume());
+            t.run(
+                            "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition}) "
+                                    + "SET o.vectors = $next",
+                            Map.of("group", group, "topic", topic, "partition", partition, "next", next))
+                    .consume();
+            t.commit();
+        }
+    }
+
+    /** Removes the objects' elements whatever their version: the other mirror rejected them. */
+    public void undo(Collection<MirrorRecord> records) {
+        if (records.isEmpty()) {
+            return;
+        }
+        try (Session s = driver.session(session);
+                Transaction t = s.beginTransaction(tx)) {
+            Map<Element, List<Map<String, Object>>> byElement = new EnumMap<>(Element.class);
+            for (MirrorRecord r : records) {
+                byElement
+                        .computeIfAbsent(Element.of(r.kind()), k -> new ArrayList<>())
+                        .add(Map.of("namespace", r.namespace(), "id", r.id()));
+            }
+            byElement.forEach((e, rows) -> t.run(e.undo(), Map.of("rows", rows)).consume());
+            t.commit();
+        }
+    }
+
+    /** Per kind, per bucket: the count and hash sum of a namespace's elements. */
+    public Map<Kind, Map<Integer, Digests.Bucket>> digests(String namespace) {
+        Map<Kind, Map<Integer, Digests.Bucket>> out = new EnumMap<>(Kind.class);
+        try (Session s = driver.session(session)) {
+            for (Element e : Element.values()) {
+                Map<Integer, Digests.Bucket> buckets = new HashMap<>();
+                for (Record r :
+                        s.run(e.digest(), Map.of("namespace", namespace)).list()) {
+                    if (r.get("bucket").isNull()) {
+                        continue;
+                    }
+                    buckets.put(
+                            r.get("bucket").asInt(),
+                            new Digests.Bucket(
+                                    r.get("count").asLong(), r.get("sum").asLong()));
+                }
+                out.put(e.kind, buckets);
+            }
+        }
+        return out;
+    }
+
+    /** The (id → version) of a namespace's elements of one kind in some buckets. */
+    public Map<String, Long> versions(String namespace, Kind kind, Collection<Integer> buckets) {
+        Map<String, Long> out = new HashMap<>();
+        try (Session s = driver.session(session)) {
+            for (Record r : s.run(
+                            Element.of(kind).versions(),
+                            Map.of("namespace", namespace, "buckets", List.copyOf(buckets)))
+                    .list()) {
+                out.put(r.get("id").asString(), r.get("version").asLong());
+            }
+        }
+        return out;
+    }
+
+    /** Runs a read query (tests, tools). */
+    public List<Record> read(String query, Map<String, Object> parameters) {
+        try (Session s = driver.session(session)) {
+            return s.run(query, parameters).list();
+        }
+    }
+
+    /** Consecutive records of one element and op. */
+    static List<GraphModel.Run> runs(List<MirrorRecord> records) {
+        List<GraphModel.Run> runs = new ArrayList<>();
+        List<MirrorRecord> current = new ArrayList<>();
+        Element element = null;
+        boolean delete = false;
+        for (MirrorRecord r : records) {
+            Element e = Element.of(r.kind());
+            if (!current.isEmpty() && (e != element || r.deleted() != delete)) {
+                runs.add(new GraphModel.Run(element, delete, List.copyOf(current)));
+                current.clear();
+            }
+            element = e;
+            delete = r.deleted();
+            current.add(r);
+        }
+        if (!current.isEmpty()) {
+            runs.add(new GraphModel.Run(element, delete, List.copyOf(current)));
+        }
+        return runs;
+    }
+
+    @Override
+    public void close() {
+        driver.close();
+    }
+}

@@ -1,0 +1,63 @@
+package dev.engram.sinks;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.neo4j.driver.exceptions.ClientException;
+import org.neo4j.driver.exceptions.RetryableException;
+
+/**
+ * Whether a mirror's failure may pass (retry, then pause) or is the store rejecting the data (undo and compensate). Only
+ * an explicit rejection is permanent: a failure we cannot classify pauses the sink rather than losing a write.
+ */
+final class SinkFailure {
+
+    private SinkFailure() {}
+
+    /** True when the store rejected the data itself: retrying the same write cannot succeed. */
+    static boolean permanent(Throwable t) {
+        Throwable e = unwrap(t);
+        if (e instanceof StatusRuntimeException s) {
+            Status.Code code = s.getStatus().getCode();
+            return code == Status.Code.INVALID_ARGUMENT
+                    || code == Status.Code.FAILED_PRECONDITION
+                    || code == Status.Code.OUT_OF_RANGE
+                    || code == Status.Code.NOT_FOUND
+                    || code == Status.Code.ALREADY_EXISTS;
+        }
+        if (e instanceof RetryableException) {
+            return false;
+        }
+        if (e instanceof ClientException c) {
+            // a timed-out transaction or a lost connection is no rejection of the data
+            String code = c.code() == null ? "" : c.code();
+            return !code.contains("TransactionTimedOut") && !code.contains("Security");
+        }
+        return e instanceof Rejected;
+    }
+
+    /** A short reason for compensations and logs. */
+    static String reason(Throwable t) {
+        Throwable e = unwrap(t);
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return message.length() > 500 ? message.substring(0, 497) + "..." : message;
+    }
+
+    static Throwable unwrap(Throwable t) {
+        Throwable e = t;
+        while ((e instanceof ExecutionException || e instanceof CompletionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+
+    /** The store refused one object's write; its reason goes into the compensation. */
+    static final class Rejected extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Rejected(String reason) {
+            super(reason);
+        }
+    }
+}
