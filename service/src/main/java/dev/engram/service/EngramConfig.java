@@ -1,6 +1,8 @@
 package dev.engram.service;
 
 import dev.engram.query.VectorSearch;
+import dev.engram.sinks.Neo4jMirror;
+import dev.engram.sinks.QdrantMirror;
 import dev.engram.understanding.llm.LlmConfig;
 import java.net.URI;
 import java.nio.file.Path;
@@ -27,9 +29,11 @@ public record EngramConfig(
         Ingest ingest,
         Understanding understanding,
         Query query,
-        Security security) {
+        Security security,
+        Mirrors mirrors) {
 
     public EngramConfig {
+        Objects.requireNonNull(mirrors, "mirrors");
         Objects.requireNonNull(kafka, "kafka");
         Objects.requireNonNull(http, "http");
         Objects.requireNonNull(storage, "storage");
@@ -183,6 +187,35 @@ public record EngramConfig(
         }
     }
 
+    /**
+     * The mirrors of memory: Neo4j ({@code neo4j}, null when off) and Qdrant ({@code qdrant}, null when off), and how the
+     * sink writes to them.
+     */
+    public record Mirrors(
+            Neo4jMirror.Settings neo4j,
+            QdrantMirror.Settings qdrant,
+            int batchSize,
+            int retries,
+            Duration backoff,
+            Duration pause,
+            Duration repairInterval) {
+
+        public static final Mirrors NONE =
+                new Mirrors(null, null, 500, 5, Duration.ofMillis(200), Duration.ofSeconds(30), Duration.ofMinutes(1));
+
+        public boolean enabled() {
+            return neo4j != null || qdrant != null;
+        }
+
+        public Mirrors withNeo4j(Neo4jMirror.Settings settings) {
+            return new Mirrors(settings, qdrant, batchSize, retries, backoff, pause, repairInterval);
+        }
+
+        public Mirrors withQdrant(QdrantMirror.Settings settings) {
+            return new Mirrors(neo4j, settings, batchSize, retries, backoff, pause, repairInterval);
+        }
+    }
+
     /** The read side: vector search and query snapshots. */
     public record Query(
             VectorSearch vectorSearch, long snapshotBackgroundMs, long snapshotMemoryBytes, Duration snapshotIdle) {}
@@ -260,7 +293,56 @@ public record EngramConfig(
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 1000, 0, Integer.MAX_VALUE),
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),
                 Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)));
-        return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env));
+        return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env), mirrors(env));
+    }
+
+    private static Mirrors mirrors(Env env) {
+        Duration timeout = Duration.ofMillis(env.integer("ENGRAM_SINK_TIMEOUT_MS", 10_000, 100, Integer.MAX_VALUE));
+        Neo4jMirror.Settings neo4j = null;
+        String uri = env.string("ENGRAM_NEO4J_URI", null);
+        if (uri != null) {
+            if (!uri.matches("(bolt|neo4j)(\\+s|\\+ssc)?://.+")) {
+                throw invalid("ENGRAM_NEO4J_URI", "must be a bolt:// or neo4j:// URI");
+            }
+            neo4j = new Neo4jMirror.Settings(
+                    uri,
+                    env.string("ENGRAM_NEO4J_USER", "neo4j"),
+                    env.string("ENGRAM_NEO4J_PASSWORD", ""),
+                    env.string("ENGRAM_NEO4J_DATABASE", ""),
+                    timeout);
+        }
+        QdrantMirror.Settings qdrant = null;
+        String url = env.string("ENGRAM_QDRANT_URL", null);
+        if (url != null) {
+            URI parsed;
+            try {
+                parsed = URI.create(url.contains("://") ? url : "http://" + url);
+            } catch (IllegalArgumentException e) {
+                throw invalid("ENGRAM_QDRANT_URL", "is not a URL");
+            }
+            if (parsed.getHost() == null) {
+                throw invalid("ENGRAM_QDRANT_URL", "must name a host, e.g. http://localhost:6334");
+            }
+            qdrant = new QdrantMirror.Settings(
+                    parsed.getHost(),
+                    parsed.getPort() < 0 ? 6334 : parsed.getPort(),
+                    "https".equals(parsed.getScheme()),
+                    env.string("ENGRAM_QDRANT_API_KEY", null),
+                    env.name("ENGRAM_QDRANT_COLLECTION_PREFIX", "engram_", "[A-Za-z0-9._-]*"),
+                    timeout);
+        }
+        return new Mirrors(
+                neo4j,
+                qdrant,
+                env.integer("ENGRAM_SINK_BATCH_SIZE", 500, 1, 100_000),
+                env.integer("ENGRAM_SINK_RETRIES", 5, 0, 100),
+                Duration.ofMillis(env.integer("ENGRAM_SINK_BACKOFF_MS", 200, 1, Integer.MAX_VALUE)),
+                Duration.ofMillis(env.integer("ENGRAM_SINK_PAUSE_MS", 30_000, 1, Integer.MAX_VALUE)),
+                Duration.ofMillis(env.integer("ENGRAM_MIRROR_REPAIR_INTERVAL_MS", 60_000, 100, Integer.MAX_VALUE)));
+    }
+
+    public EngramConfig withMirrors(Mirrors newMirrors) {
+        return new EngramConfig(kafka, http, storage, ingest, understanding, query, security, newMirrors);
     }
 
     private static Security security(Env env) {
@@ -322,7 +404,7 @@ public record EngramConfig(
 
     public EngramConfig withBootstrapServers(String servers) {
         return new EngramConfig(
-                kafka.withBootstrapServers(servers), http, storage, ingest, understanding, query, security);
+                kafka.withBootstrapServers(servers), http, storage, ingest, understanding, query, security, mirrors);
     }
 
     static IllegalArgumentException invalid(String name, String message) {

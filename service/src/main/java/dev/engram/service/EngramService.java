@@ -7,6 +7,9 @@ import dev.engram.query.QueryService;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.PassageEvent;
+import dev.engram.sinks.MirrorSink;
+import dev.engram.sinks.Neo4jMirror;
+import dev.engram.sinks.QdrantMirror;
 import dev.engram.stores.BoundedRocksDbConfig;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.StreamErrors;
@@ -41,11 +44,15 @@ import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -79,6 +86,11 @@ public final class EngramService implements AutoCloseable {
 
     private final boolean ownsUnderstander;
     private final KafkaProducer<String, MemoryCommand> commandProducer;
+    private final Neo4jMirror graph;
+    private final QdrantMirror vectors;
+    private final KafkaProducer<String, byte[]> mirrorProducer;
+    private final MirrorSink sink;
+    private Thread sinkThread;
 
     private EngramService(EngramConfig config, Understander given) throws IOException {
         this.config = config;
@@ -102,7 +114,8 @@ public final class EngramService implements AutoCloseable {
                 config.ingest().chunkMaxTokens(),
                 understander,
                 meters,
-                EngramTopology.Part.MEMORY);
+                EngramTopology.Part.MEMORY,
+                config.mirrors().repairInterval());
         Topology ingesting = EngramTopology.build(
                 topics,
                 config.ingest().maxDocumentBytes(),
@@ -155,6 +168,21 @@ public final class EngramService implements AutoCloseable {
                 producer,
                 new StringSerializer(),
                 topics.memoryCommands().valueSerde().serializer());
+        EngramConfig.Mirrors mirrorConfig = config.mirrors();
+        this.graph = mirrorConfig.neo4j() == null ? null : new Neo4jMirror(mirrorConfig.neo4j());
+        this.vectors = mirrorConfig.qdrant() == null ? null : new QdrantMirror(mirrorConfig.qdrant());
+        this.mirrorProducer = mirrorConfig.enabled()
+                ? new KafkaProducer<>(producer, new StringSerializer(), new ByteArraySerializer())
+                : null;
+        Consistency consistency = new Consistency(
+                QueryService.memoryOf(streams),
+                graph,
+                vectors,
+                mirrorProducer,
+                topics.compensations().name(),
+                meters,
+                Clock.systemUTC());
+        this.sink = mirrorConfig.enabled() ? mirrorSink(config, mirrorConfig, meters) : null;
         QueryService queries = new QueryService(
                 QueryService.memoryOf(streams),
                 understander.embedder(),
@@ -168,13 +196,46 @@ public final class EngramService implements AutoCloseable {
                 Clock.systemUTC());
         this.http = new HttpApi(
                 new InetSocketAddress(config.http().host(), config.http().port()),
-                new Routes(queries, health::health, registry::scrape).table(),
+                new Routes(queries, health::health, registry::scrape, consistency).table(),
                 new NamespaceRouter(streams, self),
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
                 config.http().maxInFlight(),
                 meters);
         ingest.start();
         streams.start();
+        if (sink != null) {
+            sinkThread = new Thread(sink, "engram-mirror-sink");
+            sinkThread.setDaemon(true);
+            sinkThread.start();
+        }
+    }
+
+    /** The mirror sink of this instance: its own consumer group over the mirror topic, reading committed records. */
+    private MirrorSink mirrorSink(EngramConfig config, EngramConfig.Mirrors m, Meters meters) {
+        Map<String, Object> consumer = config.kafka().clientConfig();
+        consumer.put(ConsumerConfig.GROUP_ID_CONFIG, config.kafka().applicationId() + "-mirror");
+        consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // the memory step writes the mirror topic in exactly-once transactions: only committed records are mirrored
+        consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, m.batchSize());
+        consumer.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, MAX_RECORD_BYTES);
+        return new MirrorSink(
+                new MirrorSink.Settings(
+                        topics.mirror().name(),
+                        topics.compensations().name(),
+                        topics.deadLetters().name(),
+                        config.kafka().applicationId() + "-mirror",
+                        m.batchSize(),
+                        m.retries(),
+                        m.backoff(),
+                        m.pause()),
+                new KafkaConsumer<>(consumer, new StringDeserializer(), new ByteArrayDeserializer()),
+                mirrorProducer,
+                graph,
+                vectors,
+                meters,
+                Clock.systemUTC());
     }
 
     private KafkaStreams streams(String name, Topology topology, Properties props, StreamHealth.App app) {
@@ -348,6 +409,14 @@ public final class EngramService implements AutoCloseable {
     @Override
     public void close() {
         http.close();
+        if (sink != null) {
+            sink.close();
+            try {
+                sinkThread.join(Duration.ofSeconds(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         commandProducer.close(Duration.ofSeconds(5));
         // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
         // instead of after the session timeout.
@@ -356,6 +425,15 @@ public final class EngramService implements AutoCloseable {
         ingest.close(leave);
         streams.close(leave);
         graphs.close();
+        if (mirrorProducer != null) {
+            mirrorProducer.close(Duration.ofSeconds(5));
+        }
+        if (graph != null) {
+            graph.close();
+        }
+        if (vectors != null) {
+            vectors.close();
+        }
         streamsMetrics.forEach(KafkaStreamsMetrics::close);
         gcMetrics.close();
         registry.close();

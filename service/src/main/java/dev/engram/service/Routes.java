@@ -22,7 +22,10 @@ final class Routes {
     private final Supplier<Health> health;
     private final Supplier<String> metrics;
 
-    Routes(QueryService queries, Supplier<Health> health, Supplier<String> metrics) {
+    private final Consistency consistency;
+
+    Routes(QueryService queries, Supplier<Health> health, Supplier<String> metrics, Consistency consistency) {
+        this.consistency = consistency;
         this.queries = queries;
         this.health = health;
         this.metrics = metrics;
@@ -54,7 +57,15 @@ final class Routes {
                 namespaced("GET", NS + "/reviews", r -> Reply.ok(queries.reviews(r.namespace(), limit(r)))),
                 namespaced("GET", NS + "/merges", r -> Reply.ok(queries.merges(r.namespace(), limit(r)))),
                 new Route("POST", NS + "/merges", Role.ADMIN, true, null, this::command),
-                namespaced("GET", NS + "/themes", r -> Reply.ok(queries.themes(r.namespace()))));
+                namespaced("GET", NS + "/themes", r -> Reply.ok(queries.themes(r.namespace()))),
+                namespaced("GET", NS + "/consistency", r -> Reply.ok(consistency.check(r.namespace()))),
+                new Route(
+                        "POST",
+                        NS + "/consistency/repair",
+                        Role.ADMIN,
+                        true,
+                        null,
+                        r -> Reply.json(202, consistency.repair(r.namespace()))));
     }
 
     private static Route global(String method, String template, Role role, HttpApi.Handler handler) {

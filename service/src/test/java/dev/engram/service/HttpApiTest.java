@@ -62,7 +62,7 @@ class HttpApiTest {
         Health down = new Health("STARTING", false, true, false, "CREATED", "CREATED", 0, 0, "127.0.0.1:1", "x", "y");
         api = new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
-                new Routes(queries, () -> down, () -> "# metrics\n").table(),
+                new Routes(queries, () -> down, () -> "# metrics\n", noMirrors()).table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
                 null,
                 64,
@@ -70,7 +70,7 @@ class HttpApiTest {
         base = "http://127.0.0.1:" + api.port();
         secured = new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
-                new Routes(queries, () -> down, () -> METRICS).table(),
+                new Routes(queries, () -> down, () -> METRICS, noMirrors()).table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
                 new ApiKeys(ApiKeys.parseInline("admin:*:root-key;read:ns:ns-reader;read:other:other-reader")),
                 64,
@@ -96,6 +96,10 @@ class HttpApiTest {
 
     private ItSupport.Response get(String key, String path) {
         return with(key, HttpRequest.newBuilder(URI.create(securedBase + path)).GET());
+    }
+
+    private static Consistency noMirrors() {
+        return new Consistency(ns -> null, null, null, null, "c", Meters.detached(), Clock.systemUTC());
     }
 
     @Test

@@ -142,10 +142,14 @@ final class GraphModel {
                     """.formatted(label);
         }
 
-        /** Removes the rows' elements whatever their version: the undo of a write the other mirror rejected. */
+        /**
+         * Takes back the rows' elements whatever their version: the undo of a write the other mirror rejected. A node
+         * becomes a bare placeholder (key only, no version: it no longer counts as mirrored) so that relationships
+         * memory still holds keep their endpoint; a relationship is deleted.
+         */
         String undo() {
             return node()
-                    ? "UNWIND $rows AS r MATCH (n:%s {namespace: r.namespace, id: r.id}) DETACH DELETE n"
+                    ? "UNWIND $rows AS r MATCH (n:%s {namespace: r.namespace, id: r.id}) SET n = {namespace: r.namespace, id: r.id}"
                             .formatted(label)
                     : "UNWIND $rows AS r MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->() DELETE x"
                             .formatted(type);

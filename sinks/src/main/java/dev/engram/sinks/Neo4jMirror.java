@@ -17,6 +17,7 @@ import org.neo4j.driver.AuthTokens;
 import org.neo4j.driver.Config;
 import org.neo4j.driver.Driver;
 import org.neo4j.driver.GraphDatabase;
+import org.neo4j.driver.Logging;
 import org.neo4j.driver.Record;
 import org.neo4j.driver.Session;
 import org.neo4j.driver.SessionConfig;
@@ -35,6 +36,12 @@ public final class Neo4jMirror implements AutoCloseable {
         public Settings {
             Objects.requireNonNull(uri, "uri");
             Objects.requireNonNull(timeout, "timeout");
+        }
+
+        /** Never shows the password. */
+        @Override
+        public String toString() {
+            return "Neo4j(" + uri + ", user " + user + ", database " + database + ", timeout " + timeout + ")";
         }
     }
 
@@ -58,6 +65,7 @@ public final class Neo4jMirror implements AutoCloseable {
                         .withConnectionTimeout(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
                         .withConnectionAcquisitionTimeout(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
                         .withMaxTransactionRetryTime(0, TimeUnit.MILLISECONDS)
+                        .withLogging(Logging.slf4j())
                         .build());
         this.session = settings.database() == null || settings.database().isBlank()
                 ? SessionConfig.defaultConfig()

@@ -63,6 +63,13 @@ public final class QdrantMirror implements VectorMirror {
             Objects.requireNonNull(timeout, "timeout");
             collectionPrefix = collectionPrefix == null ? "" : collectionPrefix;
         }
+
+        /** Never shows the API key. */
+        @Override
+        public String toString() {
+            return "Qdrant(" + host + ":" + port + (tls ? ", tls" : "") + ", collections " + collectionPrefix
+                    + "*, timeout " + timeout + ")";
+        }
     }
 
     private static final int SCROLL_PAGE = 1000;

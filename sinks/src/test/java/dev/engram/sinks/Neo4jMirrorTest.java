@@ -138,8 +138,13 @@ class Neo4jMirrorTest {
         assertThat(graph.versions(ns, Kind.PASSAGE, digests.get(Kind.PASSAGE).keySet()))
                 .isEqualTo(Map.of("p1", 3L, "p2", 4L));
 
-        graph.undo(List.of(p2, m));
-        assertThat(graph.digests(ns).get(Kind.PASSAGE)).isEqualTo(Digests.of(Map.of("p1", 3L)));
+        graph.undo(List.of(p1, m));
+        assertThat(graph.digests(ns).get(Kind.PASSAGE)).isEqualTo(Digests.of(Map.of("p2", 4L)));
         assertThat(graph.digests(ns).get(Kind.MENTION)).isEmpty();
+        assertThat(count("MATCH (p:Passage {namespace: $ns, id: 'p1'}) WHERE p.text IS NULL RETURN count(p)"))
+                .as("an undone node is a bare placeholder until it is written again")
+                .isEqualTo(1);
+        graph.apply(List.of(p1));
+        assertThat(graph.digests(ns).get(Kind.PASSAGE)).isEqualTo(Digests.of(Map.of("p1", 3L, "p2", 4L)));
     }
 }

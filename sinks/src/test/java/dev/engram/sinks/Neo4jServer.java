@@ -19,7 +19,7 @@ import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
  * A real Neo4j server in the test JVM, speaking Bolt on a local port (Neo4j is GPLv3: test scope only, never shipped).
  * One per test JVM; it can be stopped and started again on the same directory and port, as a server that goes away.
  */
-final class Neo4jServer {
+public final class Neo4jServer {
 
     private static Neo4jServer shared;
 
@@ -33,7 +33,7 @@ final class Neo4jServer {
     }
 
     /** The server of this test JVM, started on first use. */
-    static synchronized Neo4jServer shared() {
+    public static synchronized Neo4jServer shared() {
         if (shared == null) {
             try {
                 shared = new Neo4jServer(Files.createTempDirectory("engram-neo4j"), freePort());
@@ -46,11 +46,11 @@ final class Neo4jServer {
         return shared;
     }
 
-    String uri() {
+    public String uri() {
         return "bolt://localhost:" + port;
     }
 
-    synchronized void start() {
+    public synchronized void start() {
         if (dbms != null) {
             return;
         }
@@ -69,7 +69,7 @@ final class Neo4jServer {
                 .build();
     }
 
-    synchronized void stop() {
+    public synchronized void stop() {
         if (dbms != null) {
             dbms.shutdown();
             dbms = null;

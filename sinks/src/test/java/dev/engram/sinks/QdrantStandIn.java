@@ -71,9 +71,9 @@ public final class QdrantStandIn {
 
     final Map<String, Coll> collections = new ConcurrentHashMap<>();
     /** Calls still to fail with UNAVAILABLE, as a server that went away. */
-    final AtomicInteger failNext = new AtomicInteger();
+    public final AtomicInteger failNext = new AtomicInteger();
     /** When set, upserts of points whose payload holds this text are refused (a store rejecting data). */
-    volatile String rejectText;
+    public volatile String rejectText;
 
     final AtomicLong opId = new AtomicLong();
 

@@ -1,6 +1,7 @@
 package dev.engram.stores;
 
 import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.VectorCodec;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,6 +55,16 @@ public final class MemoryReader {
 
     public Optional<StoredPassage> passage(String ns, String passageId) {
         return Optional.ofNullable(store(StateStores.MEMORY_PASSAGES).get(Keys.of(ns, passageId)));
+    }
+
+    /** What memory records of each object of one kind for the mirrors: id → entry, in id order. */
+    public Map<String, MirrorEntry> mirrorEntries(String ns, MirrorRecord.Kind kind) {
+        Map<String, MirrorEntry> out = new TreeMap<>();
+        try (KeyValueIterator<String, MirrorEntry> it =
+                store(StateStores.MEMORY_MIRROR).prefixScan(MirrorIds.prefix(ns, kind), KEYS)) {
+            it.forEachRemaining(kv -> out.put(Keys.last(kv.key), kv.value));
+        }
+        return out;
     }
 
     /** Every passage of the namespace, in passage-id order. */

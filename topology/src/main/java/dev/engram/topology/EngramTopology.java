@@ -12,6 +12,7 @@ import dev.engram.stores.StateStores;
 import dev.engram.stores.StoreSpec;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
+import java.time.Duration;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -58,12 +59,31 @@ public final class EngramTopology {
             Understander understander,
             Meters meters,
             Part part) {
+        return build(
+                topics,
+                maxDocumentBytes,
+                chunkMaxTokens,
+                understander,
+                meters,
+                part,
+                ConstructProcessor.REPAIR_INTERVAL);
+    }
+
+    /** The topology, re-emitting objects a mirror rejected every {@code repairInterval} (with backoff). */
+    public static Topology build(
+            Topics topics,
+            int maxDocumentBytes,
+            int chunkMaxTokens,
+            Understander understander,
+            Meters meters,
+            Part part,
+            Duration repairInterval) {
         StreamsBuilder builder = new StreamsBuilder();
         if (part != Part.MEMORY) {
             buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, meters);
         }
         if (part != Part.INGEST) {
-            buildMemory(builder, topics, meters);
+            buildMemory(builder, topics, meters, repairInterval);
         }
         return builder.build();
     }
@@ -99,7 +119,7 @@ public final class EngramTopology {
         route(understood, "understand", topics);
     }
 
-    private static void buildMemory(StreamsBuilder builder, Topics topics, Meters meters) {
+    private static void buildMemory(StreamsBuilder builder, Topics topics, Meters meters, Duration repairInterval) {
         // Operators' commands join the understandings (same key, same partition count): one writer per namespace.
         KStream<String, UnderstandingEvent> commands = builder.stream(
                         topics.memoryCommands().name(),
@@ -119,7 +139,7 @@ public final class EngramTopology {
                         topics.understandings().name(), topics.understandings().consumed("understandings-source"))
                 .merge(commands, Named.as("memory-inputs"))
                 .merge(feedback, Named.as("memory-feedback"))
-                .process(ConstructProcessor.supplier(meters), Named.as("construct"));
+                .process(ConstructProcessor.supplier(meters, repairInterval), Named.as("construct"));
         route(constructed, "construct", topics);
     }
 
