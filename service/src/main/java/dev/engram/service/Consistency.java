@@ -204,10 +204,17 @@ final class Consistency {
             Map<String, Long> held,
             List<Finding> findings,
             Compensation.Sink sink) {
-        Digests.Drift drift = Digests.compare(expected, held);
+        // a compensated object is absent by design, and the mirror that refused it may still hold an older version
+        Map<String, Long> mirrored = new HashMap<>(held);
+        entries.forEach((id, e) -> {
+            if (e.compensated()) {
+                mirrored.remove(id);
+            }
+        });
+        Digests.Drift drift = Digests.compare(expected, mirrored);
         drift.missing().forEach(id -> findings.add(new Finding(kind, id, expected.get(id), sink)));
         drift.stale().forEach(id -> findings.add(new Finding(kind, id, expected.get(id), sink)));
-        drift.orphaned().forEach(id -> findings.add(new Finding(kind, id, held.get(id), sink)));
+        drift.orphaned().forEach(id -> findings.add(new Finding(kind, id, mirrored.get(id), sink)));
         meters.drift(Meters.DriftFinding.MISSING, drift.missing().size());
         meters.drift(Meters.DriftFinding.STALE, drift.stale().size());
         meters.drift(Meters.DriftFinding.ORPHANED, drift.orphaned().size());

@@ -363,6 +363,9 @@ class EngramServiceIT {
         post(base + "/v1/namespaces/" + NS + "/retrieve", "{\"query\": \"compiler\"}");
         String metrics = get(base + "/metrics").raw().body();
         for (String name : names) {
+            if (name.startsWith("engram_sink_")) {
+                continue; // exported by an instance with mirrors only: MirrorsIT checks these
+            }
             assertThat(metrics).as(name).containsPattern("(?m)^" + name + "[{ ]");
         }
     }

@@ -11,12 +11,17 @@ import io.grpc.Grpc;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -145,6 +150,22 @@ class MirrorsIT {
                     .isEqualTo(202);
             report = awaitConsistent(base);
             assertThat(count(report, "neo4j", "passage")).isEqualTo(5);
+
+            // the sink's meters are exported, as the dashboard queries them
+            String dashboard = Files.readString(Path.of("..", "grafana", "dashboards", "engram.json"));
+            Matcher m = Pattern.compile("\\b(engram_sink_[a-z_]+)").matcher(dashboard);
+            Set<String> names = new TreeSet<>();
+            while (m.find()) {
+                names.add(m.group(1));
+            }
+            assertThat(names).hasSizeGreaterThan(5);
+            String metrics = ItSupport.get(base + "/metrics").raw().body();
+            for (String name : names) {
+                assertThat(metrics).as(name).containsPattern("(?m)^" + name + "[{ ]");
+            }
+            assertThat(metrics)
+                    .containsPattern(
+                            "(?m)^engram_sink_compensations_total\\{[^}]*outcome=\"compensated\"[^}]*sink=\"qdrant\"[^}]*\\} [1-9]");
         } finally {
             qdrantServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }

@@ -143,16 +143,20 @@ final class GraphModel {
         }
 
         /**
-         * Takes back the rows' elements whatever their version: the undo of a write the other mirror rejected. A node
+         * Takes back the rows' elements unless a newer version is there: the undo of a write the other mirror rejected. A node
          * becomes a bare placeholder (key only, no version: it no longer counts as mirrored) so that relationships
          * memory still holds keep their endpoint; a relationship is deleted.
          */
         String undo() {
-            return node()
-                    ? "UNWIND $rows AS r MATCH (n:%s {namespace: r.namespace, id: r.id}) SET n = {namespace: r.namespace, id: r.id}"
-                            .formatted(label)
-                    : "UNWIND $rows AS r MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->() DELETE x"
-                            .formatted(type);
+            return node() ? """
+                    UNWIND $rows AS r MATCH (n:%s {namespace: r.namespace, id: r.id})
+                    WHERE n.version IS NULL OR n.version <= r.version
+                    SET n = {namespace: r.namespace, id: r.id}
+                    """.formatted(label) : """
+                    UNWIND $rows AS r MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->()
+                    WHERE x.version <= r.version
+                    DELETE x
+                    """.formatted(type);
         }
 
         /** Records the Qdrant points of the rows' elements (the reference write-back) at the version written. */

@@ -2,21 +2,31 @@ package dev.engram.sinks;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Compensation;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MirrorRecord;
+import dev.engram.schemas.Schemas;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -26,6 +36,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -86,7 +97,12 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     private final Clock clock;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Map<TopicPartition, Neo4jMirror.Position> positions = new HashMap<>();
-    private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+    /** Paused partitions and when they are tried again; read by the gauges from other threads. */
+    private final Map<TopicPartition, Instant> pausedUntil = new ConcurrentHashMap<>();
+    /** Assigned partitions whose position Neo4j could not give yet. */
+    private final Set<TopicPartition> unpositioned = new HashSet<>();
+
+    private final List<Future<RecordMetadata>> pendingLetters = new ArrayList<>();
     private volatile long lagRecords;
     private volatile Instant oldestPending;
 
@@ -145,36 +161,57 @@ public final class MirrorSink implements Runnable, AutoCloseable {
 
     @Override
     public void run() {
-        if (graph != null) {
-            retrying(Meters.Sink.NEO4J, () -> {
-                graph.ensureSchema();
-                return null;
-            });
-        }
-        consumer.subscribe(List.of(settings.mirrorTopic()), new Rebalance());
         try {
-            while (!closed.get()) {
-                resumeDue();
-                ConsumerRecords<String, byte[]> polled = consumer.poll(Duration.ofMillis(200));
-                for (TopicPartition tp : polled.partitions()) {
-                    List<ConsumerRecord<String, byte[]>> records = polled.records(tp);
-                    for (int i = 0; i < records.size(); i += settings.batchSize()) {
-                        List<ConsumerRecord<String, byte[]>> batch =
-                                records.subList(i, Math.min(records.size(), i + settings.batchSize()));
-                        if (!process(tp, batch)) {
-                            break;
-                        }
-                    }
+            while (graph != null && !closed.get()) {
+                try {
+                    retrying(Meters.Sink.NEO4J, () -> {
+                        graph.ensureSchema();
+                        return null;
+                    });
+                    break;
+                } catch (Paused | Rejection e) {
+                    LOG.warn("Neo4j's constraints cannot be created yet, trying again: {}", SinkFailure.reason(e));
+                    sleep(settings.pause());
                 }
-                updateLag(polled);
             }
-        } catch (WakeupException e) {
+            consumer.subscribe(List.of(settings.mirrorTopic()), new Rebalance());
+            while (!closed.get()) {
+                try {
+                    pollOnce();
+                } catch (WakeupException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    // the sink never stops on its own: what fails here is tried again after a pause
+                    LOG.error("mirror sink failed, trying again in {}", settings.pause(), e);
+                    sleep(settings.pause());
+                }
+            }
+        } catch (WakeupException | Paused e) {
             if (!closed.get()) {
                 throw e;
             }
         } finally {
             consumer.close();
         }
+    }
+
+    private void pollOnce() {
+        resumeDue();
+        ConsumerRecords<String, byte[]> polled = consumer.poll(Duration.ofMillis(200));
+        for (TopicPartition tp : polled.partitions()) {
+            if (!positions.containsKey(tp) && graph != null) {
+                continue; // its position is not known yet: paused, read again once it is
+            }
+            List<ConsumerRecord<String, byte[]>> records = polled.records(tp);
+            for (int i = 0; i < records.size(); i += settings.batchSize()) {
+                List<ConsumerRecord<String, byte[]>> batch =
+                        records.subList(i, Math.min(records.size(), i + settings.batchSize()));
+                if (!process(tp, batch)) {
+                    break;
+                }
+            }
+        }
+        updateLag(polled);
     }
 
     /** Applies one batch; false when the partition paused (the rest of what was polled is read again later). */
@@ -228,10 +265,13 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                     return null;
                 });
             }
-            report(graphRejected, Compensation.Sink.NEO4J);
-            report(vectorRejected, Compensation.Sink.QDRANT);
-            reportRepairs(toGraph.isEmpty() ? toVectors : toGraph, graphRejected, vectorRejected);
-            producer.flush();
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
+            report(graphRejected, Compensation.Sink.NEO4J, sent);
+            report(vectorRejected, Compensation.Sink.QDRANT, sent);
+            reportRepairs(toGraph.isEmpty() ? toVectors : toGraph, graphRejected, vectorRejected, sent);
+            sent.addAll(pendingLetters);
+            pendingLetters.clear();
+            acknowledged(sent);
             if (graph != null) {
                 retrying(Meters.Sink.NEO4J, () -> {
                     graph.writeBack(points, settings.group(), tp.topic(), tp.partition(), next);
@@ -297,11 +337,11 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             meters.sinkRecords(Meters.Sink.QDRANT, Meters.SinkRecordOutcome.APPLIED, records.size() - rejected.size());
             return rejected;
         } catch (Rejection e) {
-            // the vector mirror isolates rejected records itself; a whole-batch rejection rejects them all
+            // the vector mirror isolates the points it refuses itself; a refusal of the whole batch (a collection
+            // gone, a request refused) says nothing against the records: wait and try again
             meters.sinkWrite(Meters.Sink.QDRANT, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
-            Map<MirrorRecord, String> all = new LinkedHashMap<>();
-            records.forEach(r -> all.put(r, SinkFailure.reason(e.getCause())));
-            return all;
+            meters.sinkPause(Meters.Sink.QDRANT);
+            throw new Paused(e.getCause());
         }
     }
 
@@ -334,14 +374,32 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                 LOG.debug("{} failed (attempt {}), retrying in {}: {}", sink.tag(), attempt + 1, wait, e.toString());
                 sleep(wait);
                 wait = wait.multipliedBy(2);
+                if (wait.compareTo(settings.pause()) > 0) {
+                    wait = settings.pause();
+                }
             }
         }
     }
 
-    private void report(Map<MirrorRecord, String> rejected, Compensation.Sink sink) {
+    /** Waits until the compensations and dead letters of a batch are written; the batch is not done before. */
+    private void acknowledged(List<Future<RecordMetadata>> sent) {
+        producer.flush();
+        for (Future<RecordMetadata> f : sent) {
+            try {
+                f.get(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new Paused(e);
+            } catch (ExecutionException | TimeoutException e) {
+                throw new Paused(e);
+            }
+        }
+    }
+
+    private void report(Map<MirrorRecord, String> rejected, Compensation.Sink sink, List<Future<RecordMetadata>> sent) {
         rejected.forEach((r, reason) -> {
             LOG.warn("{} rejected {} {} of namespace {}: {}", sink, r.kind().wireName(), r.id(), r.namespace(), reason);
-            send(r, sink, Compensation.Outcome.COMPENSATED, reason);
+            sent.add(send(r, sink, Compensation.Outcome.COMPENSATED, reason));
             meters.sinkCompensation(
                     sink == Compensation.Sink.NEO4J ? Meters.Sink.NEO4J : Meters.Sink.QDRANT,
                     Meters.CompensationOutcome.COMPENSATED);
@@ -351,18 +409,20 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     private void reportRepairs(
             Collection<MirrorRecord> written,
             Map<MirrorRecord, String> graphRejected,
-            Map<MirrorRecord, String> vectorRejected) {
+            Map<MirrorRecord, String> vectorRejected,
+            List<Future<RecordMetadata>> sent) {
         for (MirrorRecord r : written) {
             if (r.repair() && !r.deleted() && !graphRejected.containsKey(r) && !vectorRejected.containsKey(r)) {
                 Compensation.Sink sink = vectors != null ? Compensation.Sink.QDRANT : Compensation.Sink.NEO4J;
-                send(r, sink, Compensation.Outcome.REPAIRED, "");
+                sent.add(send(r, sink, Compensation.Outcome.REPAIRED, ""));
                 meters.sinkCompensation(
                         vectors != null ? Meters.Sink.QDRANT : Meters.Sink.NEO4J, Meters.CompensationOutcome.REPAIRED);
             }
         }
     }
 
-    private void send(MirrorRecord r, Compensation.Sink sink, Compensation.Outcome outcome, String reason) {
+    private Future<RecordMetadata> send(
+            MirrorRecord r, Compensation.Sink sink, Compensation.Outcome outcome, String reason) {
         Compensation c = new Compensation(
                 r.namespace(),
                 r.version(),
@@ -374,7 +434,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                 reason,
                 settings.retries() + 1,
                 clock.instant());
-        producer.send(new ProducerRecord<>(settings.compensationsTopic(), r.namespace(), Json.toBytes(c)));
+        return producer.send(new ProducerRecord<>(settings.compensationsTopic(), r.namespace(), Json.toBytes(c)));
     }
 
     private MirrorRecord decode(ConsumerRecord<String, byte[]> r) {
@@ -382,8 +442,13 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             if (r.value() == null) {
                 throw new IllegalArgumentException("null value");
             }
-            return Json.fromBytes(r.value(), MirrorRecord.class);
-        } catch (RuntimeException e) {
+            JsonNode tree = Json.mapper().readTree(r.value());
+            List<String> errors = tree == null ? List.of("empty value") : Schemas.MIRROR.validate(tree);
+            if (!errors.isEmpty()) {
+                throw new IllegalArgumentException("schema: " + errors.get(0));
+            }
+            return Json.mapper().treeToValue(tree, MirrorRecord.class);
+        } catch (IOException | RuntimeException e) {
             DeadLetter letter = DeadLetter.of(
                     DeadLetter.Stage.MIRROR,
                     DeadLetter.Cause.UNDECODABLE,
@@ -394,7 +459,8 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                     r.key() == null ? null : r.key().getBytes(UTF_8),
                     r.value(),
                     clock.instant());
-            producer.send(new ProducerRecord<>(settings.deadLetterTopic(), r.key(), Json.toBytes(letter)));
+            pendingLetters.add(
+                    producer.send(new ProducerRecord<>(settings.deadLetterTopic(), r.key(), Json.toBytes(letter))));
             meters.deadLetter(DeadLetter.Stage.MIRROR, DeadLetter.Cause.UNDECODABLE);
             return null;
         }
@@ -408,10 +474,36 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                 due.add(tp);
             }
         });
-        due.forEach(pausedUntil::remove);
-        if (!due.isEmpty()) {
-            consumer.resume(due);
+        for (TopicPartition tp : due) {
+            if (unpositioned.contains(tp)) {
+                if (!position(tp)) {
+                    pausedUntil.put(tp, now.plus(settings.pause()));
+                    continue;
+                }
+                unpositioned.remove(tp);
+            }
+            pausedUntil.remove(tp);
+            consumer.resume(List.of(tp));
         }
+    }
+
+    /** Loads a partition's position from Neo4j and seeks to it; false when Neo4j cannot be reached. */
+    private boolean position(TopicPartition tp) {
+        Neo4jMirror.Position p;
+        try {
+            p = graph.position(settings.group(), tp.topic(), tp.partition());
+        } catch (RuntimeException e) {
+            LOG.warn("position of {} not readable from Neo4j yet: {}", tp, SinkFailure.reason(e));
+            return false;
+        }
+        positions.put(tp, p);
+        long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
+        if (from >= 0) {
+            consumer.seek(tp, from);
+        } else {
+            consumer.seekToBeginning(List.of(tp));
+        }
+        return true;
     }
 
     private void updateLag(ConsumerRecords<String, byte[]> polled) {
@@ -447,6 +539,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             partitions.forEach(positions::remove);
             partitions.forEach(pausedUntil::remove);
+            partitions.forEach(unpositioned::remove);
         }
 
         @Override

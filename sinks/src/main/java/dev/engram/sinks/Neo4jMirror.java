@@ -63,7 +63,7 @@ public final class Neo4jMirror implements AutoCloseable {
                 auth,
                 Config.builder()
                         .withConnectionTimeout(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
-                        .withConnectionAcquisitionTimeout(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
+                        .withConnectionAcquisitionTimeout(2 * settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
                         .withMaxTransactionRetryTime(0, TimeUnit.MILLISECONDS)
                         .withLogging(Logging.slf4j())
                         .build());
@@ -113,7 +113,7 @@ public final class Neo4jMirror implements AutoCloseable {
             long applied = write(t, records);
             t.run(
                             "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition}) "
-                                    + "SET o.graph = $next",
+                                    + "SET o.graph = CASE WHEN coalesce(o.graph, -1) < $next THEN $next ELSE o.graph END",
                             Map.of("group", group, "topic", topic, "partition", partition, "next", next))
                     .consume();
             t.commit();
@@ -166,14 +166,14 @@ public final class Neo4jMirror implements AutoCloseable {
                     (e, rows) -> t.run(e.writeBack(), Map.of("rows", rows)).consume());
             t.run(
                             "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition}) "
-                                    + "SET o.vectors = $next",
+                                    + "SET o.vectors = CASE WHEN coalesce(o.vectors, -1) < $next THEN $next ELSE o.vectors END",
                             Map.of("group", group, "topic", topic, "partition", partition, "next", next))
                     .consume();
             t.commit();
         }
     }
 
-    /** Removes the objects' elements whatever their version: the other mirror rejected them. */
+    /** Takes back the objects' elements at their versions (never a newer one): the other mirror rejected them. */
     public void undo(Collection<MirrorRecord> records) {
         if (records.isEmpty()) {
             return;
@@ -184,7 +184,7 @@ public final class Neo4jMirror implements AutoCloseable {
             for (MirrorRecord r : records) {
                 byElement
                         .computeIfAbsent(Element.of(r.kind()), k -> new ArrayList<>())
-                        .add(Map.of("namespace", r.namespace(), "id", r.id()));
+                        .add(Map.of("namespace", r.namespace(), "id", r.id(), "version", r.version()));
             }
             byElement.forEach((e, rows) -> t.run(e.undo(), Map.of("rows", rows)).consume());
             t.commit();

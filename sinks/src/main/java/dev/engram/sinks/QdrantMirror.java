@@ -9,6 +9,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import dev.engram.schemas.MirrorDigest;
 import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.MirrorRecord.VectorKind;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.qdrant.client.QdrantClient;
 import io.qdrant.client.QdrantGrpcClient;
 import io.qdrant.client.grpc.Collections.Distance;
@@ -20,6 +22,7 @@ import io.qdrant.client.grpc.Common.Filter;
 import io.qdrant.client.grpc.Common.PointId;
 import io.qdrant.client.grpc.JsonWithInt.Value;
 import io.qdrant.client.grpc.Points.DeletePoints;
+import io.qdrant.client.grpc.Points.PayloadIncludeSelector;
 import io.qdrant.client.grpc.Points.PointStruct;
 import io.qdrant.client.grpc.Points.PointsIdsList;
 import io.qdrant.client.grpc.Points.PointsSelector;
@@ -34,13 +37,13 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -73,10 +76,16 @@ public final class QdrantMirror implements VectorMirror {
     }
 
     private static final int SCROLL_PAGE = 1000;
+    /** Reads of versions fetch two payload fields, never the texts. */
+    private static final WithPayloadSelector VERSION_ONLY = WithPayloadSelector.newBuilder()
+            .setInclude(
+                    PayloadIncludeSelector.newBuilder().addFields("object_id").addFields("version"))
+            .build();
 
     private final QdrantClient client;
     private final Settings settings;
-    private final Set<String> ready = new HashSet<>();
+    /** Collections known to exist; the sink thread and HTTP threads (the consistency check) share it. */
+    private final Set<String> ready = ConcurrentHashMap.newKeySet();
 
     public QdrantMirror(Settings settings) {
         this(
@@ -217,11 +226,22 @@ public final class QdrantMirror implements VectorMirror {
     @Override
     public void undo(Collection<MirrorRecord> records) {
         for (VectorKind kind : VectorKind.values()) {
-            List<PointId> ids = records.stream()
-                    .filter(r -> r.kind() == kind.owner())
-                    .map(r -> id(pointId(r.namespace(), r.kind(), r.id())))
-                    .toList();
-            if (!ids.isEmpty() && exists(kind)) {
+            List<MirrorRecord> ofKind =
+                    records.stream().filter(r -> r.kind() == kind.owner()).toList();
+            if (ofKind.isEmpty() || !exists(kind)) {
+                continue;
+            }
+            // never a newer version than the one taken back
+            Map<UUID, Long> held = versions(kind, ofKind);
+            List<PointId> ids = new ArrayList<>();
+            for (MirrorRecord r : ofKind) {
+                UUID pid = pointId(r.namespace(), r.kind(), r.id());
+                Long version = held.get(pid);
+                if (version != null && version <= r.version()) {
+                    ids.add(id(pid));
+                }
+            }
+            if (!ids.isEmpty()) {
                 delete(kind, ids);
             }
         }
@@ -238,7 +258,7 @@ public final class QdrantMirror implements VectorMirror {
         List<RetrievedPoint> got = await(client.retrieveAsync(
                 collection(kind),
                 ids,
-                WithPayloadSelector.newBuilder().setEnable(true).build(),
+                VERSION_ONLY,
                 WithVectorsSelector.newBuilder().setEnable(false).build(),
                 null));
         Map<UUID, Long> out = new HashMap<>();
@@ -269,7 +289,7 @@ public final class QdrantMirror implements VectorMirror {
                         .setCollectionName(collection(kind))
                         .setFilter(filter)
                         .setLimit(SCROLL_PAGE)
-                        .setWithPayload(WithPayloadSelector.newBuilder().setEnable(true));
+                        .setWithPayload(VERSION_ONLY);
                 if (offset != null) {
                     scroll.setOffset(offset);
                 }
@@ -304,12 +324,19 @@ public final class QdrantMirror implements VectorMirror {
             return;
         }
         String name = collection(kind);
-        await(client.createCollectionAsync(
-                name,
-                VectorParams.newBuilder()
-                        .setSize(dimension)
-                        .setDistance(Distance.Cosine)
-                        .build()));
+        try {
+            await(client.createCollectionAsync(
+                    name,
+                    VectorParams.newBuilder()
+                            .setSize(dimension)
+                            .setDistance(Distance.Cosine)
+                            .build()));
+        } catch (StatusRuntimeException e) {
+            // ALREADY_EXISTS: another instance created it first, which is as good
+            if (e.getStatus().getCode() != Status.Code.ALREADY_EXISTS) {
+                throw e;
+            }
+        }
         await(client.createPayloadIndexAsync(
                 name,
                 "namespace",
@@ -323,6 +350,11 @@ public final class QdrantMirror implements VectorMirror {
         ready.add(name);
     }
 
+    /** A string payload value; an absent string is an empty one (the stores never ask Qdrant for null). */
+    private static Value text(String s) {
+        return value(s == null ? "" : s);
+    }
+
     private static Map<String, Value> payload(MirrorRecord r, VectorKind kind) {
         Map<String, Value> p = new HashMap<>();
         p.put("namespace", value(r.namespace()));
@@ -333,27 +365,27 @@ public final class QdrantMirror implements VectorMirror {
         p.put("hash", value(MirrorDigest.hash(r.id(), r.version())));
         switch (r.object()) {
             case MirrorRecord.Passage x -> {
-                p.put("document_id", value(x.documentId()));
+                p.put("document_id", text(x.documentId()));
                 p.put("passage_id", value(r.id()));
-                p.put("text", value(kind == VectorKind.MEMORY && x.memory() != null ? x.memory() : x.text()));
+                p.put("text", text(kind == VectorKind.MEMORY && x.memory() != null ? x.memory() : x.text()));
             }
             case MirrorRecord.Entity x -> {
-                p.put("name", value(x.name()));
-                p.put("resolved_id", value(x.resolvedId()));
+                p.put("name", text(x.name()));
+                p.put("resolved_id", text(x.resolvedId()));
             }
             case MirrorRecord.Fact x -> {
                 if (x.documentId() != null) {
-                    p.put("document_id", value(x.documentId()));
+                    p.put("document_id", text(x.documentId()));
                 }
-                p.put("passage_id", value(x.passageId()));
-                p.put("text", value(x.head() + " " + x.relation() + " " + x.tail()));
+                p.put("passage_id", text(x.passageId()));
+                p.put("text", text(x.head() + " " + x.relation() + " " + x.tail()));
             }
             case MirrorRecord.Question x -> {
                 if (x.documentId() != null) {
-                    p.put("document_id", value(x.documentId()));
+                    p.put("document_id", text(x.documentId()));
                 }
-                p.put("passage_id", value(x.passageId()));
-                p.put("text", value(x.text()));
+                p.put("passage_id", text(x.passageId()));
+                p.put("text", text(x.text()));
             }
             default -> {}
         }
@@ -372,6 +404,9 @@ public final class QdrantMirror implements VectorMirror {
             throw new IllegalStateException("interrupted while waiting for Qdrant", e);
         } catch (ExecutionException e) {
             Throwable cause = SinkFailure.unwrap(e);
+            if (cause instanceof StatusRuntimeException s && s.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                ready.clear(); // a collection was dropped behind our back: it is created again on the next write
+            }
             throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
         } catch (TimeoutException e) {
             future.cancel(true);

@@ -30,9 +30,12 @@ final class SinkFailure {
             return false;
         }
         if (e instanceof ClientException c) {
-            // a timed-out transaction or a lost connection is no rejection of the data
+            // only what Neo4j says about the statement or the data; a pool timeout ("N/A"), a missing database, a
+            // terminated transaction or a security error is no rejection of the data
             String code = c.code() == null ? "" : c.code();
-            return !code.contains("TransactionTimedOut") && !code.contains("Security");
+            return code.startsWith("Neo.ClientError.Statement.")
+                    || code.equals("Neo.ClientError.Schema.ConstraintValidationFailed")
+                    || code.startsWith("Neo.ClientError.Request.Invalid");
         }
         return e instanceof Rejected;
     }

@@ -1,0 +1,268 @@
+package dev.engram.sinks;
+
+import static dev.engram.sinks.MirrorRecords.document;
+import static dev.engram.sinks.MirrorRecords.passage;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.metrics.Meters;
+import dev.engram.schemas.Compensation;
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.MirrorRecord;
+import dev.engram.schemas.MirrorRecord.Kind;
+import dev.engram.schemas.MirrorRecord.VectorKind;
+import io.grpc.Grpc;
+import io.grpc.InsecureServerCredentials;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The sink loop over a partition of the mirror topic (Kafka's mock consumer and producer), writing to a real Neo4j and
+ * the Qdrant stand-in: a sink that dies between the graph write and the vector write resumes without writing the graph
+ * again and without losing a vector; a rejected vector is undone in the graph and compensated; a record that is no
+ * mirror record is dead-lettered and the partition moves on.
+ */
+class MirrorSinkTest {
+
+    private static final String TOPIC = "mirror";
+    private final TopicPartition tp = new TopicPartition(TOPIC, 0);
+    private final String ns = "sink-" + UUID.randomUUID();
+    private final String group = "group-" + ns;
+    private final QdrantStandIn standIn = new QdrantStandIn();
+    private Server server;
+    private Neo4jMirror graph;
+    private QdrantMirror qdrant;
+
+    /** A process dying: nothing after it runs. */
+    static final class Crash extends Error {
+        private static final long serialVersionUID = 1L;
+    }
+
+    @BeforeEach
+    void start() throws IOException {
+        ServerBuilder<?> builder = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create());
+        standIn.services().forEach(builder::addService);
+        server = builder.build().start();
+        qdrant = new QdrantMirror(
+                new QdrantMirror.Settings("localhost", server.getPort(), false, null, ns + "_", Duration.ofSeconds(5)));
+        graph = new Neo4jMirror(
+                new Neo4jMirror.Settings(Neo4jServer.shared().uri(), null, null, null, Duration.ofSeconds(10)));
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        graph.close();
+        qdrant.close();
+        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    private long passagesInGraph() {
+        return graph.read(
+                        "MATCH (p:Passage {namespace: $ns}) WHERE p.version IS NOT NULL RETURN count(p)",
+                        Map.of("ns", ns))
+                .get(0)
+                .get(0)
+                .asLong();
+    }
+
+    private MockConsumer<String, byte[]> consumer(List<byte[]> values) {
+        MockConsumer<String, byte[]> c = new MockConsumer<>("earliest");
+        c.updateBeginningOffsets(Map.of(tp, 0L));
+        c.updateEndOffsets(Map.of(tp, (long) values.size()));
+        c.schedulePollTask(() -> {
+            c.rebalance(List.of(tp));
+            for (int i = 0; i < values.size(); i++) {
+                c.addRecord(new ConsumerRecord<>(TOPIC, 0, i, ns, values.get(i)));
+            }
+        });
+        return c;
+    }
+
+    private static MockProducer<String, byte[]> producer() {
+        return new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    private MirrorSink sink(MockConsumer<String, byte[]> c, MockProducer<String, byte[]> p, VectorMirror vectors) {
+        return new MirrorSink(
+                new MirrorSink.Settings(
+                        TOPIC,
+                        "compensations",
+                        "dead-letters",
+                        group,
+                        100,
+                        1,
+                        Duration.ofMillis(10),
+                        Duration.ofMillis(200)),
+                c,
+                p,
+                graph,
+                vectors,
+                Meters.detached(),
+                Clock.systemUTC());
+    }
+
+    private static Throwable runUntil(MirrorSink sink, BooleanSupplier done) throws InterruptedException {
+        Throwable[] died = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try {
+                sink.run();
+            } catch (Throwable e) {
+                died[0] = e;
+            }
+        });
+        t.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (t.isAlive() && !done.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        sink.close();
+        t.join(10_000);
+        return died[0];
+    }
+
+    private List<byte[]> records(MirrorRecord... records) {
+        List<byte[]> out = new ArrayList<>();
+        for (MirrorRecord r : records) {
+            out.add(Json.toBytes(r));
+        }
+        return out;
+    }
+
+    @Test
+    void aSinkKilledBetweenTheGraphAndTheVectorWriteResumesWithoutReplayingTheGraph() throws Exception {
+        List<byte[]> values = records(
+                document(ns, "doc", 1, "T"),
+                passage(ns, "p1", "doc", 2, "one", 4),
+                passage(ns, "p2", "doc", 3, "two", 4));
+        VectorMirror dying = new Delegating(qdrant) {
+            @Override
+            public Map<MirrorRecord, String> apply(List<MirrorRecord> records) {
+                throw new Crash();
+            }
+        };
+        Throwable died = runUntil(sink(consumer(values), producer(), dying), () -> false);
+        assertThat(died).isInstanceOf(Crash.class);
+        assertThat(passagesInGraph()).isEqualTo(2);
+        assertThat(graph.position(group, TOPIC, 0)).isEqualTo(new Neo4jMirror.Position(3, -1));
+        assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).isEmpty();
+
+        // a replay of the graph's writes would put the text back
+        graph.read("MATCH (p:Passage {namespace: $ns}) SET p.text = 'untouched since'", Map.of("ns", ns));
+        Throwable again = runUntil(sink(consumer(values), producer(), qdrant), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(3, 3)));
+        assertThat(again).isNull();
+        assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).isEqualTo(Map.of("p1", 2L, "p2", 3L));
+        assertThat(graph.read(
+                                "MATCH (p:Passage {namespace: $ns}) WHERE p.text = 'untouched since' RETURN count(p)",
+                                Map.of("ns", ns))
+                        .get(0)
+                        .get(0)
+                        .asLong())
+                .as("the graph was not written again")
+                .isEqualTo(2);
+        assertThat(
+                        graph
+                                .read(
+                                        "MATCH (p:Passage {namespace: $ns}) RETURN size(p.qdrantPoints) AS n",
+                                        Map.of("ns", ns))
+                                .stream()
+                                .map(r -> r.get("n").asLong())
+                                .toList())
+                .containsOnly(2L);
+    }
+
+    @Test
+    void aRejectedVectorIsUndoneInTheGraphAndCompensated() throws Exception {
+        MirrorRecord bad = passage(ns, "p1", "doc", 2, "bad", 3); // the collection takes 4 dimensions
+        List<byte[]> values = records(document(ns, "doc", 1, "T"), passage(ns, "p0", "doc", 2, "good", 4), bad);
+        MockProducer<String, byte[]> p = producer();
+        Throwable died = runUntil(sink(consumer(values), p, qdrant), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(3, 3)));
+        assertThat(died).isNull();
+        List<Compensation> compensations = p.history().stream()
+                .filter(r -> r.topic().equals("compensations"))
+                .map(r -> Json.fromBytes(r.value(), Compensation.class))
+                .toList();
+        assertThat(compensations).singleElement().satisfies(c -> {
+            assertThat(c.outcome()).isEqualTo(Compensation.Outcome.COMPENSATED);
+            assertThat(c.subjectId()).isEqualTo("p1");
+            assertThat(c.kind()).isEqualTo(Kind.PASSAGE);
+            assertThat(c.sink()).isEqualTo(Compensation.Sink.QDRANT);
+            assertThat(c.reason()).contains("dimension");
+        });
+        assertThat(graph.digests(ns).get(Kind.PASSAGE)).isEqualTo(Digests.of(Map.of("p0", 2L)));
+        assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).isEqualTo(Map.of("p0", 2L));
+    }
+
+    @Test
+    void aRecordThatIsNoMirrorRecordIsDeadLetteredAndThePartitionMovesOn() throws Exception {
+        List<byte[]> values = new ArrayList<>();
+        values.add("{not json".getBytes(StandardCharsets.UTF_8));
+        values.add(null);
+        values.addAll(records(passage(ns, "p1", "doc", 2, "after", 4)));
+        MockProducer<String, byte[]> p = producer();
+        Throwable died = runUntil(sink(consumer(values), p, qdrant), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(3, 3)));
+        assertThat(died).isNull();
+        List<ProducerRecord<String, byte[]>> letters = p.history().stream()
+                .filter(r -> r.topic().equals("dead-letters"))
+                .toList();
+        assertThat(letters).hasSize(2).allSatisfy(r -> assertThat(
+                        Json.fromBytes(r.value(), DeadLetter.class).cause())
+                .isEqualTo(DeadLetter.Cause.UNDECODABLE));
+        assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).isEqualTo(Map.of("p1", 2L));
+    }
+
+    /** A vector mirror passing everything to another. */
+    private static class Delegating implements VectorMirror {
+        private final VectorMirror to;
+
+        Delegating(VectorMirror to) {
+            this.to = to;
+        }
+
+        @Override
+        public Map<MirrorRecord, String> apply(List<MirrorRecord> records) {
+            return to.apply(records);
+        }
+
+        @Override
+        public void undo(Collection<MirrorRecord> records) {
+            to.undo(records);
+        }
+
+        @Override
+        public List<String> points(MirrorRecord record) {
+            return to.points(record);
+        }
+
+        @Override
+        public Map<VectorKind, Map<String, Long>> versions(String namespace) {
+            return to.versions(namespace);
+        }
+
+        @Override
+        public void close() {}
+    }
+}
