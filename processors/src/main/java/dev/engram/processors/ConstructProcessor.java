@@ -143,7 +143,23 @@ public final class ConstructProcessor implements Processor<String, Understanding
         for (String key : keys) {
             String[] parts = key.split(String.valueOf(Keys.SEPARATOR), 3);
             MemoryTransaction tx = MemoryTransaction.open(stores, parts[0], this::now);
-            List<MirrorRecord> out = MirrorFeedbacks.repair(tx, kindOf(parts[1]), parts[2], repairInterval);
+            List<MirrorRecord> out;
+            try {
+                out = MirrorFeedbacks.repair(tx, kindOf(parts[1]), parts[2], repairInterval);
+            } catch (StreamsException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                // one entry that cannot be repaired must not stop the loop for the others: it is dropped and said
+                tx.abort();
+                LOG.error(
+                        "compensated entry {} cannot be repaired and is dropped", key.replace(Keys.SEPARATOR, '/'), e);
+                stores.compensated().delete(key);
+                continue;
+            }
+            if (out.isEmpty() && tx.compensated().isEmpty() && tx.mirror().isEmpty()) {
+                tx.abort(); // nothing due: nothing written
+                continue;
+            }
             tx.commit();
             for (MirrorRecord m : out) {
                 meters.mirrorRecord(Meters.MirrorOp.REPAIR);

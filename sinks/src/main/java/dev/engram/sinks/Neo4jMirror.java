@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -234,24 +235,28 @@ public final class Neo4jMirror implements AutoCloseable {
         }
     }
 
-    /** Consecutive records of one element and op. */
+    /**
+     * Consecutive records of one element and op; within a run only the last record of an id is kept, since one UNWIND
+     * sees its rows' matches before its own writes.
+     */
     static List<GraphModel.Run> runs(List<MirrorRecord> records) {
         List<GraphModel.Run> runs = new ArrayList<>();
-        List<MirrorRecord> current = new ArrayList<>();
+        Map<String, MirrorRecord> current = new LinkedHashMap<>();
         Element element = null;
         boolean delete = false;
         for (MirrorRecord r : records) {
             Element e = Element.of(r.kind());
             if (!current.isEmpty() && (e != element || r.deleted() != delete)) {
-                runs.add(new GraphModel.Run(element, delete, List.copyOf(current)));
+                runs.add(new GraphModel.Run(element, delete, List.copyOf(current.values())));
                 current.clear();
             }
             element = e;
             delete = r.deleted();
-            current.add(r);
+            current.remove(r.id());
+            current.put(r.id(), r);
         }
         if (!current.isEmpty()) {
-            runs.add(new GraphModel.Run(element, delete, List.copyOf(current)));
+            runs.add(new GraphModel.Run(element, delete, List.copyOf(current.values())));
         }
         return runs;
     }

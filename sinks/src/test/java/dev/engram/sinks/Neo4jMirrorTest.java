@@ -70,6 +70,13 @@ class Neo4jMirrorTest {
     }
 
     @Test
+    void theSameRelationshipTwiceInOneBatchIsWrittenOnce() {
+        graph.apply(List.of(fact(ns, "p1", 0, "e1", "e2", 2, 4), fact(ns, "p1", 0, "e1", "e2", 3, 4)));
+        assertThat(count("MATCH ()-[f:FACT {namespace: $ns}]->() RETURN count(f)"))
+                .isEqualTo(1);
+    }
+
+    @Test
     void hostileTextLandsAsData() {
         graph.apply(List.of(document(ns, "doc", 1, HOSTILE), passage(ns, "p1", "doc", 1, HOSTILE, 4)));
 
