@@ -53,13 +53,16 @@ final class Mirror {
         }
 
         for (String key : tx.documents().stagedKeys()) {
+            // compared as mirrored: a manifest read again changes the stored record's time, not what the mirrors hold
             DocumentRecord now = tx.documents().get(key);
-            if (!Objects.equals(now, tx.documents().stored(key))) {
+            DocumentRecord before = tx.documents().stored(key);
+            MirrorRecord.Document mirrored = now == null ? null : document(now);
+            if (!Objects.equals(mirrored, before == null ? null : document(before))) {
                 String id = Keys.last(key);
-                if (now == null) {
+                if (mirrored == null) {
                     deletes.get(Kind.DOCUMENT).add(id);
                 } else {
-                    upserts.get(Kind.DOCUMENT).put(id, document(now));
+                    upserts.get(Kind.DOCUMENT).put(id, mirrored);
                 }
             }
         }
