@@ -18,10 +18,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
  * The consistency contract: compares a namespace's objects in memory (the authority) with Neo4j and Qdrant by (id,
@@ -93,6 +95,7 @@ final class Consistency {
         // one report per object is enough: memory re-emits it to both mirrors
         Map<String, Finding> unique = new HashMap<>();
         findings.forEach(f -> unique.putIfAbsent(f.kind().wireName() + "/" + f.id(), f));
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
         try {
             for (Finding f : unique.values()) {
                 Compensation c = new Compensation(
@@ -106,8 +109,11 @@ final class Consistency {
                         "found by the consistency check",
                         0,
                         clock.instant());
-                producer.send(new ProducerRecord<>(compensations, ns, Json.toBytes(c)))
-                        .get(15, TimeUnit.SECONDS);
+                sent.add(producer.send(new ProducerRecord<>(compensations, ns, Json.toBytes(c))));
+            }
+            producer.flush();
+            for (Future<RecordMetadata> f : sent) {
+                f.get(15, TimeUnit.SECONDS);
             }
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
