@@ -22,6 +22,45 @@ class EngramConfigTest {
     }
 
     @Test
+    void mirrorsAreOffUnlessAUriSaysWhereAndTheirSecretsAreNeverShown() {
+        assertThat(from(Map.of()).mirrors().enabled()).isFalse();
+
+        EngramConfig both = from(Map.of(
+                "ENGRAM_NEO4J_URI", "neo4j+s://graph.example:7687",
+                "ENGRAM_NEO4J_PASSWORD", "neo-secret",
+                "ENGRAM_QDRANT_URL", "https://vectors.example",
+                "ENGRAM_QDRANT_API_KEY", "qdrant-secret",
+                "ENGRAM_SINK_BATCH_SIZE", "50"));
+        assertThat(both.mirrors().enabled()).isTrue();
+        assertThat(both.mirrors().neo4j().user()).isEqualTo("neo4j");
+        assertThat(both.mirrors().qdrant().host()).isEqualTo("vectors.example");
+        assertThat(both.mirrors().qdrant().port()).isEqualTo(6334);
+        assertThat(both.mirrors().qdrant().tls()).isTrue();
+        assertThat(both.mirrors().qdrant().collectionPrefix()).isEqualTo("engram_");
+        assertThat(both.mirrors().batchSize()).isEqualTo(50);
+        assertThat(both.toString()).doesNotContain("neo-secret").doesNotContain("qdrant-secret");
+
+        EngramConfig plain = from(Map.of("ENGRAM_QDRANT_URL", "qdrant:7000"));
+        assertThat(plain.mirrors().neo4j()).isNull();
+        assertThat(plain.mirrors().qdrant().port()).isEqualTo(7000);
+        assertThat(plain.mirrors().qdrant().tls()).isFalse();
+    }
+
+    @Test
+    void badMirrorSettingsFailNamingTheVariable() {
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_NEO4J_URI", "http://graph:7474")))
+                .hasMessageContaining("ENGRAM_NEO4J_URI");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_QDRANT_URL", "http://")))
+                .hasMessageContaining("ENGRAM_QDRANT_URL");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_QDRANT_URL", "q:1", "ENGRAM_QDRANT_COLLECTION_PREFIX", "a b")))
+                .hasMessageContaining("ENGRAM_QDRANT_COLLECTION_PREFIX");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_SINK_BATCH_SIZE", "0")))
+                .hasMessageContaining("ENGRAM_SINK_BATCH_SIZE");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_SINK_RETRIES", "many")))
+                .hasMessageContaining("ENGRAM_SINK_RETRIES");
+    }
+
+    @Test
     void requiresApiKeysUnlessAuthenticationIsExplicitlyDisabled(@TempDir Path dir) throws Exception {
         assertThatThrownBy(() -> EngramConfig.from(Map.of()))
                 .hasMessageContaining("ENGRAM_API_KEYS")
