@@ -30,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Memory mirrored to a real Neo4j (in-process, over Bolt) and to a Qdrant stand-in (Qdrant's gRPC protocol over a real
  * socket: no real Qdrant can run on the build machines), end to end through the real broker: every fault ends in zero
- * drift by the consistency endpoint — Neo4j stopped mid-stream and started again, Qdrant unavailable for a while,
+ * drift by the consistency endpoint — Neo4j stopped mid-stream and started again, Qdrant unavailable for a few calls
+ * and then gone and back on its port,
  * Qdrant rejecting an object (compensated, then repaired once the cause is gone), an element deleted behind Engram's
  * back (found and repaired) — with updates and deletes in the stream and hostile text arriving intact.
  */
@@ -43,12 +44,15 @@ class MirrorsIT {
     @TempDir
     Path state;
 
+    private Server qdrantServer;
+
     @Test
     void theMirrorsConvergeThroughEveryFault(EmbeddedKafkaBroker broker) throws Exception {
         QdrantStandIn qdrant = new QdrantStandIn();
         ServerBuilder<?> builder = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create());
         qdrant.services().forEach(builder::addService);
-        Server qdrantServer = builder.build().start();
+        qdrantServer = builder.build().start();
+        int qdrantPort = qdrantServer.getPort();
         Neo4jServer neo4j = Neo4jServer.shared();
         String id = "mirrors-" + UUID.randomUUID().toString().substring(0, 8);
         EngramConfig config = ItSupport.config(
@@ -117,6 +121,18 @@ class MirrorsIT {
             report = awaitConsistent(base, 4);
             assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(4);
 
+            // Qdrant goes away mid-stream and comes back on the same port, with what it held
+            qdrantServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            ItSupport.send(
+                    producer, documents, "e2", ItSupport.upsert(NS, "e2", "Fleet", "The fleet sailed to Malta."));
+            ItSupport.awaitVerified(base, NS, List.of("e2"));
+            Thread.sleep(1500);
+            ServerBuilder<?> again = Grpc.newServerBuilderForPort(qdrantPort, InsecureServerCredentials.create());
+            qdrant.services().forEach(again::addService);
+            qdrantServer = again.build().start();
+            report = awaitConsistent(base, 5);
+            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(5);
+
             // Qdrant rejects an object: undone in Neo4j, compensated in memory; repaired once the cause is gone
             qdrant.rejectText = "Zanzibar";
             ItSupport.send(producer, documents, "f", ItSupport.upsert(NS, "f", "Isle", "Zanzibar lies off the coast."));
@@ -126,15 +142,15 @@ class MirrorsIT {
                             () -> ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency"),
                             r -> r.status() == 200 && compensated(r.body(), "passage") > 0 && drifting(r.body()) == 0)
                     .body();
-            assertThat(count(report, "neo4j", "passage")).isEqualTo(4);
+            assertThat(count(report, "neo4j", "passage")).isEqualTo(5);
             qdrant.rejectText = null;
             report = ItSupport.awaitResponse(
                             Duration.ofSeconds(60),
                             () -> ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency"),
                             r -> r.status() == 200 && compensated(r.body(), "passage") == 0 && drifting(r.body()) == 0)
                     .body();
-            assertThat(count(report, "neo4j", "passage")).isEqualTo(5);
-            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(5);
+            assertThat(count(report, "neo4j", "passage")).isEqualTo(6);
+            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(6);
 
             // an element deleted behind Engram's back is found, and the repair brings it back
             graph.read(
@@ -147,8 +163,8 @@ class MirrorsIT {
             assertThat(ItSupport.post(base + "/v1/namespaces/" + NS + "/consistency/repair", "")
                             .status())
                     .isEqualTo(202);
-            report = awaitConsistent(base, 5);
-            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(5);
+            report = awaitConsistent(base, 6);
+            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(6);
 
             // the sink's meters are exported, as the dashboard queries them
             String dashboard = Files.readString(Path.of("..", "grafana", "dashboards", "engram.json"));
