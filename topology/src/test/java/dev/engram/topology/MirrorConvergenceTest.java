@@ -48,15 +48,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class MirrorConvergenceTest {
 
     private static final Topics TOPICS = new Topics("engram.");
-    private static final List<String> TEXTS = List.of(
-            "# Life\n\nAda Lovelace met Charles Babbage in London.\n\n# Work\n\nShe wrote Note G.",
-            "Charles Babbage designed the Analytical Engine. He lived in London.",
-            "Alan Turing worked at Bletchley Park. He designed the Bombe in 1940.",
-            "The Analytical Engine inspired Alan Turing, who studied at King's College.",
-            "Grace Hopper wrote a compiler. She served in the United States Navy.",
-            "Babbage built the Difference Engine in London.",
-            "Edward Hopper painted Nighthawks. Hopper lived in New York.",
-            "Hopper wrote a compiler.");
+    private static final List<String> TEXTS = RetractionPropertyTest.TEXTS;
 
     @TempDir
     Path dir;

@@ -46,8 +46,8 @@ class RetractionPropertyTest {
 
     private static final Topics TOPICS = new Topics("engram.");
 
-    /** Texts sharing entities across documents, so that reference counts matter. */
-    private static final List<String> TEXTS = List.of(
+    /** Texts sharing entities across documents, so that reference counts matter (the mirror tests use them too). */
+    static final List<String> TEXTS = List.of(
             "# Life\n\nAda Lovelace met Charles Babbage in London.\n\n# Work\n\nShe wrote Note G.",
             "Charles Babbage designed the Analytical Engine. He lived in London.",
             "Alan Turing worked at Bletchley Park. He designed the Bombe in 1940.",
