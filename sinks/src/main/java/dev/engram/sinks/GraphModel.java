@@ -293,6 +293,6 @@ final class GraphModel {
         return row;
     }
 
-    /** Consecutive records of one element and op, so that a batch keeps its order as a few UNWINDs. */
+    /** The records of one element and op in a batch, written by one UNWIND. */
     record Run(Element element, boolean delete, List<MirrorRecord> records) {}
 }

@@ -12,9 +12,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.MirrorRecord.Kind;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -153,5 +162,142 @@ class Neo4jMirrorTest {
                 .isEqualTo(1);
         graph.apply(List.of(p1));
         assertThat(graph.digests(ns).get(Kind.PASSAGE)).isEqualTo(Digests.of(Map.of("p1", 3L, "p2", 4L)));
+    }
+
+    /**
+     * A batch is written as a few statements, deletes first and then upserts by kind; on histories like memory's —
+     * an element's endpoints exist whenever it does — that ends exactly where writing record by record ends, nodes,
+     * relationships, links and placeholders alike, however the stream is cut into batches.
+     */
+    @Test
+    void batchesEndWhereRecordByRecordWritingEnds() {
+        for (long seed = 1; seed <= 3; seed++) {
+            Random random = new Random(seed);
+            List<Function<String, MirrorRecord>> history = history(random, 120);
+            String one = ns + "-one-" + seed;
+            String batched = ns + "-batched-" + seed;
+            for (Function<String, MirrorRecord> r : history) {
+                graph.apply(List.of(r.apply(one)));
+            }
+            for (int i = 0; i < history.size(); ) {
+                int n = 1 + random.nextInt(40);
+                graph.apply(history.subList(i, Math.min(history.size(), i + n)).stream()
+                        .map(r -> r.apply(batched))
+                        .toList());
+                i += n;
+            }
+            assertThat(graphOf(batched)).as("seed %d", seed).isEqualTo(graphOf(one));
+            assertThat(graphOf(one)).hasSizeGreaterThan(8);
+        }
+    }
+
+    /** Every node and relationship of a namespace, without the namespace: kind, key, version, endpoints. */
+    private Set<String> graphOf(String namespace) {
+        Set<String> out = new TreeSet<>();
+        graph.read(
+                        "MATCH (n {namespace: $ns}) RETURN labels(n)[0] + ' ' + n.id + ' v' + coalesce(n.version, -1)",
+                        Map.of("ns", namespace))
+                .forEach(r -> out.add(r.get(0).asString()));
+        graph.read(
+                        "MATCH (a)-[x {namespace: $ns}]->(b) RETURN type(x) + ' ' + coalesce(x.id, '') + ' v'"
+                                + " + coalesce(x.version, -1) + ' ' + a.id + '->' + b.id",
+                        Map.of("ns", namespace))
+                .forEach(r -> out.add(r.get(0).asString()));
+        return out;
+    }
+
+    /**
+     * A random history as memory writes one: documents and their passages come and go, entities appear with their
+     * first mention and leave with their last, facts join live entities, surfaces merge and unmerge; the records of
+     * one change come in random order.
+     */
+    private static List<Function<String, MirrorRecord>> history(Random random, int changes) {
+        List<Function<String, MirrorRecord>> out = new ArrayList<>();
+        Map<String, String> passages = new LinkedHashMap<>(); // passage -> document
+        Map<String, String> entities = new LinkedHashMap<>(); // entity -> resolved
+        Set<String> mentions = new LinkedHashSet<>(); // passage|entity
+        Map<String, String[]> facts = new LinkedHashMap<>(); // id -> passage, head, tail
+        long version = 0;
+        int next = 0;
+        for (int c = 0; c < changes; c++) {
+            long v = ++version;
+            List<Function<String, MirrorRecord>> change = new ArrayList<>();
+            int op = random.nextInt(6);
+            if (op == 0 || passages.isEmpty()) { // a passage of a document, mentioning a new or known entity
+                String doc = "d" + random.nextInt(3);
+                String p = "p" + next++;
+                passages.put(p, doc);
+                change.add(n -> document(n, doc, v, "T"));
+                change.add(n -> passage(n, p, doc, v, "text " + p, 4));
+                String e = entities.isEmpty() || random.nextBoolean() ? "e" + next++ : pick(random, entities.keySet());
+                if (!entities.containsKey(e)) {
+                    entities.put(e, e);
+                }
+                String resolved = entities.get(e);
+                change.add(n -> entity(n, e, resolved, v, "name " + e, 4));
+                mentions.add(p + "|" + e);
+                change.add(n -> mention(n, p, e, v));
+            } else if (op == 1) { // a passage goes, with its mentions and facts, and entities left without mentions
+                String p = pick(random, passages.keySet());
+                passages.remove(p);
+                change.add(n -> delete(n, Kind.PASSAGE, p, v));
+                for (String m : List.copyOf(mentions)) {
+                    if (m.startsWith(p + "|")) {
+                        mentions.remove(m);
+                        change.add(n -> delete(n, Kind.MENTION, m, v));
+                    }
+                }
+                facts.entrySet().removeIf(f -> {
+                    if (f.getValue()[0].equals(p)) {
+                        change.add(n -> delete(n, Kind.FACT, f.getKey(), v));
+                        return true;
+                    }
+                    return false;
+                });
+                for (String e : List.copyOf(entities.keySet())) {
+                    boolean used = mentions.stream().anyMatch(m -> m.endsWith("|" + e))
+                            || facts.values().stream().anyMatch(f -> f[1].equals(e) || f[2].equals(e))
+                            || entities.entrySet().stream()
+                                    .anyMatch(x -> !x.getKey().equals(e)
+                                            && x.getValue().equals(e));
+                    if (!used) {
+                        entities.remove(e);
+                        change.add(n -> delete(n, Kind.ENTITY, e, v));
+                    }
+                }
+            } else if (op == 2) { // another mention of a known entity
+                String p = pick(random, passages.keySet());
+                String e = pick(random, entities.keySet());
+                if (mentions.add(p + "|" + e)) {
+                    change.add(n -> mention(n, p, e, v));
+                }
+            } else if (op == 3 && entities.size() > 1) { // a fact between two live entities of a passage
+                String p = pick(random, passages.keySet());
+                String head = pick(random, entities.keySet());
+                String tail = pick(random, entities.keySet());
+                int i = next++;
+                facts.put(p + "/f/" + i, new String[] {p, head, tail});
+                change.add(n -> fact(n, p, i, head, tail, v, 4));
+            } else if (op == 4 && entities.size() > 1) { // a surface merges into another, or is split out again
+                String e = pick(random, entities.keySet());
+                String into = entities.get(e).equals(e) ? pick(random, entities.keySet()) : e;
+                boolean isTarget = entities.values().stream().filter(e::equals).count() > 1;
+                if (!isTarget && entities.get(into).equals(into)) {
+                    entities.put(e, into);
+                    change.add(n -> entity(n, e, into, v, "name " + e, 4));
+                }
+            } else { // a passage is understood again
+                String p = pick(random, passages.keySet());
+                String doc = passages.get(p);
+                change.add(n -> passage(n, p, doc, v, "new text " + v, 4));
+            }
+            Collections.shuffle(change, random);
+            out.addAll(change);
+        }
+        return out;
+    }
+
+    private static String pick(Random random, Collection<String> from) {
+        return List.copyOf(from).get(random.nextInt(from.size()));
     }
 }
