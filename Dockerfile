@@ -10,6 +10,7 @@ COPY stores stores
 COPY retrieval retrieval
 COPY processors processors
 COPY topology topology
+COPY sinks sinks
 COPY query query
 COPY service service
 COPY bench bench
