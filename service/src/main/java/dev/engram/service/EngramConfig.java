@@ -188,8 +188,9 @@ public record EngramConfig(
     }
 
     /**
-     * The mirrors of memory: Neo4j ({@code neo4j}, null when off) and Qdrant ({@code qdrant}, null when off), and how the
-     * sink writes to them.
+     * The mirrors of memory: Neo4j ({@code neo4j}, null when off) and Qdrant ({@code qdrant}, null when off), how the
+     * sink writes to them, and whether the service runs the sink itself ({@code runSink}) or leaves it to
+     * {@code engram sink} processes.
      */
     public record Mirrors(
             Neo4jMirror.Settings neo4j,
@@ -198,21 +199,22 @@ public record EngramConfig(
             int retries,
             Duration backoff,
             Duration pause,
-            Duration repairInterval) {
+            Duration repairInterval,
+            boolean runSink) {
 
-        public static final Mirrors NONE =
-                new Mirrors(null, null, 500, 5, Duration.ofMillis(200), Duration.ofSeconds(30), Duration.ofMinutes(1));
+        public static final Mirrors NONE = new Mirrors(
+                null, null, 500, 5, Duration.ofMillis(200), Duration.ofSeconds(30), Duration.ofMinutes(1), true);
 
         public boolean enabled() {
             return neo4j != null || qdrant != null;
         }
 
         public Mirrors withNeo4j(Neo4jMirror.Settings settings) {
-            return new Mirrors(settings, qdrant, batchSize, retries, backoff, pause, repairInterval);
+            return new Mirrors(settings, qdrant, batchSize, retries, backoff, pause, repairInterval, runSink);
         }
 
         public Mirrors withQdrant(QdrantMirror.Settings settings) {
-            return new Mirrors(neo4j, settings, batchSize, retries, backoff, pause, repairInterval);
+            return new Mirrors(neo4j, settings, batchSize, retries, backoff, pause, repairInterval, runSink);
         }
     }
 
@@ -338,7 +340,8 @@ public record EngramConfig(
                 env.integer("ENGRAM_SINK_RETRIES", 5, 0, 100),
                 Duration.ofMillis(env.integer("ENGRAM_SINK_BACKOFF_MS", 200, 1, Integer.MAX_VALUE)),
                 Duration.ofMillis(env.integer("ENGRAM_SINK_PAUSE_MS", 30_000, 1, Integer.MAX_VALUE)),
-                Duration.ofMillis(env.integer("ENGRAM_MIRROR_REPAIR_INTERVAL_MS", 60_000, 100, Integer.MAX_VALUE)));
+                Duration.ofMillis(env.integer("ENGRAM_MIRROR_REPAIR_INTERVAL_MS", 60_000, 100, Integer.MAX_VALUE)),
+                env.bool("ENGRAM_MIRROR_SINK", true));
     }
 
     public EngramConfig withMirrors(Mirrors newMirrors) {

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -23,7 +24,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Command line: {@code run} serves with the environment's configuration; {@code demo} also ingests samples. */
+/**
+ * Command line: {@code run} serves with the environment's configuration; {@code demo} also ingests samples;
+ * {@code eval} measures retrieval on a set; {@code sink} runs the mirror sink alone.
+ */
 public final class EngramMain {
 
     private static final Logger LOG = LoggerFactory.getLogger(EngramMain.class);
@@ -45,8 +49,21 @@ public final class EngramMain {
                 System.exit(1);
             }
         }
+        if (command.equals("sink")) {
+            try {
+                // the sink serves metrics and health only, never memory: no API keys to check
+                SinkCommand.run(EngramConfig.from(withoutAuth(System.getenv())), out);
+                System.exit(0);
+            } catch (IllegalArgumentException e) {
+                System.err.println("engram sink: " + e.getMessage());
+                System.exit(2);
+            } catch (Exception e) {
+                System.err.println("engram sink: failed: " + e);
+                System.exit(1);
+            }
+        }
         if (!command.equals("run") && !command.equals("demo")) {
-            System.err.println("usage: EngramMain run|demo|eval");
+            System.err.println("usage: EngramMain run|demo|eval|sink");
             System.exit(2);
         }
         try {
@@ -164,6 +181,12 @@ public final class EngramMain {
         } catch (IOException e) {
             throw new IllegalStateException("cannot read the demo documents", e);
         }
+    }
+
+    private static Map<String, String> withoutAuth(Map<String, String> env) {
+        Map<String, String> out = new HashMap<>(env);
+        out.put("ENGRAM_AUTH", "disabled");
+        return out;
     }
 
     private static void closeAll(List<AutoCloseable> resources) {

@@ -7,9 +7,6 @@ import dev.engram.query.QueryService;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.PassageEvent;
-import dev.engram.sinks.MirrorSink;
-import dev.engram.sinks.Neo4jMirror;
-import dev.engram.sinks.QdrantMirror;
 import dev.engram.stores.BoundedRocksDbConfig;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.StreamErrors;
@@ -44,15 +41,11 @@ import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -67,7 +60,7 @@ import org.slf4j.LoggerFactory;
 public final class EngramService implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(EngramService.class);
-    private static final int MAX_RECORD_BYTES = 8 << 20;
+    static final int MAX_RECORD_BYTES = 8 << 20;
 
     private final EngramConfig config;
     private final Topics topics;
@@ -86,11 +79,7 @@ public final class EngramService implements AutoCloseable {
 
     private final boolean ownsUnderstander;
     private final KafkaProducer<String, MemoryCommand> commandProducer;
-    private final Neo4jMirror graph;
-    private final QdrantMirror vectors;
-    private final KafkaProducer<String, byte[]> mirrorProducer;
-    private final MirrorSink sink;
-    private Thread sinkThread;
+    private final MirrorClients mirrors;
 
     private EngramService(EngramConfig config, Understander given) throws IOException {
         this.config = config;
@@ -168,21 +157,16 @@ public final class EngramService implements AutoCloseable {
                 producer,
                 new StringSerializer(),
                 topics.memoryCommands().valueSerde().serializer());
-        EngramConfig.Mirrors mirrorConfig = config.mirrors();
-        this.graph = mirrorConfig.neo4j() == null ? null : new Neo4jMirror(mirrorConfig.neo4j());
-        this.vectors = mirrorConfig.qdrant() == null ? null : new QdrantMirror(mirrorConfig.qdrant());
-        this.mirrorProducer = mirrorConfig.enabled()
-                ? new KafkaProducer<>(producer, new StringSerializer(), new ByteArraySerializer())
-                : null;
+        this.mirrors =
+                MirrorClients.open(config, topics, meters, config.mirrors().runSink());
         Consistency consistency = new Consistency(
                 QueryService.memoryOf(streams),
-                graph,
-                vectors,
-                mirrorProducer,
+                mirrors == null ? null : mirrors.graph,
+                mirrors == null ? null : mirrors.vectors,
+                mirrors == null ? null : mirrors.producer,
                 topics.compensations().name(),
                 meters,
                 Clock.systemUTC());
-        this.sink = mirrorConfig.enabled() ? mirrorSink(config, mirrorConfig, meters) : null;
         QueryService queries = new QueryService(
                 QueryService.memoryOf(streams),
                 understander.embedder(),
@@ -203,39 +187,9 @@ public final class EngramService implements AutoCloseable {
                 meters);
         ingest.start();
         streams.start();
-        if (sink != null) {
-            sinkThread = new Thread(sink, "engram-mirror-sink");
-            sinkThread.setDaemon(true);
-            sinkThread.start();
+        if (mirrors != null) {
+            mirrors.start();
         }
-    }
-
-    /** The mirror sink of this instance: its own consumer group over the mirror topic, reading committed records. */
-    private MirrorSink mirrorSink(EngramConfig config, EngramConfig.Mirrors m, Meters meters) {
-        Map<String, Object> consumer = config.kafka().clientConfig();
-        consumer.put(ConsumerConfig.GROUP_ID_CONFIG, config.kafka().applicationId() + "-mirror");
-        consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        // the memory step writes the mirror topic in exactly-once transactions: only committed records are mirrored
-        consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, m.batchSize());
-        consumer.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, MAX_RECORD_BYTES);
-        return new MirrorSink(
-                new MirrorSink.Settings(
-                        topics.mirror().name(),
-                        topics.compensations().name(),
-                        topics.deadLetters().name(),
-                        config.kafka().applicationId() + "-mirror",
-                        m.batchSize(),
-                        m.retries(),
-                        m.backoff(),
-                        m.pause()),
-                new KafkaConsumer<>(consumer, new StringDeserializer(), new ByteArrayDeserializer()),
-                mirrorProducer,
-                graph,
-                vectors,
-                meters,
-                Clock.systemUTC());
     }
 
     private KafkaStreams streams(String name, Topology topology, Properties props, StreamHealth.App app) {
@@ -409,13 +363,8 @@ public final class EngramService implements AutoCloseable {
     @Override
     public void close() {
         http.close();
-        if (sink != null) {
-            sink.close();
-            try {
-                sinkThread.join(Duration.ofSeconds(30));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        if (mirrors != null) {
+            mirrors.close();
         }
         commandProducer.close(Duration.ofSeconds(5));
         // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
@@ -425,15 +374,6 @@ public final class EngramService implements AutoCloseable {
         ingest.close(leave);
         streams.close(leave);
         graphs.close();
-        if (mirrorProducer != null) {
-            mirrorProducer.close(Duration.ofSeconds(5));
-        }
-        if (graph != null) {
-            graph.close();
-        }
-        if (vectors != null) {
-            vectors.close();
-        }
         streamsMetrics.forEach(KafkaStreamsMetrics::close);
         gcMetrics.close();
         registry.close();
