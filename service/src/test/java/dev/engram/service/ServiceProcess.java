@@ -23,24 +23,29 @@ record ServiceProcess(Process process, String base, Topics topics) {
 
     /** Starts the service with these ENGRAM_* variables and waits until it is ready. */
     static ServiceProcess start(Map<String, String> env, Path log) throws IOException {
+        return start(env, log, "run", "/v1/health/ready");
+    }
+
+    /** Starts {@code engram <command>} and waits until {@code health} answers 200. */
+    static ServiceProcess start(Map<String, String> env, Path log, String command, String health) throws IOException {
         Files.createDirectories(LOGS);
-        List<String> command = new ArrayList<>(List.of(
+        List<String> line = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx512m",
                 "-XX:+UseSerialGC",
                 "--enable-native-access=ALL-UNNAMED"));
         if (Runtime.version().feature() >= 24) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
+            line.add("--sun-misc-unsafe-memory-access=allow");
         }
         // the service as it ships: the jar and libraries the package phase wrote before the integration tests
         Path jar = Path.of("target", "engram.jar");
         assertThat(jar).as("the packaged service").exists();
-        command.addAll(List.of(
+        line.addAll(List.of(
                 "-cp",
                 jar + File.pathSeparator + Path.of("target", "lib") + File.separator + "*",
                 EngramMain.class.getName(),
-                "run"));
-        ProcessBuilder pb = new ProcessBuilder(command);
+                command));
+        ProcessBuilder pb = new ProcessBuilder(line);
         pb.environment().putAll(env);
         pb.redirectErrorStream(true);
         pb.redirectOutput(log.toFile());
@@ -49,7 +54,7 @@ record ServiceProcess(Process process, String base, Topics topics) {
         try {
             ItSupport.awaitResponse(
                     Duration.ofSeconds(120),
-                    () -> ItSupport.get(base + "/v1/health/ready"),
+                    () -> ItSupport.get(base + health),
                     r -> r.status() == 200 || !p.isAlive());
         } catch (AssertionError e) {
             p.destroyForcibly();

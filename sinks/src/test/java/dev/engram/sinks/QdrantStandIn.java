@@ -74,6 +74,13 @@ public final class QdrantStandIn {
     public final AtomicInteger failNext = new AtomicInteger();
     /** When set, upserts of points whose payload holds this text are refused (a store rejecting data). */
     public volatile String rejectText;
+    /**
+     * While set, upserts hang without an answer (a client can be killed mid-write); once cleared, the held ones fail
+     * as UNAVAILABLE without writing anything.
+     */
+    public volatile boolean holdUpserts;
+    /** How many upserts were held. */
+    public final AtomicInteger held = new AtomicInteger();
 
     final AtomicLong opId = new AtomicLong();
 
@@ -200,6 +207,21 @@ public final class QdrantStandIn {
     final class Points extends PointsGrpc.PointsImplBase {
         @Override
         public void upsert(UpsertPoints req, StreamObserver<PointsOperationResponse> obs) {
+            if (holdUpserts) {
+                held.incrementAndGet();
+                while (holdUpserts) {
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+                obs.onError(Status.UNAVAILABLE
+                        .withDescription("stand-in: held upsert dropped")
+                        .asRuntimeException());
+                return;
+            }
             reply(obs, () -> {
                 Coll c = coll(req.getCollectionName());
                 long dim = c.config().getVectorsConfig().getParams().getSize();
