@@ -117,7 +117,7 @@ public final class IngestBenchmark {
         }
     }
 
-    private static JsonNode awaitVerified(String base, String ns, int documents, Duration timeout) throws Exception {
+    static JsonNode awaitVerified(String base, String ns, int documents, Duration timeout) throws Exception {
         HttpClient client = HttpClient.newHttpClient();
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {

@@ -1,0 +1,371 @@
+package dev.engram.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.metrics.Meters;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.MirrorRecord;
+import dev.engram.service.Corpus;
+import dev.engram.service.EmbeddedKafkaBroker;
+import dev.engram.service.EngramConfig;
+import dev.engram.service.EngramService;
+import dev.engram.service.UnderstanderFactory;
+import dev.engram.sinks.MirrorSink;
+import dev.engram.sinks.Neo4jMirror;
+import dev.engram.sinks.Neo4jServer;
+import dev.engram.sinks.QdrantStandIn;
+import dev.engram.sinks.RawMerge;
+import dev.engram.topology.Topics;
+import dev.engram.understanding.Understander;
+import io.grpc.Grpc;
+import io.grpc.InsecureServerCredentials;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The mirror sink against its physical limit, and its convergence after faults, in one run on loopback:
+ *
+ * <ol>
+ *   <li>a corpus is ingested by the service without mirrors, which leaves the mirror topic full;
+ *   <li>a mirror sink replays that topic into an empty in-process Neo4j: {@code changes_per_s}, from the sink's start
+ *       until Neo4j records its position past the last record;
+ *   <li>the same rows, in the same batches, are written into the emptied Neo4j with plain {@code UNWIND … MERGE}
+ *       ({@link RawMerge}): {@code raw_merge_per_s}, and {@code ratio} = sink / raw (the goal is at least 0.8); and
+ *       with the sink's own statements without Kafka: {@code model_merge_per_s}. Three rounds; the first warms Neo4j
+ *       up, the best of the other two counts;
+ *   <li>the service starts again with both mirrors (Neo4j and the Qdrant stand-in) on an emptied Neo4j; while its sink
+ *       replays, Neo4j is stopped, documents are updated and deleted, Qdrant fails a few calls, and Neo4j comes back:
+ *       {@code converge_seconds} is the time from Neo4j's return until the consistency endpoint finds no drift, and
+ *       {@code drift_after_faults} what it still finds at the end (the goal is 0).
+ * </ol>
+ *
+ * Neo4j runs in this JVM (GPLv3: the benchmark is never shipped); Qdrant is the protocol stand-in of the tests. Prints
+ * one JSON object. Usage: {@code SinkBenchmark [--data DIR] [--docs 300] [--batch 500] [--out FILE]}.
+ */
+public final class SinkBenchmark {
+
+    private static final String NS = "sinks";
+    private static final String APP = "engram-bench-sinks";
+
+    private SinkBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = IngestBenchmark.options(args);
+        Path data = Path.of(opts.getOrDefault("--data", "../shared/data/musique-train100"));
+        int docs = Integer.parseInt(opts.getOrDefault("--docs", "300"));
+        int batch = Integer.parseInt(opts.getOrDefault("--batch", "500"));
+        List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), docs);
+        Path state = Files.createTempDirectory("engram-bench-sinks-");
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("ENGRAM_STATE_DIR", state.toString());
+        env.put("ENGRAM_APPLICATION_ID", APP);
+        env.put("ENGRAM_HTTP_PORT", opts.getOrDefault("--port", "18082"));
+        env.put("ENGRAM_SINK_BATCH_SIZE", Integer.toString(batch));
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("dataset", data.getFileName().toString());
+        result.put("documents", corpus.size());
+        result.put("batch_size", batch);
+
+        Neo4jServer neo4j = Neo4jServer.shared();
+        QdrantStandIn qdrant = new QdrantStandIn();
+        ServerBuilder<?> grpc = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create());
+        qdrant.services().forEach(grpc::addService);
+        Server qdrantServer = grpc.build().start();
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
+                Understander understander = UnderstanderFactory.create(EngramConfig.local(env), Meters.detached());
+                RawMerge raw = new RawMerge(neo4j.uri())) {
+            env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
+
+            // 1. fill the mirror topic
+            Topics topics;
+            try (EngramService service = EngramService.start(EngramConfig.local(env), understander)) {
+                await(service);
+                topics = service.topics();
+                Corpus.produce(broker.bootstrapServers(), topics.documents().name(), NS, corpus);
+                IngestBenchmark.awaitVerified(base(service), NS, corpus.size(), Duration.ofMinutes(30));
+            }
+            Map<TopicPartition, Long> last = new HashMap<>();
+            List<MirrorRecord> records = readMirror(broker.bootstrapServers(), topics, last);
+            result.put("mirror_records", records.size());
+            System.err.printf("mirror topic: %d records%n", records.size());
+
+            // 2 and 3. the sink alone into an empty Neo4j, then the same rows raw; three rounds, the first warms up,
+            // the
+            // best of the other two counts (the machine is shared with the broker and Neo4j)
+            double sinkSeconds = Double.MAX_VALUE;
+            double rawSeconds = Double.MAX_VALUE;
+            double modelSeconds = Double.MAX_VALUE;
+            for (int round = 0; round < 3; round++) {
+                raw.wipe();
+                double sink = replay(broker, topics, neo4j, batch, last, "bench-replay-" + round);
+                raw.wipe();
+                Map<String, Long> rawNanos = new TreeMap<>();
+                long t0 = System.nanoTime();
+                raw.write(records, batch, rawNanos);
+                double plain = (System.nanoTime() - t0) / 1e9;
+                raw.wipe();
+                Map<String, Long> nanos = new TreeMap<>();
+                t0 = System.nanoTime();
+                raw.writeModel(records, batch, nanos);
+                double model = (System.nanoTime() - t0) / 1e9;
+                if (round > 0) {
+                    sinkSeconds = Math.min(sinkSeconds, sink);
+                    rawSeconds = Math.min(rawSeconds, plain);
+                    modelSeconds = Math.min(modelSeconds, model);
+                }
+                System.err.printf(
+                        "round %d: sink %.0f changes/s, model %.0f, raw merge %.0f rows/s; ms by element: model %s,"
+                                + " raw %s%n",
+                        round,
+                        records.size() / sink,
+                        records.size() / model,
+                        records.size() / plain,
+                        millis(nanos),
+                        millis(rawNanos));
+            }
+            result.put("model_merge_per_s", records.size() / modelSeconds);
+            result.put("changes_per_s", records.size() / sinkSeconds);
+            result.put("raw_merge_per_s", records.size() / rawSeconds);
+            result.put("ratio", rawSeconds / sinkSeconds);
+
+            // 4. faults, through the service, judged by its consistency endpoint
+            raw.wipe();
+            env.put("ENGRAM_NEO4J_URI", neo4j.uri());
+            env.put("ENGRAM_NEO4J_USER", "");
+            env.put("ENGRAM_QDRANT_URL", "http://localhost:" + qdrantServer.getPort());
+            env.put("ENGRAM_QDRANT_COLLECTION_PREFIX", "bench_");
+            env.put("ENGRAM_SINK_RETRIES", "2");
+            env.put("ENGRAM_SINK_BACKOFF_MS", "100");
+            env.put("ENGRAM_SINK_PAUSE_MS", "1000");
+            env.put("ENGRAM_MIRROR_REPAIR_INTERVAL_MS", "1000");
+            faults(env, understander, broker, neo4j, qdrant, corpus, last, result);
+        } finally {
+            qdrantServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            neo4j.stop();
+        }
+        String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(result);
+        System.out.println(json);
+        if (opts.containsKey("--out")) {
+            Files.writeString(Path.of(opts.get("--out")), json + "\n");
+        }
+    }
+
+    /** Every committed record of the mirror topic, in order per partition; {@code last} gets each partition's last offset. */
+    private static List<MirrorRecord> readMirror(String bootstrap, Topics topics, Map<TopicPartition, Long> last) {
+        Map<String, Object> props = new HashMap<>();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 16 * 1024 * 1024);
+        List<MirrorRecord> out = new ArrayList<>();
+        try (KafkaConsumer<String, MirrorRecord> consumer = new KafkaConsumer<>(
+                props, new StringDeserializer(), topics.mirror().valueSerde().deserializer())) {
+            List<TopicPartition> partitions = consumer
+                    .partitionsFor(topics.mirror().name())
+                    .stream()
+                    .map(p -> new TopicPartition(p.topic(), p.partition()))
+                    .toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                for (ConsumerRecord<String, MirrorRecord> r : consumer.poll(Duration.ofMillis(500))) {
+                    out.add(r.value());
+                    last.merge(new TopicPartition(r.topic(), r.partition()), r.offset(), Math::max);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Replays the whole mirror topic into Neo4j with a mirror sink of a new group; returns the seconds it took. */
+    private static double replay(
+            EmbeddedKafkaBroker broker,
+            Topics topics,
+            Neo4jServer neo4j,
+            int batch,
+            Map<TopicPartition, Long> last,
+            String group)
+            throws Exception {
+        Map<String, Object> c = new HashMap<>();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, batch);
+        c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 16 * 1024 * 1024);
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (Neo4jMirror graph = graph(neo4j);
+                KafkaProducer<String, byte[]> producer =
+                        new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+                MirrorSink sink = new MirrorSink(
+                        new MirrorSink.Settings(
+                                topics.mirror().name(),
+                                topics.compensations().name(),
+                                topics.deadLetters().name(),
+                                group,
+                                batch,
+                                3,
+                                Duration.ofMillis(100),
+                                Duration.ofSeconds(1)),
+                        new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer()),
+                        producer,
+                        graph,
+                        null,
+                        new Meters(registry),
+                        Clock.systemUTC())) {
+            Thread thread = new Thread(sink, "bench-sink");
+            long t0 = System.nanoTime();
+            thread.start();
+            while (!caughtUp(graph, group, topics.mirror().name(), last)) {
+                TimeUnit.MILLISECONDS.sleep(100);
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            sink.close();
+            thread.join(10_000);
+            DistributionSummary batches =
+                    registry.find("engram.sink.batch.records").summary();
+            Timer writes = registry.find("engram.sink.writes").timer();
+            System.err.printf(
+                    "replay %s: %.1f s, %d batches of %.0f records on average, %.1f s in graph writes%n",
+                    group,
+                    seconds,
+                    batches == null ? 0 : batches.count(),
+                    batches == null ? 0 : batches.mean(),
+                    writes == null ? 0 : writes.totalTime(TimeUnit.SECONDS));
+            return seconds;
+        }
+    }
+
+    private static boolean caughtUp(Neo4jMirror graph, String group, String topic, Map<TopicPartition, Long> last) {
+        for (Map.Entry<TopicPartition, Long> e : last.entrySet()) {
+            if (graph.position(group, topic, e.getKey().partition()).graph() <= e.getValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void faults(
+            Map<String, String> env,
+            Understander understander,
+            EmbeddedKafkaBroker broker,
+            Neo4jServer neo4j,
+            QdrantStandIn qdrant,
+            List<JsonNode> corpus,
+            Map<TopicPartition, Long> last,
+            Map<String, Object> result)
+            throws Exception {
+        try (EngramService service = EngramService.start(EngramConfig.local(env), understander);
+                Neo4jMirror graph = graph(neo4j);
+                KafkaProducer<String, byte[]> producer = Corpus.producer(broker.bootstrapServers())) {
+            await(service);
+            String mirror = service.topics().mirror().name();
+            String group = APP + "-mirror";
+            long total = last.values().stream().mapToLong(v -> v + 1).sum();
+            // Neo4j goes away a third of the way through the replay
+            while (last.keySet().stream()
+                            .mapToLong(tp -> Math.max(
+                                    0,
+                                    graph.position(group, mirror, tp.partition())
+                                            .graph()))
+                            .sum()
+                    < total / 3) {
+                TimeUnit.MILLISECONDS.sleep(20);
+            }
+            neo4j.stop();
+            // memory moves on while it is away: updates and deletes, and Qdrant fails a few calls
+            int changed = Math.min(5, corpus.size() / 4);
+            String documents = service.topics().documents().name();
+            for (int i = 0; i < changed; i++) {
+                ObjectNode d = corpus.get(i).deepCopy();
+                d.put("text", d.path("text").asText() + " It was revised later.");
+                Corpus.send(producer, documents, NS, d);
+                String deleted =
+                        corpus.get(corpus.size() - 1 - i).path("doc_id").asText();
+                producer.send(new ProducerRecord<>(
+                        documents, deleted, Json.toBytes(Map.of("namespace", NS, "id", deleted, "op", "delete"))));
+            }
+            producer.flush();
+            qdrant.failNext.set(6);
+            IngestBenchmark.awaitVerified(base(service), NS, corpus.size() - changed, Duration.ofMinutes(10));
+            TimeUnit.SECONDS.sleep(2);
+            neo4j.start();
+            long t0 = System.nanoTime();
+            HttpClient http = HttpClient.newHttpClient();
+            long deadline = t0 + TimeUnit.MINUTES.toNanos(10);
+            JsonNode report = null;
+            while (System.nanoTime() < deadline) {
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(URI.create(base(service) + "/v1/namespaces/" + NS + "/consistency"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) {
+                    report = Json.mapper().readTree(r.body());
+                    if (report.path("consistent").asBoolean()) {
+                        break;
+                    }
+                }
+                TimeUnit.MILLISECONDS.sleep(250);
+            }
+            result.put("converge_seconds", (System.nanoTime() - t0) / 1e9);
+            result.put(
+                    "drift_after_faults",
+                    report == null ? -1 : report.path("drifting").asLong());
+            result.put(
+                    "faults",
+                    "Neo4j stopped mid-replay; " + changed + " updates and " + changed
+                            + " deletes while it was away; 6 failed Qdrant calls");
+        }
+    }
+
+    private static List<String> millis(Map<String, Long> nanos) {
+        return nanos.entrySet().stream()
+                .map(e -> e.getKey() + "=" + e.getValue() / 1_000_000)
+                .toList();
+    }
+
+    private static Neo4jMirror graph(Neo4jServer neo4j) {
+        return new Neo4jMirror(new Neo4jMirror.Settings(neo4j.uri(), null, null, null, Duration.ofSeconds(30)));
+    }
+
+    private static String base(EngramService service) {
+        return "http://localhost:" + service.httpPort();
+    }
+
+    private static void await(EngramService service) throws InterruptedException {
+        if (!service.awaitRunning(Duration.ofMinutes(2))) {
+            throw new IllegalStateException("service did not start");
+        }
+    }
+}

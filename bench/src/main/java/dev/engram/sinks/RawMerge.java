@@ -1,0 +1,116 @@
+package dev.engram.sinks;
+
+import dev.engram.schemas.MirrorRecord;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.neo4j.driver.AuthTokens;
+import org.neo4j.driver.Driver;
+import org.neo4j.driver.GraphDatabase;
+import org.neo4j.driver.Session;
+import org.neo4j.driver.Transaction;
+
+/**
+ * The physical baseline of the graph mirror: the same rows as the sink writes ({@link GraphModel#row}), in the same
+ * runs and batches, with the plainest idempotent batched {@code UNWIND … MERGE} — nodes merged by key; relationships,
+ * which {@code MERGE} would look for among all those between their endpoints, replaced by key through the
+ * (namespace, id) index — and no version guard, no links, no positions, no Kafka, no Qdrant. What the sink does beyond
+ * this is what the benchmark's ratio prices.
+ */
+public final class RawMerge implements AutoCloseable {
+
+    private final Driver driver;
+
+    public RawMerge(String uri) {
+        this.driver = GraphDatabase.driver(uri, AuthTokens.none());
+    }
+
+    /**
+     * Writes the records in batches of {@code batchSize}, one transaction per batch; returns the elements written.
+     * {@code nanos} gets the time spent per element.
+     */
+    public long write(List<MirrorRecord> records, int batchSize, Map<String, Long> nanos) {
+        Map<GraphModel.Element, Long> byElement = new EnumMap<>(GraphModel.Element.class);
+        long written = write(records, batchSize, false, byElement);
+        byElement.forEach((e, n) -> nanos.put(e.name().toLowerCase(Locale.ROOT), n));
+        return written;
+    }
+
+    /**
+     * Writes the records with the sink's own statements (version guards and links), without Kafka or positions;
+     * {@code nanos} gets the time spent per element and op.
+     */
+    public long writeModel(List<MirrorRecord> records, int batchSize, Map<String, Long> nanos) {
+        Map<GraphModel.Element, Long> byElement = new EnumMap<>(GraphModel.Element.class);
+        long written = write(records, batchSize, true, byElement);
+        byElement.forEach((e, n) -> nanos.put(e.name().toLowerCase(Locale.ROOT), n));
+        return written;
+    }
+
+    private long write(List<MirrorRecord> records, int batchSize, boolean model, Map<GraphModel.Element, Long> nanos) {
+        long written = 0;
+        try (Session s = driver.session()) {
+            for (int i = 0; i < records.size(); i += batchSize) {
+                List<MirrorRecord> batch = records.subList(i, Math.min(records.size(), i + batchSize));
+                try (Transaction t = s.beginTransaction()) {
+                    for (GraphModel.Run run : Neo4jMirror.runs(batch)) {
+                        List<Map<String, Object>> rows =
+                                run.records().stream().map(GraphModel::row).toList();
+                        long t0 = System.nanoTime();
+                        String query = !model
+                                ? query(run)
+                                : run.delete()
+                                        ? run.element().delete()
+                                        : run.element().upsert();
+                        written += t.run(query, Map.of("rows", rows))
+                                .single()
+                                .get(0)
+                                .asLong();
+                        nanos.merge(run.element(), System.nanoTime() - t0, Long::sum);
+                    }
+                    t.commit();
+                }
+            }
+        }
+        return written;
+    }
+
+    /** Deletes every node and relationship, in chunks. */
+    public void wipe() {
+        try (Session s = driver.session()) {
+            s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
+                    .consume();
+        }
+    }
+
+    private static String query(GraphModel.Run run) {
+        GraphModel.Element e = run.element();
+        if (run.delete()) {
+            return e.node()
+                    ? "UNWIND $rows AS r MATCH (n:%s {namespace: r.namespace, id: r.id}) DETACH DELETE n RETURN count(*)"
+                            .formatted(e.label)
+                    : "UNWIND $rows AS r MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->() DELETE x RETURN count(*)"
+                            .formatted(e.type);
+        }
+        return e.node()
+                ? "UNWIND $rows AS r MERGE (n:%s {namespace: r.namespace, id: r.id}) SET n += r.props, n.version = r.version RETURN count(n)"
+                        .formatted(e.label)
+                : """
+                UNWIND $rows AS r
+                OPTIONAL MATCH ()-[old:%1$s {namespace: r.namespace, id: r.id}]->()
+                DELETE old
+                WITH DISTINCT r
+                MERGE (a:%2$s {namespace: r.namespace, id: r.from})
+                MERGE (b:%3$s {namespace: r.namespace, id: r.to})
+                CREATE (a)-[x:%1$s]->(b)
+                SET x += r.props, x.namespace = r.namespace, x.id = r.id, x.version = r.version
+                RETURN count(x)
+                """.formatted(e.type, e.from, e.to);
+    }
+
+    @Override
+    public void close() {
+        driver.close();
+    }
+}
