@@ -74,6 +74,11 @@ public final class Meters {
     public static final String MIRROR_DRIFT = "engram.mirror.drift";
     /** Drifting objects sent for repair by the consistency repair. */
     public static final String MIRROR_DRIFT_REPAIRED = "engram.mirror.drift.repaired";
+    /**
+     * Partitions of the mirror topic whose history a sink found cut: records it never applied were already deleted by
+     * retention; the mirrors miss them until the consistency repair runs.
+     */
+    public static final String MIRROR_HISTORY_GAPS = "engram.mirror.history.gaps";
 
     /** Query snapshots built, by how (inline, background) and outcome (ok, failed); a timer. */
     public static final String SNAPSHOT_BUILDS = "engram.snapshot.builds";
@@ -241,6 +246,7 @@ public final class Meters {
             driftCounter(finding);
         }
         driftRepairedCounter();
+        historyGapCounter();
     }
 
     /** Registers the meters of a sink at zero, so that its rates and alerts work before the first write. */
@@ -410,6 +416,10 @@ public final class Meters {
         driftRepairedCounter().increment(n);
     }
 
+    public void mirrorHistoryGap() {
+        historyGapCounter().increment();
+    }
+
     // ---- query side -----------------------------------------------------------------------------------------------
 
     public void themeSummary(ThemeSummaryKind kind) {
@@ -557,6 +567,12 @@ public final class Meters {
 
     private Counter driftCounter(DriftFinding finding) {
         return counter(MIRROR_DRIFT, "Objects the consistency check found drifting", "finding", finding.tag());
+    }
+
+    private Counter historyGapCounter() {
+        return Counter.builder(MIRROR_HISTORY_GAPS)
+                .description("Mirror topic partitions whose unapplied history retention had already deleted")
+                .register(registry);
     }
 
     private Counter driftRepairedCounter() {

@@ -544,7 +544,17 @@ public final class MirrorSink implements Runnable, AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            Map<TopicPartition, Long> start = consumer.beginningOffsets(partitions);
             if (graph == null) {
+                // positions are Kafka's committed offsets (none for a new sink: it starts at the beginning)
+                Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new HashSet<>(partitions));
+                for (TopicPartition tp : partitions) {
+                    OffsetAndMetadata c = committed.get(tp);
+                    checkHistory(tp, c == null ? -1 : c.offset(), start.getOrDefault(tp, 0L));
+                }
                 return;
             }
             for (TopicPartition tp : partitions) {
@@ -552,12 +562,31 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                         retrying(Meters.Sink.NEO4J, () -> graph.position(settings.group(), tp.topic(), tp.partition()));
                 positions.put(tp, p);
                 long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
+                checkHistory(tp, from, start.getOrDefault(tp, 0L));
                 if (from >= 0) {
                     consumer.seek(tp, from);
                 } else {
                     consumer.seekToBeginning(List.of(tp));
                 }
             }
+        }
+    }
+
+    /**
+     * A sink that starts reading a partition after its first records were deleted by retention — down longer than the
+     * topic keeps records, or a new mirror of an old cluster — cannot write what it never sees: never silently. It says
+     * so loudly, counts it, and the consistency repair brings the mirrors back in step.
+     */
+    private void checkHistory(TopicPartition tp, long from, long start) {
+        if (start > 0 && from < start) {
+            meters.mirrorHistoryGap();
+            LOG.error(
+                    "the mirror topic no longer holds records {}..{} of partition {} that this sink never applied (its"
+                            + " retention deleted them): the mirrors miss those changes until the consistency repair"
+                            + " runs for the partition's namespaces (POST /v1/namespaces/{ns}/consistency/repair)",
+                    Math.max(0, from),
+                    start - 1,
+                    tp);
         }
     }
 

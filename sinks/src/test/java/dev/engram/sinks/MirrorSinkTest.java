@@ -15,6 +15,7 @@ import io.grpc.Grpc;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -87,13 +89,18 @@ class MirrorSinkTest {
     }
 
     private MockConsumer<String, byte[]> consumer(List<byte[]> values) {
+        return consumer(values, 0);
+    }
+
+    /** A partition whose records before {@code start} retention has deleted. */
+    private MockConsumer<String, byte[]> consumer(List<byte[]> values, long start) {
         MockConsumer<String, byte[]> c = new MockConsumer<>("earliest");
-        c.updateBeginningOffsets(Map.of(tp, 0L));
-        c.updateEndOffsets(Map.of(tp, (long) values.size()));
+        c.updateBeginningOffsets(Map.of(tp, start));
+        c.updateEndOffsets(Map.of(tp, start + values.size()));
         c.schedulePollTask(() -> {
             c.rebalance(List.of(tp));
             for (int i = 0; i < values.size(); i++) {
-                c.addRecord(new ConsumerRecord<>(TOPIC, 0, i, ns, values.get(i)));
+                c.addRecord(new ConsumerRecord<>(TOPIC, 0, start + i, ns, values.get(i)));
             }
         });
         return c;
@@ -104,6 +111,11 @@ class MirrorSinkTest {
     }
 
     private MirrorSink sink(MockConsumer<String, byte[]> c, MockProducer<String, byte[]> p, VectorMirror vectors) {
+        return sink(c, p, vectors, Meters.detached());
+    }
+
+    private MirrorSink sink(
+            MockConsumer<String, byte[]> c, MockProducer<String, byte[]> p, VectorMirror vectors, Meters meters) {
         return new MirrorSink(
                 new MirrorSink.Settings(
                         TOPIC,
@@ -118,7 +130,7 @@ class MirrorSinkTest {
                 p,
                 graph,
                 vectors,
-                Meters.detached(),
+                meters,
                 Clock.systemUTC());
     }
 
@@ -264,5 +276,28 @@ class MirrorSinkTest {
 
         @Override
         public void close() {}
+    }
+
+    @Test
+    void historyThatRetentionDeletedBeforeTheSinkReadItIsCountedNeverSkippedSilently() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        List<byte[]> values = records(document(ns, "doc", 5, "T"), passage(ns, "p1", "doc", 6, "one", 4));
+        Throwable died = runUntil(
+                sink(consumer(values, 3), producer(), qdrant, new Meters(registry)),
+                () -> graph.position(group, TOPIC, 0).equals(new Neo4jMirror.Position(5, 5)));
+        assertThat(died).isNull();
+        assertThat(registry.get(Meters.MIRROR_HISTORY_GAPS).counter().count()).isEqualTo(1.0);
+        assertThat(passagesInGraph()).isEqualTo(1);
+
+        // a sink that resumes inside the history it still has finds no gap
+        SimpleMeterRegistry again = new SimpleMeterRegistry();
+        MockConsumer<String, byte[]> resumed = consumer(values, 3);
+        AtomicBoolean resumedAfterWhatItWrote = new AtomicBoolean();
+        runUntil(sink(resumed, producer(), qdrant, new Meters(again)), () -> {
+            resumedAfterWhatItWrote.set(resumed.assignment().contains(tp) && resumed.position(tp) == 5);
+            return resumedAfterWhatItWrote.get();
+        });
+        assertThat(resumedAfterWhatItWrote).isTrue();
+        assertThat(again.get(Meters.MIRROR_HISTORY_GAPS).counter().count()).isZero();
     }
 }
