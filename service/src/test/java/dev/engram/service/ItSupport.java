@@ -243,4 +243,15 @@ final class ItSupport {
                     r -> r.status() == 200 && r.body().path("status").asText().equals("VERIFIED"));
         }
     }
+
+    /** How many objects of {@code kind} a consistency report finds in {@code mirror} ({@code neo4j}, {@code qdrant:<vector>}). */
+    static long mirrored(JsonNode report, String mirror, String kind) {
+        for (JsonNode check : report.path("checks")) {
+            if (check.path("mirror").asText().equals(mirror)
+                    && check.path("kind").asText().equals(kind)) {
+                return check.path("mirrored").asLong();
+            }
+        }
+        throw new AssertionError("no check of " + kind + " in " + mirror + ": " + report);
+    }
 }

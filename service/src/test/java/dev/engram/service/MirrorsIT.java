@@ -97,8 +97,8 @@ class MirrorsIT {
             ItSupport.send(producer, documents, "c", ItSupport.delete(NS, "c"));
             // while an update is read, memory may hold fewer passages for a moment: wait for the final count
             JsonNode report = awaitConsistent(base, 2);
-            assertThat(count(report, "qdrant:memory", "passage")).isEqualTo(2);
-            assertThat(count(report, "neo4j", "fact")).isPositive();
+            assertThat(ItSupport.mirrored(report, "qdrant:memory", "passage")).isEqualTo(2);
+            assertThat(ItSupport.mirrored(report, "neo4j", "fact")).isPositive();
             assertThat(graph.read("MATCH (d:Document {namespace: $ns, id: 'a'}) RETURN d.title", Map.of("ns", NS))
                             .get(0)
                             .get(0)
@@ -119,7 +119,7 @@ class MirrorsIT {
             ItSupport.send(producer, documents, "e", ItSupport.upsert(NS, "e", "Navy", "The Navy commissioned ships."));
             ItSupport.awaitVerified(base, NS, List.of("e"));
             report = awaitConsistent(base, 4);
-            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(4);
+            assertThat(ItSupport.mirrored(report, "qdrant:passage", "passage")).isEqualTo(4);
 
             // Qdrant goes away mid-stream and comes back on the same port, with what it held
             qdrantServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -131,7 +131,7 @@ class MirrorsIT {
             qdrant.services().forEach(again::addService);
             qdrantServer = again.build().start();
             report = awaitConsistent(base, 5);
-            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(5);
+            assertThat(ItSupport.mirrored(report, "qdrant:passage", "passage")).isEqualTo(5);
 
             // Qdrant rejects an object: undone in Neo4j, compensated in memory; repaired once the cause is gone
             qdrant.rejectText = "Zanzibar";
@@ -142,15 +142,15 @@ class MirrorsIT {
                             () -> ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency"),
                             r -> r.status() == 200 && compensated(r.body(), "passage") > 0 && drifting(r.body()) == 0)
                     .body();
-            assertThat(count(report, "neo4j", "passage")).isEqualTo(5);
+            assertThat(ItSupport.mirrored(report, "neo4j", "passage")).isEqualTo(5);
             qdrant.rejectText = null;
             report = ItSupport.awaitResponse(
                             Duration.ofSeconds(60),
                             () -> ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency"),
                             r -> r.status() == 200 && compensated(r.body(), "passage") == 0 && drifting(r.body()) == 0)
                     .body();
-            assertThat(count(report, "neo4j", "passage")).isEqualTo(6);
-            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(6);
+            assertThat(ItSupport.mirrored(report, "neo4j", "passage")).isEqualTo(6);
+            assertThat(ItSupport.mirrored(report, "qdrant:passage", "passage")).isEqualTo(6);
 
             // an element deleted behind Engram's back is found, and the repair brings it back
             graph.read(
@@ -164,7 +164,7 @@ class MirrorsIT {
                             .status())
                     .isEqualTo(202);
             report = awaitConsistent(base, 6);
-            assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(6);
+            assertThat(ItSupport.mirrored(report, "qdrant:passage", "passage")).isEqualTo(6);
 
             // the sink's meters are exported, as the dashboard queries them
             String dashboard = Files.readString(Path.of("..", "grafana", "dashboards", "engram.json"));
@@ -193,22 +193,12 @@ class MirrorsIT {
                         () -> ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency"),
                         r -> r.status() == 200
                                 && r.body().path("consistent").asBoolean()
-                                && count(r.body(), "neo4j", "passage") == passages)
+                                && ItSupport.mirrored(r.body(), "neo4j", "passage") == passages)
                 .body();
     }
 
     private static long drifting(JsonNode report) {
         return report.path("drifting").asLong();
-    }
-
-    private static long count(JsonNode report, String mirror, String kind) {
-        for (JsonNode check : report.path("checks")) {
-            if (check.path("mirror").asText().equals(mirror)
-                    && check.path("kind").asText().equals(kind)) {
-                return check.path("mirrored").asLong();
-            }
-        }
-        throw new AssertionError("no check of " + kind + " in " + mirror + ": " + report);
     }
 
     private static long compensated(JsonNode report, String kind) {

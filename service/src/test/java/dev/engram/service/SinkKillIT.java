@@ -106,8 +106,8 @@ class SinkKillIT {
             JsonNode torn = ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency")
                     .body();
             assertThat(torn.path("consistent").asBoolean()).isFalse();
-            assertThat(count(torn, "neo4j", "passage")).isPositive();
-            assertThat(count(torn, "qdrant:passage", "passage")).isZero();
+            assertThat(ItSupport.mirrored(torn, "neo4j", "passage")).isPositive();
+            assertThat(ItSupport.mirrored(torn, "qdrant:passage", "passage")).isZero();
 
             // started again, it resumes where Neo4j says and ends with the three stores in agreement
             sink = ServiceProcess.start(sinkEnv, ServiceProcess.LOGS.resolve(id + "-sink-2.log"), "sink", "/v1/health");
@@ -119,7 +119,8 @@ class SinkKillIT {
                                         && r.body().path("consistent").asBoolean())
                         .body();
                 assertThat(report.path("drifting").asLong()).isZero();
-                assertThat(count(report, "qdrant:passage", "passage")).isEqualTo(count(report, "neo4j", "passage"));
+                assertThat(ItSupport.mirrored(report, "qdrant:passage", "passage"))
+                        .isEqualTo(ItSupport.mirrored(report, "neo4j", "passage"));
                 // and every passage in Neo4j records its Qdrant points (the reference write-back)
                 long unreferenced = -1;
                 for (int i = 0; i < 300 && unreferenced != 0; i++) {
@@ -139,15 +140,5 @@ class SinkKillIT {
         } finally {
             qdrantServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
-    }
-
-    private static long count(JsonNode report, String mirror, String kind) {
-        for (JsonNode check : report.path("checks")) {
-            if (check.path("mirror").asText().equals(mirror)
-                    && check.path("kind").asText().equals(kind)) {
-                return check.path("mirrored").asLong();
-            }
-        }
-        throw new AssertionError("no check of " + kind + " in " + mirror + ": " + report);
     }
 }
