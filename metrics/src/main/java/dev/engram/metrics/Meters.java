@@ -33,6 +33,13 @@ public final class Meters {
     public static final String MEMORY_CHANGES = "engram.memory.changes";
     /** Memory-step inputs skipped because a newer document version superseded them. */
     public static final String STALE = "engram.memory.stale";
+    /**
+     * Passages a remote model failed on transiently (no answer, 429, 5xx) and that wait to be tried again rather than
+     * being dead-lettered.
+     */
+    public static final String UNDERSTAND_RETRIES = "engram.understand.retries";
+    /** Passages this instance's understand tasks hold while a remote model understands them; a gauge. */
+    public static final String UNDERSTAND_PENDING = "engram.understand.pending";
     /** Extraction-cache lookups, by result: hit, miss. */
     public static final String EXTRACTION_CACHE = "engram.extraction.cache";
     /** LLM tokens spent on extraction, by namespace, model and kind (prompt, completion). */
@@ -247,6 +254,7 @@ public final class Meters {
         }
         driftRepairedCounter();
         historyGapCounter();
+        retryCounter();
     }
 
     /** Registers the meters of a sink at zero, so that its rates and alerts work before the first write. */
@@ -294,6 +302,18 @@ public final class Meters {
                 .tag("extractor", extractor)
                 .register(registry)
                 .record(took);
+    }
+
+    /** Counts a passage put back to wait after a transient failure of its remote model. */
+    public void understandRetry() {
+        retryCounter().increment();
+    }
+
+    /** The gauge of passages waiting for a remote model, read from {@code state} whenever scraped. */
+    public <T> void understandPending(T state, ToDoubleFunction<T> pending) {
+        Gauge.builder(UNDERSTAND_PENDING, state, pending)
+                .description("Passages held by this instance's understand tasks while a remote model understands them")
+                .register(registry);
     }
 
     public void extractionCache(boolean hit) {
@@ -567,6 +587,12 @@ public final class Meters {
 
     private Counter driftCounter(DriftFinding finding) {
         return counter(MIRROR_DRIFT, "Objects the consistency check found drifting", "finding", finding.tag());
+    }
+
+    private Counter retryCounter() {
+        return Counter.builder(UNDERSTAND_RETRIES)
+                .description("Passages put back to wait after a transient failure of their remote model")
+                .register(registry);
     }
 
     private Counter historyGapCounter() {

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -75,26 +76,35 @@ final class DeadLetters {
 
     /** Sends {@code record} (as {@code key} and {@code value}) to the dead-letter topic, with its cause and reason. */
     void reject(Record<?, ?> record, DeadLetter.Cause cause, String reason, byte[] key, byte[] value) {
-        meters.deadLetter(stage, cause);
-        context.forward(new Record<Void, Emission>(
-                null,
-                new Emission.Dead(DeadLetter.boundedKey(key), letter(cause, reason, key, value)),
-                record.timestamp(),
-                record.headers()));
-    }
-
-    private DeadLetter letter(DeadLetter.Cause cause, String reason, byte[] key, byte[] value) {
         RecordMetadata meta = context.recordMetadata().orElse(null);
-        return DeadLetter.of(
-                stage,
-                cause,
-                reason,
+        reject(
                 meta == null ? "" : meta.topic(),
                 meta == null ? -1 : meta.partition(),
                 meta == null ? -1 : meta.offset(),
+                record.timestamp(),
+                new Failure(cause, reason),
+                key,
+                value);
+    }
+
+    /**
+     * Sends a record read earlier — from {@code topic}, {@code partition} at {@code offset} — to the dead-letter topic
+     * (from a punctuation, which has no current record).
+     */
+    void reject(String topic, int partition, long offset, long timestamp, Failure failure, byte[] key, byte[] value) {
+        meters.deadLetter(stage, failure.cause());
+        DeadLetter letter = DeadLetter.of(
+                stage,
+                failure.cause(),
+                failure.reason(),
+                topic,
+                partition,
+                offset,
                 key,
                 value,
                 Instant.ofEpochMilli(context.currentSystemTimeMs()));
+        context.forward(new Record<Void, Emission>(
+                null, new Emission.Dead(DeadLetter.boundedKey(key), letter), timestamp, new RecordHeaders()));
     }
 
     /** A string key as the bytes it was read from, or null. */

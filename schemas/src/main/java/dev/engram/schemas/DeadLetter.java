@@ -130,6 +130,9 @@ public record DeadLetter(
         /** The extractor failed on the passage. */
         @JsonProperty("extractor_error")
         EXTRACTOR_ERROR(Stage.UNDERSTAND),
+        /** The remote model stayed unreachable or overloaded for longer than the passage may wait. */
+        @JsonProperty("extractor_unavailable")
+        EXTRACTOR_UNAVAILABLE(Stage.UNDERSTAND),
         /** An operator's memory command that is not valid. */
         @JsonProperty("bad_command")
         BAD_COMMAND(Stage.CONSTRUCT),

@@ -1,5 +1,6 @@
 package dev.engram.service;
 
+import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.VectorSearch;
 import dev.engram.sinks.Neo4jMirror;
 import dev.engram.sinks.QdrantMirror;
@@ -168,9 +169,17 @@ public record EngramConfig(
     /** Limits of the read step. */
     public record Ingest(int maxDocumentBytes, int chunkMaxTokens) {}
 
-    /** Which understanding runs and how; {@code llm} is set whenever an LLM is configured. */
+    /**
+     * Which understanding runs and how; {@code llm} is set whenever an LLM is configured; {@code workers} bound the
+     * passages a remote model understands at once and how long one waits through an outage.
+     */
     public record Understanding(
-            Kind kind, int embedMaxTokens, int embedThreads, int questionsPerPassage, LlmConfig llm) {
+            Kind kind,
+            int embedMaxTokens,
+            int embedThreads,
+            int questionsPerPassage,
+            LlmConfig llm,
+            UnderstandingWorkers.Settings workers) {
 
         /** The extractor of passages. */
         public enum Kind {
@@ -287,7 +296,8 @@ public record EngramConfig(
                 env.integer("ENGRAM_EMBED_MAX_TOKENS", 256, 16, 512),
                 env.integer("ENGRAM_EMBED_THREADS", 1, 1, 64),
                 env.integer("ENGRAM_QUESTIONS_PER_PASSAGE", 3, 0, 20),
-                llm);
+                llm,
+                workers(env));
         Query query = new Query(
                 new VectorSearch(
                         env.integer("ENGRAM_ANN_MIN_VECTORS", 50_000, 1, Integer.MAX_VALUE),
@@ -379,6 +389,21 @@ public record EngramConfig(
                             + " without authentication");
         }
         return new Security(enabled, keys);
+    }
+
+    /** How a remote model's passages are held, retried and given up on. */
+    private static UnderstandingWorkers.Settings workers(Env env) {
+        Duration first = Duration.ofMillis(env.integer("ENGRAM_UNDERSTAND_BACKOFF_MS", 5_000, 1, Integer.MAX_VALUE));
+        Duration max =
+                Duration.ofMillis(env.integer("ENGRAM_UNDERSTAND_MAX_BACKOFF_MS", 300_000, 1, Integer.MAX_VALUE));
+        if (max.compareTo(first) < 0) {
+            throw invalid("ENGRAM_UNDERSTAND_MAX_BACKOFF_MS", "must not be below ENGRAM_UNDERSTAND_BACKOFF_MS");
+        }
+        return new UnderstandingWorkers.Settings(
+                env.integer("ENGRAM_UNDERSTAND_IN_FLIGHT", 16, 1, 100_000),
+                Duration.ofMinutes(env.integer("ENGRAM_UNDERSTAND_RETRY_FOR_MINUTES", 1440, 0, 525_600)),
+                first,
+                max);
     }
 
     /** The LLM settings, or null when no ENGRAM_LLM_BASE_URL is set. */

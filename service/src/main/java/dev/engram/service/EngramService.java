@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import dev.engram.metrics.Meters;
+import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.GraphLoader;
 import dev.engram.query.LlmQueries;
 import dev.engram.query.QueryService;
@@ -78,6 +79,7 @@ public final class EngramService implements AutoCloseable {
     private final List<KafkaStreamsMetrics> streamsMetrics = new CopyOnWriteArrayList<>();
 
     private final boolean ownsUnderstander;
+    private final UnderstandingWorkers workers;
     private final KafkaProducer<String, MemoryCommand> commandProducer;
     private final MirrorClients mirrors;
 
@@ -95,6 +97,10 @@ public final class EngramService implements AutoCloseable {
                 ? null
                 : new OpenAiClient(config.understanding().llm(), meters::llmCall);
         this.understander = given == null ? UnderstanderFactory.create(config, llm) : given;
+        // A remote model is called by workers, never on a stream thread inside a transaction.
+        this.workers = understander.remote()
+                ? new UnderstandingWorkers(understander, config.understanding().workers(), meters)
+                : null;
 
         createTopics(config, topics);
         Topology memory = EngramTopology.build(
@@ -110,8 +116,10 @@ public final class EngramService implements AutoCloseable {
                 config.ingest().maxDocumentBytes(),
                 config.ingest().chunkMaxTokens(),
                 understander,
+                workers,
                 meters,
-                EngramTopology.Part.INGEST);
+                EngramTopology.Part.INGEST,
+                config.mirrors().repairInterval());
         LOG.debug("memory topology:\n{}\ningest topology:\n{}", memory.describe(), ingesting.describe());
         StreamHealth.App memoryApp = new StreamHealth.App();
         StreamHealth.App ingestApp = new StreamHealth.App();
@@ -372,6 +380,9 @@ public final class EngramService implements AutoCloseable {
         var leave = CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
                 .withTimeout(Duration.ofSeconds(30));
         ingest.close(leave);
+        if (workers != null) {
+            workers.close();
+        }
         streams.close(leave);
         graphs.close();
         streamsMetrics.forEach(KafkaStreamsMetrics::close);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.engram.query.VectorSearch;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
@@ -44,6 +45,30 @@ class EngramConfigTest {
         assertThat(plain.mirrors().neo4j()).isNull();
         assertThat(plain.mirrors().qdrant().port()).isEqualTo(7000);
         assertThat(plain.mirrors().qdrant().tls()).isFalse();
+    }
+
+    @Test
+    void aRemoteModelsWorkersAreBoundedAndTheirRetriesConfigured() {
+        var defaults = from(Map.of()).understanding().workers();
+        assertThat(defaults.capacity()).isEqualTo(16);
+        assertThat(defaults.retryFor()).isEqualTo(Duration.ofHours(24));
+
+        var set = from(Map.of(
+                        "ENGRAM_UNDERSTAND_IN_FLIGHT", "3",
+                        "ENGRAM_UNDERSTAND_BACKOFF_MS", "10",
+                        "ENGRAM_UNDERSTAND_MAX_BACKOFF_MS", "20",
+                        "ENGRAM_UNDERSTAND_RETRY_FOR_MINUTES", "0"))
+                .understanding()
+                .workers();
+        assertThat(set.capacity()).isEqualTo(3);
+        assertThat(set.maxBackoff()).isEqualTo(Duration.ofMillis(20));
+        assertThat(set.retryFor()).isZero();
+
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_UNDERSTAND_IN_FLIGHT", "0")))
+                .hasMessageContaining("ENGRAM_UNDERSTAND_IN_FLIGHT");
+        assertThatThrownBy(() ->
+                        from(Map.of("ENGRAM_UNDERSTAND_BACKOFF_MS", "500", "ENGRAM_UNDERSTAND_MAX_BACKOFF_MS", "100")))
+                .hasMessageContaining("ENGRAM_UNDERSTAND_MAX_BACKOFF_MS");
     }
 
     @Test

@@ -64,6 +64,12 @@ public final class StateStores {
     /** Memory step: namespace → counters and watermark. */
     public static final StoreSpec<NamespaceState> MEMORY_NAMESPACES =
             new StoreSpec<>("memory-namespaces", JsonSerde.of(NamespaceState.class));
+    /**
+     * Understand step, with a remote model: passage id → the latest upsert of the passage while a worker understands
+     * it (or waits to retry through an outage); removed when it is understood, dead-lettered, retracted or replaced.
+     */
+    public static final StoreSpec<PendingPassage> UNDERSTAND_PENDING =
+            new StoreSpec<>("understand-pending", JsonSerde.of(PendingPassage.class));
     /** Understand step (global): "content hash|extractor id" → cached extraction, from the extractions topic. */
     public static final StoreSpec<Extraction> EXTRACTION_CACHE =
             new StoreSpec<>("extraction-cache", JsonSerde.of(Extraction.class));

@@ -5,8 +5,10 @@ import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.Emission;
 import dev.engram.processors.ReadProcessor;
 import dev.engram.processors.UnderstandProcessor;
+import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoreSpec;
@@ -78,9 +80,26 @@ public final class EngramTopology {
             Meters meters,
             Part part,
             Duration repairInterval) {
+        return build(topics, maxDocumentBytes, chunkMaxTokens, understander, null, meters, part, repairInterval);
+    }
+
+    /**
+     * The topology with its understanding: {@code workers} for a remote model (the understanding is theirs, and the
+     * step never waits for the model on a stream thread), otherwise {@code understander}, run inline — which a service
+     * does only for a local model, tools without transactions may do for any.
+     */
+    public static Topology build(
+            Topics topics,
+            int maxDocumentBytes,
+            int chunkMaxTokens,
+            Understander understander,
+            UnderstandingWorkers workers,
+            Meters meters,
+            Part part,
+            Duration repairInterval) {
         StreamsBuilder builder = new StreamsBuilder();
         if (part != Part.MEMORY) {
-            buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, meters);
+            buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, workers, meters);
         }
         if (part != Part.INGEST) {
             buildMemory(builder, topics, meters, repairInterval);
@@ -94,7 +113,11 @@ public final class EngramTopology {
             int maxDocumentBytes,
             int chunkMaxTokens,
             Understander understander,
+            UnderstandingWorkers workers,
             Meters meters) {
+        if (workers != null && workers.understander() != understander) {
+            throw new IllegalArgumentException("the workers must run the topology's understanding");
+        }
         DocumentDecoder decoder = new DocumentDecoder(maxDocumentBytes);
         Chunker chunker = new Chunker(chunkMaxTokens);
         KStream<Void, Emission> read = builder.stream(
@@ -113,9 +136,12 @@ public final class EngramTopology {
                     () -> new CacheLoader(spec.name()));
         }
         String cacheStore = cache;
-        KStream<Void, Emission> understood = builder.stream(
-                        topics.passages().name(), topics.passages().consumed("passages-source"))
-                .process(() -> new UnderstandProcessor(understander, cacheStore, meters), Named.as("understand"));
+        KStream<String, PassageEvent> passages =
+                builder.stream(topics.passages().name(), topics.passages().consumed("passages-source"));
+        KStream<Void, Emission> understood = workers == null
+                ? passages.process(
+                        () -> new UnderstandProcessor(understander, cacheStore, meters), Named.as("understand"))
+                : passages.process(UnderstandProcessor.deferred(workers, cacheStore, meters), Named.as("understand"));
         route(understood, "understand", topics);
     }
 

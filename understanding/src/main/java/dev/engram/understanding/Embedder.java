@@ -10,6 +10,14 @@ public interface Embedder extends AutoCloseable {
 
     int dimensions();
 
+    /**
+     * Whether embedding calls a remote service (slow, may fail transiently); the stream then embeds off its threads,
+     * outside its transactions.
+     */
+    default boolean remote() {
+        return false;
+    }
+
     float[] embed(String text);
 
     default List<float[]> embedAll(List<String> texts) {

@@ -13,6 +13,14 @@ public interface Extractor {
     boolean cacheable();
 
     /**
+     * Whether extraction calls a remote service (slow, may fail transiently); the stream then extracts off its
+     * threads, outside its transactions.
+     */
+    default boolean remote() {
+        return false;
+    }
+
+    /**
      * Extracts from one passage.
      *
      * @throws ExtractionException when the passage cannot be extracted (the step dead-letters it with the reason)

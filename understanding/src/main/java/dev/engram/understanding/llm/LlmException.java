@@ -16,4 +16,9 @@ public final class LlmException extends RuntimeException {
     public int status() {
         return status;
     }
+
+    /** Whether the same call may succeed later: no response (timeout, connection), 429 or a 5xx. */
+    public boolean retryable() {
+        return status == -1 || status == 429 || status / 100 == 5;
+    }
 }

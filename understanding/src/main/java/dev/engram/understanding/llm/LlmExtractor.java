@@ -46,6 +46,11 @@ public final class LlmExtractor implements Extractor {
     }
 
     @Override
+    public boolean remote() {
+        return true;
+    }
+
+    @Override
     public Extraction extract(PassageEvent.Upsert passage) {
         List<OpenAiClient.Message> messages = OpenAiClient.messages(
                 prompt.render("questions", questions),

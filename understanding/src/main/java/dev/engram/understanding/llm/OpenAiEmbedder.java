@@ -31,6 +31,11 @@ public final class OpenAiEmbedder implements Embedder {
     }
 
     @Override
+    public boolean remote() {
+        return true;
+    }
+
+    @Override
     public float[] embed(String text) {
         return embedAll(List.of(text)).get(0);
     }

@@ -14,8 +14,10 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,10 +30,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class FakeOpenAiServer implements AutoCloseable {
 
-    /** One queued answer: status, body resource, headers, and a delay before answering. */
-    public record Reply(int status, String resource, Map<String, String> headers, long delayMillis) {
+    /**
+     * One queued answer: status, body resource, headers, a delay before answering, and a gate the answer waits for
+     * (null: none).
+     */
+    public record Reply(
+            int status, String resource, Map<String, String> headers, long delayMillis, CountDownLatch gate) {
+        public Reply(int status, String resource, Map<String, String> headers, long delayMillis) {
+            this(status, resource, headers, delayMillis, null);
+        }
+
         public static Reply ok(String resource) {
             return new Reply(200, resource, Map.of(), 0);
+        }
+
+        /** A success that is sent only once {@code gate} opens: a call that takes as long as the test wants. */
+        public static Reply okAfter(String resource, CountDownLatch gate) {
+            return new Reply(200, resource, Map.of(), 0, gate);
         }
 
         public static Reply status(int status, String resource) {
@@ -41,6 +56,9 @@ public final class FakeOpenAiServer implements AutoCloseable {
 
     private final HttpServer server;
     private final ConcurrentLinkedQueue<Reply> replies = new ConcurrentLinkedQueue<>();
+    /** Replies for requests whose body contains a given text, taken before the shared queue. */
+    private final Map<String, ConcurrentLinkedQueue<Reply>> routed = new ConcurrentHashMap<>();
+
     private final List<JsonNode> requests = new CopyOnWriteArrayList<>();
     private final List<Map<String, List<String>>> headers = new CopyOnWriteArrayList<>();
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -66,6 +84,17 @@ public final class FakeOpenAiServer implements AutoCloseable {
         return this;
     }
 
+    /** Queues replies for the requests whose body contains {@code text} (e.g. a passage's words). */
+    public FakeOpenAiServer enqueueFor(String text, Reply... r) {
+        routed.computeIfAbsent(text, k -> new ConcurrentLinkedQueue<>()).addAll(List.of(r));
+        return this;
+    }
+
+    /** The requests received whose body contains {@code text}. */
+    public long requestsFor(String text) {
+        return requests.stream().filter(r -> r.toString().contains(text)).count();
+    }
+
     public List<JsonNode> requests() {
         return requests;
     }
@@ -82,14 +111,21 @@ public final class FakeOpenAiServer implements AutoCloseable {
         int now = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(now, Math::max);
         try (exchange) {
-            requests.add(Json.mapper().readTree(exchange.getRequestBody().readAllBytes()));
+            byte[] request = exchange.getRequestBody().readAllBytes();
+            requests.add(Json.mapper().readTree(request));
             headers.add(Map.copyOf(exchange.getRequestHeaders()));
-            Reply reply = replies.poll();
+            Reply reply = routedReply(new String(request, StandardCharsets.UTF_8));
+            if (reply == null) {
+                reply = replies.poll();
+            }
             if (reply == null) {
                 reply = new Reply(500, "error-500.json", Map.of(), 0);
             }
             if (reply.delayMillis() > 0) {
                 TimeUnit.MILLISECONDS.sleep(reply.delayMillis());
+            }
+            if (reply.gate() != null) {
+                reply.gate().await();
             }
             byte[] body = resource(reply.resource());
             reply.headers().forEach((k, v) -> exchange.getResponseHeaders().set(k, v));
@@ -105,6 +141,18 @@ public final class FakeOpenAiServer implements AutoCloseable {
         } finally {
             inFlight.decrementAndGet();
         }
+    }
+
+    private Reply routedReply(String request) {
+        for (Map.Entry<String, ConcurrentLinkedQueue<Reply>> route : routed.entrySet()) {
+            if (request.contains(route.getKey())) {
+                Reply r = route.getValue().poll();
+                if (r != null) {
+                    return r;
+                }
+            }
+        }
+        return null;
     }
 
     private static byte[] resource(String name) throws IOException {
