@@ -14,7 +14,6 @@ import dev.engram.understanding.Understander;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -61,17 +60,54 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private ReadOnlyKeyValueStore<String, Extraction> cache;
     private DeadLetters letters;
 
-    // With a remote model only; touched by the stream thread, except outcomes (filled by the workers).
+    // With a remote model only, and touched by the stream thread only (the workers write to a generation's inbox).
     private KeyValueStore<String, PendingPassage> pending;
     private long pendingCount;
-    /** Passages holding a worker slot: in a call, or waiting until {@link Held#retryAtMs} to be tried again. */
+    /**
+     * Passages holding a worker slot: in a call, or waiting to be tried again. Every slot taken is either a call whose
+     * outcome has not been settled yet, or a passage waiting here with no call: it goes back when that call's outcome
+     * is settled (or arrives after a close), or when the waiting passage leaves.
+     */
     private final Map<String, Held> held = new HashMap<>();
+    /** Where the hand-over of passages without a slot resumes, so that every pending passage gets its turn. */
+    private String cursor;
+    /** This run of the processor (Streams may close a task and initialize it again, on the same object). */
+    private Generation generation;
 
-    private final ConcurrentLinkedQueue<UnderstandingWorkers.Outcome> outcomes = new ConcurrentLinkedQueue<>();
-    private volatile boolean closed;
+    /**
+     * A passage with a slot: in {@code call} (a token, matched against the outcome), or waiting with no call until
+     * {@code retryAtMs}; {@code failures} transient failures so far; {@code extraction} one already paid for, that the
+     * next attempt reuses.
+     */
+    private record Held(Object call, int failures, long retryAtMs, Extraction extraction) {}
 
-    /** A passage with a slot: how many times it failed transiently, and when it may go again (0: it is in a call). */
-    private record Held(int failures, long retryAtMs) {}
+    /** An outcome, with the call it answers. */
+    private record Arrived(Object call, UnderstandingWorkers.Outcome outcome) {}
+
+    /** The outcomes of one run of the processor; once it is closed, an outcome only gives its slot back. */
+    private static final class Generation {
+        private final ConcurrentLinkedQueue<Arrived> inbox = new ConcurrentLinkedQueue<>();
+        private boolean closed;
+
+        synchronized void deliver(Arrived arrived, UnderstandingWorkers workers) {
+            if (closed) {
+                workers.release();
+            } else {
+                inbox.add(arrived);
+            }
+        }
+
+        synchronized void close(UnderstandingWorkers workers) {
+            closed = true;
+            while (inbox.poll() != null) {
+                workers.release();
+            }
+        }
+
+        Arrived next() {
+            return inbox.poll();
+        }
+    }
 
     /**
      * @param cacheStore name of the global extraction-cache store, or null to extract every time
@@ -120,6 +156,10 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         this.letters = new DeadLetters(context, DeadLetter.Stage.UNDERSTAND, meters, UnderstandProcessor::classify);
         if (workers != null) {
             pending = context.getStateStore(StateStores.UNDERSTAND_PENDING.name());
+            generation = new Generation();
+            held.clear();
+            cursor = null;
+            pendingCount = 0;
             try (KeyValueIterator<String, PendingPassage> it = pending.all()) {
                 while (it.hasNext()) {
                     it.next();
@@ -199,11 +239,12 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
     /** Keeps an upsert pending (replacing an older one of the passage) and hands it to a worker if a slot is free. */
     private void hold(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
+        String passageId = record.key();
         if (!understander.embedder().remote()) {
             // A cached extraction and a local embedder: nothing remote to wait for.
             String key = cacheKey(upsert.contentHash(), understander.extractor().id());
             if (cache != null && cache.get(key) != null) {
-                drop(record.key());
+                drop(passageId);
                 understandInline(record, upsert);
                 return;
             }
@@ -215,111 +256,158 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                 meta == null ? -1 : meta.partition(),
                 meta == null ? -1 : meta.offset(),
                 record.timestamp(),
-                context.currentSystemTimeMs());
-        if (pending.get(record.key()) == null) {
+                0);
+        if (pending.get(passageId) == null) {
             count(1);
         }
-        pending.put(record.key(), passage);
-        if (held.containsKey(record.key())) {
-            // Keep the slot; the call for the older upsert finishes on its own and is dropped.
-            held.put(record.key(), new Held(0, 0));
-            start(record.key(), upsert);
-        } else if (workers.tryAcquire()) {
-            held.put(record.key(), new Held(0, 0));
-            start(record.key(), upsert);
+        pending.put(passageId, passage);
+        // A held passage's call (or retry) finds the new upsert when it settles; otherwise a free slot takes it now,
+        // and without one the hand-over in poll() takes it later.
+        if (!held.containsKey(passageId) && workers.tryAcquire()) {
+            call(passageId, upsert, 0, null);
         }
     }
 
-    /** Forgets a passage's pending upsert, if it has one, and frees its slot. */
+    /** Forgets a passage's pending upsert, if it has one; a slot it waits with goes back (a call's, when it ends). */
     private void drop(String passageId) {
         if (pending.delete(passageId) != null) {
             count(-1);
         }
-        if (held.remove(passageId) != null) {
+        Held h = held.remove(passageId);
+        if (h != null && h.call() == null) {
             workers.release();
         }
     }
 
-    private void start(String passageId, PassageEvent.Upsert upsert) {
+    /** Hands {@code upsert} to a worker, with the slot the caller holds for it (and its extraction, if known). */
+    private void call(String passageId, PassageEvent.Upsert upsert, int failures, Extraction known) {
         String key = cacheKey(upsert.contentHash(), understander.extractor().id());
-        Extraction cachedExtraction = cached(key);
-        workers.submit(upsert, key, cachedExtraction, outcome -> {
-            if (!closed) {
-                outcomes.add(outcome);
-            }
-        });
-        LOG.trace("passage {} handed to a worker", passageId);
+        Extraction extraction = known != null ? known : cached(key);
+        Object call = new Object();
+        Generation g = generation;
+        held.put(passageId, new Held(call, failures, 0, known));
+        if (!workers.submit(upsert, key, extraction, outcome -> g.deliver(new Arrived(call, outcome), workers))) {
+            held.remove(passageId);
+            workers.release();
+        }
     }
 
-    /** Emits the outcomes the workers have, then hands over what may go: retries that are due, then new passages. */
+    /** Settles the outcomes that arrived, then hands over what may go: retries that are due, then waiting passages. */
     private void poll(long now) {
-        for (UnderstandingWorkers.Outcome outcome; (outcome = outcomes.poll()) != null; ) {
-            settle(outcome, now);
+        for (Arrived arrived; (arrived = generation.next()) != null; ) {
+            settle(arrived, now);
         }
         for (Map.Entry<String, Held> e : List.copyOf(held.entrySet())) {
             Held h = e.getValue();
-            if (h.retryAtMs() > 0 && h.retryAtMs() <= now) {
+            if (h.call() == null && h.retryAtMs() <= now) {
                 PendingPassage p = pending.get(e.getKey());
                 if (p == null) {
                     drop(e.getKey());
                 } else {
-                    held.put(e.getKey(), new Held(h.failures(), 0));
-                    start(e.getKey(), p.passage());
+                    // a passage id is made from the content's hash: the extraction fits whatever upsert is pending
+                    call(e.getKey(), p.passage(), h.failures(), h.extraction());
                 }
             }
         }
-        if (held.size() < pendingCount) {
-            List<KeyValue<String, PendingPassage>> next = new ArrayList<>();
-            try (KeyValueIterator<String, PendingPassage> it = pending.all()) {
-                while (it.hasNext()) {
-                    KeyValue<String, PendingPassage> kv = it.next();
-                    if (!held.containsKey(kv.key)) {
-                        if (!workers.tryAcquire()) {
-                            break;
-                        }
-                        next.add(kv);
-                    }
-                }
-            }
-            for (KeyValue<String, PendingPassage> kv : next) {
-                held.put(kv.key, new Held(0, 0));
-                start(kv.key, kv.value.passage());
-            }
+        if (held.size() < pendingCount && workers.idle() > 0) {
+            handOver();
         }
     }
 
-    private void settle(UnderstandingWorkers.Outcome outcome, long now) {
+    /**
+     * Hands pending passages without a slot to workers while slots are free, going round the store from where the last
+     * hand-over stopped: no passage waits for ever behind newer ones, and no tick rescans what it passed.
+     */
+    private void handOver() {
+        List<KeyValue<String, PendingPassage>> next = new ArrayList<>();
+        String from = cursor;
+        boolean full = collect(from == null ? pending.all() : pending.range(from, null), from, null, next);
+        if (!full && from != null) {
+            collect(pending.all(), null, from, next);
+        }
+        for (KeyValue<String, PendingPassage> kv : next) {
+            call(kv.key, kv.value.passage(), 0, null);
+        }
+    }
+
+    /**
+     * Takes a slot for each passage of {@code it} without one (after {@code after}, up to {@code upTo}, both exclusive)
+     * into {@code into}; true when the slots ran out.
+     */
+    private boolean collect(
+            KeyValueIterator<String, PendingPassage> it,
+            String after,
+            String upTo,
+            List<KeyValue<String, PendingPassage>> into) {
+        try (it) {
+            while (it.hasNext()) {
+                KeyValue<String, PendingPassage> kv = it.next();
+                if (upTo != null && kv.key.compareTo(upTo) >= 0) {
+                    return false;
+                }
+                if (kv.key.equals(after) || held.containsKey(kv.key)) {
+                    continue;
+                }
+                if (!workers.tryAcquire()) {
+                    return true;
+                }
+                into.add(kv);
+                cursor = kv.key;
+            }
+            return false;
+        }
+    }
+
+    private void settle(Arrived arrived, long now) {
+        UnderstandingWorkers.Outcome outcome = arrived.outcome();
         String passageId = outcome.passage().passageId();
         PendingPassage p = pending.get(passageId);
-        if (outcome instanceof UnderstandingWorkers.Understood u && u.extracted()) {
-            // Paid for, so counted and cached even when its passage was replaced or retracted meanwhile.
+        if (outcome.paid() != null) {
+            // Paid for, so counted and cached whatever becomes of the passage.
             extracted(
                     p == null ? now : p.timestamp(),
                     new RecordHeaders(),
-                    u.passage(),
-                    cacheKey(u.passage().contentHash(), understander.extractor().id()),
-                    u.extraction());
+                    outcome.passage(),
+                    cacheKey(
+                            outcome.passage().contentHash(),
+                            understander.extractor().id()),
+                    outcome.paid());
+        }
+        Held h = held.get(passageId);
+        if (h == null || h.call() != arrived.call()) {
+            workers.release(); // the call of a passage dropped meanwhile
+            return;
         }
         if (p == null || !p.passage().equals(outcome.passage())) {
-            return; // replaced or retracted while it was being understood
+            // replaced while in its call: the new upsert waits for the next hand-over
+            held.remove(passageId);
+            workers.release();
+            return;
         }
         switch (outcome) {
             case UnderstandingWorkers.Understood u -> {
                 UnderstandingEvent event = understood(u.passage(), u.understanding(), u.nanos());
+                held.remove(passageId);
+                workers.release();
                 drop(passageId);
                 context.forward(new Record<Void, Emission>(
                         null, new Emission.Understood(event), p.timestamp(), new RecordHeaders()));
             }
             case UnderstandingWorkers.Failed f -> {
-                Duration waited = Duration.ofMillis(now - p.firstSeenMs());
+                long since = p.failingSinceMs() > 0 ? p.failingSinceMs() : now;
+                Duration failing = Duration.ofMillis(now - since);
                 UnderstandingWorkers.Settings settings = workers.settings();
-                if (f.transientFailure() && waited.compareTo(settings.retryFor()) < 0) {
-                    int failures = held.getOrDefault(passageId, new Held(0, 0)).failures() + 1;
+                if (f.transientFailure() && failing.compareTo(settings.retryFor()) < 0) {
+                    if (p.failingSinceMs() == 0) {
+                        pending.put(passageId, p.failingSince(now));
+                    }
+                    int failures = h.failures() + 1;
                     Duration backoff = settings.backoff(failures);
-                    held.put(passageId, new Held(failures, now + Math.max(1, backoff.toMillis())));
+                    Extraction known = f.paid() != null ? f.paid() : h.extraction();
+                    held.put(passageId, new Held(null, failures, now + Math.max(1, backoff.toMillis()), known));
                     meters.understandRetry();
                     LOG.warn(
-                            "passage {} failed transiently ({} time(s)); trying again in {}: {}",
+                            "passage {} failed transiently ({} time(s) in a row); trying again in {}: {}",
                             passageId,
                             failures,
                             backoff,
@@ -329,9 +417,11 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                 DeadLetters.Failure failure = f.transientFailure()
                         ? new DeadLetters.Failure(
                                 DeadLetter.Cause.EXTRACTOR_UNAVAILABLE,
-                                "the model stayed unavailable for " + waited + ": "
+                                "the model kept failing for " + failing + ": "
                                         + f.error().getMessage())
                         : classify(f.error());
+                held.remove(passageId);
+                workers.release();
                 drop(passageId);
                 letters.reject(
                         p.topic(),
@@ -359,13 +449,14 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         if (workers == null) {
             return;
         }
-        closed = true;
-        outcomes.clear();
-        for (Iterator<String> it = held.keySet().iterator(); it.hasNext(); ) {
-            it.next();
-            it.remove();
-            workers.release();
+        // Calls in flight give their slots back when they end; passages waiting with no call give theirs now.
+        generation.close(workers);
+        for (Held h : held.values()) {
+            if (h.call() == null) {
+                workers.release();
+            }
         }
+        held.clear();
         workers.pending(-pendingCount);
         pendingCount = 0;
     }

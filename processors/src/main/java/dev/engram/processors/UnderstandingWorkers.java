@@ -55,22 +55,22 @@ public final class UnderstandingWorkers implements AutoCloseable {
     /** What became of one hand-over. */
     sealed interface Outcome {
         PassageEvent.Upsert passage();
+
+        /**
+         * The extraction this hand-over paid the extractor for — to be counted and cached whatever becomes of the
+         * passage — or null when it took a cached extraction or shared another hand-over's call.
+         */
+        Extraction paid();
     }
 
-    /**
-     * @param extracted whether this hand-over called the extractor (its usage is to be counted, and the extraction
-     *     cached), rather than taking a cached extraction or sharing another hand-over's call
-     */
-    record Understood(
-            PassageEvent.Upsert passage,
-            Extraction extraction,
-            boolean extracted,
-            Understanding understanding,
-            long nanos)
+    record Understood(PassageEvent.Upsert passage, Extraction paid, Understanding understanding, long nanos)
             implements Outcome {}
 
-    /** @param transientFailure whether the same call may pass later (see {@link Understander#transientFailure}) */
-    record Failed(PassageEvent.Upsert passage, RuntimeException error, boolean transientFailure) implements Outcome {}
+    /**
+     * @param transientFailure whether the same call may pass later (see {@link Understander#transientFailure})
+     */
+    record Failed(PassageEvent.Upsert passage, Extraction paid, RuntimeException error, boolean transientFailure)
+            implements Outcome {}
 
     private final Understander understander;
     private final Settings settings;
@@ -78,6 +78,7 @@ public final class UnderstandingWorkers implements AutoCloseable {
     private final ExecutorService executor;
     private final ConcurrentHashMap<String, CompletableFuture<Extraction>> extracting = new ConcurrentHashMap<>();
     private final AtomicLong pending = new AtomicLong();
+    private final AtomicLong shared = new AtomicLong();
 
     public UnderstandingWorkers(Understander understander, Settings settings, Meters meters) {
         this.understander = understander;
@@ -97,6 +98,16 @@ public final class UnderstandingWorkers implements AutoCloseable {
         return settings;
     }
 
+    /** Slots free: the capacity less the passages held (in a call, or waiting to retry). */
+    public int idle() {
+        return slots.availablePermits();
+    }
+
+    /** Hand-overs that shared another's extraction call instead of making their own. */
+    public long sharedCalls() {
+        return shared.get();
+    }
+
     /** Takes a slot for one more passage, if the process holds fewer than its capacity. */
     boolean tryAcquire() {
         return slots.tryAcquire();
@@ -114,25 +125,27 @@ public final class UnderstandingWorkers implements AutoCloseable {
 
     /**
      * Understands {@code passage} on a worker — extracting it unless {@code cached} is its extraction — and gives the
-     * outcome to {@code done}, on the worker's thread. The caller holds a slot for it.
+     * outcome to {@code done}, on the worker's thread. The caller holds a slot for it. False when the workers are
+     * closing: nothing will come back.
      */
-    void submit(PassageEvent.Upsert passage, String cacheKey, Extraction cached, Consumer<Outcome> done) {
+    boolean submit(PassageEvent.Upsert passage, String cacheKey, Extraction cached, Consumer<Outcome> done) {
         try {
             executor.execute(() -> done.accept(understand(passage, cacheKey, cached)));
+            return true;
         } catch (RejectedExecutionException e) {
-            // closing: the pending store keeps the passage for whoever runs the task next
+            return false;
         }
     }
 
     private Outcome understand(PassageEvent.Upsert passage, String cacheKey, Extraction cached) {
         long t0 = System.nanoTime();
+        Extraction extraction = cached;
+        boolean extracted = false;
         try {
-            Extraction extraction = cached;
-            boolean extracted = false;
             if (extraction == null) {
                 CompletableFuture<Extraction> mine = new CompletableFuture<>();
-                CompletableFuture<Extraction> shared = extracting.putIfAbsent(cacheKey, mine);
-                if (shared == null) {
+                CompletableFuture<Extraction> leader = extracting.putIfAbsent(cacheKey, mine);
+                if (leader == null) {
                     try {
                         extraction = understander.extract(passage);
                         mine.complete(extraction);
@@ -144,19 +157,20 @@ public final class UnderstandingWorkers implements AutoCloseable {
                         extracting.remove(cacheKey, mine);
                     }
                 } else {
-                    extraction = join(shared);
+                    shared.incrementAndGet();
+                    extraction = join(leader);
                 }
             }
             Understanding understanding = understander.embed(passage, extraction);
-            return new Understood(passage, extraction, extracted, understanding, System.nanoTime() - t0);
+            return new Understood(passage, extracted ? extraction : null, understanding, System.nanoTime() - t0);
         } catch (RuntimeException e) {
-            return new Failed(passage, e, Understander.transientFailure(e));
+            return new Failed(passage, extracted ? extraction : null, e, Understander.transientFailure(e));
         }
     }
 
-    private static Extraction join(CompletableFuture<Extraction> shared) {
+    private static Extraction join(CompletableFuture<Extraction> leader) {
         try {
-            return shared.join();
+            return leader.join();
         } catch (CompletionException e) {
             throw e.getCause() instanceof RuntimeException r ? r : e;
         }

@@ -44,6 +44,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -249,7 +250,18 @@ class RemoteUnderstandingTest {
 
     private long pendingPassages() {
         KeyValueStore<String, PendingPassage> pending = driver.getKeyValueStore(StateStores.UNDERSTAND_PENDING.name());
-        return pending.approximateNumEntries();
+        long n = 0;
+        try (KeyValueIterator<String, PendingPassage> it = pending.all()) {
+            for (; it.hasNext(); it.next()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Every worker slot is free again. */
+    private void assertSlotsBack(int capacity) throws InterruptedException {
+        passTime(Duration.ofMillis(200), () -> workers.idle() == capacity);
     }
 
     private double gauge(String name) {
@@ -285,6 +297,7 @@ class RemoteUnderstandingTest {
                 .as("both extractions are cached")
                 .hasSize(2);
         assertThat(letters).isEmpty();
+        assertSlotsBack(8);
     }
 
     @Test
@@ -299,6 +312,7 @@ class RemoteUnderstandingTest {
         assertThat(letters).isEmpty();
         assertThat(registry.get(Meters.UNDERSTAND_RETRIES).counter().count()).isEqualTo(3);
         assertThat(document("wiki", "d").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertSlotsBack(8);
     }
 
     @Test
@@ -311,12 +325,13 @@ class RemoteUnderstandingTest {
         assertThat(letters).singleElement().satisfies(l -> {
             assertThat(l.cause()).isEqualTo(DeadLetter.Cause.EXTRACTOR_UNAVAILABLE);
             assertThat(l.stage()).isEqualTo(DeadLetter.Stage.UNDERSTAND);
-            assertThat(l.reason()).contains("unavailable").contains("503");
+            assertThat(l.reason()).contains("kept failing").contains("503");
             assertThat(l.topic()).isEqualTo(TOPICS.passages().name());
             assertThat(l.offset()).isNotNegative();
         });
         assertThat(understoodTexts()).containsExactly("Ada Lovelace lived in London.");
         assertThat(pendingPassages()).isZero();
+        assertSlotsBack(8);
     }
 
     @Test
@@ -337,6 +352,7 @@ class RemoteUnderstandingTest {
                     .contains("BROKEN");
         });
         assertThat(pendingPassages()).isZero();
+        assertSlotsBack(8);
     }
 
     @Test
@@ -351,6 +367,7 @@ class RemoteUnderstandingTest {
                 .isZero();
 
         upsert("wiki", "d", "Ada Lovelace was SLOW to publish.");
+        passTime(Duration.ofMillis(50), () -> workers.sharedCalls() == 1); // the second waits on the first's call
         model.release.countDown();
         passTime(Duration.ofMillis(200), () -> !understoodTexts().isEmpty());
         passTime(Duration.ofMillis(200), () -> pendingPassages() == 0);
@@ -370,20 +387,33 @@ class RemoteUnderstandingTest {
                 .as("the call was paid for: its extraction is cached though its first passage was dropped")
                 .hasSize(1);
         assertThat(document("wiki", "d").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertSlotsBack(8);
     }
 
     @Test
     void theProcessHoldsNoMorePassagesThanItsCapacity() throws InterruptedException {
-        start(1, Duration.ofHours(1));
+        start(2, Duration.ofHours(1));
 
-        String text = "# One\n\nAda Lovelace wrote notes.\n\n# Two\n\nBabbage built engines.\n\n# Three\n\nLondon.";
+        String text = "# One\n\nAda Lovelace HOLDS notes.\n\n# Two\n\nBabbage HOLDS engines.\n\n# Three\n\n"
+                + "London HOLDS rain.\n\n# Four\n\nParis HOLDS art.";
         upsert("a", "d", text);
-        upsert("b", "d", text);
-        passTime(Duration.ofMillis(200), () -> understoodTexts().size() == 6);
+        passTime(Duration.ofMillis(200), () -> model.calls.get() == 2);
+        for (int i = 0; i < 5; i++) {
+            passTime(Duration.ofMillis(200), () -> true);
+        }
+        assertThat(model.calls)
+                .as("two slots: two calls, the other passages wait")
+                .hasValue(2);
+        assertThat(pendingPassages()).isEqualTo(4);
 
-        assertThat(model.maxInCall).hasValue(1);
+        model.release.countDown();
+        upsert("b", "d", text);
+        passTime(Duration.ofMillis(200), () -> understoodTexts().size() == 8);
+
+        assertThat(model.maxInCall).hasValueLessThanOrEqualTo(2);
         assertThat(document("a", "d").status()).isEqualTo(DocumentStatus.VERIFIED);
         assertThat(document("b", "d").status()).isEqualTo(DocumentStatus.VERIFIED);
         assertThat(pendingPassages()).isZero();
+        assertSlotsBack(2);
     }
 }

@@ -1,0 +1,235 @@
+package dev.engram.processors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.metrics.Meters;
+import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.Understanding;
+import dev.engram.schemas.UnderstandingEvent;
+import dev.engram.stores.PendingPassage;
+import dev.engram.stores.StateStores;
+import dev.engram.stores.StoreSpec;
+import dev.engram.understanding.Embedder;
+import dev.engram.understanding.Extractor;
+import dev.engram.understanding.Understander;
+import dev.engram.understanding.llm.LlmException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The understand step's bookkeeping over a remote model, driven by hand: Kafka Streams may close a task and initialize
+ * the same processor again (after a corrupted task or a commit timeout under exactly-once), and every worker slot a
+ * passage took must come back whatever became of it.
+ */
+class UnderstandProcessorTest {
+
+    private static final int CAPACITY = 2;
+
+    private final CountDownLatch gate = new CountDownLatch(1);
+    private final AtomicInteger calls = new AtomicInteger();
+    private final AtomicInteger embedFailures = new AtomicInteger();
+    private final MockProcessorContext<Void, Emission> context = new MockProcessorContext<>();
+    private final UnderstandingWorkers workers = new UnderstandingWorkers(
+            new Remote(),
+            new UnderstandingWorkers.Settings(
+                    CAPACITY, Duration.ofHours(1), Duration.ofMillis(10), Duration.ofMillis(10)),
+            Meters.detached());
+    private long now = 1_000_000;
+
+    /** A remote model: extraction waits for {@link #gate}; embedding fails transiently while asked to. */
+    private final class Remote implements Understander, Extractor, Embedder {
+        @Override
+        public Extractor extractor() {
+            return this;
+        }
+
+        @Override
+        public Embedder embedder() {
+            return this;
+        }
+
+        @Override
+        public String id() {
+            return "remote/1";
+        }
+
+        @Override
+        public boolean cacheable() {
+            return true;
+        }
+
+        @Override
+        public boolean remote() {
+            return true;
+        }
+
+        @Override
+        public Extraction extract(PassageEvent.Upsert passage) {
+            calls.incrementAndGet();
+            try {
+                assertThat(gate.await(30, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LlmException("interrupted", -1, e);
+            }
+            return new Extraction(passage.text(), List.of(), List.of(), List.of(), List.of(), "remote/1", null, null);
+        }
+
+        @Override
+        public String modelId() {
+            return "remote-embedder";
+        }
+
+        @Override
+        public int dimensions() {
+            return 2;
+        }
+
+        @Override
+        public float[] embed(String text) {
+            if (embedFailures.getAndDecrement() > 0) {
+                throw new LlmException("HTTP 503", 503, null);
+            }
+            return new float[] {1, 0};
+        }
+
+        @Override
+        public Understanding embed(PassageEvent.Upsert passage, Extraction extraction) {
+            float[] v = embed(passage.text());
+            return new Understanding(extraction, new Embeddings(v, v, List.of(), List.of(), List.of()), modelId());
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    UnderstandProcessorTest() {
+        KeyValueStore<String, PendingPassage> store = Stores.keyValueStoreBuilder(
+                        Stores.inMemoryKeyValueStore(StateStores.UNDERSTAND_PENDING.name()),
+                        StoreSpec.KEY,
+                        StateStores.UNDERSTAND_PENDING.values())
+                .withLoggingDisabled()
+                .build();
+        store.init(context.getStateStoreContext(), store);
+        context.addStateStore(store);
+        KeyValueStore<String, Extraction> cache = Stores.keyValueStoreBuilder(
+                        Stores.inMemoryKeyValueStore(StateStores.EXTRACTION_CACHE.name()),
+                        StoreSpec.KEY,
+                        StateStores.EXTRACTION_CACHE.values())
+                .withLoggingDisabled()
+                .build();
+        cache.init(context.getStateStoreContext(), cache);
+        context.addStateStore(cache);
+        context.setRecordMetadata("engram.passages", 0, 7);
+    }
+
+    @AfterEach
+    void closeWorkers() {
+        gate.countDown();
+        workers.close();
+    }
+
+    private static PassageEvent.Upsert passage(String id) {
+        return new PassageEvent.Upsert(
+                "ns", "doc", 1, id, 0, "hash-" + id, "T", List.of(), "Text of " + id, 0, 10, null, null);
+    }
+
+    private void punctuate() {
+        now += 100;
+        context.setCurrentSystemTimeMs(now);
+        List<MockProcessorContext.CapturedPunctuator> punctuators = context.scheduledPunctuators();
+        punctuators.get(punctuators.size() - 1).getPunctuator().punctuate(now);
+    }
+
+    private void until(BooleanSupplier done) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!done.getAsBoolean()) {
+            assertThat(System.nanoTime()).isLessThan(deadline);
+            punctuate();
+            Thread.sleep(10);
+        }
+    }
+
+    private long understood() {
+        return context.forwarded().stream()
+                .filter(f -> f.record().value() instanceof Emission.Understood u
+                        && u.event() instanceof UnderstandingEvent.Understood)
+                .count();
+    }
+
+    private long extracted() {
+        return context.forwarded().stream()
+                .filter(f -> f.record().value() instanceof Emission.Extracted)
+                .count();
+    }
+
+    @Test
+    void aTaskInitializedAgainOnTheSameProcessorUnderstandsItsPendingPassagesAndKeepsNoSlot()
+            throws InterruptedException {
+        Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.deferred(
+                        workers, StateStores.EXTRACTION_CACHE.name(), Meters.detached())
+                .get();
+        step.init(context);
+        for (String id : List.of("a", "b", "c")) {
+            step.process(new Record<>(id, passage(id), now));
+        }
+        assertThat(workers.idle()).as("two in calls, the third waits").isZero();
+
+        step.close(); // as Streams does with a corrupted task, before initializing it again
+        step.init(context);
+        gate.countDown();
+        until(() -> understood() == 3);
+
+        assertThat(workers.idle()).as("every slot came back").isEqualTo(CAPACITY);
+        assertThat(calls)
+                .as("the closed run's two calls end unheard; the new run calls for all three")
+                .hasValue(5);
+    }
+
+    @Test
+    void anExtractionPaidForIsKeptWhenEmbeddingFailsAndNotBoughtAgain() throws InterruptedException {
+        gate.countDown();
+        embedFailures.set(2);
+        Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.deferred(
+                        workers, StateStores.EXTRACTION_CACHE.name(), Meters.detached())
+                .get();
+        step.init(context);
+        step.process(new Record<>("a", passage("a"), now));
+        until(() -> understood() == 1);
+
+        assertThat(extracted()).as("the extraction is cached once").isEqualTo(1);
+        assertThat(workers.idle()).isEqualTo(CAPACITY);
+        assertThat(calls)
+                .as("two failed embeddings later, the extraction was still bought once")
+                .hasValue(1);
+    }
+
+    @Test
+    void aRetractionOfAPassageInItsCallGivesTheSlotBackWhenTheCallEnds() throws InterruptedException {
+        Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.deferred(
+                        workers, StateStores.EXTRACTION_CACHE.name(), Meters.detached())
+                .get();
+        step.init(context);
+        step.process(new Record<>("a", passage("a"), now));
+        step.process(
+                new Record<>("a", new PassageEvent.Retraction("ns", "doc", 2, "a", PassageEvent.Reason.DELETED), now));
+        assertThat(workers.idle()).as("the call still runs").isEqualTo(CAPACITY - 1);
+
+        gate.countDown();
+        until(() -> workers.idle() == CAPACITY);
+        assertThat(understood()).isZero();
+    }
+}
