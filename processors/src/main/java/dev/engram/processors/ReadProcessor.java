@@ -4,6 +4,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentEvent;
+import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
@@ -13,6 +14,7 @@ import dev.engram.stores.Keys;
 import dev.engram.stores.StateStores;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -94,6 +96,14 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         DocumentState previous = documents.get(key);
         List<PassageRef> before = previous == null || previous.deleted() ? List.of() : previous.passages();
         long version = previous == null ? 1 : previous.version() + 1;
+        if (event.op() == DocumentEvent.Op.UPSERT
+                && previous != null
+                && !previous.deleted()
+                && eventHash(event).equals(previous.eventHash())) {
+            // The very event the current version was read from, sent again: nothing to do, no new version.
+            meters.document(Meters.DocumentOutcome.UNCHANGED);
+            return;
+        }
         switch (event.op()) {
             case UPSERT -> upsert(record, event, key, before, version);
             case DELETE -> delete(record, event, key, previous, before, version);
@@ -153,10 +163,8 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         }
         upserts.forEach(u -> forward(record, new Emission.Passage(u)));
         forward(record, new Emission.Understood(manifest(event, version, after)));
-        documents.put(key, new DocumentState(event.namespace(), event.id(), version, false, after));
-        // Same passages as before: only the manifest (title, source, metadata) is news.
-        boolean unchanged = upserts.isEmpty() && previousIds.isEmpty() && after.equals(before);
-        meters.document(unchanged ? Meters.DocumentOutcome.UNCHANGED : Meters.DocumentOutcome.UPSERTED);
+        documents.put(key, new DocumentState(event.namespace(), event.id(), version, false, after, eventHash(event)));
+        meters.document(Meters.DocumentOutcome.UPSERTED);
         meters.passages(Meters.PassageOp.UPSERT, upserts.size());
         meters.passages(Meters.PassageOp.RETRACT, previousIds.size());
     }
@@ -179,9 +187,14 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                             event.namespace(), event.id(), version, p.passageId(), PassageEvent.Reason.DELETED)));
         }
         forward(record, new Emission.Understood(manifest(event, version, List.of())));
-        documents.put(key, new DocumentState(event.namespace(), event.id(), version, true, List.of()));
+        documents.put(key, new DocumentState(event.namespace(), event.id(), version, true, List.of(), null));
         meters.document(Meters.DocumentOutcome.DELETED);
         meters.passages(Meters.PassageOp.RETRACT, before.size());
+    }
+
+    /** The SHA-256 of the event as decoded (fields in their fixed order): the same event gives the same hash. */
+    private static String eventHash(DocumentEvent event) {
+        return Hashing.sha256Hex(new String(Json.toBytes(event), StandardCharsets.UTF_8));
     }
 
     private static UnderstandingEvent.Manifest manifest(DocumentEvent event, long version, List<PassageRef> passages) {

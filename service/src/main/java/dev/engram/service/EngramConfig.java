@@ -63,7 +63,9 @@ public record EngramConfig(
 
     /**
      * Where Kafka is and how Engram uses it: the embedded broker or {@code bootstrapServers}, the application id of the
-     * memory application (the ingest application adds {@code -ingest}), topic names and sizes, stream threads.
+     * memory application (the ingest application adds {@code -ingest}), topic names and sizes, stream threads, and the
+     * instance's stable identity ({@code instanceId}, null for none): with one, both applications are static members
+     * of their groups, so a restarted instance takes its partitions back at once instead of after the session timeout.
      */
     public record Kafka(
             boolean embedded,
@@ -77,6 +79,7 @@ public record EngramConfig(
             int memoryThreads,
             long commitIntervalMs,
             int standbyReplicas,
+            String instanceId,
             Map<String, String> clientProperties) {
 
         /** Settings Engram's guarantees rest on: not overridable through {@code ENGRAM_KAFKA_*}. */
@@ -146,6 +149,7 @@ public record EngramConfig(
                     memoryThreads,
                     commitIntervalMs,
                     standbyReplicas,
+                    instanceId,
                     clientProperties);
         }
     }
@@ -267,6 +271,8 @@ public record EngramConfig(
                 env.integer("ENGRAM_MEMORY_THREADS", 1, 1, 64),
                 env.integer("ENGRAM_COMMIT_INTERVAL_MS", 200, 10, Integer.MAX_VALUE),
                 env.integer("ENGRAM_STANDBY_REPLICAS", 0, 0, 8),
+                // the embedded broker serves one instance only: it is always the same member
+                env.name("ENGRAM_INSTANCE_ID", embedded ? "embedded" : null, "[A-Za-z0-9._-]+"),
                 env.kafkaClientProperties());
         int port = env.integer("ENGRAM_HTTP_PORT", 8080, 0, 65535);
         Http http = new Http(
@@ -472,7 +478,7 @@ public record EngramConfig(
         /** A name made of the given characters (ids, prefixes). */
         String name(String name, String fallback, String pattern) {
             String v = string(name, fallback);
-            if (!v.matches(pattern)) {
+            if (v != null && !v.matches(pattern)) {
                 throw invalid(name, "must be letters, digits, '.', '_' or '-'");
             }
             return v;

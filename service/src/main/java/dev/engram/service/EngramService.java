@@ -329,6 +329,12 @@ public final class EngramService implements AutoCloseable {
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 100);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_RECORD_BYTES);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        if (config.kafka().instanceId() != null) {
+            // static membership (Streams adds each thread's index): a restart, even after a crash, resumes at once
+            p.put(
+                    StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG),
+                    config.kafka().instanceId());
+        }
         // ENGRAM_KAFKA_* settings apply to every client of both applications, over the defaults above
         p.putAll(config.kafka().clientProperties());
         return p;

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DemoRestartIT {
 
-    private static final int DEMO_DOCUMENTS = 8;
+    private static final int DEMO_DOCUMENTS = 6;
 
     @TempDir
     Path home;

@@ -221,15 +221,34 @@ class EngramTopologyTest {
     }
 
     @Test
-    void anIdenticalUpsertEmitsNoPassages() {
+    void theSameEventSentAgainChangesNothingAndANewSourceIsANewVersion() {
         start(Understanders.embedded());
         upsert("wiki", "d", "T", "Same text.");
         passages.readValuesToList();
+        changes.readValuesToList();
 
         upsert("wiki", "d", "T", "Same text.");
 
         assertThat(passages.isEmpty()).isTrue();
+        assertThat(changes.isEmpty()).as("no new version, no memory change").isTrue();
         assertThat(passagesOf("wiki", "d")).hasSize(1);
+        assertThat(document("wiki", "d").version()).isEqualTo(1);
+
+        Map<String, Object> moved = new LinkedHashMap<>();
+        moved.put("namespace", "wiki");
+        moved.put("id", "d");
+        moved.put("op", "upsert");
+        moved.put("title", "T");
+        moved.put("text", "Same text.");
+        moved.put("source", "https://example.org/d");
+        documents.pipeInput(bytes("d"), Json.toBytes(moved));
+
+        assertThat(passages.isEmpty()).as("the same passages").isTrue();
+        assertThat(changes.readValuesToList())
+                .as("a new version of the document")
+                .isNotEmpty();
+        assertThat(document("wiki", "d").version()).isEqualTo(2);
+        assertThat(document("wiki", "d").source()).isEqualTo("https://example.org/d");
     }
 
     @Test
