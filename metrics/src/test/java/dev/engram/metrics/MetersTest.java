@@ -56,6 +56,7 @@ class MetersTest {
                         "read/null_value",
                         "read/error",
                         "understand/extractor_error",
+                        "understand/extractor_unavailable",
                         "understand/error",
                         "construct/bad_command",
                         "construct/bad_compensation",

@@ -221,6 +221,9 @@ public final class GraphLoader implements AutoCloseable {
                 c.graph().release();
                 LOG.debug("snapshot of namespace {} evicted ({}, {} bytes)", ns, why, c.bytes());
             }
+            // Its index writer, reader and buffers go too (snapshots still in use keep their own reader); the index
+            // stays on disk, and the namespace's next snapshot opens it again and writes only what changed.
+            closeVectors(ns);
             return c != null;
         } finally {
             lock.unlock();
@@ -228,10 +231,26 @@ public final class GraphLoader implements AutoCloseable {
     }
 
     /** The namespace's vector indexes; they outlive snapshots, so each snapshot writes only what changed. */
-    private HnswVectors vectors(String ns) {
+    HnswVectors vectors(String ns) {
         return vectors.computeIfAbsent(
                 ns,
                 n -> new HnswVectors(indexDir == null ? null : indexDir.resolve(n), search.minVectors(), search.ef()));
+    }
+
+    /** The namespaces whose vector indexes are open. */
+    public Set<String> openVectorIndexes() {
+        return Set.copyOf(vectors.keySet());
+    }
+
+    private void closeVectors(String ns) {
+        HnswVectors v = vectors.remove(ns);
+        if (v != null) {
+            try {
+                v.close();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("closing the vector index of namespace {}: {}", ns, e.toString());
+            }
+        }
     }
 
     @Override
@@ -258,14 +277,7 @@ public final class GraphLoader implements AutoCloseable {
                 lock.unlock();
             }
         }
-        vectors.forEach((ns, v) -> {
-            try {
-                v.close();
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("closing the vector index of namespace {}: {}", ns, e.toString());
-            }
-        });
-        vectors.clear();
+        Set.copyOf(vectors.keySet()).forEach(this::closeVectors);
     }
 
     private MemoryGraph build(String ns, long version, MemoryReader memory) {

@@ -3,8 +3,11 @@ package dev.engram.query;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.metrics.Meters;
+import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.Retrieval;
 import dev.engram.retrieval.VectorIndexer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -13,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** When a namespace's snapshot is rebuilt: by the query, or in the background while the previous one is served. */
 class GraphLoaderTest {
@@ -201,6 +205,32 @@ class GraphLoaderTest {
 
             assertThat(loader.cachedNamespaces()).containsExactly("here");
             assertThat(released).containsExactly(1L);
+        }
+    }
+
+    @Test
+    void aNamespaceThatLeavesClosesItsVectorIndexWhichOpensAgainWithItsVectors(@TempDir Path dir) throws Exception {
+        float[][] vectors = {{1, 0}, {0, 1}, {0.6f, 0.8f}};
+        VectorIndexer.Batch batch = new VectorIndexer.Batch("passage", List.of("a", "b", "c"), vectors);
+        try (GraphLoader loader = new GraphLoader(
+                60_000, 60_000, dir, new VectorSearch(1, 100), Long.MAX_VALUE, Duration.ofMillis(50), meters)) {
+            loader.graph("moved-away", 1, snapshot(1));
+            loader.vectors("moved-away").index(List.of(batch)).release().run(); // as its snapshot builds do
+            assertThat(loader.openVectorIndexes()).containsExactly("moved-away");
+            Thread.sleep(120);
+
+            loader.graph("here", 2, snapshot(2));
+
+            assertThat(loader.openVectorIndexes()).doesNotContain("moved-away");
+            // its writer let go of the directory: the index opens again, with what was written
+            try (HnswVectors again = new HnswVectors(dir.resolve("moved-away"), 1, 100)) {
+                VectorIndexer.Indexed indexed = again.index(List.of(batch));
+                assertThat(again.written()).as("nothing to write again").isZero();
+                assertThat(indexed.byKind().get("passage").nearest(new float[] {1, 0}, 1))
+                        .extracting(Retrieval.Scored::passage)
+                        .containsExactly(0);
+                indexed.release().run();
+            }
         }
     }
 }
