@@ -27,9 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsConfig;
@@ -64,24 +61,11 @@ class EngramTopologyTest {
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, understander, Meters.detached()), props);
-        documents = driver.createInputTopic(
-                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
-        passages = driver.createOutputTopic(
-                TOPICS.passages().name(),
-                new StringDeserializer(),
-                TOPICS.passages().valueSerde().deserializer());
-        understandings = driver.createOutputTopic(
-                TOPICS.understandings().name(),
-                new StringDeserializer(),
-                TOPICS.understandings().valueSerde().deserializer());
-        changes = driver.createOutputTopic(
-                TOPICS.memoryChanges().name(),
-                new StringDeserializer(),
-                TOPICS.memoryChanges().valueSerde().deserializer());
-        deadLetters = driver.createOutputTopic(
-                TOPICS.deadLetters().name(),
-                new ByteArrayDeserializer(),
-                TOPICS.deadLetters().valueSerde().deserializer());
+        documents = TestTopics.input(driver, TOPICS.documents());
+        passages = TestTopics.output(driver, TOPICS.passages());
+        understandings = TestTopics.output(driver, TOPICS.understandings());
+        changes = TestTopics.output(driver, TOPICS.memoryChanges());
+        deadLetters = TestTopics.output(driver, TOPICS.deadLetters());
     }
 
     @AfterEach

@@ -20,9 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -58,12 +56,8 @@ class EntityResolutionTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
-        documents = driver.createInputTopic(
-                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
-        changes = driver.createOutputTopic(
-                TOPICS.memoryChanges().name(),
-                new StringDeserializer(),
-                TOPICS.memoryChanges().valueSerde().deserializer());
+        documents = TestTopics.input(driver, TOPICS.documents());
+        changes = TestTopics.output(driver, TOPICS.memoryChanges());
     }
 
     @AfterEach
@@ -192,10 +186,7 @@ class EntityResolutionTest {
     void aMalformedCommandIsDeadLettered() {
         var commands = driver.createInputTopic(
                 TOPICS.memoryCommands().name(), new StringSerializer(), new ByteArraySerializer());
-        var deadLetters = driver.createOutputTopic(
-                TOPICS.deadLetters().name(),
-                new ByteArrayDeserializer(),
-                TOPICS.deadLetters().valueSerde().deserializer());
+        var deadLetters = TestTopics.output(driver, TOPICS.deadLetters());
         commands.pipeInput("wiki", "{\"namespace\": \"wiki\", \"op\": \"explode\"}".getBytes(StandardCharsets.UTF_8));
         commands.pipeInput("wiki", "not json".getBytes(StandardCharsets.UTF_8));
         String id = "0".repeat(32);

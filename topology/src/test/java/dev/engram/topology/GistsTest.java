@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -52,8 +51,7 @@ class GistsTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
-        documents = driver.createInputTopic(
-                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
+        documents = TestTopics.input(driver, TOPICS.documents());
     }
 
     @AfterEach

@@ -75,8 +75,7 @@ class MirrorConvergenceTest {
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
-        documents = driver.createInputTopic(
-                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
+        documents = TestTopics.input(driver, TOPICS.documents());
         compensations = driver.createInputTopic(
                 TOPICS.compensations().name(), new StringSerializer(), new ByteArraySerializer());
         mirror = driver.createOutputTopic(

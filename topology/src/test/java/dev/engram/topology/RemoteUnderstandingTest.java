@@ -37,9 +37,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
@@ -178,20 +175,10 @@ class RemoteUnderstandingTest {
                         Duration.ofMinutes(1)),
                 props,
                 Instant.parse("2026-01-01T00:00:00Z"));
-        documents = driver.createInputTopic(
-                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
-        understandings = driver.createOutputTopic(
-                TOPICS.understandings().name(),
-                new StringDeserializer(),
-                TOPICS.understandings().valueSerde().deserializer());
-        extractions = driver.createOutputTopic(
-                TOPICS.extractions().name(),
-                new StringDeserializer(),
-                TOPICS.extractions().valueSerde().deserializer());
-        deadLetters = driver.createOutputTopic(
-                TOPICS.deadLetters().name(),
-                new ByteArrayDeserializer(),
-                TOPICS.deadLetters().valueSerde().deserializer());
+        documents = TestTopics.input(driver, TOPICS.documents());
+        understandings = TestTopics.output(driver, TOPICS.understandings());
+        extractions = TestTopics.output(driver, TOPICS.extractions());
+        deadLetters = TestTopics.output(driver, TOPICS.deadLetters());
     }
 
     @AfterEach

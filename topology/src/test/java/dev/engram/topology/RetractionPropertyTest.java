@@ -25,7 +25,6 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -119,8 +118,7 @@ class RetractionPropertyTest {
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         TopologyTestDriver driver = new TopologyTestDriver(
                 EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
-        TestInputTopic<byte[], byte[]> documents = driver.createInputTopic(
-                TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
+        TestInputTopic<byte[], byte[]> documents = TestTopics.input(driver, TOPICS.documents());
         for (String[] e : events) {
             Map<String, Object> doc = new LinkedHashMap<>();
             doc.put("namespace", e[0]);
