@@ -197,11 +197,15 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     }
 
     private void understandInline(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
+        understandInline(record, upsert, cached(key(upsert)));
+    }
+
+    /** Understands on the stream thread, from {@code known} (the cached extraction) when it is not null. */
+    private void understandInline(Record<String, PassageEvent> record, PassageEvent.Upsert upsert, Extraction known) {
         long t0 = System.nanoTime();
         letters.call(record, DeadLetters.utf8(record.key()), () -> Json.toBytes(upsert), () -> {
-                    String key = cacheKey(
-                            upsert.contentHash(), understander.extractor().id());
-                    Extraction extraction = cached(key);
+                    String key = key(upsert);
+                    Extraction extraction = known;
                     if (extraction == null) {
                         extraction = understander.extract(upsert);
                         extracted(record.timestamp(), record.headers(), upsert, key, extraction);
@@ -211,6 +215,11 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                 .ifPresent(event -> forward(record, new Emission.Understood(event)));
     }
 
+    private String key(PassageEvent.Upsert upsert) {
+        return cacheKey(upsert.contentHash(), understander.extractor().id());
+    }
+
+    /** The cached extraction under {@code key} (counted as a hit or a miss), or null. */
     private Extraction cached(String key) {
         if (cache == null) {
             return null;
@@ -240,14 +249,12 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     /** Keeps an upsert pending (replacing an older one of the passage) and hands it to a worker if a slot is free. */
     private void hold(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
         String passageId = record.key();
-        if (!understander.embedder().remote()) {
+        Extraction known = cached(key(upsert));
+        if (known != null && !understander.embedder().remote()) {
             // A cached extraction and a local embedder: nothing remote to wait for.
-            String key = cacheKey(upsert.contentHash(), understander.extractor().id());
-            if (cache != null && cache.get(key) != null) {
-                drop(passageId);
-                understandInline(record, upsert);
-                return;
-            }
+            drop(passageId);
+            understandInline(record, upsert, known);
+            return;
         }
         RecordMetadata meta = context.recordMetadata().orElse(null);
         PendingPassage passage = new PendingPassage(
@@ -264,7 +271,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         // A held passage's call (or retry) finds the new upsert when it settles; otherwise a free slot takes it now,
         // and without one the hand-over in poll() takes it later.
         if (!held.containsKey(passageId) && workers.tryAcquire()) {
-            call(passageId, upsert, 0, null);
+            call(passageId, upsert, 0, known);
         }
     }
 
@@ -279,14 +286,15 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         }
     }
 
-    /** Hands {@code upsert} to a worker, with the slot the caller holds for it (and its extraction, if known). */
+    /**
+     * Hands {@code upsert} to a worker, with the slot the caller holds for it and its extraction if one is known
+     * (cached, or paid for by an earlier attempt).
+     */
     private void call(String passageId, PassageEvent.Upsert upsert, int failures, Extraction known) {
-        String key = cacheKey(upsert.contentHash(), understander.extractor().id());
-        Extraction extraction = known != null ? known : cached(key);
         Object call = new Object();
         Generation g = generation;
         held.put(passageId, new Held(call, failures, 0, known));
-        if (!workers.submit(upsert, key, extraction, outcome -> g.deliver(new Arrived(call, outcome), workers))) {
+        if (!workers.submit(upsert, key(upsert), known, outcome -> g.deliver(new Arrived(call, outcome), workers))) {
             held.remove(passageId);
             workers.release();
         }
@@ -305,7 +313,8 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                     drop(e.getKey());
                 } else {
                     // a passage id is made from the content's hash: the extraction fits whatever upsert is pending
-                    call(e.getKey(), p.passage(), h.failures(), h.extraction());
+                    Extraction known = h.extraction() != null ? h.extraction() : cached(key(p.passage()));
+                    call(e.getKey(), p.passage(), h.failures(), known);
                 }
             }
         }
@@ -326,7 +335,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             collect(pending.all(), null, from, next);
         }
         for (KeyValue<String, PendingPassage> kv : next) {
-            call(kv.key, kv.value.passage(), 0, null);
+            call(kv.key, kv.value.passage(), 0, cached(key(kv.value.passage())));
         }
     }
 
@@ -368,9 +377,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                     p == null ? now : p.timestamp(),
                     new RecordHeaders(),
                     outcome.passage(),
-                    cacheKey(
-                            outcome.passage().contentHash(),
-                            understander.extractor().id()),
+                    key(outcome.passage()),
                     outcome.paid());
         }
         Held h = held.get(passageId);
