@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -113,6 +114,49 @@ class RemoteModelIT {
             }
             List<DeadLetter> letters = ItSupport.deadLetters(broker.bootstrapServers(), new Topics(id + "."), 0);
             assertThat(letters).as("nothing was dead-lettered").isEmpty();
+        }
+    }
+
+    @Test
+    void anInstanceKilledWhileTheModelIsAnsweringUnderstandsThePassageAfterItsRestart(EmbeddedKafkaBroker broker)
+            throws Exception {
+        CountDownLatch cut = new CountDownLatch(1);
+        try (FakeOpenAiServer llm = new FakeOpenAiServer()) {
+            llm.enqueueFor(
+                    "Dorothy Vaughan",
+                    Reply.okAfter("extraction-ok.json", cut), // never answered: the instance dies meanwhile
+                    Reply.ok("extraction-ok.json"));
+            String id = "remote-kill-" + UUID.randomUUID().toString().substring(0, 8);
+            Map<String, String> env =
+                    ItSupport.environment(broker.bootstrapServers(), id, id + ".", state, 2, ItSupport.freePort());
+            env.putAll(Map.of(
+                    "ENGRAM_UNDERSTANDING", "llm",
+                    "ENGRAM_LLM_BASE_URL", llm.baseUrl().toString(),
+                    "ENGRAM_LLM_MODEL", "test-model",
+                    "ENGRAM_LLM_MAX_RETRIES", "0",
+                    "ENGRAM_INSTANCE_ID", "remote-kill"));
+            ServiceProcess first = ServiceProcess.start(env, ServiceProcess.LOGS.resolve(id + "-1.log"));
+            try (KafkaProducer<String, byte[]> producer = ItSupport.producer(broker.bootstrapServers())) {
+                send(
+                        producer,
+                        first.topics().documents().name(),
+                        "vaughan",
+                        upsert(NS, "vaughan", "Vaughan", "Dorothy Vaughan led the computing unit."));
+                awaitRequest(llm, "Dorothy Vaughan");
+                first.process().destroyForcibly(); // SIGKILL with the passage pending and its call open
+                assertThat(first.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+            }
+            ServiceProcess second = ServiceProcess.start(env, ServiceProcess.LOGS.resolve(id + "-2.log"));
+            try {
+                awaitVerified(second.base(), NS, List.of("vaughan"));
+                assertThat(llm.requestsFor("Dorothy Vaughan")).isEqualTo(2);
+            } finally {
+                second.process().destroy();
+                second.process().waitFor(60, TimeUnit.SECONDS);
+                cut.countDown();
+            }
+            assertThat(ItSupport.deadLetters(broker.bootstrapServers(), new Topics(id + "."), 0))
+                    .isEmpty();
         }
     }
 
