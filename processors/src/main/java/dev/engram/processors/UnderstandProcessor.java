@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * UNDERSTAND: parallel over passage ids. An upserted passage is extracted — or its extraction is taken from the cache
- * of (content hash, extractor id), so replays, restarts and re-embeddings never pay an LLM twice — then embedded; a
+ * of (namespace, content hash, extractor id) — see {@link ExtractionCacheScope} — so replays, restarts and
+ * re-embeddings never pay an LLM twice — then embedded; a
  * retraction passes through. A passage that cannot be understood becomes a dead letter.
  *
  * <p>With a local model the passage is understood inline. With a remote one (see {@link UnderstandingWorkers}) the
@@ -54,6 +55,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
     private final Understander understander;
     private final String cacheStore;
+    private final ExtractionCacheScope scope;
     private final Meters meters;
     private final UnderstandingWorkers workers;
     private ProcessorContext<Void, Emission> context;
@@ -111,15 +113,22 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
     /**
      * @param cacheStore name of the global extraction-cache store, or null to extract every time
+     * @param scope which passages share a cached extraction
      */
-    public UnderstandProcessor(Understander understander, String cacheStore, Meters meters) {
-        this(understander, cacheStore, meters, null);
+    public UnderstandProcessor(
+            Understander understander, String cacheStore, ExtractionCacheScope scope, Meters meters) {
+        this(understander, cacheStore, scope, meters, null);
     }
 
     private UnderstandProcessor(
-            Understander understander, String cacheStore, Meters meters, UnderstandingWorkers workers) {
+            Understander understander,
+            String cacheStore,
+            ExtractionCacheScope scope,
+            Meters meters,
+            UnderstandingWorkers workers) {
         this.understander = understander;
         this.cacheStore = cacheStore;
+        this.scope = scope;
         this.meters = meters;
         this.workers = workers;
     }
@@ -128,13 +137,14 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
      * The step over {@code workers}' remote model, with its pending store.
      *
      * @param cacheStore name of the global extraction-cache store, or null to extract every time
+     * @param scope which passages share a cached extraction (and, while it is made, a call to the model)
      */
     public static ProcessorSupplier<String, PassageEvent, Void, Emission> deferred(
-            UnderstandingWorkers workers, String cacheStore, Meters meters) {
+            UnderstandingWorkers workers, String cacheStore, ExtractionCacheScope scope, Meters meters) {
         return new ProcessorSupplier<>() {
             @Override
             public Processor<String, PassageEvent, Void, Emission> get() {
-                return new UnderstandProcessor(workers.understander(), cacheStore, meters, workers);
+                return new UnderstandProcessor(workers.understander(), cacheStore, scope, meters, workers);
             }
 
             @Override
@@ -142,11 +152,6 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                 return Set.of(StateStores.UNDERSTAND_PENDING.builder());
             }
         };
-    }
-
-    /** The cache key of a passage's extraction. */
-    public static String cacheKey(String contentHash, String extractorId) {
-        return contentHash + "|" + extractorId;
     }
 
     @Override
@@ -216,7 +221,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     }
 
     private String key(PassageEvent.Upsert upsert) {
-        return cacheKey(upsert.contentHash(), understander.extractor().id());
+        return scope.key(upsert, understander.extractor().id());
     }
 
     /** The cached extraction under {@code key} (counted as a hit or a miss), or null. */

@@ -180,7 +180,7 @@ class UnderstandProcessorTest {
     void aTaskInitializedAgainOnTheSameProcessorUnderstandsItsPendingPassagesAndKeepsNoSlot()
             throws InterruptedException {
         Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.deferred(
-                        workers, StateStores.EXTRACTION_CACHE.name(), Meters.detached())
+                        workers, StateStores.EXTRACTION_CACHE.name(), ExtractionCacheScope.NAMESPACE, Meters.detached())
                 .get();
         step.init(context);
         for (String id : List.of("a", "b", "c")) {
@@ -205,7 +205,7 @@ class UnderstandProcessorTest {
         gate.countDown();
         embedFailures.set(2);
         Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.deferred(
-                        workers, StateStores.EXTRACTION_CACHE.name(), Meters.detached())
+                        workers, StateStores.EXTRACTION_CACHE.name(), ExtractionCacheScope.NAMESPACE, Meters.detached())
                 .get();
         step.init(context);
         step.process(new Record<>("a", passage("a"), now));
@@ -221,7 +221,7 @@ class UnderstandProcessorTest {
     @Test
     void aRetractionOfAPassageInItsCallGivesTheSlotBackWhenTheCallEnds() throws InterruptedException {
         Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.deferred(
-                        workers, StateStores.EXTRACTION_CACHE.name(), Meters.detached())
+                        workers, StateStores.EXTRACTION_CACHE.name(), ExtractionCacheScope.NAMESPACE, Meters.detached())
                 .get();
         step.init(context);
         step.process(new Record<>("a", passage("a"), now));

@@ -1,5 +1,6 @@
 package dev.engram.service;
 
+import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.VectorSearch;
 import dev.engram.sinks.Neo4jMirror;
@@ -175,7 +176,8 @@ public record EngramConfig(
 
     /**
      * Which understanding runs and how; {@code llm} is set whenever an LLM is configured; {@code workers} bound the
-     * passages a remote model understands at once and how long one waits through an outage.
+     * passages a remote model understands at once and how long one waits through an outage; {@code cacheScope} says
+     * which passages share a cached extraction.
      */
     public record Understanding(
             Kind kind,
@@ -183,7 +185,8 @@ public record EngramConfig(
             int embedThreads,
             int questionsPerPassage,
             LlmConfig llm,
-            UnderstandingWorkers.Settings workers) {
+            UnderstandingWorkers.Settings workers,
+            ExtractionCacheScope cacheScope) {
 
         /** The extractor of passages. */
         public enum Kind {
@@ -303,7 +306,12 @@ public record EngramConfig(
                 env.integer("ENGRAM_EMBED_THREADS", 1, 1, 64),
                 env.integer("ENGRAM_QUESTIONS_PER_PASSAGE", 3, 0, 20),
                 llm,
-                workers(env));
+                workers(env),
+                switch (env.string("ENGRAM_EXTRACTION_CACHE_SCOPE", "namespace")) {
+                    case "namespace" -> ExtractionCacheScope.NAMESPACE;
+                    case "global" -> ExtractionCacheScope.GLOBAL;
+                    default -> throw invalid("ENGRAM_EXTRACTION_CACHE_SCOPE", "must be 'namespace' or 'global'");
+                });
         Query query = new Query(
                 new VectorSearch(
                         env.integer("ENGRAM_ANN_MIN_VECTORS", 50_000, 1, Integer.MAX_VALUE),

@@ -117,6 +117,7 @@ public final class EngramService implements AutoCloseable {
                 config.ingest().chunkMaxTokens(),
                 understander,
                 workers,
+                config.understanding().cacheScope(),
                 meters,
                 EngramTopology.Part.INGEST,
                 config.mirrors().repairInterval());

@@ -3,6 +3,7 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.query.VectorSearch;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,6 +70,17 @@ class EngramConfigTest {
         assertThatThrownBy(() ->
                         from(Map.of("ENGRAM_UNDERSTAND_BACKOFF_MS", "500", "ENGRAM_UNDERSTAND_MAX_BACKOFF_MS", "100")))
                 .hasMessageContaining("ENGRAM_UNDERSTAND_MAX_BACKOFF_MS");
+    }
+
+    @Test
+    void cachedExtractionsStayWithinTheirNamespaceUnlessSharedOnPurpose() {
+        assertThat(from(Map.of()).understanding().cacheScope()).isEqualTo(ExtractionCacheScope.NAMESPACE);
+        assertThat(from(Map.of("ENGRAM_EXTRACTION_CACHE_SCOPE", "global"))
+                        .understanding()
+                        .cacheScope())
+                .isEqualTo(ExtractionCacheScope.GLOBAL);
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_EXTRACTION_CACHE_SCOPE", "tenant")))
+                .hasMessageContaining("ENGRAM_EXTRACTION_CACHE_SCOPE");
     }
 
     @Test

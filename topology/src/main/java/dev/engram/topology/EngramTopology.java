@@ -3,6 +3,7 @@ package dev.engram.topology;
 import dev.engram.metrics.Meters;
 import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.Emission;
+import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.processors.ReadProcessor;
 import dev.engram.processors.UnderstandProcessor;
 import dev.engram.processors.UnderstandingWorkers;
@@ -97,9 +98,32 @@ public final class EngramTopology {
             Meters meters,
             Part part,
             Duration repairInterval) {
+        return build(
+                topics,
+                maxDocumentBytes,
+                chunkMaxTokens,
+                understander,
+                workers,
+                ExtractionCacheScope.NAMESPACE,
+                meters,
+                part,
+                repairInterval);
+    }
+
+    /** The topology whose cached extractions are shared within {@code cacheScope}. */
+    public static Topology build(
+            Topics topics,
+            int maxDocumentBytes,
+            int chunkMaxTokens,
+            Understander understander,
+            UnderstandingWorkers workers,
+            ExtractionCacheScope cacheScope,
+            Meters meters,
+            Part part,
+            Duration repairInterval) {
         StreamsBuilder builder = new StreamsBuilder();
         if (part != Part.MEMORY) {
-            buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, workers, meters);
+            buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, workers, cacheScope, meters);
         }
         if (part != Part.INGEST) {
             buildMemory(builder, topics, meters, repairInterval);
@@ -114,6 +138,7 @@ public final class EngramTopology {
             int chunkMaxTokens,
             Understander understander,
             UnderstandingWorkers workers,
+            ExtractionCacheScope cacheScope,
             Meters meters) {
         if (workers != null && workers.understander() != understander) {
             throw new IllegalArgumentException("the workers must run the topology's understanding");
@@ -140,8 +165,10 @@ public final class EngramTopology {
                 builder.stream(topics.passages().name(), topics.passages().consumed("passages-source"));
         KStream<Void, Emission> understood = workers == null
                 ? passages.process(
-                        () -> new UnderstandProcessor(understander, cacheStore, meters), Named.as("understand"))
-                : passages.process(UnderstandProcessor.deferred(workers, cacheStore, meters), Named.as("understand"));
+                        () -> new UnderstandProcessor(understander, cacheStore, cacheScope, meters),
+                        Named.as("understand"))
+                : passages.process(
+                        UnderstandProcessor.deferred(workers, cacheStore, cacheScope, meters), Named.as("understand"));
         route(understood, "understand", topics);
     }
 

@@ -3,6 +3,8 @@ package dev.engram.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.metrics.Meters;
+import dev.engram.processors.ConstructProcessor;
+import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.EntityType;
@@ -54,13 +56,27 @@ class EngramTopologyTest {
     private TestOutputTopic<byte[], DeadLetter> deadLetters;
 
     private void start(Understander understander) {
+        start(understander, ExtractionCacheScope.NAMESPACE);
+    }
+
+    private void start(Understander understander, ExtractionCacheScope cacheScope) {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "engram-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         driver = new TopologyTestDriver(
-                EngramTopology.build(TOPICS, 64 * 1024, 40, understander, Meters.detached()), props);
+                EngramTopology.build(
+                        TOPICS,
+                        64 * 1024,
+                        40,
+                        understander,
+                        null,
+                        cacheScope,
+                        Meters.detached(),
+                        EngramTopology.Part.ALL,
+                        ConstructProcessor.REPAIR_INTERVAL),
+                props);
         documents = TestTopics.input(driver, TOPICS.documents());
         passages = TestTopics.output(driver, TOPICS.passages());
         understandings = TestTopics.output(driver, TOPICS.understandings());
@@ -336,7 +352,7 @@ class EngramTopologyTest {
     }
 
     @Test
-    void theExtractionCacheSparesTheExtractorOnReplaysAndRepeatedContent() {
+    void theExtractionCacheSparesTheExtractorOnReplaysAndRepeatedContentWithinANamespace() {
         AtomicInteger calls = new AtomicInteger();
         start(Understanders.cachingCounting(calls));
         String text = "# One\n\nAda Lovelace met Charles Babbage.\n\n# Two\n\nShe lived in London.";
@@ -345,12 +361,33 @@ class EngramTopologyTest {
         assertThat(calls).hasValue(2);
         delete("wiki", "ada");
         upsert("wiki", "ada", "Ada", text);
+        upsert("wiki", "copy", "Ada", text);
+        assertThat(calls)
+                .as("a replay and a copy in the same namespace are not extracted again")
+                .hasValue(2);
+
+        upsert("other", "ada", "Ada", text);
+        assertThat(calls)
+                .as("another namespace pays for its own extraction: a cache hit would tell it what a tenant holds")
+                .hasValue(4);
+        assertThat(passagesOf("wiki", "copy")).hasSize(2);
+        assertThat(passagesOf("other", "ada")).hasSize(2);
+        KeyValueStore<String, Extraction> cache = driver.getKeyValueStore(StateStores.EXTRACTION_CACHE.name());
+        assertThat(cache.approximateNumEntries()).isEqualTo(4);
+    }
+
+    @Test
+    void aGlobalExtractionCacheIsSharedAcrossNamespaces() {
+        AtomicInteger calls = new AtomicInteger();
+        start(Understanders.cachingCounting(calls), ExtractionCacheScope.GLOBAL);
+        String text = "# One\n\nAda Lovelace met Charles Babbage.\n\n# Two\n\nShe lived in London.";
+
+        upsert("wiki", "ada", "Ada", text);
         upsert("other", "ada", "Ada", text);
 
         assertThat(calls)
                 .as("the same content is extracted once, whatever the namespace")
                 .hasValue(2);
-        assertThat(passagesOf("wiki", "ada")).hasSize(2);
         assertThat(passagesOf("other", "ada")).hasSize(2);
         KeyValueStore<String, Extraction> cache = driver.getKeyValueStore(StateStores.EXTRACTION_CACHE.name());
         assertThat(cache.approximateNumEntries()).isEqualTo(2);
