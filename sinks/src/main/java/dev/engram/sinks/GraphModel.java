@@ -75,25 +75,29 @@ final class GraphModel {
                         RETURN count(x) AS applied
                         """.formatted(type, from, to);
             }
+            // an entity's resolved id before the write: its SAME_AS link is touched only when that changes
             String write = """
                     UNWIND $rows AS r
                     MERGE (n:%s {namespace: r.namespace, id: r.id})
-                    WITH n, r WHERE n.version IS NULL OR n.version <= r.version
+                    WITH n, r, %s AS before WHERE n.version IS NULL OR n.version <= r.version
                     SET n += r.props, n.version = r.version, n.bucket = r.bucket, n.hash = r.hash
-                    """.formatted(label);
+                    """.formatted(label, this == ENTITY ? "n.resolvedId" : "null");
+            // links that exist already are left as they are: no write where nothing changes
             String links =
                     switch (this) {
                         case PASSAGE -> """
                                 WITH n, r
                                 MERGE (d:Document {namespace: r.namespace, id: r.props.documentId})
                                 MERGE (n)-[p:PART_OF]->(d)
-                                SET p.namespace = r.namespace
+                                ON CREATE SET p.namespace = r.namespace
                                 """;
                         case ENTITY -> """
-                                WITH n, r
-                                OPTIONAL MATCH (n)-[s:SAME_AS]->()
-                                DELETE s
-                                WITH DISTINCT n, r
+                                WITH n, r, before
+                                CALL (n, r, before) {
+                                  WITH n WHERE before IS NULL OR before <> r.props.resolvedId
+                                  MATCH (n)-[s:SAME_AS]->()
+                                  DELETE s
+                                }
                                 FOREACH (_ IN CASE WHEN r.props.resolvedId <> r.id THEN [1] ELSE [] END |
                                   MERGE (c:Entity {namespace: r.namespace, id: r.props.resolvedId})
                                   MERGE (n)-[s:SAME_AS]->(c)
@@ -103,18 +107,20 @@ final class GraphModel {
                                 WITH n, r
                                 MERGE (p:Passage {namespace: r.namespace, id: r.props.passageId})
                                 MERGE (n)-[a:ABOUT]->(p)
-                                SET a.namespace = r.namespace
+                                ON CREATE SET a.namespace = r.namespace
                                 """;
                         case THEME -> """
                                 WITH n, r
-                                OPTIONAL MATCH (n)-[m:HAS_MEMBER]->()
-                                DELETE m
-                                WITH DISTINCT n, r
+                                CALL (n, r) {
+                                  MATCH (n)-[m:HAS_MEMBER]->(p)
+                                  WHERE NOT p.id IN r.members
+                                  DELETE m
+                                }
                                 CALL (n, r) {
                                   UNWIND r.members AS pid
                                   MATCH (p:Passage {namespace: r.namespace, id: pid})
                                   MERGE (n)-[m:HAS_MEMBER]->(p)
-                                  SET m.namespace = r.namespace
+                                  ON CREATE SET m.namespace = r.namespace
                                 }
                                 """;
                         default -> "";

@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -21,9 +22,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -103,6 +107,16 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     private final Set<TopicPartition> unpositioned = new HashSet<>();
 
     private final List<Future<RecordMetadata>> pendingLetters = new ArrayList<>();
+    /** Polled batches not written yet, in the order they were polled. */
+    private final ArrayDeque<Batch> ahead = new ArrayDeque<>();
+    /** Decodes (and validates) polled records while the sink thread writes the ones before them. */
+    private final ExecutorService decoder = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "engram-mirror-decode");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private long polls;
     private volatile long lagRecords;
     private volatile Instant oldestPending;
 
@@ -181,9 +195,10 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                 } catch (WakeupException e) {
                     throw e;
                 } catch (RuntimeException e) {
-                    // the sink never stops on its own: what fails here is tried again after a pause
+                    // the sink never stops on its own: what fails here is read and tried again after a pause
                     LOG.error("mirror sink failed, trying again in {}", settings.pause(), e);
                     sleep(settings.pause());
+                    rewind();
                 }
             }
         } catch (WakeupException | Paused e) {
@@ -191,6 +206,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                 throw e;
             }
         } finally {
+            decoder.shutdownNow();
             consumer.close();
         }
     }
@@ -198,46 +214,90 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     private void pollOnce() {
         resumeDue();
         ConsumerRecords<String, byte[]> polled = consumer.poll(Duration.ofMillis(200));
+        long seq = ++polls;
         for (TopicPartition tp : polled.partitions()) {
-            if (!positions.containsKey(tp) && graph != null) {
-                continue; // its position is not known yet: paused, read again once it is
-            }
             List<ConsumerRecord<String, byte[]>> records = polled.records(tp);
             for (int i = 0; i < records.size(); i += settings.batchSize()) {
                 List<ConsumerRecord<String, byte[]>> batch =
                         records.subList(i, Math.min(records.size(), i + settings.batchSize()));
-                if (!process(tp, batch)) {
-                    break;
-                }
+                ahead.add(new Batch(seq, tp, batch, decoder.submit(() -> decodeAll(batch))));
+            }
+        }
+        // Under a backlog, a poll's batches decode on the decoding thread while the previous poll's are written;
+        // caught up (a poll short of a batch), they are written at once.
+        boolean caughtUp = polled.count() < settings.batchSize();
+        while (!ahead.isEmpty() && (ahead.peek().seq() < seq || caughtUp)) {
+            Batch b = ahead.poll();
+            if (!positions.containsKey(b.tp()) && graph != null) {
+                continue; // its position is not known yet: paused, read again once it is
+            }
+            if (!process(b.tp(), b.records(), decoded(b))) {
+                // paused: the partition is read again from this batch on
+                TopicPartition tp = b.tp();
+                ahead.removeIf(later -> later.tp().equals(tp));
             }
         }
         updateLag(polled);
     }
 
+    /** A polled batch of one partition, and its decoding. */
+    private record Batch(
+            long seq,
+            TopicPartition tp,
+            List<ConsumerRecord<String, byte[]>> records,
+            Future<List<Decoded>> decoding) {}
+
+    /** A polled record and what it holds: a mirror record, or why it is not one. */
+    private record Decoded(ConsumerRecord<String, byte[]> source, MirrorRecord record, String error) {}
+
+    private static List<Decoded> decodeAll(List<ConsumerRecord<String, byte[]>> batch) {
+        List<Decoded> out = new ArrayList<>(batch.size());
+        for (ConsumerRecord<String, byte[]> r : batch) {
+            out.add(decode(r));
+        }
+        return out;
+    }
+
+    private static List<Decoded> decoded(Batch b) {
+        try {
+            return b.decoding().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Paused(e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("decoding failed", e.getCause());
+        }
+    }
+
     /** Applies one batch; false when the partition paused (the rest of what was polled is read again later). */
-    private boolean process(TopicPartition tp, List<ConsumerRecord<String, byte[]>> batch) {
+    private boolean process(TopicPartition tp, List<ConsumerRecord<String, byte[]>> batch, List<Decoded> decoded) {
         Neo4jMirror.Position at = positions.getOrDefault(tp, Neo4jMirror.Position.NONE);
         long first = batch.get(0).offset();
         long next = batch.get(batch.size() - 1).offset() + 1;
         List<MirrorRecord> toGraph = new ArrayList<>();
         List<MirrorRecord> toVectors = new ArrayList<>();
-        for (ConsumerRecord<String, byte[]> r : batch) {
-            MirrorRecord record = decode(r);
-            if (record == null) {
+        for (Decoded d : decoded) {
+            ConsumerRecord<String, byte[]> r = d.source();
+            if (d.record() == null) {
+                deadLetter(r, d.error());
                 continue;
             }
             if (r.offset() >= at.graph()) {
-                toGraph.add(record);
+                toGraph.add(d.record());
             }
             if (r.offset() >= at.vectors()) {
-                toVectors.add(record);
+                toVectors.add(d.record());
             }
         }
         try {
             Map<MirrorRecord, String> graphRejected = new LinkedHashMap<>();
             if (graph != null && (!toGraph.isEmpty() || at.graph() < next)) {
                 graphRejected.putAll(writeGraph(tp, toGraph, next));
-                positions.put(tp, new Neo4jMirror.Position(next, at.vectors()));
+                if (graphRejected.isEmpty()) {
+                    // else Neo4j's position stays, so that a batch read again (after a pause, a restart) reports the
+                    // rejections again until they are acknowledged
+                    positions.put(tp, new Neo4jMirror.Position(next, at.vectors()));
+                }
             }
             toVectors.removeAll(graphRejected.keySet());
             Map<MirrorRecord, String> vectorRejected = new LinkedHashMap<>();
@@ -272,11 +332,17 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             sent.addAll(pendingLetters);
             pendingLetters.clear();
             acknowledged(sent);
-            if (graph != null) {
+            if (graph != null && vectors != null) {
                 retrying(Meters.Sink.NEO4J, () -> {
                     graph.writeBack(points, settings.group(), tp.topic(), tp.partition(), next);
                     return null;
                 });
+            } else if (graph != null) {
+                if (!graphRejected.isEmpty()) {
+                    retrying(
+                            Meters.Sink.NEO4J,
+                            () -> graph.apply(List.of(), settings.group(), tp.topic(), tp.partition(), next, true));
+                }
             } else {
                 consumer.commitSync(Map.of(tp, new OffsetAndMetadata(next)));
             }
@@ -306,7 +372,8 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         long started = System.nanoTime();
         try {
             long applied = retrying(
-                    Meters.Sink.NEO4J, () -> graph.apply(records, settings.group(), tp.topic(), tp.partition(), next));
+                    Meters.Sink.NEO4J,
+                    () -> graph.apply(records, settings.group(), tp.topic(), tp.partition(), next, vectors == null));
             meters.sinkWrite(Meters.Sink.NEO4J, records.size(), true, Duration.ofNanos(System.nanoTime() - started));
             meters.sinkRecords(
                     Meters.Sink.NEO4J, Meters.SinkRecordOutcome.APPLIED, (int) Math.min(applied, records.size()));
@@ -314,7 +381,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                     Math.max(0, records.size() - applied));
         } catch (Rejection e) {
             meters.sinkWrite(Meters.Sink.NEO4J, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
-            // find the records Neo4j refuses, one by one, then move the position past the batch
+            // find the records Neo4j refuses, one by one; the position moves past the batch once they are reported
             for (MirrorRecord r : records) {
                 try {
                     retrying(Meters.Sink.NEO4J, () -> graph.apply(List.of(r)));
@@ -322,9 +389,13 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                     rejected.put(r, SinkFailure.reason(one.getCause()));
                 }
             }
-            retrying(
-                    Meters.Sink.NEO4J,
-                    () -> graph.apply(List.of(), settings.group(), tp.topic(), tp.partition(), next));
+            if (rejected.isEmpty()) {
+                // refused as a batch, accepted one by one: nothing to report
+                retrying(
+                        Meters.Sink.NEO4J,
+                        () -> graph.apply(
+                                List.of(), settings.group(), tp.topic(), tp.partition(), next, vectors == null));
+            }
         }
         return rejected;
     }
@@ -437,7 +508,8 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         return producer.send(new ProducerRecord<>(settings.compensationsTopic(), r.namespace(), Json.toBytes(c)));
     }
 
-    private MirrorRecord decode(ConsumerRecord<String, byte[]> r) {
+    /** Decodes and validates one record; runs on the decoding thread. */
+    private static Decoded decode(ConsumerRecord<String, byte[]> r) {
         try {
             if (r.value() == null) {
                 throw new IllegalArgumentException("null value");
@@ -447,23 +519,26 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             if (!errors.isEmpty()) {
                 throw new IllegalArgumentException("schema: " + errors.get(0));
             }
-            return Json.mapper().treeToValue(tree, MirrorRecord.class);
+            return new Decoded(r, Json.mapper().treeToValue(tree, MirrorRecord.class), null);
         } catch (IOException | RuntimeException e) {
-            DeadLetter letter = DeadLetter.of(
-                    DeadLetter.Stage.MIRROR,
-                    DeadLetter.Cause.UNDECODABLE,
-                    "not a mirror record: " + e.getMessage(),
-                    r.topic(),
-                    r.partition(),
-                    r.offset(),
-                    r.key() == null ? null : r.key().getBytes(UTF_8),
-                    r.value(),
-                    clock.instant());
-            pendingLetters.add(
-                    producer.send(new ProducerRecord<>(settings.deadLetterTopic(), r.key(), Json.toBytes(letter))));
-            meters.deadLetter(DeadLetter.Stage.MIRROR, DeadLetter.Cause.UNDECODABLE);
-            return null;
+            return new Decoded(r, null, "not a mirror record: " + e.getMessage());
         }
+    }
+
+    private void deadLetter(ConsumerRecord<String, byte[]> r, String reason) {
+        DeadLetter letter = DeadLetter.of(
+                DeadLetter.Stage.MIRROR,
+                DeadLetter.Cause.UNDECODABLE,
+                reason,
+                r.topic(),
+                r.partition(),
+                r.offset(),
+                r.key() == null ? null : r.key().getBytes(UTF_8),
+                r.value(),
+                clock.instant());
+        pendingLetters.add(
+                producer.send(new ProducerRecord<>(settings.deadLetterTopic(), r.key(), Json.toBytes(letter))));
+        meters.deadLetter(DeadLetter.Stage.MIRROR, DeadLetter.Cause.UNDECODABLE);
     }
 
     private void resumeDue() {
@@ -488,6 +563,33 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     }
 
     /** Loads a partition's position from Neo4j and seeks to it; false when Neo4j cannot be reached. */
+    /** After an unexpected failure, every assigned partition is read again from where its written effects end. */
+    private void rewind() {
+        ahead.clear();
+        Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
+        if (graph == null) {
+            committed = consumer.committed(consumer.assignment());
+        }
+        for (TopicPartition tp : consumer.assignment()) {
+            Neo4jMirror.Position p = positions.get(tp);
+            if (p != null) {
+                seek(tp, vectors == null ? p.graph() : graph == null ? p.vectors() : Math.min(p.graph(), p.vectors()));
+            } else if (graph == null) {
+                OffsetAndMetadata c = committed.get(tp);
+                seek(tp, c == null ? -1 : c.offset());
+            }
+            // else its position is still to be read from Neo4j, which seeks
+        }
+    }
+
+    private void seek(TopicPartition tp, long from) {
+        if (from >= 0) {
+            consumer.seek(tp, from);
+        } else {
+            consumer.seekToBeginning(List.of(tp));
+        }
+    }
+
     private boolean position(TopicPartition tp) {
         Neo4jMirror.Position p;
         try {
@@ -497,21 +599,29 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             return false;
         }
         positions.put(tp, p);
-        long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
-        if (from >= 0) {
-            consumer.seek(tp, from);
-        } else {
-            consumer.seekToBeginning(List.of(tp));
-        }
+        seek(tp, vectors == null ? p.graph() : Math.min(p.graph(), p.vectors()));
         return true;
     }
 
     private void updateLag(ConsumerRecords<String, byte[]> polled) {
         try {
-            Map<TopicPartition, Long> ends = consumer.endOffsets(consumer.assignment(), Duration.ofSeconds(1));
             long lag = 0;
-            for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
-                lag += Math.max(0, e.getValue() - consumer.position(e.getKey(), Duration.ofSeconds(1)));
+            Set<TopicPartition> unknown = new HashSet<>();
+            for (TopicPartition tp : consumer.assignment()) {
+                // from the last fetch's high watermark, no request to the broker; a paused partition is not
+                // fetched, so its watermark is asked for
+                OptionalLong known = pausedUntil.containsKey(tp) ? OptionalLong.empty() : consumer.currentLag(tp);
+                if (known.isPresent()) {
+                    lag += known.getAsLong();
+                } else {
+                    unknown.add(tp);
+                }
+            }
+            if (!unknown.isEmpty()) {
+                for (Map.Entry<TopicPartition, Long> e :
+                        consumer.endOffsets(unknown, Duration.ofSeconds(1)).entrySet()) {
+                    lag += Math.max(0, e.getValue() - consumer.position(e.getKey(), Duration.ofSeconds(1)));
+                }
             }
             lagRecords = lag + pausedUntil.size();
             if (lag == 0 && pausedUntil.isEmpty()) {
@@ -540,6 +650,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             partitions.forEach(positions::remove);
             partitions.forEach(pausedUntil::remove);
             partitions.forEach(unpositioned::remove);
+            ahead.removeIf(b -> partitions.contains(b.tp()));
         }
 
         @Override
@@ -563,11 +674,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                 positions.put(tp, p);
                 long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
                 checkHistory(tp, from, start.getOrDefault(tp, 0L));
-                if (from >= 0) {
-                    consumer.seek(tp, from);
-                } else {
-                    consumer.seekToBeginning(List.of(tp));
-                }
+                seek(tp, from);
             }
         }
     }

@@ -112,17 +112,35 @@ public final class Neo4jMirror implements AutoCloseable {
      * transaction; returns how many elements were written (the rest held newer versions).
      */
     public long apply(List<MirrorRecord> records, String group, String topic, int partition, long next) {
+        return apply(records, group, topic, partition, next, false);
+    }
+
+    /**
+     * Like {@link #apply(List, String, String, int, long)}; with {@code vectorsToo} the vector position moves in the
+     * same transaction (a sink without a vector mirror has nothing to write back, and saves a transaction per batch).
+     */
+    public long apply(
+            List<MirrorRecord> records, String group, String topic, int partition, long next, boolean vectorsToo) {
         try (Session s = driver.session(session);
                 Transaction t = s.beginTransaction(tx)) {
             long applied = write(t, records);
-            t.run(
-                            "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition}) "
-                                    + "SET o.graph = CASE WHEN coalesce(o.graph, -1) < $next THEN $next ELSE o.graph END",
-                            Map.of("group", group, "topic", topic, "partition", partition, "next", next))
-                    .consume();
+            move(t, vectorsToo ? MOVE_BOTH : MOVE_GRAPH, group, topic, partition, next);
             t.commit();
             return applied;
         }
+    }
+
+    private static final String MOVE_GRAPH =
+            "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition})"
+                    + " SET o.graph = CASE WHEN coalesce(o.graph, -1) < $next THEN $next ELSE o.graph END";
+    /** Both positions: the graph one too, which a batch with rejections moves only once they are reported. */
+    private static final String MOVE_BOTH =
+            MOVE_GRAPH + ", o.vectors = CASE WHEN coalesce(o.vectors, -1) < $next THEN $next ELSE o.vectors END";
+
+    /** Moves a partition's position(s) to {@code next}, never back. */
+    private static void move(Transaction t, String statement, String group, String topic, int partition, long next) {
+        t.run(statement, Map.of("group", group, "topic", topic, "partition", partition, "next", next))
+                .consume();
     }
 
     /** Writes records without moving any position (repairs of single records, tests). */
@@ -148,8 +166,8 @@ public final class Neo4jMirror implements AutoCloseable {
     }
 
     /**
-     * Records the Qdrant points written for each object (the reference write-back) and moves the vector position of
-     * the partition to {@code next}, in one transaction.
+     * Records the Qdrant points written for each object (the reference write-back) and moves the positions of the
+     * partition to {@code next}, in one transaction.
      */
     public void writeBack(
             Map<MirrorRecord, List<String>> points, String group, String topic, int partition, long next) {
@@ -168,11 +186,7 @@ public final class Neo4jMirror implements AutoCloseable {
             });
             byElement.forEach(
                     (e, rows) -> t.run(e.writeBack(), Map.of("rows", rows)).consume());
-            t.run(
-                            "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition}) "
-                                    + "SET o.vectors = CASE WHEN coalesce(o.vectors, -1) < $next THEN $next ELSE o.vectors END",
-                            Map.of("group", group, "topic", topic, "partition", partition, "next", next))
-                    .consume();
+            move(t, MOVE_BOTH, group, topic, partition, next);
             t.commit();
         }
     }

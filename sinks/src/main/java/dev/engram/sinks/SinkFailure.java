@@ -5,6 +5,7 @@ import io.grpc.StatusRuntimeException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.neo4j.driver.exceptions.ClientException;
+import org.neo4j.driver.exceptions.DatabaseException;
 import org.neo4j.driver.exceptions.RetryableException;
 
 /**
@@ -36,6 +37,12 @@ final class SinkFailure {
             return code.startsWith("Neo.ClientError.Statement.")
                     || code.equals("Neo.ClientError.Schema.ConstraintValidationFailed")
                     || code.startsWith("Neo.ClientError.Request.Invalid");
+        }
+        if (e instanceof DatabaseException d) {
+            // the statement failed on this data (say, an id too long for Neo4j to index): the same write fails again.
+            // Should Neo4j fail every statement so, the sink compensates what it could not write and memory's repair
+            // brings it back once Neo4j is fixed.
+            return "Neo.DatabaseError.Statement.ExecutionFailed".equals(d.code());
         }
         return e instanceof Rejected;
     }

@@ -60,6 +60,10 @@ final class MirrorRecords {
                         name, EntityType.PERSON, "d", List.of("a"), List.of(name), resolved, 1, 1, vector(dim, 0.5f)));
     }
 
+    static MirrorRecord theme(String ns, String id, long version, String... passages) {
+        return MirrorRecord.upsert(ns, id, version, AT, new MirrorRecord.Theme(0, 1.0, List.of(passages), "summary"));
+    }
+
     static MirrorRecord mention(String ns, String passage, String entity, long version) {
         return MirrorRecord.upsert(
                 ns,

@@ -25,6 +25,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -32,7 +34,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -92,9 +96,28 @@ class MirrorSinkTest {
         return consumer(values, 0);
     }
 
-    /** A partition whose records before {@code start} retention has deleted. */
+    /**
+     * A partition whose records before {@code start} retention has deleted. Like a broker (and unlike a plain
+     * {@link MockConsumer}), it returns records again after a seek back.
+     */
     private MockConsumer<String, byte[]> consumer(List<byte[]> values, long start) {
-        MockConsumer<String, byte[]> c = new MockConsumer<>("earliest");
+        MockConsumer<String, byte[]> c = new MockConsumer<>("earliest") {
+            @Override
+            public synchronized void seek(TopicPartition partition, long offset) {
+                super.seek(partition, offset);
+                for (long o = Math.max(offset, start); o < start + values.size(); o++) {
+                    addRecord(new ConsumerRecord<>(TOPIC, 0, o, ns, values.get((int) (o - start))));
+                }
+            }
+
+            @Override
+            public synchronized void seekToBeginning(Collection<TopicPartition> partitions) {
+                super.seekToBeginning(partitions);
+                if (partitions.contains(tp)) {
+                    seek(tp, start);
+                }
+            }
+        };
         c.updateBeginningOffsets(Map.of(tp, start));
         c.updateEndOffsets(Map.of(tp, start + values.size()));
         c.schedulePollTask(() -> {
@@ -243,6 +266,69 @@ class MirrorSinkTest {
         assertThat(letters).hasSize(2).allSatisfy(r -> assertThat(
                         Json.fromBytes(r.value(), DeadLetter.class).cause())
                 .isEqualTo(DeadLetter.Cause.UNDECODABLE));
+        assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).isEqualTo(Map.of("p1", 2L));
+    }
+
+    @Test
+    void aRecordNeo4jRejectsIsReportedEvenWhenTheReportFailsOnce() throws Exception {
+        // Neo4j refuses to index an id this long (its key is part of the node key constraint)
+        String huge = "p2-" + "x".repeat(40_000);
+        List<byte[]> values = records(
+                document(ns, "doc", 1, "T"),
+                passage(ns, "p1", "doc", 2, "one", 4),
+                passage(ns, huge, "doc", 3, "two", 4));
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        MockProducer<String, byte[]> p =
+                new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer()) {
+                    @Override
+                    public synchronized Future<RecordMetadata> send(ProducerRecord<String, byte[]> r) {
+                        if (r.topic().equals("compensations") && failedOnce.compareAndSet(false, true)) {
+                            return CompletableFuture.failedFuture(new TimeoutException("the broker did not answer"));
+                        }
+                        return super.send(r);
+                    }
+                };
+        Throwable died = runUntil(sink(consumer(values), p, null), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(3, 3)));
+        assertThat(died).isNull();
+        assertThat(failedOnce).isTrue();
+        assertThat(p.history().stream()
+                        .filter(r -> r.topic().equals("compensations"))
+                        .map(r -> Json.fromBytes(r.value(), Compensation.class)))
+                .as("the batch was read again after the pause, and its rejection reported again")
+                .singleElement()
+                .satisfies(c -> {
+                    assertThat(c.subjectId()).isEqualTo(huge);
+                    assertThat(c.sink()).isEqualTo(Compensation.Sink.NEO4J);
+                    assertThat(c.outcome()).isEqualTo(Compensation.Outcome.COMPENSATED);
+                });
+        assertThat(graph.digests(ns).get(Kind.PASSAGE)).isEqualTo(Digests.of(Map.of("p1", 2L)));
+    }
+
+    @Test
+    void aBatchThatFailsUnexpectedlyIsReadAgainNeverSkipped() throws Exception {
+        List<byte[]> values = new ArrayList<>();
+        values.add("{not json".getBytes(StandardCharsets.UTF_8));
+        values.addAll(records(document(ns, "doc", 1, "T"), passage(ns, "p1", "doc", 2, "after", 4)));
+        AtomicBoolean thrown = new AtomicBoolean();
+        MockProducer<String, byte[]> p =
+                new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer()) {
+                    @Override
+                    public synchronized Future<RecordMetadata> send(ProducerRecord<String, byte[]> r) {
+                        if (thrown.compareAndSet(false, true)) {
+                            throw new IllegalStateException("a failure no one planned for");
+                        }
+                        return super.send(r);
+                    }
+                };
+        Throwable died = runUntil(sink(consumer(values), p, qdrant), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(3, 3)));
+        assertThat(died).isNull();
+        assertThat(thrown).isTrue();
+        assertThat(p.history())
+                .filteredOn(r -> r.topic().equals("dead-letters"))
+                .hasSize(1);
+        assertThat(passagesInGraph()).isEqualTo(1);
         assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).isEqualTo(Map.of("p1", 2L));
     }
 

@@ -7,6 +7,7 @@ import static dev.engram.sinks.MirrorRecords.entity;
 import static dev.engram.sinks.MirrorRecords.fact;
 import static dev.engram.sinks.MirrorRecords.mention;
 import static dev.engram.sinks.MirrorRecords.passage;
+import static dev.engram.sinks.MirrorRecords.theme;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.schemas.MirrorRecord;
@@ -76,6 +77,59 @@ class Neo4jMirrorTest {
                 .isZero();
         assertThat(count("MATCH ()-[r]->() WHERE startNode(r).namespace = $ns AND r.namespace IS NULL RETURN count(r)"))
                 .isZero();
+    }
+
+    @Test
+    void linksFollowMergesUnmergesAndThemeMembersExactly() {
+        graph.apply(List.of(
+                document(ns, "doc", 1, "T"),
+                passage(ns, "p1", "doc", 1, "one", 4),
+                passage(ns, "p2", "doc", 1, "two", 4),
+                passage(ns, "p3", "doc", 1, "three", 4),
+                entity(ns, "e1", "e1", 1, "Ada", 4),
+                entity(ns, "e2", "e2", 1, "Lovelace", 4),
+                entity(ns, "e3", "e1", 1, "Ada Lovelace", 4),
+                theme(ns, "t0", 1, "p1", "p2")));
+        assertThat(sameAs("e3")).containsExactly("e1");
+        assertThat(members("t0")).containsExactly("p1", "p2");
+
+        graph.apply(List.of(entity(ns, "e3", "e1", 2, "Ada Lovelace", 4), theme(ns, "t0", 2, "p2", "p3")));
+        assertThat(sameAs("e3"))
+                .as("an update that keeps the merge keeps one link")
+                .containsExactly("e1");
+        assertThat(members("t0")).containsExactly("p2", "p3");
+
+        graph.apply(List.of(entity(ns, "e3", "e2", 3, "Ada Lovelace", 4)));
+        assertThat(sameAs("e3")).as("merged into another entity").containsExactly("e2");
+        graph.apply(List.of(entity(ns, "e3", "e3", 4, "Ada Lovelace", 4), theme(ns, "t0", 4)));
+        assertThat(sameAs("e3")).as("unmerged").isEmpty();
+        assertThat(members("t0")).isEmpty();
+
+        MirrorRecord merged = entity(ns, "e3", "e1", 5, "Ada Lovelace", 4);
+        graph.apply(List.of(merged));
+        graph.undo(List.of(merged));
+        graph.apply(List.of(entity(ns, "e3", "e2", 6, "Ada Lovelace", 4)));
+        assertThat(sameAs("e3")).as("rewritten after an undo").containsExactly("e2");
+    }
+
+    private List<String> sameAs(String entity) {
+        return graph
+                .read(
+                        "MATCH (:Entity {namespace: $ns, id: $id})-[:SAME_AS]->(c) RETURN c.id ORDER BY c.id",
+                        Map.of("ns", ns, "id", entity))
+                .stream()
+                .map(r -> r.get(0).asString())
+                .toList();
+    }
+
+    private List<String> members(String theme) {
+        return graph
+                .read(
+                        "MATCH (:Theme {namespace: $ns, id: $id})-[m:HAS_MEMBER]->(p) RETURN p.id ORDER BY p.id",
+                        Map.of("ns", ns, "id", theme))
+                .stream()
+                .map(r -> r.get(0).asString())
+                .toList();
     }
 
     @Test
