@@ -28,6 +28,23 @@ record ServiceProcess(Process process, String base, Topics topics) {
 
     /** Starts {@code engram <command>} and waits until {@code health} answers 200. */
     static ServiceProcess start(Map<String, String> env, Path log, String command, String health) throws IOException {
+        Process p = launch(env, log, command);
+        String base = "http://127.0.0.1:" + env.get("ENGRAM_HTTP_PORT");
+        try {
+            ItSupport.awaitResponse(
+                    Duration.ofSeconds(120),
+                    () -> ItSupport.get(base + health),
+                    r -> r.status() == 200 || !p.isAlive());
+        } catch (AssertionError e) {
+            p.destroyForcibly();
+            throw new AssertionError("the instance did not start; its log: " + log, e);
+        }
+        assertThat(p.isAlive()).as("the instance runs; its log: %s", log).isTrue();
+        return new ServiceProcess(p, base, new Topics(env.get("ENGRAM_TOPIC_PREFIX")));
+    }
+
+    /** Launches {@code engram <command>} as it ships, with these ENGRAM_* variables, its output to {@code log}. */
+    static Process launch(Map<String, String> env, Path log, String command) throws IOException {
         Files.createDirectories(LOGS);
         List<String> line = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -49,18 +66,6 @@ record ServiceProcess(Process process, String base, Topics topics) {
         pb.environment().putAll(env);
         pb.redirectErrorStream(true);
         pb.redirectOutput(log.toFile());
-        Process p = pb.start();
-        String base = "http://127.0.0.1:" + env.get("ENGRAM_HTTP_PORT");
-        try {
-            ItSupport.awaitResponse(
-                    Duration.ofSeconds(120),
-                    () -> ItSupport.get(base + health),
-                    r -> r.status() == 200 || !p.isAlive());
-        } catch (AssertionError e) {
-            p.destroyForcibly();
-            throw new AssertionError("the instance did not start; its log: " + log, e);
-        }
-        assertThat(p.isAlive()).as("the instance runs; its log: %s", log).isTrue();
-        return new ServiceProcess(p, base, new Topics(env.get("ENGRAM_TOPIC_PREFIX")));
+        return pb.start();
     }
 }
