@@ -5,6 +5,7 @@ import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.VectorSearch;
 import dev.engram.sinks.Neo4jMirror;
 import dev.engram.sinks.QdrantMirror;
+import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.llm.LlmConfig;
 import java.net.URI;
 import java.nio.file.Path;
@@ -175,7 +176,8 @@ public record EngramConfig(
     public record Ingest(int maxDocumentBytes, int chunkMaxTokens) {}
 
     /**
-     * Which understanding runs and how; {@code llm} is set whenever an LLM is configured; {@code workers} bound the
+     * Which understanding runs and how; {@code embedReuseTexts} entity and fact texts keep their vectors for reuse;
+     * {@code llm} is set whenever an LLM is configured; {@code workers} bound the
      * passages a remote model understands at once and how long one waits through an outage; {@code cacheScope} says
      * which passages share a cached extraction.
      */
@@ -183,6 +185,7 @@ public record EngramConfig(
             Kind kind,
             int embedMaxTokens,
             int embedThreads,
+            int embedReuseTexts,
             int questionsPerPassage,
             LlmConfig llm,
             UnderstandingWorkers.Settings workers,
@@ -304,6 +307,7 @@ public record EngramConfig(
                 kind,
                 env.integer("ENGRAM_EMBED_MAX_TOKENS", 256, 16, 512),
                 env.integer("ENGRAM_EMBED_THREADS", 1, 1, 64),
+                env.integer("ENGRAM_EMBED_REUSE_TEXTS", PassageUnderstander.SEEN_TEXTS, 0, 10_000_000),
                 env.integer("ENGRAM_QUESTIONS_PER_PASSAGE", 3, 0, 20),
                 llm,
                 workers(env),

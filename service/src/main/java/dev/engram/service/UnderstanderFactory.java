@@ -35,12 +35,14 @@ public final class UnderstanderFactory {
             Embedder embedder = config.understanding().llm().embeddingModel().isEmpty()
                     ? localEmbedder(config)
                     : new OpenAiEmbedder(client, config.understanding().llm().embeddingModel());
-            return new PassageUnderstander(extractor, embedder, true);
+            return new PassageUnderstander(
+                    extractor, embedder, true, config.understanding().embedReuseTexts());
         }
         return new PassageUnderstander(
                 new RuleExtractor(new EnglishNlp(), config.understanding().questionsPerPassage()),
                 localEmbedder(config),
-                true);
+                true,
+                config.understanding().embedReuseTexts());
     }
 
     private static Embedder localEmbedder(EngramConfig config) {

@@ -5,7 +5,12 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Understanding;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An extractor and an embedder. All texts of a passage are embedded in one batched call: the passage (with its title
@@ -15,14 +20,52 @@ import java.util.List;
  */
 public final class PassageUnderstander implements Understander {
 
+    /** How many entity and fact texts keep their vectors by default (about 1.6 KB each with 384 dimensions). */
+    public static final int SEEN_TEXTS = 20_000;
+
     private final Extractor extractor;
     private final Embedder embedder;
     private final boolean ownsEmbedder;
+    /**
+     * Vectors of entity and fact texts seen before, by namespace and text, least recently used first: an entity's
+     * "name: description" recurs across a namespace's passages. Per namespace, so that how fast a passage is understood
+     * tells a tenant nothing of another's texts. A vector is the one the embedder gives the text alone, so a reused
+     * one is the same as a new one.
+     */
+    private final Map<String, float[]> seen;
+
+    private final AtomicLong reused = new AtomicLong();
+    private final AtomicLong embedded = new AtomicLong();
 
     public PassageUnderstander(Extractor extractor, Embedder embedder, boolean ownsEmbedder) {
+        this(extractor, embedder, ownsEmbedder, SEEN_TEXTS);
+    }
+
+    /**
+     * @param seenTexts how many entity and fact texts keep their vectors for reuse (0: none)
+     */
+    public PassageUnderstander(Extractor extractor, Embedder embedder, boolean ownsEmbedder, int seenTexts) {
+        if (seenTexts < 0) {
+            throw new IllegalArgumentException("seenTexts must not be negative");
+        }
         this.extractor = extractor;
         this.embedder = embedder;
         this.ownsEmbedder = ownsEmbedder;
+        this.seen = seenTexts == 0
+                ? null
+                : Collections.synchronizedMap(new LinkedHashMap<>(1024, 0.75f, true) {
+                    private static final long serialVersionUID = 1L;
+
+                    @Override
+                    protected boolean removeEldestEntry(Map.Entry<String, float[]> eldest) {
+                        return size() > seenTexts;
+                    }
+                });
+    }
+
+    /** Texts whose vector was reused, and texts embedded, so far. */
+    public long[] reuse() {
+        return new long[] {reused.get(), embedded.get()};
     }
 
     @Override
@@ -51,7 +94,7 @@ public final class PassageUnderstander implements Understander {
         int questionsAt = texts.size();
         texts.addAll(extraction.questions());
 
-        List<float[]> vectors = embedder.embedAll(texts);
+        List<float[]> vectors = embedAll(passage.namespace(), texts, entitiesAt, questionsAt);
         float[] passageVector = vectors.get(0);
         float[] memoryVector = separateMemory ? vectors.get(1) : passageVector;
         List<float[]> questions = new ArrayList<>();
@@ -67,6 +110,41 @@ public final class PassageUnderstander implements Understander {
                         vectors.subList(factsAt, questionsAt),
                         questions),
                 embedder.modelId());
+    }
+
+    /** Embeds {@code texts}, reusing the vectors of the entity and fact texts in {@code [from, to)} seen before. */
+    private List<float[]> embedAll(String namespace, List<String> texts, int from, int to) {
+        if (seen == null || from == to) {
+            embedded.addAndGet(texts.size());
+            return embedder.embedAll(texts);
+        }
+        float[][] out = new float[texts.size()][];
+        List<String> missing = new ArrayList<>();
+        List<Integer> at = new ArrayList<>();
+        for (int i = 0; i < texts.size(); i++) {
+            float[] known = i >= from && i < to ? seen.get(key(namespace, texts.get(i))) : null;
+            if (known != null) {
+                out[i] = known.clone();
+            } else {
+                missing.add(texts.get(i));
+                at.add(i);
+            }
+        }
+        List<float[]> fresh = embedder.embedAll(missing);
+        for (int j = 0; j < fresh.size(); j++) {
+            int i = at.get(j);
+            out[i] = fresh.get(j);
+            if (i >= from && i < to) {
+                seen.put(key(namespace, texts.get(i)), fresh.get(j).clone());
+            }
+        }
+        reused.addAndGet(texts.size() - missing.size());
+        embedded.addAndGet(missing.size());
+        return Arrays.asList(out);
+    }
+
+    private static String key(String namespace, String text) {
+        return namespace + '\u0000' + text;
     }
 
     static float[] meanNormalized(float[] a, float[] b) {
