@@ -73,6 +73,15 @@ class EngramConfigTest {
     }
 
     @Test
+    void reusedEntityAndFactVectorsAreBoundedOrOff() {
+        assertThat(from(Map.of()).understanding().embedReuseTexts()).isEqualTo(20_000);
+        assertThat(from(Map.of("ENGRAM_EMBED_REUSE_TEXTS", "0")).understanding().embedReuseTexts())
+                .isZero();
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_EMBED_REUSE_TEXTS", "-1")))
+                .hasMessageContaining("ENGRAM_EMBED_REUSE_TEXTS");
+    }
+
+    @Test
     void cachedExtractionsStayWithinTheirNamespaceUnlessSharedOnPurpose() {
         assertThat(from(Map.of()).understanding().cacheScope()).isEqualTo(ExtractionCacheScope.NAMESPACE);
         assertThat(from(Map.of("ENGRAM_EXTRACTION_CACHE_SCOPE", "global"))
