@@ -469,7 +469,13 @@ public final class MirrorSink implements Runnable, AutoCloseable {
 
     private void report(Map<MirrorRecord, String> rejected, Compensation.Sink sink, List<Future<RecordMetadata>> sent) {
         rejected.forEach((r, reason) -> {
-            LOG.warn("{} rejected {} {} of namespace {}: {}", sink, r.kind().wireName(), r.id(), r.namespace(), reason);
+            LOG.warn(
+                    "{} rejected {} {} of namespace {}: {}",
+                    sink,
+                    r.kind().wireName(),
+                    SinkFailure.abbreviated(r.id()),
+                    r.namespace(),
+                    reason);
             sent.add(send(r, sink, Compensation.Outcome.COMPENSATED, reason));
             meters.sinkCompensation(
                     sink == Compensation.Sink.NEO4J ? Meters.Sink.NEO4J : Meters.Sink.QDRANT,

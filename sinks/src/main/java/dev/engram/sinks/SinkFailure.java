@@ -50,8 +50,12 @@ final class SinkFailure {
     /** A short reason for compensations and logs. */
     static String reason(Throwable t) {
         Throwable e = unwrap(t);
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        return message.length() > 500 ? message.substring(0, 497) + "..." : message;
+        return abbreviated(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+    }
+
+    /** At most 500 characters of {@code text}, for logs (an id or a message may be as long as a record). */
+    static String abbreviated(String text) {
+        return text.length() > 500 ? text.substring(0, 497) + "..." : text;
     }
 
     static Throwable unwrap(Throwable t) {
