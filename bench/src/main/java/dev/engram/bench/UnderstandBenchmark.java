@@ -92,7 +92,7 @@ public final class UnderstandBenchmark {
                     fresh.understand(p);
                 }
                 understanding = Math.min(understanding, (System.nanoTime() - t0) / 1e9);
-                reusedTexts = fresh.reuse()[0];
+                reusedTexts = fresh.reused();
                 t0 = System.nanoTime();
                 passageTexts.forEach(embedder::embed);
                 passagesOnly = Math.min(passagesOnly, (System.nanoTime() - t0) / 1e9);

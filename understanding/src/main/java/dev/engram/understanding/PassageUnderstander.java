@@ -35,7 +35,6 @@ public final class PassageUnderstander implements Understander {
     private final Map<String, float[]> seen;
 
     private final AtomicLong reused = new AtomicLong();
-    private final AtomicLong embedded = new AtomicLong();
 
     public PassageUnderstander(Extractor extractor, Embedder embedder, boolean ownsEmbedder) {
         this(extractor, embedder, ownsEmbedder, SEEN_TEXTS);
@@ -63,9 +62,9 @@ public final class PassageUnderstander implements Understander {
                 });
     }
 
-    /** Texts whose vector was reused, and texts embedded, so far. */
-    public long[] reuse() {
-        return new long[] {reused.get(), embedded.get()};
+    /** How many texts had their vector reused so far. */
+    public long reused() {
+        return reused.get();
     }
 
     @Override
@@ -115,7 +114,6 @@ public final class PassageUnderstander implements Understander {
     /** Embeds {@code texts}, reusing the vectors of the entity and fact texts in {@code [from, to)} seen before. */
     private List<float[]> embedAll(String namespace, List<String> texts, int from, int to) {
         if (seen == null || from == to) {
-            embedded.addAndGet(texts.size());
             return embedder.embedAll(texts);
         }
         float[][] out = new float[texts.size()][];
@@ -139,7 +137,6 @@ public final class PassageUnderstander implements Understander {
             }
         }
         reused.addAndGet(texts.size() - missing.size());
-        embedded.addAndGet(missing.size());
         return Arrays.asList(out);
     }
 
