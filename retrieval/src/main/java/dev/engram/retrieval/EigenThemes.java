@@ -25,7 +25,10 @@ public final class EigenThemes {
     /** Themes, and the number of essential themes by the eigen-gap rule of the paper's Remark 2. */
     public record Result(List<Theme> themes, int essential) {}
 
-    private static final int ITERATIONS = 60;
+    /** At most this many subspace iterations. */
+    static final int MAX_ITERATIONS = 60;
+    /** Ritz pairs count as converged when every returned one has a residual ‖Ax − λx‖ below this. */
+    static final double TOLERANCE = 1e-9;
 
     private EigenThemes() {}
 
@@ -41,37 +44,12 @@ public final class EigenThemes {
         if (n < 3 || count < 1) {
             return new Result(List.of(), 0);
         }
-        int d = passages[0].length;
-        double[][] u = new double[n][d];
-        for (int i = 0; i < n; i++) {
-            if (questionSums[i] != null) {
-                for (int k = 0; k < d; k++) {
-                    u[i][k] = questionSums[i][k];
-                }
-            }
-        }
-        // diagonal of the symmetric S and degrees without self-loops, clamped positive
-        double[] diag = new double[n];
-        double[] sumV = new double[d];
-        double[] sumU = new double[d];
-        for (int i = 0; i < n; i++) {
-            diag[i] = dot(u[i], passages[i]);
-            for (int k = 0; k < d; k++) {
-                sumV[k] += passages[i][k];
-                sumU[k] += u[i][k];
-            }
-        }
-        double[] invSqrtDegree = new double[n];
-        int connected = 0;
-        for (int i = 0; i < n; i++) {
-            double row = (dot(u[i], sumV) + dotF(passages[i], sumU)) / 2 - diag[i];
-            invSqrtDegree[i] = row > 1e-9 ? 1 / Math.sqrt(row) : 0;
-            connected += row > 1e-9 ? 1 : 0;
-        }
-        if (connected < 3) {
+        Operator a = Operator.of(passages, questionSums);
+        if (a == null) {
             return new Result(List.of(), 0); // no utility questions: no graph to decompose
         }
         int block = Math.min(n, count + 3);
+        int wanted = Math.min(count, block);
         double[][] x = new double[block][n];
         Random random = new Random(7);
         for (double[] col : x) {
@@ -80,41 +58,32 @@ public final class EigenThemes {
             }
         }
         orthonormalize(x);
+        double[][] ax = a.apply(x);
         double[] values = new double[block];
-        for (int it = 0; it < ITERATIONS; it++) {
-            double[][] y = new double[block][];
-            for (int c = 0; c < block; c++) {
-                y[c] = shifted(x[c], passages, u, diag, invSqrtDegree);
-            }
-            // Rayleigh–Ritz in span(y): small symmetric eigenproblem
+        // Subspace iteration with Rayleigh–Ritz, one application of the operator per round: Y = orth(A X), then the
+        // Ritz vectors X = Y W of Yᵀ A Y = W Λ Wᵀ, whose images A X = (A Y) W need no further application.
+        for (int it = 0; it < MAX_ITERATIONS; it++) {
+            double[][] y = ax;
             orthonormalize(y);
+            double[][] ay = a.apply(y);
             double[][] h = new double[block][block];
-            double[][] ay = new double[block][];
-            for (int c = 0; c < block; c++) {
-                ay[c] = shifted(y[c], passages, u, diag, invSqrtDegree);
-            }
-            for (int a = 0; a < block; a++) {
-                for (int b = a; b < block; b++) {
+            for (int p = 0; p < block; p++) {
+                for (int q = p; q < block; q++) {
                     // symmetric by construction, so the small problem is solved as the symmetric one it is
-                    h[a][b] = (dot(y[a], ay[b]) + dot(y[b], ay[a])) / 2;
-                    h[b][a] = h[a][b];
+                    h[p][q] = (dot(y[p], ay[q]) + dot(y[q], ay[p])) / 2;
+                    h[q][p] = h[p][q];
                 }
             }
-            double[][] vectors = new double[block][block];
-            symmetricEigen(h, values, vectors);
-            for (int c = 0; c < block; c++) {
-                double[] col = new double[n];
-                for (int b = 0; b < block; b++) {
-                    double w = vectors[b][c];
-                    for (int i = 0; i < n; i++) {
-                        col[i] += w * y[b][i];
-                    }
-                }
-                x[c] = col;
+            double[][] w = new double[block][block];
+            symmetricEigen(h, values, w);
+            x = combine(y, w);
+            ax = combine(ay, w);
+            if (residual(x, ax, values, wanted) < TOLERANCE) {
+                break;
             }
         }
         List<Theme> themes = new ArrayList<>();
-        for (int c = 0; c < Math.min(count, block); c++) {
+        for (int c = 0; c < wanted; c++) {
             double[] v = x[c];
             // orient so that the largest component is positive
             int arg = 0;
@@ -141,6 +110,38 @@ public final class EigenThemes {
         return new Result(themes, essential(values, gap));
     }
 
+    /** The columns {@code Σ_b basis[b] · w[b][c]}. */
+    private static double[][] combine(double[][] basis, double[][] w) {
+        int block = basis.length;
+        int n = basis[0].length;
+        double[][] out = new double[block][n];
+        for (int c = 0; c < block; c++) {
+            double[] col = out[c];
+            for (int b = 0; b < block; b++) {
+                double f = w[b][c];
+                double[] src = basis[b];
+                for (int i = 0; i < n; i++) {
+                    col[i] += f * src[i];
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The largest residual ‖A x_c − λ_c x_c‖ of the first {@code wanted} Ritz pairs. */
+    private static double residual(double[][] x, double[][] ax, double[] values, int wanted) {
+        double worst = 0;
+        for (int c = 0; c < wanted; c++) {
+            double s = 0;
+            for (int i = 0; i < x[c].length; i++) {
+                double r = ax[c][i] - values[c] * x[c][i];
+                s += r * r;
+            }
+            worst = Math.max(worst, Math.sqrt(s));
+        }
+        return worst;
+    }
+
     /** Remark 2: the first d ≥ 2 where the ratio λ_d/λ₁ drops to the next by more than the cutoff. */
     static int essential(double[] shiftedValues, double gap) {
         double first = 2 * shiftedValues[0] - 1;
@@ -157,50 +158,114 @@ public final class EigenThemes {
         return 1;
     }
 
-    /** (L + I) / 2 · x with L = D^-1/2 (S_sym − diag) D^-1/2 and S_sym = (U Vᵀ + V Uᵀ) / 2. */
-    private static double[] shifted(double[] x, float[][] v, double[][] u, double[] diag, double[] invSqrtDegree) {
-        int n = x.length;
-        int d = u[0].length;
-        double[] z = new double[n];
-        for (int i = 0; i < n; i++) {
-            z[i] = x[i] * invSqrtDegree[i];
-        }
-        double[] vtz = new double[d];
-        double[] utz = new double[d];
-        for (int i = 0; i < n; i++) {
-            if (z[i] == 0) {
-                continue;
+    /**
+     * The shifted operator (L + I) / 2 with L = D^-1/2 (S_sym − diag S) D^-1/2 and S_sym = (U Vᵀ + V Uᵀ) / 2, applied
+     * to a block of columns at once: one pass over the passage and question vectors (row-major, contiguous) per
+     * product, whatever the block's width.
+     */
+    private record Operator(int n, int d, float[] v, double[] u, double[] diag, double[] invSqrtDegree) {
+
+        /** The operator of the passages' graph, or null when fewer than three passages have an edge. */
+        static Operator of(float[][] passages, float[][] questionSums) {
+            int n = passages.length;
+            int d = passages[0].length;
+            float[] v = new float[n * d];
+            double[] u = new double[n * d];
+            for (int i = 0; i < n; i++) {
+                System.arraycopy(passages[i], 0, v, i * d, d);
+                if (questionSums[i] != null) {
+                    for (int k = 0; k < d; k++) {
+                        u[i * d + k] = questionSums[i][k];
+                    }
+                }
             }
-            for (int k = 0; k < d; k++) {
-                vtz[k] += v[i][k] * z[i];
-                utz[k] += u[i][k] * z[i];
+            // diagonal of the symmetric S and degrees without self-loops, clamped positive
+            double[] diag = new double[n];
+            double[] sumV = new double[d];
+            double[] sumU = new double[d];
+            for (int i = 0; i < n; i++) {
+                int row = i * d;
+                double s = 0;
+                for (int k = 0; k < d; k++) {
+                    s += u[row + k] * v[row + k];
+                    sumV[k] += v[row + k];
+                    sumU[k] += u[row + k];
+                }
+                diag[i] = s;
             }
+            double[] invSqrtDegree = new double[n];
+            int connected = 0;
+            for (int i = 0; i < n; i++) {
+                int row = i * d;
+                double su = 0;
+                double sv = 0;
+                for (int k = 0; k < d; k++) {
+                    su += u[row + k] * sumV[k];
+                    sv += v[row + k] * sumU[k];
+                }
+                double degree = (su + sv) / 2 - diag[i];
+                invSqrtDegree[i] = degree > 1e-9 ? 1 / Math.sqrt(degree) : 0;
+                connected += degree > 1e-9 ? 1 : 0;
+            }
+            return connected < 3 ? null : new Operator(n, d, v, u, diag, invSqrtDegree);
         }
-        double[] out = new double[n];
-        for (int i = 0; i < n; i++) {
-            double s = (dot(u[i], vtz) + dotF(v[i], utz)) / 2 - diag[i] * z[i];
-            out[i] = (s * invSqrtDegree[i] + x[i]) / 2;
+
+        double[][] apply(double[][] x) {
+            int block = x.length;
+            double[][] z = new double[block][n];
+            for (int c = 0; c < block; c++) {
+                for (int i = 0; i < n; i++) {
+                    z[c][i] = x[c][i] * invSqrtDegree[i];
+                }
+            }
+            // Vᵀ Z and Uᵀ Z, d × block, as block rows of d
+            double[][] vtz = new double[block][d];
+            double[][] utz = new double[block][d];
+            for (int i = 0; i < n; i++) {
+                if (invSqrtDegree[i] == 0) {
+                    continue;
+                }
+                int row = i * d;
+                for (int c = 0; c < block; c++) {
+                    double zi = z[c][i];
+                    double[] pv = vtz[c];
+                    double[] pu = utz[c];
+                    for (int k = 0; k < d; k++) {
+                        pv[k] += v[row + k] * zi;
+                        pu[k] += u[row + k] * zi;
+                    }
+                }
+            }
+            double[][] out = new double[block][n];
+            for (int i = 0; i < n; i++) {
+                int row = i * d;
+                for (int c = 0; c < block; c++) {
+                    double[] pv = vtz[c];
+                    double[] pu = utz[c];
+                    double s0 = 0;
+                    double s1 = 0;
+                    double s2 = 0;
+                    double s3 = 0;
+                    int k = 0;
+                    for (; k + 1 < d; k += 2) {
+                        s0 += u[row + k] * pv[k];
+                        s1 += v[row + k] * pu[k];
+                        s2 += u[row + k + 1] * pv[k + 1];
+                        s3 += v[row + k + 1] * pu[k + 1];
+                    }
+                    for (; k < d; k++) {
+                        s0 += u[row + k] * pv[k];
+                        s1 += v[row + k] * pu[k];
+                    }
+                    double s = (s0 + s1 + s2 + s3) / 2 - diag[i] * z[c][i];
+                    out[c][i] = (s * invSqrtDegree[i] + x[c][i]) / 2;
+                }
+            }
+            return out;
         }
-        return out;
     }
 
     private static double dot(double[] a, double[] b) {
-        double s = 0;
-        for (int i = 0; i < a.length; i++) {
-            s += a[i] * b[i];
-        }
-        return s;
-    }
-
-    private static double dot(double[] a, float[] b) {
-        double s = 0;
-        for (int i = 0; i < a.length; i++) {
-            s += a[i] * b[i];
-        }
-        return s;
-    }
-
-    private static double dotF(float[] a, double[] b) {
         double s = 0;
         for (int i = 0; i < a.length; i++) {
             s += a[i] * b[i];
