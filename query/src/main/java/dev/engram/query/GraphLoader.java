@@ -62,6 +62,8 @@ public final class GraphLoader implements AutoCloseable {
     private final VectorSearch search;
     private final long budgetBytes;
     private final long idleNanos;
+    /** The model of the query embedder; passages embedded by another are left out of snapshots (null: none are). */
+    private final String embedder;
 
     /**
      * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
@@ -88,6 +90,24 @@ public final class GraphLoader implements AutoCloseable {
             long budgetBytes,
             Duration idle,
             Meters meters) {
+        this(maxStalenessMillis, inlineBuildMillis, indexDir, search, budgetBytes, idle, null, meters);
+    }
+
+    /**
+     * @param embedder the model id of the embedder that embeds queries: a passage whose vectors another model made
+     *     (the namespace was filled before a change of {@code ENGRAM_EMBEDDER}) is left out of the snapshots, as its
+     *     vectors are not comparable with the query's, until it is understood again
+     */
+    public GraphLoader(
+            long maxStalenessMillis,
+            long inlineBuildMillis,
+            Path indexDir,
+            VectorSearch search,
+            long budgetBytes,
+            Duration idle,
+            String embedder,
+            Meters meters) {
+        this.embedder = embedder;
         this.budgetBytes = budgetBytes;
         this.idleNanos = idle.toNanos();
         this.meters = meters;
@@ -304,7 +324,12 @@ public final class GraphLoader implements AutoCloseable {
                 return VectorIndexer.EXACT.index(batches);
             }
         });
+        long[] otherModel = {0};
         memory.forEachPassage(ns, p -> {
+            if (embedder != null && p.embedder() != null && !embedder.equals(p.embedder())) {
+                otherModel[0]++;
+                return;
+            }
             float[] vector = memory.passageVector(ns, p.passageId());
             Embeddings emb = memory.embeddings(ns, p.passageId());
             if (vector == null) {
@@ -364,6 +389,14 @@ public final class GraphLoader implements AutoCloseable {
                         emb.facts().get(f));
             }
         });
+        if (otherModel[0] > 0) {
+            LOG.warn(
+                    "namespace {}: {} passages were embedded by another model than {} and are left out of retrieval"
+                            + " until their documents are sent again",
+                    ns,
+                    otherModel[0],
+                    embedder);
+        }
         memory.themes(ns).ifPresent(themes -> {
             for (ThemeSet.Theme t : themes.themes()) {
                 int[] members = t.passageIds().stream()

@@ -5,6 +5,7 @@ import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.VectorSearch;
 import dev.engram.sinks.Neo4jMirror;
 import dev.engram.sinks.QdrantMirror;
+import dev.engram.understanding.LocalModel;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.llm.LlmConfig;
 import java.net.URI;
@@ -176,13 +177,15 @@ public record EngramConfig(
     public record Ingest(int maxDocumentBytes, int chunkMaxTokens) {}
 
     /**
-     * Which understanding runs and how; {@code embedReuseTexts} entity and fact texts keep their vectors for reuse;
+     * Which understanding runs and how; {@code embedder} is the local model (of the embedded understanding, and of an
+     * LLM understanding without an embeddings API); {@code embedReuseTexts} entity and fact texts keep their vectors for reuse;
      * {@code llm} is set whenever an LLM is configured; {@code workers} bound the
      * passages a remote model understands at once and how long one waits through an outage; {@code cacheScope} says
      * which passages share a cached extraction.
      */
     public record Understanding(
             Kind kind,
+            LocalModel embedder,
             int embedMaxTokens,
             int embedThreads,
             int embedReuseTexts,
@@ -305,6 +308,7 @@ public record EngramConfig(
         }
         Understanding understanding = new Understanding(
                 kind,
+                embedder(env),
                 env.integer("ENGRAM_EMBED_MAX_TOKENS", 256, 16, 512),
                 env.integer("ENGRAM_EMBED_THREADS", 1, 1, 64),
                 env.integer("ENGRAM_EMBED_REUSE_TEXTS", PassageUnderstander.SEEN_TEXTS, 0, 10_000_000),
@@ -324,6 +328,15 @@ public record EngramConfig(
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),
                 Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)));
         return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env), mirrors(env));
+    }
+
+    private static LocalModel embedder(Env env) {
+        String id = env.string("ENGRAM_EMBEDDER", LocalModel.ALL_MINILM_L6_V2_Q.id());
+        try {
+            return LocalModel.byId(id);
+        } catch (IllegalArgumentException e) {
+            throw invalid("ENGRAM_EMBEDDER", "must be one of " + LocalModel.ids());
+        }
     }
 
     private static Mirrors mirrors(Env env) {

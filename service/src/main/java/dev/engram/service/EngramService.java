@@ -156,6 +156,7 @@ public final class EngramService implements AutoCloseable {
                 config.query().vectorSearch(),
                 config.query().snapshotMemoryBytes(),
                 config.query().snapshotIdle(),
+                understander.embedder().modelId(),
                 meters);
         Map<String, Object> producer = config.kafka().clientConfig();
         producer.put(ProducerConfig.ACKS_CONFIG, "all");

@@ -46,7 +46,9 @@ public final class UnderstanderFactory {
     }
 
     private static Embedder localEmbedder(EngramConfig config) {
-        return OnnxEmbedder.allMiniLmL6V2(
-                config.understanding().embedMaxTokens(), config.understanding().embedThreads());
+        return OnnxEmbedder.load(
+                config.understanding().embedder(),
+                config.understanding().embedMaxTokens(),
+                config.understanding().embedThreads());
     }
 }

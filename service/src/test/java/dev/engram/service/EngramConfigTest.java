@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.query.VectorSearch;
+import dev.engram.understanding.LocalModel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,6 +80,18 @@ class EngramConfigTest {
                 .isZero();
         assertThatThrownBy(() -> from(Map.of("ENGRAM_EMBED_REUSE_TEXTS", "-1")))
                 .hasMessageContaining("ENGRAM_EMBED_REUSE_TEXTS");
+    }
+
+    @Test
+    void theLocalEmbedderIsChosenByItsModelId() {
+        assertThat(from(Map.of()).understanding().embedder()).isEqualTo(LocalModel.ALL_MINILM_L6_V2_Q);
+        assertThat(from(Map.of("ENGRAM_EMBEDDER", "bge-small-en-v1.5"))
+                        .understanding()
+                        .embedder())
+                .isEqualTo(LocalModel.BGE_SMALL_EN_V15);
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_EMBEDDER", "text-embedding-3-small")))
+                .hasMessageContaining("ENGRAM_EMBEDDER")
+                .hasMessageContaining("bge-small-en-v1.5-q");
     }
 
     @Test

@@ -11,30 +11,33 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A sentence-transformer run with ONNX Runtime: WordPiece tokenization (HuggingFace tokenizers through DJL), the
- * encoder, attention-masked mean pooling and L2 normalization. The default model, all-MiniLM-L6-v2 (quantized), is
- * read from its Maven artifact on the classpath, so no network is needed.
+ * encoder, pooling (attention-masked mean or the first token, as the model was trained) and L2 normalization. The
+ * models are read from their Maven artifacts on the classpath, so no network is needed.
  */
 public final class OnnxEmbedder implements Embedder {
 
-    private static final String MINILM_MODEL = "/all-minilm-l6-v2-q.onnx";
-    private static final String MINILM_TOKENIZER = "/all-minilm-l6-v2-q-tokenizer.json";
+    /** How many texts go into one call at most when the model allows batches. */
+    static final int MAX_BATCH = 64;
 
-    private final String modelId;
+    private final LocalModel model;
     private final HuggingFaceTokenizer tokenizer;
     private final OrtEnvironment environment;
     private final OrtSession session;
     private final int dimensions;
     private final boolean needsTokenTypes;
+    private final AtomicLong runs = new AtomicLong();
 
-    private OnnxEmbedder(String modelId, byte[] model, InputStream tokenizerJson, int maxTokens, int threads)
+    private OnnxEmbedder(LocalModel model, byte[] onnx, InputStream tokenizerJson, int maxTokens, int threads)
             throws IOException, OrtException {
-        this.modelId = modelId;
+        this.model = model;
         Map<String, String> options = new HashMap<>();
         options.put("maxLength", Integer.toString(maxTokens));
         options.put("truncation", "true");
@@ -45,22 +48,27 @@ public final class OnnxEmbedder implements Embedder {
             so.setIntraOpNumThreads(threads);
             so.setInterOpNumThreads(1);
             so.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
-            this.session = environment.createSession(model, so);
+            this.session = environment.createSession(onnx, so);
         }
         this.needsTokenTypes = session.getInputNames().contains("token_type_ids");
         this.dimensions = embed("dimension probe").length;
     }
 
+    /** The model {@code model}, from the classpath. */
+    public static OnnxEmbedder load(LocalModel model, int maxTokens, int threads) {
+        try (InputStream onnx = resource(model.onnxResource());
+                InputStream tokenizer = resource(model.tokenizerResource())) {
+            return new OnnxEmbedder(model, onnx.readAllBytes(), tokenizer, maxTokens, threads);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot load the embedding model " + model.id(), e);
+        } catch (OrtException e) {
+            throw new IllegalStateException("cannot start ONNX Runtime for the embedding model " + model.id(), e);
+        }
+    }
+
     /** all-MiniLM-L6-v2, int8-quantized, 384 dimensions, from the classpath. */
     public static OnnxEmbedder allMiniLmL6V2(int maxTokens, int threads) {
-        try (InputStream model = resource(MINILM_MODEL);
-                InputStream tokenizer = resource(MINILM_TOKENIZER)) {
-            return new OnnxEmbedder("all-minilm-l6-v2-q", model.readAllBytes(), tokenizer, maxTokens, threads);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot load the embedding model", e);
-        } catch (OrtException e) {
-            throw new IllegalStateException("cannot start ONNX Runtime for the embedding model", e);
-        }
+        return load(LocalModel.ALL_MINILM_L6_V2_Q, maxTokens, threads);
     }
 
     private static InputStream resource(String name) throws IOException {
@@ -73,12 +81,17 @@ public final class OnnxEmbedder implements Embedder {
 
     @Override
     public String modelId() {
-        return modelId;
+        return model.id();
     }
 
     @Override
     public int dimensions() {
         return dimensions;
+    }
+
+    /** The model this embedder runs. */
+    public LocalModel model() {
+        return model;
     }
 
     @Override
@@ -87,40 +100,87 @@ public final class OnnxEmbedder implements Embedder {
     }
 
     /**
-     * Embeds texts one by one. Batching with padding would be faster for short texts, but the int8 model quantizes
-     * activations per batch, so a text's vector would depend on its batch mates (cosine 0.99 instead of 1.0 to its
-     * unbatched self); queries are embedded alone, so documents are too.
+     * Embeds texts, in batches of texts with the same number of tokens where the model allows batches. Same-length
+     * batches need no padding, so a text's vector is the one it has alone, whatever it is batched with; an int8 model
+     * quantizes its activations per batch, so it embeds one text per call.
      */
     @Override
     public List<float[]> embedAll(List<String> texts) {
-        List<float[]> out = new ArrayList<>(texts.size());
-        for (String text : texts) {
-            try {
-                out.add(embedOne(text));
-            } catch (OrtException e) {
-                throw new IllegalStateException("embedding failed: " + e.getMessage(), e);
-            }
+        float[][] out = new float[texts.size()][];
+        Encoding[] encodings = new Encoding[texts.size()];
+        for (int i = 0; i < texts.size(); i++) {
+            String text = texts.get(i);
+            encodings[i] = tokenizer.encode(text.isEmpty() ? " " : text);
         }
-        return out;
+        try {
+            if (!model.batchInvariant()) {
+                for (int i = 0; i < encodings.length; i++) {
+                    out[i] = run(new int[] {i}, encodings)[0];
+                }
+                return Arrays.asList(out);
+            }
+            Map<Integer, List<Integer>> byLength = new HashMap<>();
+            for (int i = 0; i < encodings.length; i++) {
+                byLength.computeIfAbsent(encodings[i].getIds().length, n -> new ArrayList<>())
+                        .add(i);
+            }
+            for (List<Integer> group : byLength.values()) {
+                for (int from = 0; from < group.size(); from += MAX_BATCH) {
+                    int[] batch = group.subList(from, Math.min(group.size(), from + MAX_BATCH)).stream()
+                            .mapToInt(Integer::intValue)
+                            .toArray();
+                    float[][] vectors = run(batch, encodings);
+                    for (int j = 0; j < batch.length; j++) {
+                        out[batch[j]] = vectors[j];
+                    }
+                }
+            }
+            return Arrays.asList(out);
+        } catch (OrtException e) {
+            throw new IllegalStateException("embedding failed: " + e.getMessage(), e);
+        }
     }
 
-    private float[] embedOne(String text) throws OrtException {
-        Encoding encoding = tokenizer.encode(text.isEmpty() ? " " : text);
-        long[] ids = encoding.getIds();
-        long[] mask = encoding.getAttentionMask();
-        long[] shape = {1, ids.length};
+    /** How many times the model ran so far. */
+    long runs() {
+        return runs.get();
+    }
+
+    /** Runs the texts at {@code rows} of {@code encodings}, padded to the longest. */
+    private float[][] run(int[] rows, Encoding[] encodings) throws OrtException {
+        runs.incrementAndGet();
+        int length = 0;
+        for (int r : rows) {
+            length = Math.max(length, encodings[r].getIds().length);
+        }
+        long[] ids = new long[rows.length * length];
+        long[] mask = new long[ids.length];
+        long[] types = new long[ids.length];
+        for (int r = 0; r < rows.length; r++) {
+            Encoding e = encodings[rows[r]];
+            int n = e.getIds().length;
+            System.arraycopy(e.getIds(), 0, ids, r * length, n);
+            System.arraycopy(e.getAttentionMask(), 0, mask, r * length, n);
+            System.arraycopy(e.getTypeIds(), 0, types, r * length, n);
+        }
+        long[] shape = {rows.length, length};
         Map<String, OnnxTensor> inputs = new HashMap<>();
         try {
             inputs.put("input_ids", OnnxTensor.createTensor(environment, LongBuffer.wrap(ids), shape));
             inputs.put("attention_mask", OnnxTensor.createTensor(environment, LongBuffer.wrap(mask), shape));
             if (needsTokenTypes) {
-                inputs.put(
-                        "token_type_ids",
-                        OnnxTensor.createTensor(environment, LongBuffer.wrap(encoding.getTypeIds()), shape));
+                inputs.put("token_type_ids", OnnxTensor.createTensor(environment, LongBuffer.wrap(types), shape));
             }
             try (OrtSession.Result result = session.run(inputs)) {
                 float[][][] hidden = (float[][][]) result.get(0).getValue();
-                return meanPoolNormalized(hidden[0], mask);
+                float[][] vectors = new float[rows.length][];
+                for (int r = 0; r < rows.length; r++) {
+                    long[] rowMask = Arrays.copyOfRange(mask, r * length, (r + 1) * length);
+                    vectors[r] = model.pooling() == LocalModel.Pooling.CLS
+                            ? VectorMath.normalize(hidden[r][0].clone())
+                            : meanPoolNormalized(hidden[r], rowMask);
+                }
+                return vectors;
             }
         } finally {
             inputs.values().forEach(OnnxTensor::close);

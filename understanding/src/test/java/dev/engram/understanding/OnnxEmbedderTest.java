@@ -1,14 +1,17 @@
 package dev.engram.understanding;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** Runs the real all-MiniLM-L6-v2 ONNX model from its Maven artifact. */
+/** Runs the real ONNX models from their Maven artifacts. */
 class OnnxEmbedderTest {
 
     private static OnnxEmbedder embedder;
@@ -72,6 +75,47 @@ class OnnxEmbedderTest {
         for (int i = 0; i < texts.size(); i++) {
             assertThat(batched.get(i)).as(texts.get(i)).containsExactly(embedder.embed(texts.get(i)));
         }
+    }
+
+    /**
+     * Every shipped model loads from its artifact, gives unit vectors, and gives a text the vector it has alone in
+     * whatever call it is embedded: the fp32 models embed texts of equal length in one batch (the two-word texts
+     * below), the int8 ones one at a time.
+     */
+    @ParameterizedTest
+    @EnumSource(LocalModel.class)
+    void everyModelEmbedsATextAsItWouldAlone(LocalModel model) {
+        List<String> texts =
+                List.of("red car", "blue sky", "green tree", "Who designed the Analytical Engine?", "", "red car");
+        try (OnnxEmbedder e = OnnxEmbedder.load(model, 128, 1)) {
+            assertThat(e.modelId()).isEqualTo(model.id());
+            assertThat(e.dimensions()).isEqualTo(384);
+
+            long before = e.runs();
+            List<float[]> together = e.embedAll(texts);
+            long runs = e.runs() - before;
+
+            for (int i = 0; i < texts.size(); i++) {
+                float[] alone = e.embed(texts.get(i));
+                assertThat(cosine(alone, alone)).isCloseTo(1.0, within(1e-4));
+                assertThat(together.get(i)).as("%s: %s", model, texts.get(i)).containsExactly(alone);
+            }
+            assertThat(cosine(together.get(0), together.get(1))).isLessThan(0.999);
+            if (model.batchInvariant()) {
+                assertThat(runs).as("calls for %d texts", texts.size()).isLessThan(texts.size());
+            } else {
+                assertThat(runs).isEqualTo(texts.size());
+            }
+        }
+    }
+
+    @Test
+    void modelsAreFoundByTheirIds() {
+        assertThat(LocalModel.byId("bge-small-en-v1.5-q")).isEqualTo(LocalModel.BGE_SMALL_EN_V15_Q);
+        assertThat(LocalModel.byId("ALL-MINILM-L6-V2-Q")).isEqualTo(LocalModel.ALL_MINILM_L6_V2_Q);
+        assertThatThrownBy(() -> LocalModel.byId("gpt-embed"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("all-minilm-l6-v2-q");
     }
 
     @Test

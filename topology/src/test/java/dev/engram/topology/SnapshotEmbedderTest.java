@@ -1,0 +1,68 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.metrics.Meters;
+import dev.engram.query.GraphLoader;
+import dev.engram.query.VectorSearch;
+import dev.engram.stores.MemoryReader;
+import dev.engram.stores.NamespaceState;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Query snapshots compare the query's vector only with vectors of the same model. */
+class SnapshotEmbedderTest {
+
+    private static final Topics TOPICS = new Topics("engram.");
+
+    @TempDir
+    Path stateDir;
+
+    @Test
+    void passagesEmbeddedByAnotherModelAreLeftOutOfSnapshots() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "snapshot-embedder-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        try (TopologyTestDriver driver = new TopologyTestDriver(
+                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props)) {
+            TestInputTopic<byte[], byte[]> documents = TestTopics.input(driver, TOPICS.documents());
+            documents.pipeInput(
+                    "a".getBytes(StandardCharsets.UTF_8),
+                    TestDocuments.upsert("wiki", "a", "", "Ada Lovelace wrote the first program."));
+            documents.pipeInput(
+                    "b".getBytes(StandardCharsets.UTF_8),
+                    TestDocuments.upsert("wiki", "b", "", "Charles Babbage designed the Analytical Engine."));
+            MemoryReader memory = new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name));
+            NamespaceState state = memory.namespace("wiki").orElseThrow();
+            String model = Understanders.embedded().embedder().modelId();
+
+            assertThat(snapshotPassages(model, state, memory)).isEqualTo(2);
+            // the namespace was filled before ENGRAM_EMBEDDER changed: its vectors are not the query's kind
+            assertThat(snapshotPassages("bge-small-en-v1.5-q", state, memory)).isZero();
+            // a loader that does not know its embedder keeps every passage
+            assertThat(snapshotPassages(null, state, memory)).isEqualTo(2);
+        }
+    }
+
+    private static int snapshotPassages(String embedder, NamespaceState state, MemoryReader memory) {
+        try (GraphLoader loader = new GraphLoader(
+                0,
+                60_000,
+                null,
+                new VectorSearch(50_000, 100),
+                Long.MAX_VALUE,
+                Duration.ofDays(1),
+                embedder,
+                Meters.detached())) {
+            return loader.graph("wiki", state, memory).passageCount();
+        }
+    }
+}
