@@ -5,7 +5,9 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.service.Corpus;
+import dev.engram.service.EngramConfig;
 import dev.engram.understanding.EnglishNlp;
+import dev.engram.understanding.LocalModel;
 import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.RuleExtractor;
@@ -32,6 +34,19 @@ public final class UnderstandBenchmark {
 
     private UnderstandBenchmark() {}
 
+    /** The texts {@link PassageUnderstander} embeds for a passage and its extraction, none reused. */
+    static List<String> textsToEmbed(PassageEvent.Upsert p, Extraction x) {
+        List<String> texts = new ArrayList<>();
+        texts.add(Understander.embeddingText(p));
+        if (!x.memory().equals(p.text()) && !x.memory().isBlank()) {
+            texts.add(x.memory());
+        }
+        x.entities().forEach(e -> texts.add(e.embeddingText()));
+        x.facts().forEach(f -> texts.add(f.text()));
+        texts.addAll(x.questions());
+        return texts;
+    }
+
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = IngestBenchmark.options(args);
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
@@ -55,7 +70,8 @@ public final class UnderstandBenchmark {
                     null,
                     null));
         }
-        try (OnnxEmbedder embedder = OnnxEmbedder.allMiniLmL6V2(256, 1);
+        LocalModel model = EngramConfig.local(System.getenv()).understanding().embedder();
+        try (OnnxEmbedder embedder = OnnxEmbedder.load(model, 256, 1);
                 Understander understander =
                         new PassageUnderstander(new RuleExtractor(new EnglishNlp(), 3), embedder, false)) {
             // warm-up, and the exact texts the understanding embeds
@@ -64,13 +80,7 @@ public final class UnderstandBenchmark {
             for (PassageEvent.Upsert p : passages) {
                 Extraction x = understander.extract(p);
                 passageTexts.add(Understander.embeddingText(p));
-                texts.add(Understander.embeddingText(p));
-                if (!x.memory().equals(p.text())) {
-                    texts.add(x.memory());
-                }
-                x.entities().forEach(e -> texts.add(e.embeddingText()));
-                x.facts().forEach(f -> texts.add(f.text()));
-                texts.addAll(x.questions());
+                texts.addAll(textsToEmbed(p, x));
             }
             texts.stream().limit(2000).forEach(embedder::embed); // JIT and ONNX warm-up before any timing
 
@@ -107,6 +117,7 @@ public final class UnderstandBenchmark {
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("dataset", data.getFileName().toString());
             result.put("passages", n);
+            result.put("embedder", model.id());
             result.put("texts_embedded_per_passage", (double) texts.size() / n);
             result.put("texts_reused_per_passage", (double) reusedTexts / n);
             result.put("understanding_passages_per_s", n / understanding);

@@ -331,7 +331,7 @@ public record EngramConfig(
     }
 
     private static LocalModel embedder(Env env) {
-        String id = env.string("ENGRAM_EMBEDDER", LocalModel.ALL_MINILM_L6_V2_Q.id());
+        String id = env.string("ENGRAM_EMBEDDER", LocalModel.BGE_SMALL_EN_V15_Q.id());
         try {
             return LocalModel.byId(id);
         } catch (IllegalArgumentException e) {

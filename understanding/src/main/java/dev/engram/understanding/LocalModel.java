@@ -9,13 +9,13 @@ import java.util.stream.Collectors;
  * models on the Hugging Face hub: all-MiniLM-L6-v2 is Apache-2.0, bge-small-en-v1.5 is MIT).
  */
 public enum LocalModel {
-    /** all-MiniLM-L6-v2 with int8 dynamic quantization: the smallest download, one text per call. */
+    /** all-MiniLM-L6-v2 with int8 dynamic quantization: the fastest, one text per call. */
     ALL_MINILM_L6_V2_Q("all-minilm-l6-v2-q", Pooling.MEAN, false),
     /** all-MiniLM-L6-v2 in fp32: batches of texts, each text's vector independent of its batch mates. */
     ALL_MINILM_L6_V2("all-minilm-l6-v2", Pooling.MEAN, true),
     /** BAAI bge-small-en-v1.5 in fp32, pooled on its first token. */
     BGE_SMALL_EN_V15("bge-small-en-v1.5", Pooling.CLS, true),
-    /** BAAI bge-small-en-v1.5 with int8 dynamic quantization, one text per call. */
+    /** BAAI bge-small-en-v1.5 with int8 dynamic quantization, one text per call: the default. */
     BGE_SMALL_EN_V15_Q("bge-small-en-v1.5-q", Pooling.CLS, false);
 
     /** How the token vectors become the text's vector. */
