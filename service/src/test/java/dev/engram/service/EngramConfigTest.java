@@ -84,14 +84,14 @@ class EngramConfigTest {
 
     @Test
     void theLocalEmbedderIsChosenByItsModelId() {
-        assertThat(from(Map.of()).understanding().embedder()).isEqualTo(LocalModel.ALL_MINILM_L6_V2_Q);
-        assertThat(from(Map.of("ENGRAM_EMBEDDER", "bge-small-en-v1.5"))
+        assertThat(from(Map.of()).understanding().embedder()).isEqualTo(LocalModel.BGE_SMALL_EN_V15_Q);
+        assertThat(from(Map.of("ENGRAM_EMBEDDER", "all-minilm-l6-v2-q"))
                         .understanding()
                         .embedder())
-                .isEqualTo(LocalModel.BGE_SMALL_EN_V15);
+                .isEqualTo(LocalModel.ALL_MINILM_L6_V2_Q);
         assertThatThrownBy(() -> from(Map.of("ENGRAM_EMBEDDER", "text-embedding-3-small")))
                 .hasMessageContaining("ENGRAM_EMBEDDER")
-                .hasMessageContaining("bge-small-en-v1.5-q");
+                .hasMessageContaining("all-minilm-l6-v2-q");
     }
 
     @Test
