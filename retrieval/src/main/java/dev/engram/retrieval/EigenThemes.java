@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Random;
 import org.apache.commons.math3.linear.Array2DRowRealMatrix;
 import org.apache.commons.math3.linear.EigenDecomposition;
+import org.apache.lucene.util.VectorUtil;
 
 /**
  * GEM-RAG's eigen-themes (§III-B): the passages of a namespace as a complete graph whose edge weight s_ij sums the
@@ -27,8 +28,8 @@ public final class EigenThemes {
 
     /** At most this many subspace iterations. */
     static final int MAX_ITERATIONS = 60;
-    /** Ritz pairs count as converged when every returned one has a residual ‖Ax − λx‖ below this. */
-    static final double TOLERANCE = 1e-9;
+    /** Ritz pairs count as converged when every returned one has a residual ‖Ax − λx‖ below this (the products are in float). */
+    static final double TOLERANCE = 1e-6;
 
     private EigenThemes() {}
 
@@ -160,54 +161,43 @@ public final class EigenThemes {
 
     /**
      * The shifted operator (L + I) / 2 with L = D^-1/2 (S_sym − diag S) D^-1/2 and S_sym = (U Vᵀ + V Uᵀ) / 2, applied
-     * to a block of columns at once: one pass over the passage and question vectors (row-major, contiguous) per
-     * product, whatever the block's width.
+     * to a block of columns at once: one pass over the passage and question vectors per product, whatever the block's
+     * width. The d-dimensional products are in float, with Lucene's SIMD dot product.
      */
-    private record Operator(int n, int d, float[] v, double[] u, double[] diag, double[] invSqrtDegree) {
+    private record Operator(int n, int d, float[][] v, float[][] u, double[] diag, double[] invSqrtDegree) {
 
         /** The operator of the passages' graph, or null when fewer than three passages have an edge. */
         static Operator of(float[][] passages, float[][] questionSums) {
             int n = passages.length;
             int d = passages[0].length;
-            float[] v = new float[n * d];
-            double[] u = new double[n * d];
+            float[] none = new float[d];
+            float[][] u = new float[n][];
             for (int i = 0; i < n; i++) {
-                System.arraycopy(passages[i], 0, v, i * d, d);
-                if (questionSums[i] != null) {
-                    for (int k = 0; k < d; k++) {
-                        u[i * d + k] = questionSums[i][k];
-                    }
-                }
+                u[i] = questionSums[i] == null ? none : questionSums[i];
             }
             // diagonal of the symmetric S and degrees without self-loops, clamped positive
             double[] diag = new double[n];
             double[] sumV = new double[d];
             double[] sumU = new double[d];
             for (int i = 0; i < n; i++) {
-                int row = i * d;
-                double s = 0;
+                diag[i] = VectorUtil.dotProduct(u[i], passages[i]);
                 for (int k = 0; k < d; k++) {
-                    s += u[row + k] * v[row + k];
-                    sumV[k] += v[row + k];
-                    sumU[k] += u[row + k];
+                    sumV[k] += passages[i][k];
+                    sumU[k] += u[i][k];
                 }
-                diag[i] = s;
             }
+            float[] totalV = toFloat(sumV);
+            float[] totalU = toFloat(sumU);
             double[] invSqrtDegree = new double[n];
             int connected = 0;
             for (int i = 0; i < n; i++) {
-                int row = i * d;
-                double su = 0;
-                double sv = 0;
-                for (int k = 0; k < d; k++) {
-                    su += u[row + k] * sumV[k];
-                    sv += v[row + k] * sumU[k];
-                }
-                double degree = (su + sv) / 2 - diag[i];
+                double degree =
+                        ((double) VectorUtil.dotProduct(u[i], totalV) + VectorUtil.dotProduct(passages[i], totalU)) / 2
+                                - diag[i];
                 invSqrtDegree[i] = degree > 1e-9 ? 1 / Math.sqrt(degree) : 0;
                 connected += degree > 1e-9 ? 1 : 0;
             }
-            return connected < 3 ? null : new Operator(n, d, v, u, diag, invSqrtDegree);
+            return connected < 3 ? null : new Operator(n, d, passages, u, diag, invSqrtDegree);
         }
 
         double[][] apply(double[][] x) {
@@ -219,47 +209,39 @@ public final class EigenThemes {
                 }
             }
             // Vᵀ Z and Uᵀ Z, d × block, as block rows of d
-            double[][] vtz = new double[block][d];
-            double[][] utz = new double[block][d];
+            float[][] vtz = new float[block][d];
+            float[][] utz = new float[block][d];
             for (int i = 0; i < n; i++) {
                 if (invSqrtDegree[i] == 0) {
                     continue;
                 }
-                int row = i * d;
+                float[] vi = v[i];
+                float[] ui = u[i];
                 for (int c = 0; c < block; c++) {
-                    double zi = z[c][i];
-                    double[] pv = vtz[c];
-                    double[] pu = utz[c];
+                    float zi = (float) z[c][i];
+                    float[] pv = vtz[c];
+                    float[] pu = utz[c];
                     for (int k = 0; k < d; k++) {
-                        pv[k] += v[row + k] * zi;
-                        pu[k] += u[row + k] * zi;
+                        pv[k] += vi[k] * zi;
+                        pu[k] += ui[k] * zi;
                     }
                 }
             }
             double[][] out = new double[block][n];
             for (int i = 0; i < n; i++) {
-                int row = i * d;
                 for (int c = 0; c < block; c++) {
-                    double[] pv = vtz[c];
-                    double[] pu = utz[c];
-                    double s0 = 0;
-                    double s1 = 0;
-                    double s2 = 0;
-                    double s3 = 0;
-                    int k = 0;
-                    for (; k + 1 < d; k += 2) {
-                        s0 += u[row + k] * pv[k];
-                        s1 += v[row + k] * pu[k];
-                        s2 += u[row + k + 1] * pv[k + 1];
-                        s3 += v[row + k + 1] * pu[k + 1];
-                    }
-                    for (; k < d; k++) {
-                        s0 += u[row + k] * pv[k];
-                        s1 += v[row + k] * pu[k];
-                    }
-                    double s = (s0 + s1 + s2 + s3) / 2 - diag[i] * z[c][i];
+                    double s = ((double) VectorUtil.dotProduct(u[i], vtz[c]) + VectorUtil.dotProduct(v[i], utz[c])) / 2
+                            - diag[i] * z[c][i];
                     out[c][i] = (s * invSqrtDegree[i] + x[c][i]) / 2;
                 }
+            }
+            return out;
+        }
+
+        private static float[] toFloat(double[] a) {
+            float[] out = new float[a.length];
+            for (int k = 0; k < a.length; k++) {
+                out[k] = (float) a[k];
             }
             return out;
         }
