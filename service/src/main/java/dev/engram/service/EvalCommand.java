@@ -29,7 +29,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code engram eval --data DIR [--modes m1,m2:param=value] [--top-k 5] [--out results.json] [--serve true]}: ingests DIR/corpus.jsonl through
+ * {@code engram eval --data DIR[,DIR...] [--modes m1,m2:param=value] [--top-k 5] [--out results.json] [--serve true]}:
+ * for each set, ingests DIR/corpus.jsonl through
  * the real pipeline on an embedded broker, waits until every document is in memory, asks every question of
  * DIR/questions.jsonl over the HTTP API in each mode, and reports Recall@2 and Recall@5 over documents (the
  * HippoRAG protocol) with latency percentiles.
@@ -42,7 +43,11 @@ final class EvalCommand {
 
     static void run(List<String> args, EngramConfig base, PrintStream out) throws Exception {
         Map<String, String> opts = options(args);
-        Path data = Path.of(require(opts, "--data"));
+        List<Path> sets = Arrays.stream(require(opts, "--data").split(","))
+                .map(String::strip)
+                .filter(d -> !d.isEmpty())
+                .map(Path::of)
+                .toList();
         List<String> modes = opts.containsKey("--modes")
                 ? Arrays.stream(opts.get("--modes").split(","))
                         .map(String::strip)
@@ -53,6 +58,99 @@ final class EvalCommand {
         if (topK < 5 || topK > 100) {
             throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
         }
+        if (sets.stream().map(d -> d.getFileName().toString()).distinct().count() != sets.size()) {
+            throw new IllegalArgumentException("the --data sets must have distinct directory names");
+        }
+        boolean serve = Boolean.parseBoolean(opts.getOrDefault("--serve", "false"));
+        if (serve && sets.size() != 1) {
+            throw new IllegalArgumentException("--serve needs exactly one --data set");
+        }
+        List<Map<String, Object>> results = new ArrayList<>();
+        for (Path data : sets) {
+            results.add(evaluateSet(data, modes, topK, serve, out));
+        }
+        Object written = results.get(0);
+        if (results.size() > 1) {
+            Map<String, Object> summary = summary(results);
+            printSummary(summary, out);
+            Map<String, Object> all = new LinkedHashMap<>();
+            all.put("sets", results);
+            all.put("summary", summary);
+            written = all;
+        }
+        if (opts.containsKey("--out")) {
+            Files.write(
+                    Path.of(opts.get("--out")),
+                    Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(written));
+            out.printf("wrote %s%n", opts.get("--out"));
+        }
+    }
+
+    /**
+     * Per mode, its Recall@5 gain over {@code dense} on every set and the worst of them (with its set): a mode is only as
+     * good as on the set it helps least. Empty without {@code dense} among the modes.
+     */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> summary(List<Map<String, Object>> sets) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (sets.stream().anyMatch(r -> !((Map<String, Object>) r.get("modes")).containsKey("dense"))) {
+            return out;
+        }
+        Map<String, Object> firstModes = (Map<String, Object>) sets.get(0).get("modes");
+        for (String mode : firstModes.keySet()) {
+            Map<String, Double> gains = new LinkedHashMap<>();
+            String worstSet = null;
+            double worst = Double.POSITIVE_INFINITY;
+            for (Map<String, Object> r : sets) {
+                Map<String, Object> modes = (Map<String, Object>) r.get("modes");
+                Map<String, Double> m = (Map<String, Double>) modes.get(mode);
+                if (m == null) {
+                    continue;
+                }
+                double gain = m.get("recall@5") - ((Map<String, Double>) modes.get("dense")).get("recall@5");
+                String set = (String) r.get("dataset");
+                gains.put(set, gain);
+                if (gain < worst) {
+                    worst = gain;
+                    worstSet = set;
+                }
+            }
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("gain_r5_over_dense", gains);
+            entry.put("worst_gain_r5", worst);
+            entry.put("worst_set", worstSet);
+            out.put(mode, entry);
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void printSummary(Map<String, Object> summary, PrintStream out) {
+        if (summary.isEmpty()) {
+            return;
+        }
+        out.printf("%nRecall@5 gain over dense, per set, and the worst set%n");
+        List<String> setNames = List.copyOf(((Map<String, Double>)
+                        ((Map<String, Object>) summary.values().iterator().next()).get("gain_r5_over_dense"))
+                .keySet());
+        StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%-24s", "mode"));
+        setNames.forEach(n -> header.append(String.format(Locale.ROOT, " %20s", n)));
+        out.println(header.append(String.format(Locale.ROOT, " %8s  %s", "worst", "worst set")));
+        summary.forEach((mode, v) -> {
+            Map<String, Object> e = (Map<String, Object>) v;
+            Map<String, Double> gains = (Map<String, Double>) e.get("gain_r5_over_dense");
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-24s", mode));
+            setNames.forEach(n -> line.append(
+                    gains.containsKey(n)
+                            ? String.format(Locale.ROOT, " %+20.1f", gains.get(n))
+                            : String.format(Locale.ROOT, " %20s", "-")));
+            out.println(line.append(
+                    String.format(Locale.ROOT, " %+8.1f  %s", (Double) e.get("worst_gain_r5"), e.get("worst_set"))));
+        });
+    }
+
+    private static Map<String, Object> evaluateSet(
+            Path data, List<String> modes, int topK, boolean serve, PrintStream out) throws Exception {
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), Integer.MAX_VALUE);
         List<JsonNode> questions = Corpus.read(data.resolve("questions.jsonl"), Integer.MAX_VALUE);
         Map<String, String> docStrings = new HashMap<>();
@@ -103,16 +201,11 @@ final class EvalCommand {
                 }
                 results.put("modes", byMode);
                 print(results, out);
-                if (opts.containsKey("--out")) {
-                    Files.write(
-                            Path.of(opts.get("--out")),
-                            Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(results));
-                    out.printf("wrote %s%n", opts.get("--out"));
-                }
-                if (Boolean.parseBoolean(opts.getOrDefault("--serve", "false"))) {
+                if (serve) {
                     out.printf("serving namespace '%s' on %s until interrupted%n", NAMESPACE, baseUrl);
                     new CountDownLatch(1).await();
                 }
+                return results;
             }
         } finally {
             EmbeddedKafkaBroker.deleteRecursively(work);
@@ -207,15 +300,20 @@ final class EvalCommand {
                 10,
                 ((Map<String, Object>) results.get("modes"))
                         .keySet().stream().mapToInt(String::length).max().orElse(0));
-        out.printf("%-" + width + "s %9s %9s %9s %9s%n", "mode", "R@2", "R@5", "p50 ms", "p99 ms");
-        ((Map<String, Object>) results.get("modes")).forEach((mode, v) -> {
+        Map<String, Object> modes = (Map<String, Object>) results.get("modes");
+        Map<String, Double> dense = (Map<String, Double>) modes.get("dense");
+        out.printf("%-" + width + "s %9s %9s %9s %9s %9s%n", "mode", "R@2", "R@5", "R@5-dense", "p50 ms", "p99 ms");
+        modes.forEach((mode, v) -> {
             Map<String, Double> m = (Map<String, Double>) v;
             out.printf(
                     Locale.ROOT,
-                    "%-" + width + "s %9.1f %9.1f %9.1f %9.1f%n",
+                    "%-" + width + "s %9.1f %9.1f %9s %9.1f %9.1f%n",
                     mode,
                     m.get("recall@2"),
                     m.get("recall@5"),
+                    dense == null
+                            ? "-"
+                            : String.format(Locale.ROOT, "%+.1f", m.get("recall@5") - dense.get("recall@5")),
                     m.get("p50_ms"),
                     m.get("p99_ms"));
         });

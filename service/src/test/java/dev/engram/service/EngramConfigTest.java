@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -236,6 +237,38 @@ class EngramConfigTest {
                         .query()
                         .vectorSearch())
                 .isEqualTo(new VectorSearch(10, 40));
+    }
+
+    @Test
+    void evaluationOverSeveralSetsReportsEachModesGainOverDenseAndItsWorstSet() {
+        List<Map<String, Object>> sets = List.of(
+                Map.of(
+                        "dataset",
+                        "a",
+                        "modes",
+                        Map.of(
+                                "dense", Map.of("recall@5", 60.0),
+                                "hybrid", Map.of("recall@5", 66.0))),
+                Map.of(
+                        "dataset",
+                        "b",
+                        "modes",
+                        Map.of(
+                                "dense", Map.of("recall@5", 80.0),
+                                "hybrid", Map.of("recall@5", 79.0))));
+
+        Map<String, Object> summary = EvalCommand.summary(sets);
+
+        assertThat(summary).containsOnlyKeys("dense", "hybrid");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> hybrid = (Map<String, Object>) summary.get("hybrid");
+        assertThat(hybrid.get("gain_r5_over_dense")).isEqualTo(Map.of("a", 6.0, "b", -1.0));
+        assertThat(hybrid.get("worst_gain_r5")).isEqualTo(-1.0);
+        assertThat(hybrid.get("worst_set")).isEqualTo("b");
+        // without dense there is nothing to compare with
+        assertThat(EvalCommand.summary(
+                        List.of(Map.of("dataset", "a", "modes", Map.of("bm25", Map.of("recall@5", 1.0))))))
+                .isEmpty();
     }
 
     @Test
