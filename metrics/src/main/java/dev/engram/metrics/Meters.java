@@ -5,6 +5,7 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -40,6 +41,8 @@ public final class Meters {
     public static final String UNDERSTAND_RETRIES = "engram.understand.retries";
     /** Passages this instance's understand tasks hold while a remote model understands them; a gauge. */
     public static final String UNDERSTAND_PENDING = "engram.understand.pending";
+
+    public static final String EMBEDDING_TEXTS = "engram.embedding.texts";
     /** Extraction-cache lookups, by result: hit, miss. */
     public static final String EXTRACTION_CACHE = "engram.extraction.cache";
     /** LLM tokens spent on extraction, by namespace, model and kind (prompt, completion). */
@@ -313,6 +316,21 @@ public final class Meters {
     public <T> void understandPending(T state, ToDoubleFunction<T> pending) {
         Gauge.builder(UNDERSTAND_PENDING, state, pending)
                 .description("Passages held by this instance's understand tasks while a remote model understands them")
+                .register(registry);
+    }
+
+    /**
+     * Counters of the texts the understanding embedded with its model and of those whose vector it reused (an entity or
+     * fact text seen before in the namespace), read from {@code state} whenever scraped.
+     */
+    public <T> void embeddingTexts(T state, ToDoubleFunction<T> embedded, ToDoubleFunction<T> reused) {
+        FunctionCounter.builder(EMBEDDING_TEXTS, state, embedded)
+                .description("Texts the understanding embedded, by where their vector came from")
+                .tag("source", "model")
+                .register(registry);
+        FunctionCounter.builder(EMBEDDING_TEXTS, state, reused)
+                .description("Texts the understanding embedded, by where their vector came from")
+                .tag("source", "reused")
                 .register(registry);
     }
 

@@ -98,6 +98,26 @@ class MetersTest {
     }
 
     @Test
+    void embeddedTextsAreCountedByWhereTheirVectorCameFrom() {
+        long[] counts = {7, 2};
+        meters.embeddingTexts(counts, c -> c[0], c -> c[1]);
+        counts[0] = 9;
+
+        assertThat(meters.registry()
+                        .get(Meters.EMBEDDING_TEXTS)
+                        .tag("source", "model")
+                        .functionCounter()
+                        .count())
+                .isEqualTo(9);
+        assertThat(meters.registry()
+                        .get(Meters.EMBEDDING_TEXTS)
+                        .tag("source", "reused")
+                        .functionCounter()
+                        .count())
+                .isEqualTo(2);
+    }
+
+    @Test
     void eachEnumCountsUnderItsTagValue() {
         meters.document(Meters.DocumentOutcome.UNKNOWN_DELETE);
         meters.passages(Meters.PassageOp.RETRACT, 3);

@@ -14,6 +14,7 @@ import dev.engram.topology.StreamErrors;
 import dev.engram.topology.Topic;
 import dev.engram.topology.Topics;
 import dev.engram.understanding.EnglishNlp;
+import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
 import dev.engram.understanding.llm.OpenAiClient;
@@ -97,6 +98,9 @@ public final class EngramService implements AutoCloseable {
                 ? null
                 : new OpenAiClient(config.understanding().llm(), meters::llmCall);
         this.understander = given == null ? UnderstanderFactory.create(config, llm) : given;
+        if (understander instanceof PassageUnderstander passages) {
+            meters.embeddingTexts(passages, PassageUnderstander::embedded, PassageUnderstander::reused);
+        }
         // A remote model is called by workers, never on a stream thread inside a transaction.
         this.workers = understander.remote()
                 ? new UnderstandingWorkers(understander, config.understanding().workers(), meters)

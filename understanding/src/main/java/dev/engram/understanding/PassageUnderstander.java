@@ -35,6 +35,7 @@ public final class PassageUnderstander implements Understander {
     private final Map<String, float[]> seen;
 
     private final AtomicLong reused = new AtomicLong();
+    private final AtomicLong embedded = new AtomicLong();
 
     public PassageUnderstander(Extractor extractor, Embedder embedder, boolean ownsEmbedder) {
         this(extractor, embedder, ownsEmbedder, SEEN_TEXTS);
@@ -65,6 +66,11 @@ public final class PassageUnderstander implements Understander {
     /** How many texts had their vector reused so far. */
     public long reused() {
         return reused.get();
+    }
+
+    /** How many texts the embedder embedded so far. */
+    public long embedded() {
+        return embedded.get();
     }
 
     @Override
@@ -114,6 +120,7 @@ public final class PassageUnderstander implements Understander {
     /** Embeds {@code texts}, reusing the vectors of the entity and fact texts in {@code [from, to)} seen before. */
     private List<float[]> embedAll(String namespace, List<String> texts, int from, int to) {
         if (seen == null || from == to) {
+            embedded.addAndGet(texts.size());
             return embedder.embedAll(texts);
         }
         float[][] out = new float[texts.size()][];
@@ -128,6 +135,7 @@ public final class PassageUnderstander implements Understander {
                 at.add(i);
             }
         }
+        embedded.addAndGet(missing.size());
         List<float[]> fresh = embedder.embedAll(missing);
         for (int j = 0; j < fresh.size(); j++) {
             int i = at.get(j);

@@ -86,6 +86,7 @@ class PassageUnderstanderTest {
                 .as("texts seen with the first passage are not embedded again")
                 .isLessThan(all);
         assertThat(understander.reused()).isEqualTo(all - embedded);
+        assertThat(understander.embedded()).as("texts the model embedded").isEqualTo(counting.texts.get());
         // the same vectors as without reuse, bit for bit
         assertThat(reused.embeddings().entities())
                 .usingElementComparator((p, q) -> Arrays.equals(p, q) ? 0 : 1)
