@@ -38,21 +38,7 @@ public final class EmbedderBenchmark {
         List<List<String>> perPassage = new ArrayList<>();
         int textCount = 0;
         for (JsonNode doc : Corpus.read(data.resolve("corpus.jsonl"), limit)) {
-            String text = doc.path("text").asText();
-            PassageEvent.Upsert p = new PassageEvent.Upsert(
-                    "bench",
-                    doc.path("doc_id").asText(),
-                    1,
-                    "0",
-                    0,
-                    "h",
-                    doc.path("title").asText(),
-                    List.of(),
-                    text,
-                    0,
-                    text.length(),
-                    null,
-                    null);
+            PassageEvent.Upsert p = UnderstandBenchmark.wholeDocument(doc);
             List<String> texts = UnderstandBenchmark.textsToEmbed(p, extractor.extract(p));
             perPassage.add(texts);
             textCount += texts.size();

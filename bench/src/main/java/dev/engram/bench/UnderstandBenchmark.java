@@ -34,6 +34,25 @@ public final class UnderstandBenchmark {
 
     private UnderstandBenchmark() {}
 
+    /** A corpus document as one passage. */
+    static PassageEvent.Upsert wholeDocument(JsonNode doc) {
+        String text = doc.path("text").asText();
+        return new PassageEvent.Upsert(
+                "bench",
+                doc.path("doc_id").asText(),
+                1,
+                "0",
+                0,
+                "h",
+                doc.path("title").asText(),
+                List.of(),
+                text,
+                0,
+                text.length(),
+                null,
+                null);
+    }
+
     /** The texts {@link PassageUnderstander} embeds for a passage and its extraction, none reused. */
     static List<String> textsToEmbed(PassageEvent.Upsert p, Extraction x) {
         List<String> texts = new ArrayList<>();
@@ -54,21 +73,7 @@ public final class UnderstandBenchmark {
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), limit);
         List<PassageEvent.Upsert> passages = new ArrayList<>();
         for (JsonNode doc : corpus) {
-            String text = doc.path("text").asText();
-            passages.add(new PassageEvent.Upsert(
-                    "bench",
-                    doc.path("doc_id").asText(),
-                    1,
-                    "0",
-                    0,
-                    "h",
-                    doc.path("title").asText(),
-                    List.of(),
-                    text,
-                    0,
-                    text.length(),
-                    null,
-                    null));
+            passages.add(wholeDocument(doc));
         }
         LocalModel model = EngramConfig.local(System.getenv()).understanding().embedder();
         try (OnnxEmbedder embedder = OnnxEmbedder.load(model, 256, 1);
