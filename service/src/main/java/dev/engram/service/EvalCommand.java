@@ -29,7 +29,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code engram eval --data DIR[,DIR...] [--modes m1,m2:param=value] [--top-k 5] [--out results.json] [--serve true]}:
+ * {@code engram eval --data DIR[,DIR...] [--modes m1,m2:param=value] [--top-k 5] [--out results.json]
+ * [--per-question true] [--serve true]}:
  * for each set, ingests DIR/corpus.jsonl through
  * the real pipeline on an embedded broker, waits until every document is in memory, asks every question of
  * DIR/questions.jsonl over the HTTP API in each mode, and reports Recall@2 and Recall@5 over documents (the
@@ -62,12 +63,16 @@ final class EvalCommand {
             throw new IllegalArgumentException("the --data sets must have distinct directory names");
         }
         boolean serve = Boolean.parseBoolean(opts.getOrDefault("--serve", "false"));
+        boolean perQuestion = Boolean.parseBoolean(opts.getOrDefault("--per-question", "false"));
         if (serve && sets.size() != 1) {
             throw new IllegalArgumentException("--serve needs exactly one --data set");
         }
         List<Map<String, Object>> results = new ArrayList<>();
         for (Path data : sets) {
             results.add(evaluateSet(data, modes, topK, serve, out));
+        }
+        if (!perQuestion) {
+            results.forEach(EvalCommand::dropGoldRanks);
         }
         Object written = results.get(0);
         if (results.size() > 1) {
@@ -84,6 +89,11 @@ final class EvalCommand {
                     Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(written));
             out.printf("wrote %s%n", opts.get("--out"));
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void dropGoldRanks(Map<String, Object> set) {
+        ((Map<String, Object>) set.get("modes")).values().forEach(m -> ((Map<String, Object>) m).remove("gold_ranks"));
     }
 
     /**
@@ -218,6 +228,7 @@ final class EvalCommand {
         double r2 = 0;
         double r5 = 0;
         List<Double> latencies = new ArrayList<>();
+        List<int[]> goldRanks = new ArrayList<>();
         for (JsonNode q : questions) {
             Set<String> gold = new LinkedHashSet<>();
             q.path("gold_docs").forEach(g -> gold.add(g.asText()));
@@ -240,6 +251,7 @@ final class EvalCommand {
             }
             r2 += recall(docs, gold, 2);
             r5 += recall(docs, gold, 5);
+            goldRanks.add(ranks(docs, gold));
         }
         latencies.sort(Double::compare);
         Map<String, Object> m = new LinkedHashMap<>();
@@ -247,7 +259,33 @@ final class EvalCommand {
         m.put("recall@5", 100 * r5 / Math.max(1, questions.size()));
         m.put("p50_ms", percentile(latencies, 0.50));
         m.put("p99_ms", percentile(latencies, 0.99));
+        m.put("gold_ranks", goldRanks);
         return m;
+    }
+
+    /** The 1-based rank of each gold document in {@code ranked}, 0 for one not retrieved. */
+    static int[] ranks(List<String> ranked, Set<String> gold) {
+        return gold.stream().mapToInt(g -> ranked.indexOf(g) + 1).toArray();
+    }
+
+    /**
+     * Against dense, question by question: on how many questions a mode's Recall@5 is higher ({@code [0]}) and lower
+     * ({@code [1]}) than dense's. Two modes with the same mean can win and lose on very different questions.
+     */
+    static int[] wonLost(List<int[]> mode, List<int[]> dense) {
+        int won = 0;
+        int lost = 0;
+        for (int q = 0; q < mode.size() && q < dense.size(); q++) {
+            int a = within(mode.get(q), 5);
+            int b = within(dense.get(q), 5);
+            won += a > b ? 1 : 0;
+            lost += a < b ? 1 : 0;
+        }
+        return new int[] {won, lost};
+    }
+
+    private static int within(int[] ranks, int k) {
+        return (int) Arrays.stream(ranks).filter(r -> r >= 1 && r <= k).count();
     }
 
     /** A mode, possibly with parameters: {@code hybrid} or {@code hybrid:w_dense=0.7:rrf_k=20}. */
@@ -301,21 +339,32 @@ final class EvalCommand {
                 ((Map<String, Object>) results.get("modes"))
                         .keySet().stream().mapToInt(String::length).max().orElse(0));
         Map<String, Object> modes = (Map<String, Object>) results.get("modes");
-        Map<String, Double> dense = (Map<String, Double>) modes.get("dense");
-        out.printf("%-" + width + "s %9s %9s %9s %9s %9s%n", "mode", "R@2", "R@5", "R@5-dense", "p50 ms", "p99 ms");
+        Map<String, Object> dense = (Map<String, Object>) modes.get("dense");
+        out.printf(
+                "%-" + width + "s %9s %9s %9s %11s %9s %9s%n",
+                "mode",
+                "R@2",
+                "R@5",
+                "R@5-dense",
+                "won/lost",
+                "p50 ms",
+                "p99 ms");
         modes.forEach((mode, v) -> {
-            Map<String, Double> m = (Map<String, Double>) v;
+            Map<String, Object> m = (Map<String, Object>) v;
+            double r5 = (Double) m.get("recall@5");
+            int[] wl = dense == null
+                    ? null
+                    : wonLost((List<int[]>) m.get("gold_ranks"), (List<int[]>) dense.get("gold_ranks"));
             out.printf(
                     Locale.ROOT,
-                    "%-" + width + "s %9.1f %9.1f %9s %9.1f %9.1f%n",
+                    "%-" + width + "s %9.1f %9.1f %9s %11s %9.1f %9.1f%n",
                     mode,
-                    m.get("recall@2"),
-                    m.get("recall@5"),
-                    dense == null
-                            ? "-"
-                            : String.format(Locale.ROOT, "%+.1f", m.get("recall@5") - dense.get("recall@5")),
-                    m.get("p50_ms"),
-                    m.get("p99_ms"));
+                    (Double) m.get("recall@2"),
+                    r5,
+                    dense == null ? "-" : String.format(Locale.ROOT, "%+.1f", r5 - (Double) dense.get("recall@5")),
+                    wl == null ? "-" : "+" + wl[0] + "/-" + wl[1],
+                    (Double) m.get("p50_ms"),
+                    (Double) m.get("p99_ms"));
         });
     }
 

@@ -11,8 +11,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -237,6 +239,18 @@ class EngramConfigTest {
                         .query()
                         .vectorSearch())
                 .isEqualTo(new VectorSearch(10, 40));
+    }
+
+    @Test
+    void evaluationRanksEachGoldDocumentAndCountsTheQuestionsAModeWinsAndLosesAgainstDense() {
+        Set<String> gold = new LinkedHashSet<>(List.of("g1", "g2"));
+        assertThat(EvalCommand.ranks(List.of("x", "g2", "y"), gold)).containsExactly(0, 2);
+
+        List<int[]> dense = List.of(new int[] {1, 0}, new int[] {1, 2}, new int[] {6, 7}, new int[] {3});
+        List<int[]> mode = List.of(new int[] {1, 4}, new int[] {1, 0}, new int[] {6, 8}, new int[] {2});
+
+        // question 1 gains its second gold document within 5, question 2 loses one; 3 and 4 stay as they were
+        assertThat(EvalCommand.wonLost(mode, dense)).containsExactly(1, 1);
     }
 
     @Test
