@@ -64,6 +64,8 @@ public final class GraphLoader implements AutoCloseable {
     private final long idleNanos;
     /** The model of the query embedder; passages embedded by another are left out of snapshots (null: none are). */
     private final String embedder;
+    /** Per namespace, how many passages of another model its last snapshot left out, as last logged. */
+    private final Map<String, Long> otherModelLogged = new ConcurrentHashMap<>();
 
     /**
      * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
@@ -74,29 +76,24 @@ public final class GraphLoader implements AutoCloseable {
      */
     public GraphLoader(
             long maxStalenessMillis, long inlineBuildMillis, Path indexDir, VectorSearch search, Meters meters) {
-        this(maxStalenessMillis, inlineBuildMillis, indexDir, search, Long.MAX_VALUE, Duration.ofDays(365), meters);
+        this(
+                maxStalenessMillis,
+                inlineBuildMillis,
+                indexDir,
+                search,
+                Long.MAX_VALUE,
+                Duration.ofDays(365),
+                null,
+                meters);
     }
 
     /**
      * @param budgetBytes the snapshots of all namespaces together stay within about this many bytes: the least
      *     recently queried leave first (the one just built always stays)
      * @param idle a snapshot not queried for this long leaves (its namespace moved to another instance, or is quiet)
-     */
-    public GraphLoader(
-            long maxStalenessMillis,
-            long inlineBuildMillis,
-            Path indexDir,
-            VectorSearch search,
-            long budgetBytes,
-            Duration idle,
-            Meters meters) {
-        this(maxStalenessMillis, inlineBuildMillis, indexDir, search, budgetBytes, idle, null, meters);
-    }
-
-    /**
      * @param embedder the model id of the embedder that embeds queries: a passage whose vectors another model made
      *     (the namespace was filled before a change of {@code ENGRAM_EMBEDDER}) is left out of the snapshots, as its
-     *     vectors are not comparable with the query's, until it is understood again
+     *     vectors are not comparable with the query's, until it is understood again (null: every passage is kept)
      */
     public GraphLoader(
             long maxStalenessMillis,
@@ -389,7 +386,9 @@ public final class GraphLoader implements AutoCloseable {
                         emb.facts().get(f));
             }
         });
-        if (otherModel[0] > 0) {
+        Long logged = otherModelLogged.put(ns, otherModel[0]);
+        if (otherModel[0] > 0 && (logged == null || logged != otherModel[0])) {
+            // snapshots are rebuilt every second or so while a namespace changes: said again only when it changes
             LOG.warn(
                     "namespace {}: {} passages were embedded by another model than {} and are left out of retrieval"
                             + " until their documents are sent again",
