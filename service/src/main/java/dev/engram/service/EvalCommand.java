@@ -59,6 +59,9 @@ final class EvalCommand {
         if (topK < 5 || topK > 100) {
             throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
         }
+        if (sets.isEmpty()) {
+            throw new IllegalArgumentException("--data needs at least one directory");
+        }
         if (sets.stream().map(d -> d.getFileName().toString()).distinct().count() != sets.size()) {
             throw new IllegalArgumentException("the --data sets must have distinct directory names");
         }

@@ -1,0 +1,146 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.schemas.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code engram eval} over two small sets, for real: an embedded broker and an instance per set, the default
+ * understanding, every question asked over HTTP.
+ */
+class EvalIT {
+
+    @TempDir
+    Path dir;
+
+    /** A set of four documents on unrelated topics and a question on each of two of them. */
+    private Path set(String name, String[][] docs) throws Exception {
+        Path set = Files.createDirectories(dir.resolve(name));
+        List<String> corpus = new ArrayList<>();
+        List<String> questions = new ArrayList<>();
+        for (String[] d : docs) {
+            ObjectNode doc = Json.mapper().createObjectNode();
+            doc.put("doc_id", name + "-" + corpus.size());
+            doc.put("title", d[0]);
+            doc.put("text", d[1]);
+            corpus.add(Json.mapper().writeValueAsString(doc));
+            if (d.length > 2) {
+                ObjectNode q = Json.mapper().createObjectNode();
+                q.put("question", d[2]);
+                q.putArray("gold_docs").add(d[0] + "\n" + d[1]);
+                questions.add(Json.mapper().writeValueAsString(q));
+            }
+        }
+        Files.write(set.resolve("corpus.jsonl"), corpus);
+        Files.write(set.resolve("questions.jsonl"), questions);
+        return set;
+    }
+
+    @Test
+    void severalSetsAreEvaluatedAndComparedWithDenseQuestionByQuestion() throws Exception {
+        Path alpha = set("alpha", new String[][] {
+            {
+                "Analytical Engine",
+                "Charles Babbage designed the Analytical Engine, a mechanical computer, in 1837.",
+                "Who designed the Analytical Engine?"
+            },
+            {"Sourdough", "Sourdough bread rises with wild yeast and lactic acid bacteria kept in a starter."},
+            {
+                "Mount Fuji",
+                "Mount Fuji is the highest mountain in Japan, a volcano near Tokyo.",
+                "What is the highest mountain in Japan?"
+            },
+            {"Tides", "Tides are caused mainly by the gravity of the Moon acting on the oceans."}
+        });
+        Path beta = set("beta", new String[][] {
+            {
+                "Penicillin",
+                "Alexander Fleming discovered penicillin in 1928 in a London laboratory.",
+                "Who discovered penicillin?"
+            },
+            {"Chess", "Chess is played on a board of sixty-four squares by two players."},
+            {
+                "Amazon River",
+                "The Amazon River flows through Brazil into the Atlantic Ocean.",
+                "Which river flows through Brazil into the Atlantic?"
+            },
+            {"Violin", "The violin has four strings and is played with a bow."}
+        });
+        Path out = dir.resolve("eval.json");
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+
+        EvalCommand.run(
+                List.of(
+                        "--data",
+                        alpha + "," + beta,
+                        "--modes",
+                        "dense,hybrid",
+                        "--per-question",
+                        "true",
+                        "--out",
+                        out.toString()),
+                EngramConfig.local(Map.of()),
+                new PrintStream(printed, true, StandardCharsets.UTF_8));
+
+        JsonNode result = Json.mapper().readTree(out.toFile());
+        assertThat(result.path("sets")).hasSize(2);
+        for (JsonNode set : result.path("sets")) {
+            assertThat(set.path("questions").asInt()).isEqualTo(2);
+            for (String mode : List.of("dense", "hybrid")) {
+                JsonNode m = set.path("modes").path(mode);
+                JsonNode ranks = m.path("gold_ranks");
+                assertThat(ranks).as("%s %s", set.path("dataset"), mode).hasSize(2);
+                // the recall reported is the recall of the ranks written
+                double within5 = 0;
+                for (JsonNode q : ranks) {
+                    assertThat(q).hasSize(1);
+                    within5 += q.get(0).asInt() >= 1 && q.get(0).asInt() <= 5 ? 1 : 0;
+                }
+                assertThat(m.path("recall@5").asDouble()).isEqualTo(100 * within5 / 2);
+            }
+            // each question names its document's topic: dense ranks it first
+            assertThat(set.path("modes").path("dense").path("gold_ranks").toString())
+                    .isEqualTo("[[1],[1]]");
+        }
+        JsonNode hybrid = result.path("summary").path("hybrid");
+        for (JsonNode set : result.path("sets")) {
+            String name = set.path("dataset").asText();
+            assertThat(hybrid.path("gain_r5_over_dense").path(name).asDouble())
+                    .isEqualTo(set.path("modes").path("hybrid").path("recall@5").asDouble()
+                            - set.path("modes").path("dense").path("recall@5").asDouble());
+        }
+        assertThat(hybrid.path("worst_set").asText()).isIn("alpha", "beta");
+        assertThat(printed.toString(StandardCharsets.UTF_8))
+                .contains("won/lost")
+                .contains("Recall@5 gain over dense, per set, and the worst set");
+    }
+
+    @Test
+    void setsThatCannotBeToldApartOrServedAreRefusedBeforeAnythingStarts() throws Exception {
+        Path a = Files.createDirectories(dir.resolve("x/same"));
+        Path b = Files.createDirectories(dir.resolve("y/same"));
+        PrintStream quiet = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        EngramConfig config = EngramConfig.local(Map.of());
+
+        assertThatThrownBy(() -> EvalCommand.run(List.of("--data", a + "," + b), config, quiet))
+                .hasMessageContaining("distinct directory names");
+        assertThatThrownBy(() -> EvalCommand.run(
+                        List.of("--data", a + "," + dir.resolve("z"), "--serve", "true"), config, quiet))
+                .hasMessageContaining("--serve needs exactly one");
+        assertThatThrownBy(() -> EvalCommand.run(List.of("--data", ","), config, quiet))
+                .hasMessageContaining("at least one directory");
+    }
+}
