@@ -193,7 +193,10 @@ public final class IngestBenchmark {
                             .filter(s -> s[1] >= passages / 2)
                             .findFirst()
                             .orElseThrow();
-                    double secondHalf = (passages - half[1]) / ((now - half[0]) / 1e9);
+                    // a corpus in memory by the first sample has no second half to time: its whole rate stands
+                    double secondHalf = now > half[0] && passages > half[1]
+                            ? (passages - half[1]) / ((now - half[0]) / 1e9)
+                            : passages / (now / 1e9);
                     return new Run(passages, now / 1e9, secondHalf);
                 }
             }
