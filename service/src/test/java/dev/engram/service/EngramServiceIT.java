@@ -348,6 +348,14 @@ class EngramServiceIT {
             assertThat(metrics).as(meter).contains(meter.replace('.', '_'));
         }
         assertThat(metrics).contains("kafka_stream_");
+        // the documents ingested at start were embedded: the counter reads the understanding that embedded them
+        Matcher embedded = Pattern.compile("(?m)^engram_embedding_texts_total\\{source=\"model\"} ([0-9.E]+)$")
+                .matcher(metrics);
+        assertThat(embedded.find())
+                .as("engram_embedding_texts_total{source=\"model\"}")
+                .isTrue();
+        assertThat(Double.parseDouble(embedded.group(1))).isPositive();
+        assertThat(metrics).containsPattern("(?m)^engram_embedding_texts_total\\{source=\"reused\"} ");
     }
 
     @Test
