@@ -3,11 +3,9 @@ package dev.engram.retrieval;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
@@ -65,7 +63,6 @@ final class ComoMode implements Retrieval.Mode {
         Map<String, Object> explain = new LinkedHashMap<>();
         List<Map<String, Object>> rounds = new ArrayList<>();
         Set<Integer> probed = new HashSet<>();
-        String question = q.text().toLowerCase(Locale.ROOT);
         for (int e : q.entities()) {
             probed.add(e);
         }
@@ -73,7 +70,7 @@ final class ComoMode implements Retrieval.Mode {
         rounds.add(Map.of("round", 0, "probes", List.of(q.text())));
         double weight = 1.0;
         for (int t = 1; t <= p.integer("iterations"); t++) {
-            List<Integer> cues = cues(g, pool, probed, question, p.integer("probes"));
+            List<Integer> cues = Bridge.cues(g, pool, 10, probed, q.text(), p.integer("probes"), Integer.MAX_VALUE);
             if (cues.isEmpty()) {
                 break;
             }
@@ -233,28 +230,6 @@ final class ComoMode implements Retrieval.Mode {
         for (int i = 0; i < pool.length; i++) {
             pool[i] += weight * evidence[i];
         }
-    }
-
-    /** Entities named by the pool's strongest evidence that the question and earlier probes did not name. */
-    private static List<Integer> cues(MemoryGraph g, double[] pool, Set<Integer> probed, String question, int n) {
-        Map<Integer, Double> weight = new HashMap<>();
-        for (int passage : Retrieval.top(pool, 10)) {
-            if (pool[passage] <= 0) {
-                continue;
-            }
-            for (int e : g.passageEntities[passage]) {
-                int degree = g.entityPassages[e].length;
-                if (probed.contains(e)
-                        || degree < 2
-                        || question.contains(g.entityNames.get(e).toLowerCase(Locale.ROOT))) {
-                    continue; // a cue must lead somewhere else and must be new
-                }
-                weight.merge(e, pool[passage] / Math.log(1 + degree), Double::sum);
-            }
-        }
-        List<Integer> out = new ArrayList<>(weight.keySet());
-        out.sort(Comparator.comparingDouble((Integer e) -> -weight.get(e)).thenComparingInt(e -> e));
-        return out.subList(0, Math.min(n, out.size()));
     }
 
     /** Sliding windows over each document's passages in order, size W by ComoRAG §B.1. */

@@ -1,15 +1,19 @@
 package dev.engram.retrieval;
 
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * Reciprocal rank fusion (RAGA §3.6's fusion formula; per-stream weights, equal by default) of three complementary rankings: the
- * CogitoRAG diffusion ranking (structure: facts and named entities spreading over the passage–entity graph), the
- * dense ranking (meaning) and BM25 (exact words and rare names). Each stream contributes
- * {@code weight / (rrf_k + rank)} for its top {@code depth} passages. The cogito parameters apply to its stream.
+ * Reciprocal rank fusion (RAGA §3.6's fusion formula; per-stream weights, equal by default) of complementary rankings:
+ * the CogitoRAG diffusion ranking (structure: facts and named entities spreading over the passage–entity graph), the
+ * dense ranking (meaning), BM25 (exact words and rare names), and then the second hop of a multi-hop question: the
+ * {@code bridges} entities that the {@code bridge_from} best fused passages name and the question does not
+ * ({@link Bridge}), each probed as the question anchored on it. Each stream contributes {@code weight / (rrf_k + rank)}
+ * for its top {@code depth} passages. The cogito parameters apply to its stream.
  */
 final class HybridMode implements Retrieval.Mode {
 
@@ -32,6 +36,9 @@ final class HybridMode implements Retrieval.Mode {
         Map<String, double[]> b = new LinkedHashMap<>(cogito.bounds());
         b.put("depth", new double[] {1, 10_000});
         b.put("rrf_k", new double[] {0, 1000});
+        b.put("bridges", new double[] {0, 10});
+        b.put("bridge_from", new double[] {1, 100});
+        b.put("bridge_max_degree", new double[] {2, 1_000_000});
         return Map.copyOf(b);
     }
 
@@ -43,6 +50,10 @@ final class HybridMode implements Retrieval.Mode {
         d.put("w_bm25", 1.0);
         d.put("rrf_k", 10.0);
         d.put("depth", 40.0);
+        d.put("w_bridge", 1.0);
+        d.put("bridges", 3.0);
+        d.put("bridge_from", 3.0);
+        d.put("bridge_max_degree", 50.0);
         return Map.copyOf(d);
     }
 
@@ -58,26 +69,39 @@ final class HybridMode implements Retrieval.Mode {
         double k = p.get("rrf_k");
         double[] fused = new double[g.passageCount()];
         Arrays.fill(fused, Double.NEGATIVE_INFINITY);
-        int reached = 0;
-        for (Object[] stream :
-                List.of(new Object[] {c, p.get("w_cogito")}, new Object[] {d, p.get("w_dense")}, new Object[] {
-                    b, p.get("w_bm25")
-                })) {
-            Retrieval.Result r = (Retrieval.Result) stream[0];
-            double w = (Double) stream[1];
-            for (int i = 0; i < r.ranked().size(); i++) {
-                int passage = r.ranked().get(i).passage();
-                if (fused[passage] == Double.NEGATIVE_INFINITY) {
-                    fused[passage] = 0;
-                    reached++;
-                }
-                fused[passage] += w / (k + i + 1);
-            }
-        }
+        int reached = addStream(fused, c.ranked(), p.get("w_cogito"), k)
+                + addStream(fused, d.ranked(), p.get("w_dense"), k)
+                + addStream(fused, b.ranked(), p.get("w_bm25"), k);
         Map<String, Object> explain = new LinkedHashMap<>();
+        int probes = p.integer("bridges");
+        if (probes > 0) {
+            Set<Integer> named = new HashSet<>();
+            for (int e : q.entities()) {
+                named.add(e);
+            }
+            List<Integer> cues = Bridge.cues(
+                    g, fused, p.integer("bridge_from"), named, q.text(), probes, p.integer("bridge_max_degree"));
+            reached += addStream(
+                    fused, Retrieval.ranked(Bridge.secondHop(g, q, cues, depth), depth), p.get("w_bridge"), k);
+            explain.put("bridges", cues.stream().map(g.entityNames::get).toList());
+        }
         explain.put("cogito", c.explanation());
         explain.put("bm25_terms", b.explanation().get("terms"));
         explain.put("fused_candidates", reached);
         return new Retrieval.Result(Retrieval.ranked(fused, Math.min(topK, reached)), explain);
+    }
+
+    /** Adds {@code weight / (k + rank)} for each passage of {@code ranking}; returns how many it reached first. */
+    private static int addStream(double[] fused, List<Retrieval.Scored> ranking, double weight, double k) {
+        int reached = 0;
+        for (int i = 0; i < ranking.size(); i++) {
+            int passage = ranking.get(i).passage();
+            if (fused[passage] == Double.NEGATIVE_INFINITY) {
+                fused[passage] = 0;
+                reached++;
+            }
+            fused[passage] += weight / (k + i + 1);
+        }
+        return reached;
     }
 }

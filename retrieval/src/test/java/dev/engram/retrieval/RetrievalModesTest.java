@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
 import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 
@@ -336,6 +338,60 @@ class RetrievalModesTest {
     void hybridFusesTheThreeStreams() {
         List<String> ranked = run("hybrid", "When was Swapan Saha the director of Agni born?", Map.of(), 0);
         assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");
+    }
+
+    @Test
+    void hybridReachesTheSecondHopThroughTheBridgeEntityOfItsBestPassage() {
+        // the question names Agni, not its director; only the probe anchored on the bridge ("Swapan Saha") looks like
+        // p1
+        float[] secondHop = unit(0, 0.2f, 1);
+        Function<String, float[]> embedder = t -> t.endsWith(" Swapan Saha") ? secondHop : QUERY;
+        Retrieval.Mode m = Retrieval.mode("hybrid");
+        MemoryGraph g = graph();
+        String question = "When was the director of Agni born?";
+        Retrieval.Query query = new Retrieval.Query(question, QUERY, embedder, new int[] {0});
+
+        Retrieval.Result with = m.retrieve(g, query, Retrieval.params(m, Map.of()), 4);
+        Retrieval.Result without = m.retrieve(g, query, Retrieval.params(m, Map.of("bridges", 0.0)), 4);
+
+        assertThat(with.explanation().get("bridges")).isEqualTo(List.of("Swapan Saha"));
+        assertThat(without.explanation()).doesNotContainKey("bridges");
+        assertThat(rankOf(g, with, "p1")).isLessThan(rankOf(g, without, "p1"));
+        assertThat(Math.max(rankOf(g, with, "p0"), rankOf(g, with, "p1"))).isEqualTo(1); // both hops on top
+    }
+
+    @Test
+    void aBridgeIsNewLeadsSomewhereAndIsNoHub() {
+        MemoryGraph.Builder b = MemoryGraph.builder(3);
+        int top = b.passage(passage("t", "Top", "top"), unit(1, 0, 0));
+        int other = b.passage(passage("o", "Other", "other"), unit(0, 1, 0));
+        int third = b.passage(passage("x", "Third", "third"), unit(0, 0, 1));
+        int named = b.entity("e-named", "Agni");
+        int lonely = b.entity("e-lonely", "Lonely");
+        int hub = b.entity("e-hub", "Hub");
+        int bridge = b.entity("e-bridge", "Bridge");
+        int probed = b.entity("e-probed", "Probed");
+        for (int e : new int[] {named, hub, bridge, probed}) {
+            b.link(e, top);
+            b.link(e, other);
+        }
+        b.link(lonely, top);
+        b.link(hub, third);
+        MemoryGraph g = b.build();
+        double[] scores = {1.0, 0.5, Double.NEGATIVE_INFINITY};
+
+        List<Integer> cues = Bridge.cues(g, scores, 1, Set.of(probed), "What did agni do?", 5, 2);
+
+        assertThat(cues).containsExactly(bridge); // named by the question, degree 1, degree 3 > 2, already probed
+        assertThat(Bridge.cues(g, scores, 1, Set.of(), "What did agni do?", 5, 3))
+                .containsExactly(bridge, probed, hub); // ties by index; the hub's higher degree weighs it down
+    }
+
+    private static int rankOf(MemoryGraph g, Retrieval.Result r, String id) {
+        List<String> ids =
+                r.ranked().stream().map(s -> g.passage(s.passage()).id()).toList();
+        assertThat(ids).contains(id);
+        return ids.indexOf(id);
     }
 
     @Test

@@ -15,10 +15,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -30,11 +33,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code engram eval --data DIR[,DIR...] [--modes m1,m2:param=value] [--top-k 5] [--out results.json]
- * [--per-question true] [--serve true]}:
+ * [--per-question true] [--serve true] [--keep WORKDIR]}:
  * for each set, ingests DIR/corpus.jsonl through
  * the real pipeline on an embedded broker, waits until every document is in memory, asks every question of
  * DIR/questions.jsonl over the HTTP API in each mode, and reports Recall@2 and Recall@5 over documents (the
- * HippoRAG protocol) with latency percentiles.
+ * HippoRAG protocol) with latency percentiles. With {@code --keep}, each set's broker and state live in
+ * WORKDIR/&lt;set&gt; and a later run with the same corpus, extractor and embedder asks its questions of that memory
+ * without ingesting again (to compare retrieval code over one ingest).
  */
 final class EvalCommand {
 
@@ -67,15 +72,16 @@ final class EvalCommand {
         }
         boolean serve = Boolean.parseBoolean(opts.getOrDefault("--serve", "false"));
         boolean perQuestion = Boolean.parseBoolean(opts.getOrDefault("--per-question", "false"));
+        Path keep = opts.containsKey("--keep") ? Path.of(opts.get("--keep")) : null;
         if (serve && sets.size() != 1) {
             throw new IllegalArgumentException("--serve needs exactly one --data set");
         }
         List<Map<String, Object>> results = new ArrayList<>();
         for (Path data : sets) {
-            results.add(evaluateSet(data, modes, topK, serve, out));
+            results.add(evaluateSet(data, modes, topK, serve, keep, out));
         }
         if (!perQuestion) {
-            results.forEach(EvalCommand::dropGoldRanks);
+            results.forEach(EvalCommand::dropPerQuestion);
         }
         Object written = results.get(0);
         if (results.size() > 1) {
@@ -95,8 +101,11 @@ final class EvalCommand {
     }
 
     @SuppressWarnings("unchecked")
-    private static void dropGoldRanks(Map<String, Object> set) {
-        ((Map<String, Object>) set.get("modes")).values().forEach(m -> ((Map<String, Object>) m).remove("gold_ranks"));
+    private static void dropPerQuestion(Map<String, Object> set) {
+        ((Map<String, Object>) set.get("modes")).values().forEach(m -> {
+            ((Map<String, Object>) m).remove("gold_ranks");
+            ((Map<String, Object>) m).remove("why");
+        });
     }
 
     /**
@@ -163,7 +172,7 @@ final class EvalCommand {
     }
 
     private static Map<String, Object> evaluateSet(
-            Path data, List<String> modes, int topK, boolean serve, PrintStream out) throws Exception {
+            Path data, List<String> modes, int topK, boolean serve, Path keep, PrintStream out) throws Exception {
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), Integer.MAX_VALUE);
         List<JsonNode> questions = Corpus.read(data.resolve("questions.jsonl"), Integer.MAX_VALUE);
         Map<String, String> docStrings = new HashMap<>();
@@ -173,8 +182,17 @@ final class EvalCommand {
                     d.path("title").asText() + "\n" + d.path("text").asText());
         }
 
-        Path work = Files.createTempDirectory("engram-eval-");
-        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(work.resolve("kafka"), 0, true)) {
+        Path work = keep == null
+                ? Files.createTempDirectory("engram-eval-")
+                : Files.createDirectories(keep.resolve(data.getFileName().toString()));
+        Path marker = work.resolve("ingested.json");
+        String corpusHash = sha256(data.resolve("corpus.jsonl"));
+        JsonNode kept = Files.exists(marker) ? Json.mapper().readTree(marker.toFile()) : null;
+        if (kept != null && !corpusHash.equals(kept.path("corpus_sha256").asText())) {
+            throw new IllegalArgumentException(
+                    work + " holds the ingest of another corpus: delete it or --keep elsewhere");
+        }
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(work.resolve("kafka"), 0, keep == null)) {
             int port = freePort();
             Map<String, String> env = new HashMap<>(System.getenv());
             env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
@@ -190,23 +208,52 @@ final class EvalCommand {
                     throw new IllegalStateException("the service did not start");
                 }
                 String baseUrl = "http://127.0.0.1:" + port;
+                JsonNode health = get(baseUrl + "/v1/health");
+                String extractor = health.path("extractor").asText();
+                String embedder = health.path("embedder").asText();
+                if (kept != null
+                        && !(extractor.equals(kept.path("extractor").asText())
+                                && embedder.equals(kept.path("embedder").asText()))) {
+                    throw new IllegalArgumentException(work + " holds an ingest by "
+                            + kept.path("extractor").asText()
+                            + " with " + kept.path("embedder").asText() + ", not " + extractor + " with " + embedder
+                            + ": delete it or --keep elsewhere");
+                }
                 long t0 = System.nanoTime();
-                Corpus.produce(
-                        broker.bootstrapServers(), service.topics().documents().name(), NAMESPACE, corpus);
+                if (kept == null) {
+                    Corpus.produce(
+                            broker.bootstrapServers(),
+                            service.topics().documents().name(),
+                            NAMESPACE,
+                            corpus);
+                }
                 JsonNode stats = awaitIngested(baseUrl, corpus.size(), out);
-                double ingestSeconds = (System.nanoTime() - t0) / 1e9;
+                double ingestSeconds = kept == null
+                        ? (System.nanoTime() - t0) / 1e9
+                        : kept.path("ingest_seconds").asDouble();
                 long passages = stats.path("passages").asLong();
                 out.printf(
-                        "ingested %d documents, %d passages in %.1f s (%.1f passages/s)%n",
-                        corpus.size(), passages, ingestSeconds, passages / ingestSeconds);
+                        "%s %d documents, %d passages in %.1f s (%.1f passages/s)%n",
+                        kept == null ? "ingested" : "reused the ingest in " + work + " of",
+                        corpus.size(),
+                        passages,
+                        ingestSeconds,
+                        passages / ingestSeconds);
+                if (keep != null && kept == null) {
+                    ObjectNode m = Json.mapper().createObjectNode();
+                    m.put("corpus_sha256", corpusHash);
+                    m.put("extractor", extractor);
+                    m.put("embedder", embedder);
+                    m.put("ingest_seconds", ingestSeconds);
+                    Files.write(marker, Json.toBytes(m));
+                }
 
                 Map<String, Object> results = new LinkedHashMap<>();
                 results.put("dataset", data.getFileName().toString());
                 results.put("questions", questions.size());
                 results.put("passages", passages);
-                JsonNode health = get(baseUrl + "/v1/health");
-                results.put("extractor", health.path("extractor").asText());
-                results.put("embedder", health.path("embedder").asText());
+                results.put("extractor", extractor);
+                results.put("embedder", embedder);
                 results.put("ingest_seconds", ingestSeconds);
                 Map<String, Object> byMode = new LinkedHashMap<>();
                 for (String mode : modes) {
@@ -221,7 +268,17 @@ final class EvalCommand {
                 return results;
             }
         } finally {
-            EmbeddedKafkaBroker.deleteRecursively(work);
+            if (keep == null) {
+                EmbeddedKafkaBroker.deleteRecursively(work);
+            }
+        }
+    }
+
+    private static String sha256(Path file) throws IOException {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -232,6 +289,7 @@ final class EvalCommand {
         double r5 = 0;
         List<Double> latencies = new ArrayList<>();
         List<int[]> goldRanks = new ArrayList<>();
+        List<Map<String, Object>> why = new ArrayList<>();
         for (JsonNode q : questions) {
             Set<String> gold = new LinkedHashSet<>();
             q.path("gold_docs").forEach(g -> gold.add(g.asText()));
@@ -246,12 +304,18 @@ final class EvalCommand {
             JsonNode reply = post(baseUrl + "/v1/namespaces/" + NAMESPACE + "/retrieve", body);
             latencies.add((System.nanoTime() - t0) / 1e6);
             List<String> docs = new ArrayList<>();
+            List<String> titles = new ArrayList<>();
             for (JsonNode r : reply.path("results")) {
                 String doc = docStrings.get(r.path("document_id").asText());
                 if (doc != null && !docs.contains(doc)) {
                     docs.add(doc);
+                    titles.add(r.path("title").asText());
                 }
             }
+            Map<String, Object> explained = new LinkedHashMap<>();
+            explained.put("top_titles", titles.subList(0, Math.min(topK, titles.size())));
+            explained.put("explanation", reply.path("explanation"));
+            why.add(explained);
             r2 += recall(docs, gold, 2);
             r5 += recall(docs, gold, 5);
             goldRanks.add(ranks(docs, gold));
@@ -263,6 +327,7 @@ final class EvalCommand {
         m.put("p50_ms", percentile(latencies, 0.50));
         m.put("p99_ms", percentile(latencies, 0.99));
         m.put("gold_ranks", goldRanks);
+        m.put("why", why);
         return m;
     }
 
@@ -435,7 +500,8 @@ final class EvalCommand {
         String v = opts.get(name);
         if (v == null) {
             throw new IllegalArgumentException(
-                    "usage: engram eval --data DIR [--modes m1,m2:param=value] [--top-k 5] [--out FILE]");
+                    "usage: engram eval --data DIR[,DIR...] [--modes m1,m2:param=value] [--top-k 5] [--out FILE]"
+                            + " [--per-question true] [--serve true] [--keep WORKDIR]");
         }
         return v;
     }

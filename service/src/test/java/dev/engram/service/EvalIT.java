@@ -114,6 +114,11 @@ class EvalIT {
             // each question names its document's topic: dense ranks it first
             assertThat(set.path("modes").path("dense").path("gold_ranks").toString())
                     .isEqualTo("[[1],[1]]");
+            // why: what each mode ranked first and what it did, per question
+            JsonNode why = set.path("modes").path("hybrid").path("why");
+            assertThat(why).hasSize(2);
+            assertThat(why.get(0).path("top_titles")).isNotEmpty();
+            assertThat(why.get(0).path("explanation").has("cogito")).isTrue();
         }
         JsonNode hybrid = result.path("summary").path("hybrid");
         for (JsonNode set : result.path("sets")) {
@@ -126,6 +131,48 @@ class EvalIT {
         assertThat(printed.toString(StandardCharsets.UTF_8))
                 .contains("won/lost")
                 .contains("Recall@5 gain over dense, per set, and the worst set");
+    }
+
+    @Test
+    void aKeptIngestAnswersALaterRunWithoutIngestingAgainAndOnlyForItsOwnCorpus() throws Exception {
+        Path gamma = set("gamma", new String[][] {
+            {"Penicillin", "Alexander Fleming discovered penicillin in 1928.", "Who discovered penicillin?"},
+            {"Violin", "The violin has four strings and is played with a bow."}
+        });
+        Path keep = dir.resolve("kept");
+        List<String> args = List.of(
+                "--data", gamma.toString(), "--modes", "dense", "--keep", keep.toString(), "--per-question", "true");
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        ByteArrayOutputStream second = new ByteArrayOutputStream();
+        EngramConfig config = EngramConfig.local(Map.of());
+
+        EvalCommand.run(
+                concat(args, "--out", dir.resolve("first.json").toString()),
+                config,
+                new PrintStream(first, true, StandardCharsets.UTF_8));
+        EvalCommand.run(
+                concat(args, "--out", dir.resolve("second.json").toString()),
+                config,
+                new PrintStream(second, true, StandardCharsets.UTF_8));
+
+        assertThat(first.toString(StandardCharsets.UTF_8)).contains("ingested 2 documents");
+        assertThat(second.toString(StandardCharsets.UTF_8)).contains("reused the ingest in");
+        JsonNode a = Json.mapper().readTree(dir.resolve("first.json").toFile());
+        JsonNode b = Json.mapper().readTree(dir.resolve("second.json").toFile());
+        assertThat(b.path("modes").path("dense").path("gold_ranks"))
+                .isEqualTo(a.path("modes").path("dense").path("gold_ranks"));
+        assertThat(b.path("passages")).isEqualTo(a.path("passages"));
+
+        Files.writeString(
+                gamma.resolve("corpus.jsonl"), "{\"doc_id\": \"other\", \"title\": \"T\", \"text\": \"x\"}\n");
+        PrintStream quiet = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> EvalCommand.run(args, config, quiet)).hasMessageContaining("another corpus");
+    }
+
+    private static List<String> concat(List<String> args, String... more) {
+        List<String> out = new ArrayList<>(args);
+        out.addAll(List.of(more));
+        return out;
     }
 
     @Test
