@@ -353,7 +353,7 @@ public final class GraphLoader implements AutoCloseable {
                 }
                 String canonical = resolved.canonical(surfaces.computeIfAbsent(
                         e.name() + '\u0000' + e.type(), k -> EntityNames.surfaceId(ns, e.name(), e.type())));
-                int entity = b.entity(canonical, resolved.name(canonical, e.name()));
+                int entity = b.entity(canonical, resolved.name(canonical, e.name()), e.type());
                 b.link(entity, index);
                 byName.putIfAbsent(normalize.apply(e.name()), entity);
                 e.aliases().forEach(a -> byName.putIfAbsent(normalize.apply(a), entity));

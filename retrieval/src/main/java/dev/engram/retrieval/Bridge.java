@@ -1,8 +1,10 @@
 package dev.engram.retrieval;
 
+import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -17,11 +19,15 @@ import java.util.Set;
  */
 final class Bridge {
 
+    private static final Set<EntityType> NAMED =
+            EnumSet.complementOf(EnumSet.of(EntityType.DATE, EntityType.NUMBER, EntityType.CONCEPT));
+
     private Bridge() {}
 
     /**
      * Up to {@code n} bridge entities: named by the {@code from} best passages of {@code scores}, not named by the
-     * question nor in {@code probed}, linked to at least two passages (a bridge must lead somewhere else) and to at
+     * question nor in {@code probed}, a named thing (not a date, a number or a common-noun concept: those are values,
+     * reached by the facts, not places to go), linked to at least two passages (a bridge must lead somewhere else) and to at
      * most {@code maxDegree} (a hub leads everywhere); weighted by the scores of the passages that name them over the
      * log of their degree, strongest first (ties by entity index).
      */
@@ -36,6 +42,7 @@ final class Bridge {
             for (int e : g.passageEntities[passage]) {
                 int degree = g.entityPassages[e].length;
                 if (probed.contains(e)
+                        || !NAMED.contains(g.entityTypes.get(e))
                         || degree < 2
                         || degree > maxDegree
                         || q.contains(g.entityNames.get(e).toLowerCase(Locale.ROOT))) {

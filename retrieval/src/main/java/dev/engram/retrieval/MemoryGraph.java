@@ -1,5 +1,6 @@
 package dev.engram.retrieval;
 
+import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -42,6 +43,9 @@ public final class MemoryGraph {
     final float[][] passageVectors;
     final List<String> entityIds;
     final List<String> entityNames;
+    /** Each entity's type, as its extractor gave it (the first one seen for a resolved entity). */
+    final List<EntityType> entityTypes;
+
     final int[][] entityPassages;
     final int[][] passageEntities;
     final List<Fact> facts;
@@ -86,6 +90,7 @@ public final class MemoryGraph {
         this.passageVectors = b.passageVectors.toArray(new float[0][]);
         this.entityIds = List.copyOf(b.entityIds);
         this.entityNames = List.copyOf(b.entityNames);
+        this.entityTypes = List.copyOf(b.entityTypes);
         this.entityIndexById = Map.copyOf(b.entityIndex);
         this.facts = List.copyOf(b.facts);
         this.factVectors = b.factVectors.toArray(new float[0][]);
@@ -325,6 +330,7 @@ public final class MemoryGraph {
         private final Map<String, Integer> passageIndex = new HashMap<>();
         private final List<String> entityIds = new ArrayList<>();
         private final List<String> entityNames = new ArrayList<>();
+        private final List<EntityType> entityTypes = new ArrayList<>();
         private final Map<String, Integer> entityIndex = new HashMap<>();
         private final List<List<Integer>> entityPassages = new ArrayList<>();
         private final List<Fact> facts = new ArrayList<>();
@@ -354,9 +360,15 @@ public final class MemoryGraph {
 
         /** Declares an entity (idempotent); returns its index. */
         public int entity(String id, String name) {
+            return entity(id, name, EntityType.OTHER);
+        }
+
+        /** Adds an entity of a type, unless it has been added: then its index (its first name and type stay). */
+        public int entity(String id, String name, EntityType type) {
             return entityIndex.computeIfAbsent(id, k -> {
                 entityIds.add(id);
                 entityNames.add(name);
+                entityTypes.add(type == null ? EntityType.OTHER : type);
                 entityPassages.add(new ArrayList<>());
                 entityVectors.add(null);
                 return entityIds.size() - 1;

@@ -3,6 +3,7 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -371,7 +372,9 @@ class RetrievalModesTest {
         int hub = b.entity("e-hub", "Hub");
         int bridge = b.entity("e-bridge", "Bridge");
         int probed = b.entity("e-probed", "Probed");
-        for (int e : new int[] {named, hub, bridge, probed}) {
+        int year = b.entity("e-1930", "1930", EntityType.DATE);
+        int word = b.entity("e-tribe", "legendary tribe", EntityType.CONCEPT);
+        for (int e : new int[] {named, hub, bridge, probed, year, word}) {
             b.link(e, top);
             b.link(e, other);
         }
@@ -382,7 +385,8 @@ class RetrievalModesTest {
 
         List<Integer> cues = Bridge.cues(g, scores, 1, Set.of(probed), "What did agni do?", 5, 2);
 
-        assertThat(cues).containsExactly(bridge); // named by the question, degree 1, degree 3 > 2, already probed
+        // named by the question, degree 1, degree 3 > 2, already probed, a date, a common noun
+        assertThat(cues).containsExactly(bridge);
         assertThat(Bridge.cues(g, scores, 1, Set.of(), "What did agni do?", 5, 3))
                 .containsExactly(bridge, probed, hub); // ties by index; the hub's higher degree weighs it down
     }
