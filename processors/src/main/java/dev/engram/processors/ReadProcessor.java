@@ -112,40 +112,23 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
 
     private void upsert(
             Record<byte[], byte[]> record, DocumentEvent event, String key, List<PassageRef> before, long version) {
-        List<Chunker.Chunk> chunks = chunker.chunk(event.text());
-        List<PassageRef> after = new ArrayList<>(chunks.size());
+        List<Planned> planned = passages(chunker, event);
+        List<PassageRef> after = new ArrayList<>(planned.size());
         List<PassageEvent.Upsert> upserts = new ArrayList<>();
         Set<String> previousIds = new LinkedHashSet<>();
         before.forEach(p -> previousIds.add(p.passageId()));
-        Map<String, Integer> occurrences = new HashMap<>();
-        for (int i = 0; i < chunks.size(); i++) {
-            Chunker.Chunk c = chunks.get(i);
-            PassageEvent.Upsert draft = new PassageEvent.Upsert(
-                    event.namespace(),
-                    event.id(),
-                    version,
-                    "",
-                    i,
-                    "",
-                    event.title(),
-                    c.headings(),
-                    c.text(),
-                    c.start(),
-                    c.end(),
-                    event.source(),
-                    event.eventTime());
-            String hash = Hashing.sha256Hex(Understander.embeddingText(draft));
-            int occurrence = occurrences.merge(hash, 1, Integer::sum);
-            String passageId = Hashing.id(event.namespace(), event.id(), hash, Integer.toString(occurrence));
-            after.add(new PassageRef(passageId, hash));
-            if (!previousIds.remove(passageId)) {
+        for (int i = 0; i < planned.size(); i++) {
+            Chunker.Chunk c = planned.get(i).chunk();
+            PassageRef ref = planned.get(i).ref();
+            after.add(ref);
+            if (!previousIds.remove(ref.passageId())) {
                 upserts.add(new PassageEvent.Upsert(
                         event.namespace(),
                         event.id(),
                         version,
-                        passageId,
+                        ref.passageId(),
                         i,
-                        hash,
+                        ref.contentHash(),
                         event.title(),
                         c.headings(),
                         c.text(),
@@ -167,6 +150,43 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         meters.document(Meters.DocumentOutcome.UPSERTED);
         meters.passages(Meters.PassageOp.UPSERT, upserts.size());
         meters.passages(Meters.PassageOp.RETRACT, previousIds.size());
+    }
+
+    /** One passage of a document version as the read step cuts it: its chunk, id and content hash. */
+    public record Planned(Chunker.Chunk chunk, PassageRef ref) {}
+
+    /**
+     * The passages an upsert becomes, in order: deterministic in the event and the chunker, so whoever wrote the event
+     * can tell when memory holds exactly this version (its manifest lists the same ids and hashes).
+     */
+    public static List<Planned> passages(Chunker chunker, DocumentEvent event) {
+        List<Chunker.Chunk> chunks = chunker.chunk(event.text());
+        List<Planned> out = new ArrayList<>(chunks.size());
+        Map<String, Integer> occurrences = new HashMap<>();
+        for (int i = 0; i < chunks.size(); i++) {
+            Chunker.Chunk c = chunks.get(i);
+            PassageEvent.Upsert draft = new PassageEvent.Upsert(
+                    event.namespace(),
+                    event.id(),
+                    0,
+                    "",
+                    i,
+                    "",
+                    event.title(),
+                    c.headings(),
+                    c.text(),
+                    c.start(),
+                    c.end(),
+                    event.source(),
+                    event.eventTime());
+            String hash = Hashing.sha256Hex(Understander.embeddingText(draft));
+            int occurrence = occurrences.merge(hash, 1, Integer::sum);
+            out.add(new Planned(
+                    c,
+                    new PassageRef(
+                            Hashing.id(event.namespace(), event.id(), hash, Integer.toString(occurrence)), hash)));
+        }
+        return out;
     }
 
     private void delete(

@@ -4,6 +4,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.query.Responses.Watermark;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Retrieval;
+import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import dev.engram.stores.DocumentGist;
@@ -160,6 +161,32 @@ public final class QueryService {
                 state.surfaces(),
                 byStatus,
                 watermark(state, null));
+    }
+
+    /** The stored record of a document, for a writer waiting until memory holds its version. */
+    public Optional<DocumentRecord> documentRecord(String ns, String id) {
+        return memory(ns).document(ns, id);
+    }
+
+    /**
+     * A page of the namespace's documents in id order: up to {@code limit} after the document {@code after} (from
+     * the first when null), with {@code status} (any when null); the next page starts after the last one listed.
+     */
+    public Responses.DocumentList documents(String ns, DocumentStatus status, int limit, String after) {
+        List<DocumentRecord> page = memory(ns).documents(ns, after, limit, status);
+        List<Responses.DocumentSummary> items = page.stream()
+                .map(d -> new Responses.DocumentSummary(
+                        d.id(),
+                        d.status(),
+                        d.version(),
+                        d.title(),
+                        d.source(),
+                        d.passages().size(),
+                        d.present(),
+                        d.updatedAt()))
+                .toList();
+        String next = page.size() < limit ? null : page.get(page.size() - 1).id();
+        return new Responses.DocumentList(ns, status, items, next);
     }
 
     public Responses.Document document(String ns, String id) {

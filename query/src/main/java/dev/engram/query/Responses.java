@@ -43,6 +43,24 @@ public final class Responses {
             Map<String, Long> documentsByStatus,
             Watermark watermark) {}
 
+    /** {@code GET /v1/namespaces/{ns}/documents}: a page of documents in id order, and the cursor of the next. */
+    public record DocumentList(
+            String namespace,
+            DocumentStatus status,
+            List<DocumentSummary> documents,
+            @JsonInclude(JsonInclude.Include.ALWAYS) String nextCursor) {}
+
+    /** One document of a list: its status, version, title and how many of its passages are in memory. */
+    public record DocumentSummary(
+            String id,
+            DocumentStatus status,
+            long version,
+            String title,
+            String source,
+            int passages,
+            int present,
+            Instant updatedAt) {}
+
     /** {@code GET /v1/namespaces/{ns}/documents/{id}}. */
     public record Document(
             String namespace,

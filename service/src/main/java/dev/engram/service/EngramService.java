@@ -13,6 +13,7 @@ import dev.engram.topology.EngramTopology;
 import dev.engram.topology.StreamErrors;
 import dev.engram.topology.Topic;
 import dev.engram.topology.Topics;
+import dev.engram.understanding.Chunker;
 import dev.engram.understanding.EnglishNlp;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.RuleExtractor;
@@ -31,6 +32,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +50,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -82,6 +85,7 @@ public final class EngramService implements AutoCloseable {
     private final boolean ownsUnderstander;
     private final UnderstandingWorkers workers;
     private final KafkaProducer<String, MemoryCommand> commandProducer;
+    private final KafkaProducer<byte[], byte[]> documentProducer;
     private final MirrorClients mirrors;
 
     private EngramService(EngramConfig config, Understander given) throws IOException {
@@ -171,6 +175,11 @@ public final class EngramService implements AutoCloseable {
                 producer,
                 new StringSerializer(),
                 topics.memoryCommands().valueSerde().serializer());
+        Map<String, Object> documentsConfig = new HashMap<>(producer);
+        documentsConfig.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_RECORD_BYTES);
+        documentsConfig.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        this.documentProducer =
+                new KafkaProducer<>(documentsConfig, new ByteArraySerializer(), new ByteArraySerializer());
         this.mirrors =
                 MirrorClients.open(config, topics, meters, config.mirrors().runSink());
         Consistency consistency = new Consistency(
@@ -194,7 +203,19 @@ public final class EngramService implements AutoCloseable {
                 Clock.systemUTC());
         this.http = new HttpApi(
                 new InetSocketAddress(config.http().host(), config.http().port()),
-                new Routes(queries, health::health, registry::scrape, consistency).table(),
+                new Routes(
+                                queries,
+                                health::health,
+                                registry::scrape,
+                                consistency,
+                                new DocumentWriter(
+                                        documentProducer,
+                                        topics.documents().name(),
+                                        config.ingest().maxDocumentBytes(),
+                                        new Chunker(config.ingest().chunkMaxTokens()),
+                                        queries),
+                                config.ingest().maxDocumentBytes())
+                        .table(),
                 new NamespaceRouter(streams, self),
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
                 config.http().maxInFlight(),
@@ -387,6 +408,7 @@ public final class EngramService implements AutoCloseable {
             mirrors.close();
         }
         commandProducer.close(Duration.ofSeconds(5));
+        documentProducer.close(Duration.ofSeconds(5));
         // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
         // instead of after the session timeout.
         var leave = CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)

@@ -41,7 +41,7 @@ final class HttpApi implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
     static final String FORWARDED_HEADER = "X-Engram-Forwarded";
-    private static final int MAX_BODY_BYTES = 64 * 1024;
+    static final int MAX_BODY_BYTES = 64 * 1024;
     private static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
     /** The longest a request may take, answering included: an LLM answer with retries fits, a stuck client not. */
     private static final Duration RESPONSE_TIMEOUT = Duration.ofMinutes(10);
@@ -107,7 +107,23 @@ final class HttpApi implements AutoCloseable {
      * once.
      */
     record Route(
-            String method, String template, ApiKeys.Role role, boolean namespaced, Handler precheck, Handler handler) {
+            String method,
+            String template,
+            ApiKeys.Role role,
+            boolean namespaced,
+            Handler precheck,
+            Handler handler,
+            int maxBodyBytes) {
+
+        Route(
+                String method,
+                String template,
+                ApiKeys.Role role,
+                boolean namespaced,
+                Handler precheck,
+                Handler handler) {
+            this(method, template, role, namespaced, precheck, handler, MAX_BODY_BYTES);
+        }
 
         Pattern pattern() {
             StringBuilder regex = new StringBuilder("^");
@@ -269,7 +285,8 @@ final class HttpApi implements AutoCloseable {
     }
 
     private int serve(HttpExchange exchange, Route route, Request bare) throws IOException {
-        Request request = new Request(bare.method(), bare.uri(), bare.path(), readBody(exchange), bare.caller());
+        Request request = new Request(
+                bare.method(), bare.uri(), bare.path(), readBody(exchange, route.maxBodyBytes()), bare.caller());
         if (route.namespaced()) {
             String ns = request.namespace();
             if (!NAMESPACE.matcher(ns).matches()) {
@@ -341,11 +358,11 @@ final class HttpApi implements AutoCloseable {
         return response.statusCode();
     }
 
-    private static byte[] readBody(HttpExchange exchange) throws IOException {
+    private static byte[] readBody(HttpExchange exchange, int maxBytes) throws IOException {
         try (InputStream in = exchange.getRequestBody()) {
-            byte[] body = in.readNBytes(MAX_BODY_BYTES + 1);
-            if (body.length > MAX_BODY_BYTES) {
-                throw ApiException.tooLarge("request body is larger than " + MAX_BODY_BYTES + " bytes");
+            byte[] body = in.readNBytes(maxBytes + 1);
+            if (body.length > maxBytes) {
+                throw ApiException.tooLarge("request body is larger than " + maxBytes + " bytes");
             }
             return body;
         }

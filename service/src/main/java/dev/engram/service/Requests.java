@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.type.LogicalType;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryCommand;
 import java.io.IOException;
+import java.time.Instant;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -59,6 +60,21 @@ final class Requests {
                 if (p.getValue() == null) {
                     throw ApiException.badRequest("parameter '" + p.getKey() + "' must be a number");
                 }
+            }
+        }
+    }
+
+    /**
+     * {@code PUT /documents/{id}}: {@code {"title": "...", "text": "...", "source": "...", "metadata": {...},
+     * "event_time": "2026-01-01T00:00:00Z"}}; only {@code text} is required. Whatever else a document must be is the
+     * stream's rule ({@code DocumentDecoder}), applied to the event this body becomes.
+     */
+    record Document(String title, String text, String source, Map<String, Object> metadata, Instant eventTime) {
+        static final String EXAMPLE = "{\"title\": \"...\", \"text\": \"...\"}";
+
+        Document {
+            if (text == null) {
+                throw ApiException.badRequest("'text' is required: the document's text");
             }
         }
     }

@@ -1,22 +1,34 @@
 package dev.engram.service;
 
 import dev.engram.query.QueryService;
+import dev.engram.query.Responses;
+import dev.engram.schemas.DocumentStatus;
 import dev.engram.service.ApiKeys.Role;
 import dev.engram.service.HttpApi.Reply;
 import dev.engram.service.HttpApi.Request;
 import dev.engram.service.HttpApi.Route;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The route table of the HTTP API (docs/http-api.md): one handler per endpoint. */
+/** The route table of the HTTP API (README "HTTP API", and openapi.json beside this class): one handler per endpoint. */
 final class Routes {
 
     private static final String NS = "/v1/namespaces/{ns}";
     private static final Pattern NAMESPACE_LABEL = Pattern.compile("[{,]namespace=\"([^\"]*)\"");
     private static final int MAX_NAME_CHARS = 512;
     private static final int MAX_ID_CHARS = 512;
+    /** The OpenAPI 3.1 description of this table, checked against it by the tests. */
+    static final String OPENAPI = openapi();
 
     private final QueryService queries;
     private final Supplier<Health> health;
@@ -24,7 +36,24 @@ final class Routes {
 
     private final Consistency consistency;
 
+    private final DocumentWriter documents;
+    private final int maxDocumentBytes;
+
     Routes(QueryService queries, Supplier<Health> health, Supplier<String> metrics, Consistency consistency) {
+        this(queries, health, metrics, consistency, null, HttpApi.MAX_BODY_BYTES);
+    }
+
+    /** With {@code documents}, the document routes write documents of up to {@code maxDocumentBytes}. */
+    Routes(
+            QueryService queries,
+            Supplier<Health> health,
+            Supplier<String> metrics,
+            Consistency consistency,
+            DocumentWriter documents,
+            int maxDocumentBytes) {
+        this.documents = documents;
+        // the event wraps the body: room for its namespace, id and op, and for JSON escapes the event re-encodes
+        this.maxDocumentBytes = (int) Math.min(Integer.MAX_VALUE - 8L, 2L * maxDocumentBytes + 4096);
         this.consistency = consistency;
         this.queries = queries;
         this.health = health;
@@ -34,6 +63,7 @@ final class Routes {
     /** Every endpoint of the API. */
     List<Route> table() {
         return List.of(
+                global("GET", "/openapi.json", null, r -> Reply.text("application/json", OPENAPI)),
                 global("GET", "/metrics", Role.READ, this::metrics),
                 global("GET", "/v1/health", null, r -> {
                     Health h = health.get();
@@ -50,6 +80,9 @@ final class Routes {
                 namespaced("GET", NS, r -> Reply.ok(queries.namespace(r.namespace()))),
                 namespaced("POST", NS + "/retrieve", this::retrieve),
                 new Route("POST", NS + "/answer", Role.READ, true, this::requireAnswering, this::answer),
+                namespaced("GET", NS + "/documents", this::documents),
+                new Route("PUT", NS + "/documents/{id}", Role.WRITE, true, null, this::put, maxDocumentBytes),
+                new Route("DELETE", NS + "/documents/{id}", Role.WRITE, true, null, this::delete),
                 namespaced("GET", NS + "/documents/{id}", r -> Reply.ok(queries.document(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/documents/{id}/gist", r -> Reply.ok(queries.gist(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/entities", this::entitiesByName),
@@ -114,6 +147,87 @@ final class Routes {
         return Reply.ok(queries.answer(r.namespace(), q.query(), q.mode(), q.topK(), q.params()));
     }
 
+    private Reply documents(Request r) {
+        String status = r.query("status");
+        DocumentStatus wanted = null;
+        if (status != null) {
+            try {
+                wanted = DocumentStatus.valueOf(status.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw ApiException.badRequest("'status' must be one of "
+                        + Arrays.toString(DocumentStatus.values()).toLowerCase(Locale.ROOT));
+            }
+        }
+        String cursor = r.query("cursor");
+        String after = null;
+        if (cursor != null) {
+            try {
+                after = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw ApiException.badRequest("'cursor' is not a cursor this API returned");
+            }
+            if (after.isEmpty()
+                    || after.length() > MAX_ID_CHARS
+                    || after.chars().anyMatch(Character::isISOControl)) {
+                throw ApiException.badRequest("'cursor' is not a cursor this API returned");
+            }
+        }
+        Responses.DocumentList page = queries.documents(r.namespace(), wanted, limit(r), after);
+        return Reply.ok(new Responses.DocumentList(
+                page.namespace(),
+                page.status(),
+                page.documents(),
+                page.nextCursor() == null
+                        ? null
+                        : Base64.getUrlEncoder()
+                                .withoutPadding()
+                                .encodeToString(page.nextCursor().getBytes(StandardCharsets.UTF_8))));
+    }
+
+    private Reply put(Request r) {
+        Requests.Document body = Requests.read(r.body(), Requests.Document.class, Requests.Document.EXAMPLE);
+        DocumentWriter.Written w = writer().upsert(r.namespace(), id(r), body, waitFor(r, "verified"));
+        return Reply.json(Boolean.TRUE.equals(w.inMemory()) ? 200 : 202, w);
+    }
+
+    private Reply delete(Request r) {
+        DocumentWriter.Written w = writer().delete(r.namespace(), id(r), waitFor(r, "archived"));
+        return Reply.json(Boolean.TRUE.equals(w.inMemory()) ? 200 : 202, w);
+    }
+
+    private DocumentWriter writer() {
+        if (documents == null) {
+            throw new ApiException(501, "not_configured", "this instance cannot write documents");
+        }
+        return documents;
+    }
+
+    /** {@code ?wait=<state>&timeout_ms=}: how long to wait for memory to reach the state; null when not asked. */
+    private static Duration waitFor(Request r, String state) {
+        String wait = r.query("wait");
+        String timeout = r.query("timeout_ms");
+        if (wait == null) {
+            if (timeout != null) {
+                throw ApiException.badRequest("'timeout_ms' needs 'wait=" + state + "'");
+            }
+            return null;
+        }
+        if (!wait.equals(state)) {
+            throw ApiException.badRequest("'wait' must be '" + state + "' here");
+        }
+        long max = DocumentWriter.MAX_WAIT.toMillis();
+        long ms;
+        try {
+            ms = timeout == null ? 30_000 : Long.parseLong(timeout);
+        } catch (NumberFormatException e) {
+            throw ApiException.badRequest("'timeout_ms' must be an integer from 1 to " + max);
+        }
+        if (ms < 1 || ms > max) {
+            throw ApiException.badRequest("'timeout_ms' must be an integer from 1 to " + max);
+        }
+        return Duration.ofMillis(ms);
+    }
+
     private Reply entitiesByName(Request r) {
         String name = r.query("name");
         if (name == null || name.isBlank()) {
@@ -160,5 +274,16 @@ final class Routes {
             throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
         }
         return n;
+    }
+
+    private static String openapi() {
+        try (InputStream in = Routes.class.getResourceAsStream("openapi.json")) {
+            if (in == null) {
+                throw new IllegalStateException("openapi.json is missing from the jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,7 +26,11 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -287,6 +292,118 @@ class EngramServiceIT {
                         .body()
                         .path("entities"))
                 .isEmpty();
+    }
+
+    private static ItSupport.Response put(String url, String json) {
+        return ItSupport.call(HttpRequest.newBuilder(URI.create(url))
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
+    }
+
+    /** The sum of the documents topic's end offsets: moves exactly when a record is produced to it. */
+    private long documentsEnd() {
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(
+                Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+                new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = c
+                    .partitionsFor(service.topics().documents().name())
+                    .stream()
+                    .map(p -> new TopicPartition(p.topic(), p.partition()))
+                    .toList();
+            return c.endOffsets(partitions).values().stream()
+                    .mapToLong(Long::longValue)
+                    .sum();
+        }
+    }
+
+    @Test
+    void documentsWrittenOverHttpAreValidatedLikeTheStreamAndCanBeAwaited() {
+        String docs = base + "/v1/namespaces/" + NS + "/documents";
+        String body = "{\"title\": \"Ada Lovelace\", \"text\": \"Ada Lovelace wrote the first program for the"
+                + " Analytical Engine.\", \"metadata\": {\"shelf\": 7}}";
+
+        ItSupport.Response written = put(docs + "/ada?wait=verified&timeout_ms=25000", body);
+        assertThat(written.status()).as(written.raw().body()).isEqualTo(200);
+        assertThat(written.body().path("in_memory").asBoolean()).isTrue();
+        assertThat(written.body().path("status").asText()).isEqualTo("VERIFIED");
+        assertThat(written.body().path("offset").asLong()).isNotNegative();
+        assertThat(written.body().path("status_url").asText()).isEqualTo("/v1/namespaces/" + NS + "/documents/ada");
+        assertThat(get(base + written.body().path("status_url").asText())
+                        .body()
+                        .path("metadata")
+                        .path("shelf")
+                        .asInt())
+                .isEqualTo(7);
+        // the same document again changes nothing in memory, and memory already holds it
+        ItSupport.Response again = put(docs + "/ada?wait=verified&timeout_ms=25000", body);
+        assertThat(again.status()).isEqualTo(200);
+        assertThat(again.body().path("version").asLong()).isEqualTo(1);
+        // a new text is a new version; waiting ends when memory holds exactly it
+        ItSupport.Response changed = put(
+                docs + "/ada?wait=verified&timeout_ms=25000",
+                "{\"title\": \"Ada Lovelace\", \"text\": \"Ada Lovelace described the Analytical Engine's loops.\","
+                        + " \"metadata\": {\"shelf\": 7}}");
+        assertThat(changed.status()).isEqualTo(200);
+        assertThat(changed.body().path("version").asLong()).isEqualTo(2);
+        // without waiting: accepted, with where the event went
+        ItSupport.Response accepted = put(docs + "/babbage", "{\"text\": \"Charles Babbage designed engines.\"}");
+        assertThat(accepted.status()).isEqualTo(202);
+        assertThat(accepted.body().path("partition").isInt()).isTrue();
+        assertThat(accepted.body().has("in_memory")).isFalse();
+
+        // what the stream would dead-letter is refused before anything is produced
+        long before = documentsEnd();
+        assertError(put(docs + "/x", "{not json"), 400);
+        assertError(put(docs + "/x", "{\"title\": \"no text\"}"), 400);
+        assertError(put(docs + "/x", "{\"text\": 5}"), 400);
+        assertError(put(docs + "/x", "{\"text\": \"t\", \"colour\": \"red\"}"), 400);
+        assertError(put(docs + "/x", "{\"text\": \"t\", \"title\": \"" + "t".repeat(2001) + "\"}"), 400);
+        assertError(put(docs + "/x", "{\"text\": \"t\", \"event_time\": \"yesterday\"}"), 400);
+        assertError(put(docs + "/x", "{\"text\": \"" + "x".repeat(1 << 20) + "\"}"), 413);
+        assertError(put(docs + "/x?wait=soon", "{\"text\": \"t\"}"), 400);
+        assertError(put(docs + "/x?wait=verified&timeout_ms=0", "{\"text\": \"t\"}"), 400);
+        assertError(put(docs + "/x?timeout_ms=5", "{\"text\": \"t\"}"), 400);
+        assertError(put(docs + "/a%00b", "{\"text\": \"t\"}"), 400);
+        assertThat(documentsEnd()).isEqualTo(before);
+
+        // the list, a page at a time, in id order, filtered by status
+        awaitVerified(base, NS, List.of("babbage"));
+        List<String> listed = new ArrayList<>();
+        String cursor = null;
+        do {
+            ItSupport.Response page = get(docs + "?limit=2" + (cursor == null ? "" : "&cursor=" + cursor));
+            assertThat(page.status()).isEqualTo(200);
+            assertThat(page.body().path("documents").size()).isLessThanOrEqualTo(2);
+            page.body().path("documents").forEach(d -> listed.add(d.path("id").asText()));
+            cursor = page.body().path("next_cursor").isNull()
+                    ? null
+                    : page.body().path("next_cursor").asText();
+        } while (cursor != null);
+        assertThat(listed)
+                .contains("ada", "babbage", "hopper", "kafka", "turing")
+                .doesNotHaveDuplicates();
+        assertThat(listed).isSorted();
+        assertError(get(docs + "?status=lost"), 400);
+        assertError(get(docs + "?cursor=!!!"), 400);
+
+        ItSupport.Response deleted =
+                ItSupport.call(HttpRequest.newBuilder(URI.create(docs + "/ada?wait=archived&timeout_ms=25000"))
+                        .DELETE());
+        assertThat(deleted.status()).isEqualTo(200);
+        assertThat(deleted.body().path("status").asText()).isEqualTo("ARCHIVED");
+        assertThat(get(docs + "?status=archived&limit=1000")
+                        .body()
+                        .path("documents")
+                        .findValuesAsText("id"))
+                .contains("ada")
+                .doesNotContain("turing");
+        assertThat(get(docs + "?status=verified&limit=1000")
+                        .body()
+                        .path("documents")
+                        .findValuesAsText("id"))
+                .contains("turing")
+                .doesNotContain("ada");
     }
 
     @Test

@@ -2,10 +2,12 @@ package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
 import dev.engram.query.GraphLoader;
 import dev.engram.query.QueryService;
 import dev.engram.query.VectorSearch;
+import dev.engram.retrieval.Retrieval;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.Topics;
 import dev.engram.topology.Understanders;
@@ -15,12 +17,18 @@ import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
@@ -100,6 +108,99 @@ class HttpApiTest {
 
     private static Consistency noMirrors() {
         return new Consistency(ns -> null, null, null, null, "c", Meters.detached(), Clock.systemUTC());
+    }
+
+    /**
+     * The OpenAPI document and the route table describe the same API: every route is documented with its method,
+     * every documented operation reaches a route (no 404 "no route", no 405), every path parameter is declared, every
+     * reference resolves, the modes are the modes there are, and exactly the routes without a role are public.
+     */
+    @Test
+    void theOpenApiDocumentDescribesExactlyTheRoutesThatAnswer() throws Exception {
+        ItSupport.Response served = ItSupport.get(base + "/openapi.json");
+        assertThat(served.status()).isEqualTo(200);
+        assertThat(served.raw().headers().firstValue("Content-Type"))
+                .hasValueSatisfying(t -> assertThat(t).startsWith("application/json"));
+        JsonNode doc = served.body();
+        assertThat(doc.path("openapi").asText()).isEqualTo("3.1.0");
+
+        List<HttpApi.Route> table = new Routes(null, null, null, null).table();
+        Set<String> routes = new TreeSet<>();
+        Map<String, HttpApi.Route> byOperation = new HashMap<>();
+        for (HttpApi.Route r : table) {
+            routes.add(r.method() + " " + r.template());
+            byOperation.put(r.method() + " " + r.template(), r);
+        }
+        Set<String> documented = new TreeSet<>();
+        for (Map.Entry<String, JsonNode> path : doc.path("paths").properties()) {
+            for (Map.Entry<String, JsonNode> op : path.getValue().properties()) {
+                String operation = op.getKey().toUpperCase(Locale.ROOT) + " " + path.getKey();
+                documented.add(operation);
+                JsonNode o = op.getValue();
+                // every {name} in the path is a declared path parameter
+                Set<String> declared = new TreeSet<>();
+                for (JsonNode parameter : o.path("parameters")) {
+                    JsonNode resolved = resolve(doc, parameter);
+                    if (resolved.path("in").asText().equals("path")) {
+                        declared.add(resolved.path("name").asText());
+                    }
+                }
+                Set<String> inPath = new TreeSet<>();
+                Matcher m = Pattern.compile("\\{(\\w+)}").matcher(path.getKey());
+                while (m.find()) {
+                    inPath.add(m.group(1));
+                }
+                assertThat(declared).as(operation).isEqualTo(inPath);
+                HttpApi.Route route = byOperation.get(operation);
+                if (route != null) {
+                    assertThat(o.path("security").isArray()
+                                    && o.path("security").isEmpty())
+                            .as("%s is public exactly when it needs no key", operation)
+                            .isEqualTo(route.role() == null);
+                }
+                // the operation reaches its route: anything but "no route" and "wrong method"
+                String url =
+                        base + path.getKey().replace("{ns}", "ns").replace("{id}", "0123456789abcdef0123456789abcdef");
+                HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url));
+                request = op.getKey().equals("get")
+                        ? request.GET()
+                        : request.header("Content-Type", "application/json")
+                                .method(
+                                        op.getKey().toUpperCase(Locale.ROOT),
+                                        HttpRequest.BodyPublishers.ofString("{}"));
+                ItSupport.Response r = ItSupport.call(request);
+                assertThat(r.status()).as(operation).isNotEqualTo(405);
+                assertThat(r.status() == 404
+                                && r.body()
+                                        .path("error")
+                                        .path("message")
+                                        .asText()
+                                        .startsWith("no route"))
+                        .as(operation)
+                        .isFalse();
+            }
+        }
+        assertThat(documented).isEqualTo(routes);
+        // every reference resolves
+        List<JsonNode> refs = doc.findValues("$ref");
+        assertThat(refs).isNotEmpty();
+        refs.forEach(
+                ref -> assertThat(target(doc, ref.asText())).as(ref.asText()).isNotNull());
+        JsonNode modes = doc.at("/components/schemas/RetrieveRequest/properties/mode/enum");
+        Set<String> documentedModes = new TreeSet<>();
+        modes.forEach(x -> documentedModes.add(x.asText()));
+        assertThat(documentedModes).isEqualTo(new TreeSet<>(Retrieval.modes()));
+    }
+
+    private static JsonNode resolve(JsonNode doc, JsonNode node) {
+        return node.has("$ref") ? target(doc, node.path("$ref").asText()) : node;
+    }
+
+    /** The node a local reference ({@code #/components/...}) points at, null when there is none. */
+    private static JsonNode target(JsonNode doc, String ref) {
+        assertThat(ref).startsWith("#/");
+        JsonNode target = doc.at(ref.substring(1));
+        return target.isMissingNode() ? null : target;
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.engram.stores;
 
+import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.VectorCodec;
@@ -63,6 +64,30 @@ public final class MemoryReader {
         try (KeyValueIterator<String, MirrorEntry> it =
                 store(StateStores.MEMORY_MIRROR).prefixScan(MirrorIds.prefix(ns, kind), KEYS)) {
             it.forEachRemaining(kv -> out.put(Keys.last(kv.key), kv.value));
+        }
+        return out;
+    }
+
+    /**
+     * Up to {@code limit} documents of the namespace in id order, after the id {@code after} (from the first when
+     * null), with {@code status} (any when null). A status filter reads past the documents it leaves out, so a page
+     * costs up to the namespace's size in the worst case.
+     */
+    public List<DocumentRecord> documents(String ns, String after, int limit, DocumentStatus status) {
+        List<DocumentRecord> out = new ArrayList<>();
+        String from = after == null ? Keys.prefix(ns) : Keys.of(ns, after);
+        String to = ns + (char) (Keys.SEPARATOR + 1);
+        try (KeyValueIterator<String, DocumentRecord> it =
+                store(StateStores.MEMORY_DOCUMENTS).range(from, to)) {
+            while (it.hasNext() && out.size() < limit) {
+                DocumentRecord d = it.next().value;
+                if (d == null || (after != null && d.id().equals(after))) {
+                    continue;
+                }
+                if (status == null || d.status() == status) {
+                    out.add(d);
+                }
+            }
         }
         return out;
     }

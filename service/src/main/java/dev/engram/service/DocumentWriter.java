@@ -1,0 +1,193 @@
+package dev.engram.service;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import dev.engram.processors.ReadProcessor;
+import dev.engram.query.QueryService;
+import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.DocumentDecoder;
+import dev.engram.schemas.DocumentEvent;
+import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.stores.DocumentRecord;
+import dev.engram.understanding.Chunker;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+
+/**
+ * Documents over HTTP: a {@code PUT} or {@code DELETE} becomes the same document event a producer would send to the
+ * documents topic — the stream stays the source of truth — after the stream's own validation and limits
+ * ({@link DocumentDecoder}), so a body the stream would dead-letter is a 4xx and is never produced. The caller may wait
+ * until memory holds exactly its version: for an upsert, the document {@code VERIFIED} with the passages the read step
+ * cuts this event into (ids and content hashes) and the same title, source, metadata and event time; for a delete, the
+ * document gone or {@code ARCHIVED}.
+ */
+final class DocumentWriter {
+
+    /** How long a request may wait at most, and between two looks at memory. */
+    static final Duration MAX_WAIT = Duration.ofMinutes(5);
+
+    private static final long POLL_MILLIS = 50;
+
+    private final Producer<byte[], byte[]> producer;
+    private final String topic;
+    private final DocumentDecoder decoder;
+    private final Chunker chunker;
+    private final QueryService queries;
+
+    DocumentWriter(
+            Producer<byte[], byte[]> producer,
+            String topic,
+            int maxDocumentBytes,
+            Chunker chunker,
+            QueryService queries) {
+        this.producer = producer;
+        this.topic = topic;
+        this.decoder = new DocumentDecoder(maxDocumentBytes);
+        this.chunker = chunker;
+        this.queries = queries;
+    }
+
+    /** What a write answers: where the event went, and, when the caller waited, whether memory holds it. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Written(
+            String namespace,
+            String id,
+            DocumentEvent.Op op,
+            String topic,
+            int partition,
+            long offset,
+            String statusUrl,
+            Boolean inMemory,
+            DocumentStatus status,
+            Long version,
+            Long waitedMs) {}
+
+    Written upsert(String ns, String id, Requests.Document body, Duration wait) {
+        DocumentEvent event = new DocumentEvent(
+                ns,
+                id,
+                DocumentEvent.Op.UPSERT,
+                body.title(),
+                body.text(),
+                body.source(),
+                body.metadata(),
+                body.eventTime());
+        DocumentEvent accepted = validate(event);
+        List<PassageRef> expected = ReadProcessor.passages(chunker, accepted).stream()
+                .map(ReadProcessor.Planned::ref)
+                .toList();
+        return write(accepted, wait, d -> d.isPresent() && holds(d.get(), accepted, expected));
+    }
+
+    Written delete(String ns, String id, Duration wait) {
+        DocumentEvent accepted = validate(DocumentEvent.delete(ns, id));
+        return write(accepted, wait, d -> d.isEmpty() || d.get().status() == DocumentStatus.ARCHIVED);
+    }
+
+    /** The event as the read step will decode it, or the 4xx that says why the stream would refuse it. */
+    private DocumentEvent validate(DocumentEvent event) {
+        byte[] value = Json.toBytes(event);
+        DocumentDecoder.Result decoded = decoder.decode(event.id().getBytes(StandardCharsets.UTF_8), value);
+        if (decoded instanceof DocumentDecoder.Rejected r) {
+            throw r.cause() == DeadLetter.Cause.TOO_LARGE
+                    ? ApiException.tooLarge(r.reason())
+                    : ApiException.badRequest(r.reason());
+        }
+        return ((DocumentDecoder.Accepted) decoded).event();
+    }
+
+    private interface Done {
+        boolean test(Optional<DocumentRecord> document);
+    }
+
+    private Written write(DocumentEvent event, Duration wait, Done done) {
+        RecordMetadata sent;
+        try {
+            sent = producer.send(new ProducerRecord<>(
+                            topic, event.id().getBytes(StandardCharsets.UTF_8), Json.toBytes(event)))
+                    .get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("interrupted while writing the document event");
+        } catch (ExecutionException | TimeoutException e) {
+            Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            throw ApiException.unavailable("the document event could not be written to '" + topic + "': " + cause);
+        }
+        String statusUrl = "/v1/namespaces/" + segment(event.namespace()) + "/documents/" + segment(event.id());
+        if (wait == null) {
+            return new Written(
+                    event.namespace(),
+                    event.id(),
+                    event.op(),
+                    topic,
+                    sent.partition(),
+                    sent.offset(),
+                    statusUrl,
+                    null,
+                    null,
+                    null,
+                    null);
+        }
+        long t0 = System.nanoTime();
+        long deadline = t0 + wait.toNanos();
+        Optional<DocumentRecord> now = queries.documentRecord(event.namespace(), event.id());
+        boolean in = done.test(now);
+        while (!in && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            now = queries.documentRecord(event.namespace(), event.id());
+            in = done.test(now);
+        }
+        return new Written(
+                event.namespace(),
+                event.id(),
+                event.op(),
+                topic,
+                sent.partition(),
+                sent.offset(),
+                statusUrl,
+                in,
+                now.map(DocumentRecord::status).orElse(null),
+                now.map(DocumentRecord::version).orElse(null),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+    }
+
+    /** Whether memory holds exactly this version of the document, understood and verified. */
+    static boolean holds(DocumentRecord d, DocumentEvent event, List<PassageRef> expected) {
+        return d.status() == DocumentStatus.VERIFIED
+                && d.passages().equals(expected)
+                && d.title().equals(event.title())
+                && Objects.equals(d.source(), event.source())
+                && Objects.equals(d.eventTime(), event.eventTime())
+                && Json.mapper().valueToTree(d.metadata()).equals(Json.mapper().valueToTree(event.metadata()));
+    }
+
+    /** A path segment, percent-encoded but for RFC 3986's unreserved characters. */
+    static String segment(String s) {
+        StringBuilder out = new StringBuilder();
+        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+            char c = (char) (b & 0xff);
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~".indexOf(c) >= 0) {
+                out.append(c);
+            } else {
+                out.append('%').append(String.format(Locale.ROOT, "%02X", b & 0xff));
+            }
+        }
+        return out.toString();
+    }
+}
