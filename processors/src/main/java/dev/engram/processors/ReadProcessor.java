@@ -122,20 +122,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
             PassageRef ref = planned.get(i).ref();
             after.add(ref);
             if (!previousIds.remove(ref.passageId())) {
-                upserts.add(new PassageEvent.Upsert(
-                        event.namespace(),
-                        event.id(),
-                        version,
-                        ref.passageId(),
-                        i,
-                        ref.contentHash(),
-                        event.title(),
-                        c.headings(),
-                        c.text(),
-                        c.start(),
-                        c.end(),
-                        event.source(),
-                        event.eventTime()));
+                upserts.add(passage(event, version, i, ref.passageId(), ref.contentHash(), c));
             }
         }
         for (String gone : previousIds) {
@@ -152,6 +139,24 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         meters.passages(Meters.PassageOp.RETRACT, previousIds.size());
     }
 
+    private static PassageEvent.Upsert passage(
+            DocumentEvent event, long version, int ordinal, String passageId, String hash, Chunker.Chunk c) {
+        return new PassageEvent.Upsert(
+                event.namespace(),
+                event.id(),
+                version,
+                passageId,
+                ordinal,
+                hash,
+                event.title(),
+                c.headings(),
+                c.text(),
+                c.start(),
+                c.end(),
+                event.source(),
+                event.eventTime());
+    }
+
     /** One passage of a document version as the read step cuts it: its chunk, id and content hash. */
     public record Planned(Chunker.Chunk chunk, PassageRef ref) {}
 
@@ -165,21 +170,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         Map<String, Integer> occurrences = new HashMap<>();
         for (int i = 0; i < chunks.size(); i++) {
             Chunker.Chunk c = chunks.get(i);
-            PassageEvent.Upsert draft = new PassageEvent.Upsert(
-                    event.namespace(),
-                    event.id(),
-                    0,
-                    "",
-                    i,
-                    "",
-                    event.title(),
-                    c.headings(),
-                    c.text(),
-                    c.start(),
-                    c.end(),
-                    event.source(),
-                    event.eventTime());
-            String hash = Hashing.sha256Hex(Understander.embeddingText(draft));
+            String hash = Hashing.sha256Hex(Understander.embeddingText(passage(event, 0, i, "", "", c)));
             int occurrence = occurrences.merge(hash, 1, Integer::sum);
             out.add(new Planned(
                     c,

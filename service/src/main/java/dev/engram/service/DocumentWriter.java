@@ -125,33 +125,23 @@ final class DocumentWriter {
             throw ApiException.unavailable("the document event could not be written to '" + topic + "': " + cause);
         }
         String statusUrl = "/v1/namespaces/" + segment(event.namespace()) + "/documents/" + segment(event.id());
-        if (wait == null) {
-            return new Written(
-                    event.namespace(),
-                    event.id(),
-                    event.op(),
-                    topic,
-                    sent.partition(),
-                    sent.offset(),
-                    statusUrl,
-                    null,
-                    null,
-                    null,
-                    null);
-        }
+        Optional<DocumentRecord> now = Optional.empty();
+        Boolean in = null;
         long t0 = System.nanoTime();
-        long deadline = t0 + wait.toNanos();
-        Optional<DocumentRecord> now = queries.documentRecord(event.namespace(), event.id());
-        boolean in = done.test(now);
-        while (!in && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(POLL_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
+        if (wait != null) {
+            long deadline = t0 + wait.toNanos();
             now = queries.documentRecord(event.namespace(), event.id());
             in = done.test(now);
+            while (!in && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(POLL_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                now = queries.documentRecord(event.namespace(), event.id());
+                in = done.test(now);
+            }
         }
         return new Written(
                 event.namespace(),
@@ -164,7 +154,7 @@ final class DocumentWriter {
                 in,
                 now.map(DocumentRecord::status).orElse(null),
                 now.map(DocumentRecord::version).orElse(null),
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                wait == null ? null : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
     }
 
     /** Whether memory holds exactly this version of the document, understood and verified. */
