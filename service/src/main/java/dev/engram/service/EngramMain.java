@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Command line: {@code run} serves with the environment's configuration; {@code demo} also ingests samples;
- * {@code eval} measures retrieval on a set; {@code sink} runs the mirror sink alone.
+ * {@code eval} measures retrieval on a set; {@code sink} runs the mirror sink alone; {@code ingest}, {@code query} and
+ * {@code status} are clients of a running instance ({@link ClientCommands}).
  */
 public final class EngramMain {
 
@@ -49,6 +50,10 @@ public final class EngramMain {
                 System.exit(1);
             }
         }
+        if (List.of("ingest", "query", "status").contains(command)) {
+            System.exit(ClientCommands.run(
+                    command, List.of(args).subList(1, args.length), System.getenv(), out, System.err));
+        }
         if (command.equals("sink")) {
             try {
                 // the sink serves metrics and health only, never memory: no API keys to check
@@ -63,7 +68,7 @@ public final class EngramMain {
             }
         }
         if (!command.equals("run") && !command.equals("demo")) {
-            System.err.println("usage: EngramMain run|demo|eval|sink");
+            System.err.println("usage: EngramMain run|demo|eval|sink|ingest|query|status");
             System.exit(2);
         }
         try {

@@ -11,7 +11,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
+import dev.engram.schemas.Json;
 import dev.engram.topology.Understanders;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -404,6 +407,86 @@ class EngramServiceIT {
                         .findValuesAsText("id"))
                 .contains("turing")
                 .doesNotContain("ada");
+    }
+
+    /** Runs a client command against the instance; returns its exit code, and what it printed in {@code printed}. */
+    private int cli(StringBuilder printed, String command, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code = ClientCommands.run(
+                command,
+                List.of(args),
+                Map.of("ENGRAM_URL", base),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(out, true, StandardCharsets.UTF_8));
+        printed.setLength(0);
+        printed.append(out.toString(StandardCharsets.UTF_8));
+        return code;
+    }
+
+    @Test
+    void theCommandLineIngestsAFolderUntilItIsInMemoryResumesAndQueries(@TempDir Path dir) throws Exception {
+        Path notes = Files.createDirectories(dir.resolve("notes/sub")).getParent();
+        Files.writeString(notes.resolve("ada.md"), "# Ada Lovelace\n\nAda Lovelace wrote the first program.\n");
+        Files.writeString(notes.resolve("sub/babbage.txt"), "Charles Babbage designed the Difference Engine.");
+        Files.writeString(
+                notes.resolve("more.jsonl"),
+                "{\"id\": \"volta\", \"title\": \"Volta\", \"text\": \"Alessandro Volta invented the battery.\"}\n"
+                        + "{broken\n"
+                        + "{\"title\": \"no id\", \"text\": \"x\"}\n");
+        Files.write(notes.resolve("picture.png"), new byte[] {(byte) 0x89, 'P', 'N', 'G'});
+        String state = dir.resolve("state.json").toString();
+        StringBuilder printed = new StringBuilder();
+
+        int first = cli(printed, "ingest", "--namespace", "cli", "--state", state, notes.toString());
+
+        assertThat(first).as(printed.toString()).isEqualTo(ClientCommands.FAILED); // two lines are refused
+        assertThat(printed)
+                .contains("3 to send")
+                .contains("3 in memory")
+                .contains("more.jsonl:2")
+                .contains("more.jsonl:3");
+        assertThat(get(base + "/v1/namespaces/cli/documents")
+                        .body()
+                        .path("documents")
+                        .findValuesAsText("id"))
+                .containsExactly("notes/ada.md", "notes/sub/babbage.txt", "volta");
+        assertThat(get(base + "/v1/namespaces/cli/documents/notes%2Fada.md")
+                        .body()
+                        .path("title")
+                        .asText())
+                .isEqualTo("Ada Lovelace");
+
+        cli(printed, "ingest", "--namespace", "cli", "--state", state, notes.toString());
+        assertThat(printed).contains("0 to send, 3 unchanged");
+        Files.writeString(notes.resolve("ada.md"), "# Ada Lovelace\n\nAda Lovelace translated Menabrea's paper.\n");
+        cli(printed, "ingest", "--namespace", "cli", "--state", state, notes.toString());
+        assertThat(printed).contains("1 to send, 2 unchanged").contains("1 in memory");
+
+        assertThat(cli(printed, "query", "--namespace", "cli", "--json", "true", "who", "invented", "the", "battery"))
+                .isZero();
+        assertThat(Json.mapper()
+                        .readTree(printed.toString())
+                        .path("results")
+                        .get(0)
+                        .path("document_id")
+                        .asText())
+                .isEqualTo("volta");
+        assertThat(cli(printed, "query", "--namespace", "cli", "Menabrea")).isZero();
+        assertThat(printed).contains("Ada Lovelace").contains("served by");
+        assertThat(cli(printed, "status", "--namespace", "cli")).isZero();
+        assertThat(printed).contains("namespace cli: 3 documents").contains("verified 3");
+
+        assertThat(cli(printed, "ingest", "--state", state, notes.toString())).isEqualTo(ClientCommands.USAGE);
+        assertThat(printed).contains("--namespace is required");
+        assertThat(cli(printed, "query", "--help")).isZero();
+        assertThat(printed).contains("usage: engram query");
+        assertThat(ClientCommands.run(
+                        "status",
+                        List.of("--url", "http://127.0.0.1:1"),
+                        Map.of(),
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))
+                .isEqualTo(ClientCommands.UNREACHABLE);
     }
 
     @Test

@@ -1,0 +1,584 @@
+package dev.engram.service;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.schemas.Json;
+import dev.engram.stores.Hashing;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+
+/**
+ * The client commands of {@code ./engram}, over the HTTP API of a running instance ({@code --url}, or
+ * {@code ENGRAM_URL}, default {@code http://localhost:8080}; the API key from {@code ENGRAM_API_KEY}):
+ *
+ * <ul>
+ *   <li>{@code ingest --namespace NS PATH...}: every {@code .txt} and {@code .md} file (one document each, its id the
+ *       path below the argument) and every line of every {@code .jsonl} file ({@code {"id", "title", "text",
+ *       "source", "metadata"}}) is written with {@code PUT ...?wait=verified}, a few at a time, with a progress line;
+ *       what a run got into memory is remembered in {@code .engram/ingest/NS.json}, so the next run sends only what
+ *       changed.
+ *   <li>{@code query --namespace NS [--mode M] [--top-k K] [--json true] TEXT...}: a retrieval, as a table or JSON.
+ *   <li>{@code status [--namespace NS]}: the instance's health and the namespace's documents by status.
+ * </ul>
+ *
+ * Exit codes: 0 done, 1 some documents were refused or a request failed, 2 a usage error, 3 some documents were not in
+ * memory before the wait ended, 4 no instance answers at the URL.
+ */
+final class ClientCommands {
+
+    static final int OK = 0;
+    static final int FAILED = 1;
+    static final int USAGE = 2;
+    static final int NOT_YET = 3;
+    static final int UNREACHABLE = 4;
+
+    private static final Duration WAIT = Duration.ofMinutes(5);
+
+    private static final String COMMON = """
+
+              --url URL        the instance (default: $ENGRAM_URL, else http://localhost:8080);
+                               the API key, when the instance needs one, comes from $ENGRAM_API_KEY
+            exit codes: 0 done, 1 refused or failed, 2 usage error, 3 not yet in memory, 4 no instance at URL""";
+
+    static final Map<String, String> USAGE_TEXT =
+            Map.of("ingest", """
+            usage: engram ingest --namespace NS [--concurrency 8] [--state FILE] [--url URL] PATH...
+              Sends documents to the namespace and waits until each is in memory, with a progress line.
+              PATH: files or folders; every .txt, .md and .markdown file is one document (its id: its path below
+              the argument's folder; its title: its first '# ' heading, else its name), every line of a .jsonl
+              file is one ({"id" or "doc_id", "text", "title", "source", "metadata", "event_time"}); other files
+              are skipped.
+              --namespace NS    the namespace to write to (required)
+              --concurrency N   documents in flight at once, 1-64 (default 8)
+              --state FILE      what earlier runs got into memory (default .engram/ingest/NS.json): only
+                                documents new or changed since are sent""" + COMMON, "query", """
+            usage: engram query --namespace NS [--mode hybrid] [--top-k 5] [--json true] [--url URL] TEXT...
+              Retrieves the passages that best answer TEXT, as a table (or the API's JSON with --json true).
+              --mode M    dense, bm25, hybrid (default), cogito, como, gem, fusion, pabd (docs/retrieval.md)
+              --top-k K   results, 1-100 (default 5)""" + COMMON, "status", """
+            usage: engram status [--namespace NS] [--url URL]
+              The instance's health and stream states; with --namespace, its documents by status, passages,
+              entities and memory version.""" + COMMON);
+
+    private final String url;
+    private final String key;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    ClientCommands(String url, String key, PrintStream out, PrintStream err) {
+        this.url = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+        this.key = key == null || key.isBlank() ? null : key;
+        this.out = out;
+        this.err = err;
+    }
+
+    /** Runs a client command; returns its exit code. */
+    static int run(String command, List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+        if (args.contains("--help") || args.contains("-h")) {
+            out.println(USAGE_TEXT.getOrDefault(command, ""));
+            return OK;
+        }
+        Options o;
+        try {
+            o = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            err.println("engram " + command + ": " + e.getMessage());
+            return USAGE;
+        }
+        String url = o.get("--url", env.getOrDefault("ENGRAM_URL", "http://localhost:8080"));
+        ClientCommands c = new ClientCommands(url, env.get("ENGRAM_API_KEY"), out, err);
+        try {
+            return switch (command) {
+                case "ingest" -> c.ingest(o);
+                case "query" -> c.query(o);
+                case "status" -> c.status(o);
+                default -> throw new IllegalArgumentException("unknown command");
+            };
+        } catch (IllegalArgumentException e) {
+            err.println("engram " + command + ": " + e.getMessage());
+            return USAGE;
+        } catch (ConnectException e) {
+            err.println("engram " + command + ": no Engram instance answers at " + url
+                    + " (start one with ./engram demo or ./engram run, or pass --url)");
+            return UNREACHABLE;
+        } catch (IOException e) {
+            err.println("engram " + command + ": " + e);
+            return FAILED;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return FAILED;
+        }
+    }
+
+    /** {@code --name value} pairs and the positional arguments after them. */
+    record Options(Map<String, String> named, List<String> positional) {
+        static Options parse(List<String> args) {
+            Map<String, String> named = new LinkedHashMap<>();
+            List<String> positional = new ArrayList<>();
+            for (int i = 0; i < args.size(); i++) {
+                String a = args.get(i);
+                if (a.startsWith("--")) {
+                    if (i + 1 >= args.size()) {
+                        throw new IllegalArgumentException(a + " needs a value");
+                    }
+                    named.put(a, args.get(++i));
+                } else {
+                    positional.add(a);
+                }
+            }
+            return new Options(named, positional);
+        }
+
+        String get(String name, String otherwise) {
+            return named.getOrDefault(name, otherwise);
+        }
+
+        String require(String name) {
+            String v = named.get(name);
+            if (v == null) {
+                throw new IllegalArgumentException(name + " is required (--help for usage)");
+            }
+            return v;
+        }
+
+        int integer(String name, int otherwise, int min, int max) {
+            String v = named.get(name);
+            try {
+                int n = v == null ? otherwise : Integer.parseInt(v);
+                if (n < min || n > max) {
+                    throw new NumberFormatException();
+                }
+                return n;
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(name + " must be an integer from " + min + " to " + max);
+            }
+        }
+    }
+
+    /** One document to write: its id and the body of its {@code PUT}; or why it cannot be. */
+    record Item(String id, String where, ObjectNode body, String problem) {}
+
+    int ingest(Options o) throws IOException, InterruptedException {
+        String ns = o.require("--namespace");
+        int concurrency = o.integer("--concurrency", 8, 1, 64);
+        if (o.positional().isEmpty()) {
+            throw new IllegalArgumentException("no PATH to ingest (engram ingest --help)");
+        }
+        List<Item> items = new ArrayList<>();
+        for (String arg : o.positional()) {
+            collect(Path.of(arg), items);
+        }
+        Path statePath = Path.of(
+                o.get("--state", Path.of(".engram", "ingest", ns + ".json").toString()));
+        Map<String, String> done = readState(statePath);
+        List<Item> toSend = new ArrayList<>();
+        int unchanged = 0;
+        int refused = 0;
+        for (Item item : items) {
+            if (item.problem() != null) {
+                err.println("  refused " + item.where() + ": " + item.problem());
+                refused++;
+            } else if (hash(item).equals(done.get(item.id()))) {
+                unchanged++;
+            } else {
+                toSend.add(item);
+            }
+        }
+        health(); // fail fast, with a clear message, when nothing answers
+        out.printf(
+                Locale.ROOT,
+                "engram ingest: %d documents in %s: %d to send, %d unchanged since the last run%n",
+                items.size(),
+                String.join(" ", o.positional()),
+                toSend.size(),
+                unchanged);
+        Progress progress = new Progress(ns, toSend.size());
+        AtomicInteger inMemory = new AtomicInteger();
+        AtomicInteger notYet = new AtomicInteger();
+        AtomicInteger failed = new AtomicInteger(refused);
+        Map<String, String> reached = new ConcurrentHashMap<>(done);
+        ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (Item item : toSend) {
+                futures.add(pool.submit(() -> {
+                    try {
+                        HttpResponse<String> r = send(
+                                "PUT",
+                                "/v1/namespaces/" + DocumentWriter.segment(ns) + "/documents/"
+                                        + DocumentWriter.segment(item.id()) + "?wait=verified&timeout_ms="
+                                        + WAIT.toMillis(),
+                                Json.mapper().writeValueAsString(item.body()));
+                        if (r.statusCode() == 200) {
+                            reached.put(item.id(), hash(item));
+                            inMemory.incrementAndGet();
+                            progress.done();
+                        } else if (r.statusCode() == 202) {
+                            notYet.incrementAndGet();
+                            progress.done();
+                            err.println("  not yet in memory: " + item.where());
+                        } else {
+                            failed.incrementAndGet();
+                            progress.done();
+                            err.println("  refused " + item.where() + ": HTTP " + r.statusCode() + " " + message(r));
+                        }
+                    } catch (IOException e) {
+                        failed.incrementAndGet();
+                        progress.done();
+                        err.println("  failed " + item.where() + ": " + e);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return null;
+                }));
+            }
+            while (!futures.stream().allMatch(Future::isDone)) {
+                progress.print(this);
+                Thread.sleep(500);
+            }
+        } finally {
+            pool.shutdownNow();
+            writeState(statePath, reached);
+        }
+        progress.print(this);
+        progress.finish();
+        out.printf(
+                Locale.ROOT,
+                "engram ingest: %d in memory, %d unchanged, %d not yet in memory, %d refused or failed%n",
+                inMemory.get(),
+                unchanged,
+                notYet.get(),
+                failed.get());
+        return failed.get() > 0 ? FAILED : notYet.get() > 0 ? NOT_YET : OK;
+    }
+
+    /** The documents under a path: .txt and .md files (one each), .jsonl files (one per line); others skipped. */
+    private static void collect(Path path, List<Item> items) throws IOException {
+        if (!Files.exists(path)) {
+            throw new IllegalArgumentException(path + " does not exist");
+        }
+        Path base = path.toAbsolutePath().normalize().getParent();
+        List<Path> files;
+        if (Files.isDirectory(path)) {
+            try (Stream<Path> walk = Files.walk(path)) {
+                files = walk.filter(Files::isRegularFile).sorted().toList();
+            }
+        } else {
+            files = List.of(path);
+        }
+        for (Path f : files) {
+            String name = f.getFileName().toString();
+            String lower = name.toLowerCase(Locale.ROOT);
+            String id = base == null
+                    ? name
+                    : base.relativize(f.toAbsolutePath().normalize()).toString().replace('\\', '/');
+            if (lower.endsWith(".jsonl")) {
+                lines(f, id, items);
+            } else if (lower.endsWith(".txt") || lower.endsWith(".md") || lower.endsWith(".markdown")) {
+                items.add(file(f, id, name));
+            }
+        }
+    }
+
+    private static Item file(Path f, String id, String name) throws IOException {
+        String text;
+        try {
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(Files.readAllBytes(f)))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return new Item(id, f.toString(), null, "not valid UTF-8");
+        }
+        String title = name.replaceFirst("\\.[^.]+$", "");
+        for (String line : text.split("\n", 50)) {
+            if (line.startsWith("# ")) {
+                title = line.substring(2).strip();
+                break;
+            }
+        }
+        ObjectNode body = Json.mapper().createObjectNode();
+        body.put("title", title);
+        body.put("text", text);
+        body.put("source", f.toString());
+        return new Item(id, f.toString(), body, null);
+    }
+
+    private static void lines(Path f, String fileId, List<Item> items) throws IOException {
+        List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            String where = f + ":" + (i + 1);
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonNode node;
+            try {
+                node = Json.mapper().readTree(line);
+            } catch (IOException e) {
+                items.add(new Item(fileId + "#" + (i + 1), where, null, "not JSON"));
+                continue;
+            }
+            JsonNode id = node.has("id") ? node.get("id") : node.get("doc_id");
+            if (!node.isObject() || id == null || !(id.isTextual() || id.isIntegralNumber()) || !node.has("text")) {
+                items.add(new Item(
+                        fileId + "#" + (i + 1), where, null, "a line needs \"id\" (or \"doc_id\") and \"text\""));
+                continue;
+            }
+            ObjectNode body = Json.mapper().createObjectNode();
+            for (String field : List.of("title", "text", "source", "metadata", "event_time")) {
+                if (node.has(field)) {
+                    body.set(field, node.get(field));
+                }
+            }
+            items.add(new Item(id.asText(), where, body, null));
+        }
+    }
+
+    private static String hash(Item item) {
+        return Hashing.sha256Hex(item.body().toString());
+    }
+
+    private Map<String, String> readState(Path statePath) throws IOException {
+        Map<String, String> out = new TreeMap<>();
+        if (!Files.exists(statePath)) {
+            return out;
+        }
+        JsonNode state = Json.mapper().readTree(statePath.toFile());
+        if (!url.equals(state.path("url").asText())) {
+            return out; // another instance's memory: send everything
+        }
+        state.path("documents")
+                .properties()
+                .forEach(e -> out.put(e.getKey(), e.getValue().asText()));
+        return out;
+    }
+
+    private void writeState(Path statePath, Map<String, String> reached) throws IOException {
+        Files.createDirectories(statePath.toAbsolutePath().getParent());
+        ObjectNode state = Json.mapper().createObjectNode();
+        state.put("url", url);
+        ObjectNode documents = state.putObject("documents");
+        new TreeMap<>(reached).forEach(documents::put);
+        Path tmp = statePath.resolveSibling(statePath.getFileName() + ".tmp");
+        Files.write(tmp, Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(state));
+        Files.move(tmp, statePath, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** Documents written so far, and the namespace's passages, as a line that rewrites itself on a terminal. */
+    private final class Progress {
+        private final String ns;
+        private final int total;
+        private final AtomicInteger completed = new AtomicInteger();
+        private final long t0 = System.nanoTime();
+        private long passagesAtStart = -1;
+        private final boolean terminal = System.console() != null;
+        private long lastLine;
+
+        Progress(String ns, int total) {
+            this.ns = ns;
+            this.total = total;
+        }
+
+        void done() {
+            completed.incrementAndGet();
+        }
+
+        void print(ClientCommands c) {
+            long now = System.nanoTime();
+            if (!terminal && now - lastLine < 5_000_000_000L && completed.get() < total) {
+                return;
+            }
+            lastLine = now;
+            long passages = c.passages(ns);
+            if (passagesAtStart < 0) {
+                passagesAtStart = passages;
+            }
+            double seconds = Math.max(1e-3, (now - t0) / 1e9);
+            int n = completed.get();
+            double perSecond = (passages - passagesAtStart) / seconds;
+            String eta = n == 0 ? "?" : String.format(Locale.ROOT, "%.0f s", seconds / n * (total - n));
+            int width = 30;
+            int filled = total == 0 ? width : width * n / total;
+            String line = String.format(
+                    Locale.ROOT,
+                    "[%s%s] %d/%d documents, %d passages understood, %.1f passages/s, ETA %s",
+                    "#".repeat(filled),
+                    ".".repeat(width - filled),
+                    n,
+                    total,
+                    Math.max(0, passages - passagesAtStart),
+                    perSecond,
+                    eta);
+            c.err.print(terminal ? "\r" + line : line + "\n");
+            c.err.flush();
+        }
+
+        void finish() {
+            if (terminal) {
+                err.println();
+            }
+        }
+    }
+
+    /** The namespace's passages in memory, or 0 while it has none. */
+    private long passages(String ns) {
+        try {
+            HttpResponse<String> r = send("GET", "/v1/namespaces/" + DocumentWriter.segment(ns), null);
+            return r.statusCode() == 200
+                    ? Json.mapper().readTree(r.body()).path("passages").asLong()
+                    : 0;
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        }
+    }
+
+    int query(Options o) throws IOException, InterruptedException {
+        String ns = o.require("--namespace");
+        if (o.positional().isEmpty()) {
+            throw new IllegalArgumentException("no TEXT to query (engram query --help)");
+        }
+        ObjectNode body = Json.mapper().createObjectNode();
+        body.put("query", String.join(" ", o.positional()));
+        body.put("mode", o.get("--mode", "hybrid"));
+        body.put("top_k", o.integer("--top-k", 5, 1, 100));
+        HttpResponse<String> r =
+                send("POST", "/v1/namespaces/" + DocumentWriter.segment(ns) + "/retrieve", body.toString());
+        if (r.statusCode() != 200) {
+            err.println("engram query: HTTP " + r.statusCode() + " " + message(r));
+            return FAILED;
+        }
+        if (Boolean.parseBoolean(o.get("--json", "false"))) {
+            out.println(r.body());
+            return OK;
+        }
+        JsonNode reply = Json.mapper().readTree(r.body());
+        out.printf(Locale.ROOT, "%-4s %-7s %-28s %s%n", "rank", "score", "document", "passage");
+        for (JsonNode hit : reply.path("results")) {
+            String text = hit.path("memory").asText(hit.path("text").asText()).replaceAll("\\s+", " ");
+            out.printf(
+                    Locale.ROOT,
+                    "%-4d %-7.3f %-28s %s%n",
+                    hit.path("rank").asInt(),
+                    hit.path("score").asDouble(),
+                    abbreviate(hit.path("title").asText(hit.path("document_id").asText()), 28),
+                    abbreviate(text, 100));
+        }
+        out.printf(
+                Locale.ROOT,
+                "%d results, mode %s, %.1f ms, served by %s%n",
+                reply.path("results").size(),
+                reply.path("mode").asText(),
+                reply.path("took_ms").asDouble(),
+                reply.path("served_by").asText());
+        return OK;
+    }
+
+    int status(Options o) throws IOException, InterruptedException {
+        JsonNode health = health();
+        out.printf(
+                Locale.ROOT,
+                "instance %s: %s (serving %s, ready %s); streams %s, ingest %s; extractor %s, embedder %s%n",
+                health.path("instance").asText(),
+                health.path("status").asText(),
+                health.path("serving").asBoolean(),
+                health.path("ready").asBoolean(),
+                health.path("streams_state").asText(),
+                health.path("ingest_state").asText(),
+                health.path("extractor").asText(),
+                health.path("embedder").asText());
+        String ns = o.get("--namespace", null);
+        if (ns == null) {
+            return health.path("serving").asBoolean() ? OK : FAILED;
+        }
+        HttpResponse<String> r = send("GET", "/v1/namespaces/" + DocumentWriter.segment(ns), null);
+        if (r.statusCode() != 200) {
+            err.println("engram status: namespace " + ns + ": HTTP " + r.statusCode() + " " + message(r));
+            return FAILED;
+        }
+        JsonNode stats = Json.mapper().readTree(r.body());
+        StringBuilder byStatus = new StringBuilder();
+        stats.path("documents_by_status").properties().forEach(e -> byStatus.append(byStatus.isEmpty() ? "" : ", ")
+                .append(e.getKey().toLowerCase(Locale.ROOT))
+                .append(' ')
+                .append(e.getValue().asLong()));
+        out.printf(
+                Locale.ROOT,
+                "namespace %s: %d documents (%s), %d passages, %d entities; memory version %d%n",
+                ns,
+                stats.path("documents").asLong(),
+                byStatus,
+                stats.path("passages").asLong(),
+                stats.path("entities").asLong(),
+                stats.path("watermark").path("version").asLong());
+        return OK;
+    }
+
+    private JsonNode health() throws IOException, InterruptedException {
+        HttpResponse<String> r = send("GET", "/v1/health", null);
+        return Json.mapper().readTree(r.body());
+    }
+
+    private HttpResponse<String> send(String method, String path, String json)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path))
+                .timeout(WAIT.plusMinutes(1))
+                .method(
+                        method,
+                        json == null
+                                ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8));
+        if (json != null) {
+            b.header("Content-Type", "application/json");
+        }
+        if (key != null) {
+            b.header("Authorization", "Bearer " + key);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    }
+
+    private static String message(HttpResponse<String> r) {
+        try {
+            return Json.mapper()
+                    .readTree(r.body())
+                    .path("error")
+                    .path("message")
+                    .asText(r.body());
+        } catch (IOException e) {
+            return abbreviate(r.body(), 200);
+        }
+    }
+
+    private static String abbreviate(String s, int n) {
+        return s.length() <= n ? s : s.substring(0, n - 1) + "…";
+    }
+}
