@@ -9,6 +9,7 @@ import dev.engram.schemas.EntityType;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.stores.BoundedRocksDbConfig;
+import dev.engram.stores.StateStores;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.StreamErrors;
 import dev.engram.topology.Topic;
@@ -32,6 +33,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -54,10 +56,14 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.state.HostInfo;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -214,7 +220,9 @@ public final class EngramService implements AutoCloseable {
                                         config.ingest().maxDocumentBytes(),
                                         new Chunker(config.ingest().chunkMaxTokens()),
                                         queries),
-                                config.ingest().maxDocumentBytes())
+                                config.ingest().maxDocumentBytes(),
+                                new McpEndpoint(
+                                        ownAddress(config.http().host()), this::httpPort, this::localNamespaces))
                         .table(),
                 new NamespaceRouter(streams, self),
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
@@ -399,6 +407,25 @@ public final class EngramService implements AutoCloseable {
             throw new IllegalStateException(
                     "timed out creating topics at " + config.kafka().bootstrapServers(), e);
         }
+    }
+
+    /** Where this instance's own API answers it: its bind address, or loopback when it binds every address. */
+    private static String ownAddress(String bind) {
+        return bind == null || bind.isBlank() || bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind;
+    }
+
+    /** The namespaces whose memory this instance holds (its partitions of the memory step); empty while starting. */
+    private List<String> localNamespaces() {
+        List<String> out = new ArrayList<>();
+        try (KeyValueIterator<String, Object> it = streams.store(StoreQueryParameters.fromNameAndType(
+                        StateStores.MEMORY_NAMESPACES.name(), QueryableStoreTypes.<String, Object>keyValueStore()))
+                .all()) {
+            it.forEachRemaining(kv -> out.add(kv.key));
+        } catch (InvalidStateStoreException e) {
+            return List.of();
+        }
+        Collections.sort(out);
+        return out;
     }
 
     @Override

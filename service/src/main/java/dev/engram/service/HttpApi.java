@@ -56,7 +56,9 @@ final class HttpApi implements AutoCloseable {
      * A request as a handler sees it: path parameters decoded, the body read (bounded), and the key it was made with
      * (null when authentication is disabled).
      */
-    record Request(String method, URI uri, Map<String, String> path, byte[] body, ApiKeys.Key caller) {
+    /** A request to a route: its path parameters, body, the key's holder and the key as presented (null without). */
+    record Request(
+            String method, URI uri, Map<String, String> path, byte[] body, ApiKeys.Key caller, String presentedKey) {
 
         String namespace() {
             return path.get("ns");
@@ -222,7 +224,8 @@ final class HttpApi implements AutoCloseable {
                         .orElseThrow(() -> ApiException.methodNotAllowed(
                                 matching.stream().map(c -> c.route().method()).collect(Collectors.joining(", "))));
                 ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
-                Request request = new Request(method, exchange.getRequestURI(), params, null, caller);
+                Request request =
+                        new Request(method, exchange.getRequestURI(), params, null, caller, presentedKey(exchange));
                 if (route.role() == null) {
                     status = serve(exchange, route, request);
                 } else if (inFlight.tryAcquire()) {
@@ -286,7 +289,12 @@ final class HttpApi implements AutoCloseable {
 
     private int serve(HttpExchange exchange, Route route, Request bare) throws IOException {
         Request request = new Request(
-                bare.method(), bare.uri(), bare.path(), readBody(exchange, route.maxBodyBytes()), bare.caller());
+                bare.method(),
+                bare.uri(),
+                bare.path(),
+                readBody(exchange, route.maxBodyBytes()),
+                bare.caller(),
+                bare.presentedKey());
         if (route.namespaced()) {
             String ns = request.namespace();
             if (!NAMESPACE.matcher(ns).matches()) {

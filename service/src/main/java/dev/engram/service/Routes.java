@@ -38,20 +38,26 @@ final class Routes {
 
     private final DocumentWriter documents;
     private final int maxDocumentBytes;
+    private final McpEndpoint mcp;
 
     Routes(QueryService queries, Supplier<Health> health, Supplier<String> metrics, Consistency consistency) {
-        this(queries, health, metrics, consistency, null, HttpApi.MAX_BODY_BYTES);
+        this(queries, health, metrics, consistency, null, HttpApi.MAX_BODY_BYTES, null);
     }
 
-    /** With {@code documents}, the document routes write documents of up to {@code maxDocumentBytes}. */
+    /**
+     * With {@code documents}, the document routes write documents of up to {@code maxDocumentBytes}; with {@code mcp},
+     * {@code POST /mcp} speaks the Model Context Protocol.
+     */
     Routes(
             QueryService queries,
             Supplier<Health> health,
             Supplier<String> metrics,
             Consistency consistency,
             DocumentWriter documents,
-            int maxDocumentBytes) {
+            int maxDocumentBytes,
+            McpEndpoint mcp) {
         this.documents = documents;
+        this.mcp = mcp;
         // the event wraps the body: room for its namespace, id and op, and for JSON escapes the event re-encodes
         this.maxDocumentBytes = (int) Math.min(Integer.MAX_VALUE - 8L, 2L * maxDocumentBytes + 4096);
         this.consistency = consistency;
@@ -65,6 +71,8 @@ final class Routes {
         return List.of(
                 global("GET", "/openapi.json", null, r -> Reply.text("application/json", OPENAPI)),
                 global("GET", "/metrics", Role.READ, this::metrics),
+                new Route("POST", "/mcp", Role.READ, false, null, this::mcp, (int)
+                        Math.min(Integer.MAX_VALUE, maxDocumentBytes)),
                 global("GET", "/v1/health", null, r -> {
                     Health h = health.get();
                     return Reply.json(h.serving() ? 200 : 503, h);
@@ -182,6 +190,13 @@ final class Routes {
                         : Base64.getUrlEncoder()
                                 .withoutPadding()
                                 .encodeToString(page.nextCursor().getBytes(StandardCharsets.UTF_8))));
+    }
+
+    private Reply mcp(Request r) {
+        if (mcp == null) {
+            throw new ApiException(501, "not_configured", "this instance does not serve MCP");
+        }
+        return mcp.handle(r);
     }
 
     private Reply put(Request r) {

@@ -9,12 +9,22 @@ import static dev.engram.service.ItSupport.upsert;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.networknt.schema.JsonSchemaFactory;
+import com.networknt.schema.SpecVersion;
+import com.networknt.schema.ValidationMessage;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Json;
 import dev.engram.topology.Understanders;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -487,6 +497,103 @@ class EngramServiceIT {
                         new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                         new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))
                 .isEqualTo(ClientCommands.UNREACHABLE);
+    }
+
+    /**
+     * The client's check of structured tool results against a tool's output schema, with the JSON Schema library and
+     * version Engram already uses (the SDK's default validator needs another major version of the same library).
+     */
+    private static final JsonSchemaValidator ON_ENGRAMS_VALIDATOR = (schema, content) -> {
+        Set<ValidationMessage> errors = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012)
+                .getSchema(Json.mapper().valueToTree(schema))
+                .validate(Json.mapper().valueToTree(content));
+        return errors.isEmpty()
+                ? JsonSchemaValidator.ValidationResponse.asValid(
+                        Json.mapper().valueToTree(content).toString())
+                : JsonSchemaValidator.ValidationResponse.asInvalid(errors.toString());
+    };
+
+    private static JsonNode json(McpSchema.CallToolResult r) {
+        try {
+            return Json.mapper().readTree(text(r));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String text(McpSchema.CallToolResult r) {
+        StringBuilder out = new StringBuilder();
+        r.content().forEach(c -> out.append(((McpSchema.TextContent) c).text()));
+        return out.toString();
+    }
+
+    /** The official MCP Java SDK's client, over streamable HTTP, uses Engram as its memory. */
+    @Test
+    void anMcpClientRemembersRetrievesAndForgets() {
+        HttpClientStreamableHttpTransport transport =
+                HttpClientStreamableHttpTransport.builder(base).endpoint("/mcp").build();
+        try (McpSyncClient client = McpClient.sync(transport)
+                .requestTimeout(Duration.ofSeconds(60))
+                .jsonSchemaValidator(ON_ENGRAMS_VALIDATOR)
+                .build()) {
+            McpSchema.InitializeResult init = client.initialize();
+            assertThat(init.serverInfo().name()).isEqualTo("engram");
+            assertThat(client.listTools().tools())
+                    .extracting(McpSchema.Tool::name)
+                    .containsExactlyInAnyOrder("remember", "forget", "retrieve", "answer", "entity", "document_status");
+
+            McpSchema.CallToolResult remembered = client.callTool(new McpSchema.CallToolRequest(
+                    "remember",
+                    Map.of(
+                            "namespace",
+                            "mcp",
+                            "id",
+                            "curie",
+                            "title",
+                            "Marie Curie",
+                            "text",
+                            "Marie Curie discovered polonium and radium in Paris.")));
+            assertThat(remembered.isError()).as(text(remembered)).isFalse();
+            assertThat(json(remembered).path("in_memory").asBoolean()).isTrue();
+
+            McpSchema.CallToolResult found = client.callTool(new McpSchema.CallToolRequest(
+                    "retrieve", Map.of("namespace", "mcp", "query", "Who discovered polonium?", "top_k", 3)));
+            assertThat(found.isError()).isFalse();
+            assertThat(json(found).path("results").get(0).path("document_id").asText())
+                    .isEqualTo("curie");
+            assertThat(text(client.callTool(new McpSchema.CallToolRequest(
+                            "document_status", Map.of("namespace", "mcp", "id", "curie")))))
+                    .contains("VERIFIED");
+            assertThat(text(client.callTool(new McpSchema.CallToolRequest(
+                            "entity", Map.of("namespace", "mcp", "name", "Marie Curie")))))
+                    .contains("Marie Curie");
+            // what the API refuses is the tool's error, with the API's reason
+            McpSchema.CallToolResult refused = client.callTool(
+                    new McpSchema.CallToolRequest("retrieve", Map.of("namespace", "mcp", "query", "x", "top_k", 0)));
+            assertThat(refused.isError()).isTrue();
+            assertThat(text(refused)).contains("top_k");
+            assertThat(client.callTool(
+                                    new McpSchema.CallToolRequest("answer", Map.of("namespace", "mcp", "query", "x")))
+                            .isError())
+                    .isTrue(); // no LLM configured
+
+            assertThat(client.listResources().resources())
+                    .extracting(McpSchema.Resource::uri)
+                    .contains("engram://namespaces/mcp", "engram://namespaces/" + NS);
+            McpSchema.ReadResourceResult read =
+                    client.readResource(new McpSchema.ReadResourceRequest("engram://namespaces/mcp"));
+            assertThat(((McpSchema.TextResourceContents) read.contents().get(0)).text())
+                    .contains("\"documents_by_status\"");
+
+            McpSchema.CallToolResult forgot =
+                    client.callTool(new McpSchema.CallToolRequest("forget", Map.of("namespace", "mcp", "id", "curie")));
+            assertThat(text(forgot)).contains("ARCHIVED");
+        }
+        // without a session stream: GET is refused as the transport allows, a batch is refused
+        assertThat(get(base + "/mcp").status()).isEqualTo(405);
+        assertThat(post(base + "/mcp", "[]").status()).isEqualTo(400);
+        ItSupport.Response unknown = post(base + "/mcp", "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"nope\"}");
+        assertThat(unknown.body().path("error").path("code").asInt()).isEqualTo(-32601);
     }
 
     @Test
