@@ -29,6 +29,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -516,6 +518,19 @@ final class ClientCommands {
                 health.path("ingest_state").asText(),
                 health.path("extractor").asText(),
                 health.path("embedder").asText());
+        HttpResponse<String> scrape = send("GET", "/metrics", null);
+        if (scrape.statusCode() == 200) {
+            Pipeline p = Pipeline.of(scrape.body());
+            out.printf(
+                    Locale.ROOT,
+                    "pipeline: ingest %.0f records behind, memory %.0f behind; documents read: %s; dead letters: %s;"
+                            + " sinks: %s%n",
+                    p.ingestLag(),
+                    p.memoryLag(),
+                    p.documents().isEmpty() ? "none" : p.documents(),
+                    p.deadLetters().isEmpty() ? "none" : p.deadLetters(),
+                    p.sinks());
+        }
         String ns = o.get("--namespace", null);
         if (ns == null) {
             return health.path("serving").asBoolean() ? OK : FAILED;
@@ -541,6 +556,83 @@ final class ClientCommands {
                 stats.path("entities").asLong(),
                 stats.path("watermark").path("version").asLong());
         return OK;
+    }
+
+    /** What the instance's metrics say of its pipeline: how far each stream step is behind its input, and outcomes. */
+    record Pipeline(
+            double ingestLag,
+            double memoryLag,
+            Map<String, Long> documents,
+            Map<String, Long> deadLetters,
+            String sinks) {
+
+        private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)})?\\s+(\\S+)$");
+        private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+        /** From the Prometheus text of {@code /metrics}: records lag per step, documents and dead letters by kind. */
+        static Pipeline of(String prometheus) {
+            double ingest = 0;
+            double memory = 0;
+            Map<String, Long> documents = new TreeMap<>();
+            Map<String, Long> dead = new TreeMap<>();
+            double sinkLag = 0;
+            double paused = 0;
+            boolean sink = false;
+            for (String line : prometheus.split("\n")) {
+                Matcher m = SAMPLE.matcher(line.strip());
+                if (line.startsWith("#") || !m.matches()) {
+                    continue;
+                }
+                String name = m.group(1);
+                Map<String, String> labels = new TreeMap<>();
+                if (m.group(3) != null) {
+                    Matcher l = LABEL.matcher(m.group(3));
+                    while (l.find()) {
+                        labels.put(l.group(1), l.group(2));
+                    }
+                }
+                double value;
+                try {
+                    value = Double.parseDouble(m.group(4));
+                } catch (NumberFormatException e) {
+                    continue;
+                }
+                if (Double.isNaN(value)) {
+                    continue;
+                }
+                String client = labels.getOrDefault("client_id", "");
+                switch (name) {
+                    case "kafka_consumer_fetch_manager_records_lag_max" -> {
+                        if (client.contains("StreamThread") && !client.contains("global")) {
+                            if (client.contains("-ingest-")) {
+                                ingest = Math.max(ingest, value);
+                            } else {
+                                memory = Math.max(memory, value);
+                            }
+                        }
+                    }
+                    case "engram_documents_total" ->
+                        documents.merge(labels.getOrDefault("outcome", "?"), (long) value, Long::sum);
+                    case "engram_dead_letters_total" ->
+                        dead.merge(labels.getOrDefault("stage", "?"), (long) value, Long::sum);
+                    case "engram_sink_lag_records" -> {
+                        sink = true;
+                        sinkLag += value;
+                    }
+                    case "engram_sink_paused" -> {
+                        sink = true;
+                        paused += value;
+                    }
+                    default -> {}
+                }
+            }
+            documents.values().removeIf(v -> v == 0);
+            dead.values().removeIf(v -> v == 0);
+            String sinks = sink
+                    ? String.format(Locale.ROOT, "%.0f mirror records behind, %.0f partitions paused", sinkLag, paused)
+                    : "none on this instance";
+            return new Pipeline(ingest, memory, documents, dead, sinks);
+        }
     }
 
     private JsonNode health() throws IOException, InterruptedException {

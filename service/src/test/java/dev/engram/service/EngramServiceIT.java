@@ -484,7 +484,11 @@ class EngramServiceIT {
         assertThat(cli(printed, "query", "--namespace", "cli", "Menabrea")).isZero();
         assertThat(printed).contains("Ada Lovelace").contains("served by");
         assertThat(cli(printed, "status", "--namespace", "cli")).isZero();
-        assertThat(printed).contains("namespace cli: 3 documents").contains("verified 3");
+        assertThat(printed)
+                .contains("namespace cli: 3 documents")
+                .contains("verified 3")
+                .contains("pipeline: ingest 0 records behind, memory 0 behind")
+                .contains("upserted=");
 
         assertThat(cli(printed, "ingest", "--state", state, notes.toString())).isEqualTo(ClientCommands.USAGE);
         assertThat(printed).contains("--namespace is required");
