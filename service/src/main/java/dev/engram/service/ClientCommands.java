@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -202,9 +203,12 @@ final class ClientCommands {
         List<Item> toSend = new ArrayList<>();
         int unchanged = 0;
         int refused = 0;
+        Map<String, String> seen = new HashMap<>();
         for (Item item : items) {
-            if (item.problem() != null) {
-                err.println("  refused " + item.where() + ": " + item.problem());
+            String first = item.problem() == null ? seen.putIfAbsent(item.id(), item.where()) : null;
+            if (item.problem() != null || first != null) {
+                err.println("  refused " + item.where() + ": "
+                        + (item.problem() != null ? item.problem() : "id '" + item.id() + "' is also " + first));
                 refused++;
             } else if (hash(item).equals(done.get(item.id()))) {
                 unchanged++;
@@ -260,9 +264,14 @@ final class ClientCommands {
                     return null;
                 }));
             }
+            long saved = System.nanoTime();
             while (!futures.stream().allMatch(Future::isDone)) {
                 progress.print(this);
                 Thread.sleep(500);
+                if (System.nanoTime() - saved > 5_000_000_000L) {
+                    writeState(statePath, reached); // an interrupted run keeps what it got into memory
+                    saved = System.nanoTime();
+                }
             }
         } finally {
             pool.shutdownNow();
@@ -388,7 +397,8 @@ final class ClientCommands {
         state.put("url", url);
         ObjectNode documents = state.putObject("documents");
         new TreeMap<>(reached).forEach(documents::put);
-        Path tmp = statePath.resolveSibling(statePath.getFileName() + ".tmp");
+        Path tmp = Files.createTempFile(
+                statePath.toAbsolutePath().getParent(), statePath.getFileName().toString(), ".tmp");
         Files.write(tmp, Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(state));
         Files.move(tmp, statePath, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }

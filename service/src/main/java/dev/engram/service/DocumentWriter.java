@@ -2,6 +2,7 @@ package dev.engram.service;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.engram.processors.ReadProcessor;
+import dev.engram.query.QueryException;
 import dev.engram.query.QueryService;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
@@ -20,9 +21,11 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 
 /**
  * Documents over HTTP: a {@code PUT} or {@code DELETE} becomes the same document event a producer would send to the
@@ -37,20 +40,27 @@ final class DocumentWriter {
     /** How long a request may wait at most, and between two looks at memory. */
     static final Duration MAX_WAIT = Duration.ofMinutes(5);
 
-    private static final long POLL_MILLIS = 50;
+    private static final long POLL_MILLIS = 100;
 
     private final Producer<byte[], byte[]> producer;
     private final String topic;
     private final DocumentDecoder decoder;
     private final Chunker chunker;
     private final QueryService queries;
+    private final ToLongFunction<TopicPartition> readUpTo;
 
+    /**
+     * @param readUpTo the next offset the read step will take from a partition of the documents topic (what it has
+     *     committed), or −1 when unknown: a wait starts to look at memory only once the read step is past the write
+     */
     DocumentWriter(
             Producer<byte[], byte[]> producer,
             String topic,
             int maxDocumentBytes,
             Chunker chunker,
-            QueryService queries) {
+            QueryService queries,
+            ToLongFunction<TopicPartition> readUpTo) {
+        this.readUpTo = readUpTo;
         this.producer = producer;
         this.topic = topic;
         this.decoder = new DocumentDecoder(maxDocumentBytes);
@@ -130,17 +140,30 @@ final class DocumentWriter {
         long t0 = System.nanoTime();
         if (wait != null) {
             long deadline = t0 + wait.toNanos();
-            now = queries.documentRecord(event.namespace(), event.id());
-            in = done.test(now);
-            while (!in && System.nanoTime() < deadline) {
+            TopicPartition partition = new TopicPartition(sent.topic(), sent.partition());
+            in = false;
+            boolean read = false;
+            while (true) {
+                // memory is looked at only once the read step is past this write: before, it may hold the same
+                // content from an earlier write while another one is still to be read
+                read = read || readUpTo.applyAsLong(partition) > sent.offset();
+                if (read) {
+                    try {
+                        now = queries.documentRecord(event.namespace(), event.id());
+                        in = done.test(now);
+                    } catch (QueryException e) {
+                        // the namespace's partition is moving: look again until the deadline
+                    }
+                }
+                if (in || System.nanoTime() >= deadline) {
+                    break;
+                }
                 try {
                     Thread.sleep(POLL_MILLIS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     break;
                 }
-                now = queries.documentRecord(event.namespace(), event.id());
-                in = done.test(now);
             }
         }
         return new Written(
@@ -167,8 +190,11 @@ final class DocumentWriter {
                 && Json.mapper().valueToTree(d.metadata()).equals(Json.mapper().valueToTree(event.metadata()));
     }
 
-    /** A path segment, percent-encoded but for RFC 3986's unreserved characters. */
+    /** A path segment, percent-encoded but for RFC 3986's unreserved characters; "." and ".." are encoded too. */
     static String segment(String s) {
+        if (s.equals(".") || s.equals("..")) {
+            return s.replace(".", "%2E");
+        }
         StringBuilder out = new StringBuilder();
         for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             char c = (char) (b & 0xff);

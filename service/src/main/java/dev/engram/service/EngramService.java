@@ -92,6 +92,9 @@ public final class EngramService implements AutoCloseable {
     private final UnderstandingWorkers workers;
     private final KafkaProducer<String, MemoryCommand> commandProducer;
     private final KafkaProducer<byte[], byte[]> documentProducer;
+    /** What the read step has committed of the documents topic, for writers waiting on their documents. */
+    private final ReadProgress readProgress;
+
     private final MirrorClients mirrors;
 
     private EngramService(EngramConfig config, Understander given) throws IOException {
@@ -186,6 +189,8 @@ public final class EngramService implements AutoCloseable {
         documentsConfig.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         this.documentProducer =
                 new KafkaProducer<>(documentsConfig, new ByteArraySerializer(), new ByteArraySerializer());
+        this.readProgress = new ReadProgress(
+                Admin.create(config.kafka().clientConfig()), config.kafka().applicationId() + "-ingest");
         this.mirrors =
                 MirrorClients.open(config, topics, meters, config.mirrors().runSink());
         Consistency consistency = new Consistency(
@@ -219,7 +224,8 @@ public final class EngramService implements AutoCloseable {
                                         topics.documents().name(),
                                         config.ingest().maxDocumentBytes(),
                                         new Chunker(config.ingest().chunkMaxTokens()),
-                                        queries),
+                                        queries,
+                                        readProgress::committed),
                                 config.ingest().maxDocumentBytes(),
                                 new McpEndpoint(
                                         ownAddress(config.http().host()), this::httpPort, this::localNamespaces))
@@ -436,6 +442,7 @@ public final class EngramService implements AutoCloseable {
         }
         commandProducer.close(Duration.ofSeconds(5));
         documentProducer.close(Duration.ofSeconds(5));
+        readProgress.close();
         // Leave the group on a deliberate shutdown, so the remaining or restarted instances take over at once
         // instead of after the session timeout.
         var leave = CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)

@@ -226,7 +226,9 @@ final class HttpApi implements AutoCloseable {
                 ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
                 Request request =
                         new Request(method, exchange.getRequestURI(), params, null, caller, presentedKey(exchange));
-                if (route.role() == null) {
+                // health needs no slot; nor does /mcp, whose tool calls are requests to this API of their own and take
+                // theirs (otherwise as many MCP calls as slots would leave none for their own tool calls)
+                if (route.role() == null || route.template().equals("/mcp")) {
                     status = serve(exchange, route, request);
                 } else if (inFlight.tryAcquire()) {
                     try {

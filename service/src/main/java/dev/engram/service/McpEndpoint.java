@@ -61,8 +61,8 @@ final class McpEndpoint {
         }
         JsonNode id = message.get("id");
         String method = message.path("method").asText("");
-        if (id == null) {
-            // a notification (initialized, cancelled) or a response: nothing to answer
+        if (id == null || !message.has("method")) {
+            // a notification (initialized, cancelled) or a client's response: nothing to answer
             return new Reply(202, "application/json", "");
         }
         JsonNode params = message.path("params");
@@ -342,7 +342,8 @@ final class McpEndpoint {
     }
 
     private HttpResponse<String> send(String method, String path, JsonNode body, String key) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + host + ":" + port.getAsInt() + path))
+        String authority = host.contains(":") ? "[" + host + "]" : host; // an IPv6 literal
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + authority + ":" + port.getAsInt() + path))
                 .timeout(Duration.ofMinutes(3))
                 .method(
                         method,

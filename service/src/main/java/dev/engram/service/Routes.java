@@ -174,9 +174,7 @@ final class Routes {
             } catch (IllegalArgumentException e) {
                 throw ApiException.badRequest("'cursor' is not a cursor this API returned");
             }
-            if (after.isEmpty()
-                    || after.length() > MAX_ID_CHARS
-                    || after.chars().anyMatch(Character::isISOControl)) {
+            if (!validId(after)) {
                 throw ApiException.badRequest("'cursor' is not a cursor this API returned");
             }
         }
@@ -259,13 +257,19 @@ final class Routes {
         return Reply.json(202, queries.command(r.namespace(), c.operation(), c.entityId(), c.otherId(), c.reason()));
     }
 
-    /** A document id: 1-512 characters without control characters. */
+    /** A document id: 1-512 characters (code points) without C0 control characters or DEL, as the event schema says. */
     private static String id(Request r) {
         String id = r.path().get("id");
-        if (id.isEmpty() || id.length() > MAX_ID_CHARS || id.chars().anyMatch(Character::isISOControl)) {
+        if (!validId(id)) {
             throw ApiException.badRequest("document id must be 1-512 characters without control characters");
         }
         return id;
+    }
+
+    static boolean validId(String id) {
+        return !id.isEmpty()
+                && id.codePointCount(0, id.length()) <= MAX_ID_CHARS
+                && id.chars().noneMatch(c -> c < 0x20 || c == 0x7f);
     }
 
     private static String entityId(Request r) {
