@@ -1,10 +1,95 @@
 package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.engram.schemas.DocumentEvent;
+import dev.engram.schemas.Json;
+import dev.engram.understanding.Chunker;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 
+/**
+ * The document writer against Kafka's own mock producer: what reaches the topic, at and past the size limit, when the
+ * broker fails, and that a wait never looks at memory before the read step is past the write (no memory here: any
+ * look at it would fail).
+ */
 class DocumentWriterTest {
+
+    private static final String TOPIC = "t.documents";
+
+    private static MockProducer<byte[], byte[]> producer(boolean autoComplete) {
+        return new MockProducer<>(autoComplete, null, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    private static DocumentWriter writer(MockProducer<byte[], byte[]> producer, int maxBytes) {
+        return new DocumentWriter(producer, TOPIC, maxBytes, new Chunker(200), null, partition -> -1L);
+    }
+
+    private static Requests.Document text(String text) {
+        return new Requests.Document("T", text, null, null, null);
+    }
+
+    @Test
+    void aDocumentAtTheLimitIsProducedAndOneBytePastItIsRefusedWithNothingProduced() {
+        String text = "x".repeat(1000);
+        int atLimit =
+                Json.toBytes(new DocumentEvent("ns", "d", DocumentEvent.Op.UPSERT, "T", text, null, null, null)).length;
+        MockProducer<byte[], byte[]> producer = producer(true);
+        DocumentWriter w = writer(producer, atLimit);
+
+        DocumentWriter.Written written = w.upsert("ns", "d", text(text), null);
+        assertThat(written.offset()).isZero();
+        assertThat(written.inMemory()).isNull(); // not asked to wait
+        assertThat(producer.history()).hasSize(1);
+        assertThat(new String(producer.history().get(0).key(), StandardCharsets.UTF_8))
+                .isEqualTo("d");
+
+        assertThatThrownBy(() -> w.upsert("ns", "d", text(text + "x"), null))
+                .isInstanceOfSatisfying(
+                        ApiException.class, e -> assertThat(e.status()).isEqualTo(413))
+                .hasMessageContaining("above the limit of " + atLimit);
+        // what the schema refuses is a 400 with its reason, within the size limit too
+        DocumentWriter roomy = writer(producer, 1 << 20);
+        assertThatThrownBy(() ->
+                        roomy.upsert("ns", "d", new Requests.Document("t".repeat(2001), "x", null, null, null), null))
+                .isInstanceOfSatisfying(
+                        ApiException.class, e -> assertThat(e.status()).isEqualTo(400))
+                .hasMessageContaining("title");
+        assertThat(producer.history()).hasSize(1);
+    }
+
+    @Test
+    void aBrokerThatFailsTheWriteIsA503() {
+        MockProducer<byte[], byte[]> producer = producer(false);
+        DocumentWriter w = writer(producer, 1 << 20);
+        Thread broker = new Thread(() -> {
+            while (!producer.errorNext(new TimeoutException("broker gone"))) {
+                Thread.onSpinWait();
+            }
+        });
+        broker.start();
+
+        assertThatThrownBy(() -> w.delete("ns", "d", null))
+                .isInstanceOfSatisfying(
+                        ApiException.class, e -> assertThat(e.status()).isEqualTo(503))
+                .hasMessageContaining("broker gone");
+    }
+
+    @Test
+    void aWaitDoesNotLookAtMemoryBeforeTheReadStepIsPastTheWrite() {
+        DocumentWriter w = writer(producer(true), 1 << 20);
+
+        DocumentWriter.Written written = w.upsert("ns", "d", text("Ada wrote Note G."), Duration.ofMillis(300));
+
+        assertThat(written.inMemory()).isFalse(); // 202: accepted, not (yet) known to be in memory
+        assertThat(written.status()).isNull();
+        assertThat(written.waitedMs()).isGreaterThanOrEqualTo(300);
+    }
 
     @Test
     void anIdIsOnePathSegmentWhateverItHolds() {
