@@ -7,9 +7,7 @@ import dev.engram.stores.Hashing;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ConnectException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -652,20 +650,7 @@ final class ClientCommands {
 
     private HttpResponse<String> send(String method, String path, String json)
             throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path))
-                .timeout(WAIT.plusMinutes(1))
-                .method(
-                        method,
-                        json == null
-                                ? HttpRequest.BodyPublishers.noBody()
-                                : HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8));
-        if (json != null) {
-            b.header("Content-Type", "application/json");
-        }
-        if (key != null) {
-            b.header("Authorization", "Bearer " + key);
-        }
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        return ApiCalls.send(http, url, method, path, json, key, WAIT.plusMinutes(1));
     }
 
     private static String message(HttpResponse<String> r) {

@@ -115,8 +115,10 @@ final class HttpApi implements AutoCloseable {
             boolean namespaced,
             Handler precheck,
             Handler handler,
-            int maxBodyBytes) {
+            int maxBodyBytes,
+            boolean takesSlot) {
 
+        /** A route whose requests count against the in-flight limit when they need a key (health checks never do). */
         Route(
                 String method,
                 String template,
@@ -124,7 +126,7 @@ final class HttpApi implements AutoCloseable {
                 boolean namespaced,
                 Handler precheck,
                 Handler handler) {
-            this(method, template, role, namespaced, precheck, handler, MAX_BODY_BYTES);
+            this(method, template, role, namespaced, precheck, handler, MAX_BODY_BYTES, role != null);
         }
 
         Pattern pattern() {
@@ -226,9 +228,7 @@ final class HttpApi implements AutoCloseable {
                 ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
                 Request request =
                         new Request(method, exchange.getRequestURI(), params, null, caller, presentedKey(exchange));
-                // health needs no slot; nor does /mcp, whose tool calls are requests to this API of their own and take
-                // theirs (otherwise as many MCP calls as slots would leave none for their own tool calls)
-                if (route.role() == null || route.template().equals("/mcp")) {
+                if (!route.takesSlot()) {
                     status = serve(exchange, route, request);
                 } else if (inFlight.tryAcquire()) {
                     try {

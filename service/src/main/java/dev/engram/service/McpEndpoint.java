@@ -7,11 +7,8 @@ import dev.engram.schemas.Json;
 import dev.engram.service.HttpApi.Reply;
 import dev.engram.service.HttpApi.Request;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -343,21 +340,15 @@ final class McpEndpoint {
 
     private HttpResponse<String> send(String method, String path, JsonNode body, String key) {
         String authority = host.contains(":") ? "[" + host + "]" : host; // an IPv6 literal
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + authority + ":" + port.getAsInt() + path))
-                .timeout(Duration.ofMinutes(3))
-                .method(
-                        method,
-                        body == null
-                                ? HttpRequest.BodyPublishers.noBody()
-                                : HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
-        if (body != null) {
-            b.header("Content-Type", "application/json");
-        }
-        if (key != null) {
-            b.header("Authorization", "Bearer " + key);
-        }
         try {
-            return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            return ApiCalls.send(
+                    http,
+                    "http://" + authority + ":" + port.getAsInt(),
+                    method,
+                    path,
+                    body == null ? null : body.toString(),
+                    key,
+                    Duration.ofMinutes(3));
         } catch (IOException e) {
             throw new RpcError(-32603, "this instance's API did not answer: " + e);
         } catch (InterruptedException e) {

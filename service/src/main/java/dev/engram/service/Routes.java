@@ -71,8 +71,9 @@ final class Routes {
         return List.of(
                 global("GET", "/openapi.json", null, r -> Reply.text("application/json", OPENAPI)),
                 global("GET", "/metrics", Role.READ, this::metrics),
-                new Route("POST", "/mcp", Role.READ, false, null, this::mcp, (int)
-                        Math.min(Integer.MAX_VALUE, maxDocumentBytes)),
+                // MCP takes no request slot: each tool call is a request to this API of its own and takes one there
+                // (otherwise as many MCP calls as slots would leave none for their tool calls)
+                new Route("POST", "/mcp", Role.READ, false, null, this::mcp, maxDocumentBytes, false),
                 global("GET", "/v1/health", null, r -> {
                     Health h = health.get();
                     return Reply.json(h.serving() ? 200 : 503, h);
@@ -89,7 +90,7 @@ final class Routes {
                 namespaced("POST", NS + "/retrieve", this::retrieve),
                 new Route("POST", NS + "/answer", Role.READ, true, this::requireAnswering, this::answer),
                 namespaced("GET", NS + "/documents", this::documents),
-                new Route("PUT", NS + "/documents/{id}", Role.WRITE, true, null, this::put, maxDocumentBytes),
+                new Route("PUT", NS + "/documents/{id}", Role.WRITE, true, null, this::put, maxDocumentBytes, true),
                 new Route("DELETE", NS + "/documents/{id}", Role.WRITE, true, null, this::delete),
                 namespaced("GET", NS + "/documents/{id}", r -> Reply.ok(queries.document(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/documents/{id}/gist", r -> Reply.ok(queries.gist(r.namespace(), id(r)))),
