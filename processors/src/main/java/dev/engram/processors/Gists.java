@@ -177,7 +177,8 @@ public final class Gists {
 
     /**
      * A passage left memory: it leaves the themes at once, and the summaries and questions of the themes it was in
-     * are made again from the members that remain (the themes themselves are recomputed when due).
+     * are made again from the members that remain (the themes themselves are recomputed when due); a theme left
+     * without passages leaves too.
      */
     static void retractFromThemes(MemoryTransaction tx, String passageId) {
         ThemeSet set = tx.themes().get(tx.namespace());
@@ -197,7 +198,13 @@ public final class Gists {
             if (at < weights.size()) {
                 weights.remove(at);
             }
-            out.add(theme(tx, t.rank(), t.eigenvalue(), members, weights));
+            if (!members.isEmpty()) { // a theme without passages is no theme: it leaves with its last one
+                out.add(theme(tx, t.rank(), t.eigenvalue(), members, weights));
+            }
+        }
+        if (out.isEmpty()) {
+            tx.themes().delete(tx.namespace());
+            return;
         }
         tx.themes()
                 .put(
