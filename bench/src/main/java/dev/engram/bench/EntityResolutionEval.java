@@ -228,7 +228,9 @@ public final class EntityResolutionEval {
             List<StoredPassage> docPassages = byDocument.getOrDefault(
                     Keys.of(ns, Integer.toString(side.path("doc_id").asInt())), List.of());
             Extraction.Entity best = null;
+            StoredPassage in = null;
             for (StoredPassage p : docPassages) {
+                in = p;
                 for (Extraction.Entity e : p.extraction().entities()) {
                     if (EntityNames.normalize(e.name()).equals(normalized)) {
                         best = e;
@@ -257,7 +259,8 @@ public final class EntityResolutionEval {
             if (best == null) {
                 return null;
             }
-            String sid = EntityNames.surfaceId(ns, best.name(), best.type());
+            String sid = EntityNames.surfaceIds(ns, in.extraction().entities())
+                    .get(in.extraction().entities().indexOf(best));
             EntityRecord record = entities.get(Keys.of(ns, sid));
             if (record == null) {
                 return null;

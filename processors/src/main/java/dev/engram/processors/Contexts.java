@@ -22,6 +22,9 @@ final class Contexts {
     /** Passages of a surface read for its context (documents and co-mentioned entities). */
     static final int CONTEXT_PASSAGES = 32;
 
+    /** How shared context that is a shared document starts. */
+    static final String SAME_DOCUMENT = "both in document ";
+
     private final MemoryTransaction tx;
     private final Map<String, Context> contexts = new HashMap<>();
 
@@ -36,7 +39,7 @@ final class Contexts {
         List<String> out = new ArrayList<>();
         for (String d : ca.documents) {
             if (cb.documents.contains(d)) {
-                out.add("both in document " + d);
+                out.add(SAME_DOCUMENT + d);
                 break;
             }
         }

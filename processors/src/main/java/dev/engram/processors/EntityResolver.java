@@ -72,6 +72,8 @@ final class EntityResolver {
             redecide.addAll(index.reindex(sid, before, after));
             // A short form that this surface stands (or stood) for may have become (un)ambiguous.
             redecide.addAll(decider.shortFormNeighbours(sid, before, after));
+            // A described referent of its name came or went: a bare mention of the name may have become (un)ambiguous.
+            redecide.addAll(decider.referentNeighbours(sid, before, after));
             if (after == null) {
                 regroup.addAll(decider.forget(sid));
                 regroup.add(sid);

@@ -49,13 +49,10 @@ final class MentionLedger {
     List<String> link(String passageId, String documentId, Extraction extraction, List<float[]> vectors) {
         String ns = tx.namespace();
         Map<String, List<Integer>> bySurface = new LinkedHashMap<>();
-        for (int i = 0; i < extraction.entities().size(); i++) {
-            Extraction.Entity m = extraction.entities().get(i);
-            String normalized = EntityNames.normalize(m.name());
-            if (!normalized.isEmpty()) {
-                bySurface
-                        .computeIfAbsent(EntityNames.surfaceId(ns, m.name(), m.type()), k -> new ArrayList<>())
-                        .add(i);
+        List<String> ids = EntityNames.surfaceIds(ns, extraction.entities());
+        for (int i = 0; i < ids.size(); i++) {
+            if (ids.get(i) != null) {
+                bySurface.computeIfAbsent(ids.get(i), k -> new ArrayList<>()).add(i);
             }
         }
         for (Map.Entry<String, List<Integer>> e : bySurface.entrySet()) {
@@ -245,10 +242,9 @@ final class MentionLedger {
         StoredPassage p = tx.passages().get(Keys.of(ns, passageId));
         Embeddings emb = tx.embeddings().get(Keys.of(ns, passageId));
         if (p != null && emb != null) {
-            List<Extraction.Entity> list = p.extraction().entities();
-            for (int i = 0; i < list.size() && i < emb.entities().size(); i++) {
-                Extraction.Entity m = list.get(i);
-                if (EntityNames.surfaceId(ns, m.name(), m.type()).equals(e.id())) {
+            List<String> ids = EntityNames.surfaceIds(ns, p.extraction().entities());
+            for (int i = 0; i < ids.size() && i < emb.entities().size(); i++) {
+                if (e.id().equals(ids.get(i))) {
                     vector = emb.entities().get(i);
                     break;
                 }

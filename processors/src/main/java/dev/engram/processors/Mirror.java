@@ -337,12 +337,11 @@ final class Mirror {
             Function<String, EntityRecord> entities, String ns, StoredPassage p, Embeddings vectors) {
         Extraction x = p.extraction();
         Map<String, String> byName = new HashMap<>();
-        for (Extraction.Entity e : x.entities()) {
-            if (EntityNames.normalize(e.name()).isEmpty()) {
-                continue;
-            }
-            String surface = EntityNames.surfaceId(ns, e.name(), e.type());
-            if (entities.apply(Keys.of(ns, surface)) == null) {
+        List<String> ids = EntityNames.surfaceIds(ns, x.entities());
+        for (int i = 0; i < ids.size(); i++) {
+            Extraction.Entity e = x.entities().get(i);
+            String surface = ids.get(i);
+            if (surface == null || entities.apply(Keys.of(ns, surface)) == null) {
                 continue;
             }
             byName.putIfAbsent(EntityNames.normalize(e.name()), surface);

@@ -4,9 +4,11 @@ import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.BlockKeys;
+import dev.engram.stores.DescriptionSense;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.PairDecision;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,7 @@ final class PairDecider {
     private final Map<String, Optional<PairRules.Surface>> views = new HashMap<>();
 
     private final Map<String, Integer> ambiguities = new HashMap<>();
+    private final Map<String, Integer> referentCounts = new HashMap<>();
 
     PairDecider(MemoryTransaction tx, BlockingIndex index, Contexts contexts, Names names) {
         this.tx = tx;
@@ -261,7 +264,8 @@ final class PairDecider {
                         }
                         return vector;
                     }
-                });
+                },
+                e.description());
     }
 
     /** How many surfaces a short name could stand for, counted once per record and family. */
@@ -304,6 +308,75 @@ final class PairDecider {
         return found.size();
     }
 
+    /** How many referents the described surfaces of a bare name stand for, counted once per record. */
+    int referents(PairRules.Surface bare) {
+        return referentCounts.computeIfAbsent(bare.id(), id -> countReferents(bare));
+    }
+
+    private int countReferents(PairRules.Surface bare) {
+        List<String> members = index.members(BlockKeys.loose(bare.name().loose()), BlockingIndex.BLOCK_CAP + 1);
+        if (members.size() > BlockingIndex.BLOCK_CAP) {
+            return Integer.MAX_VALUE; // too many surfaces of one name to say which referent a bare mention names
+        }
+        List<PairRules.Surface> described = new ArrayList<>();
+        for (String m : members) {
+            PairRules.Surface s = m.equals(bare.id()) ? null : surface(m);
+            if (s != null
+                    && !s.sense().isNone()
+                    && s.name().loose().equals(bare.name().loose())
+                    && NameForms.compatible(s.type(), bare.type())) {
+                described.add(s);
+            }
+        }
+        // groups of descriptions that do not conflict (connected components): independent of the order of members
+        int[] parent = new int[described.size()];
+        for (int i = 0; i < parent.length; i++) {
+            parent[i] = i;
+        }
+        int groups = parent.length;
+        for (int i = 0; i < parent.length; i++) {
+            for (int j = i + 1; j < parent.length; j++) {
+                PairRules.Surface x = described.get(i);
+                PairRules.Surface y = described.get(j);
+                int ri = root(parent, i);
+                int rj = root(parent, j);
+                if (ri != rj
+                        && !x.sense()
+                                .conflicts(
+                                        y.sense(),
+                                        () -> PairRules.cosine(x.vector(), y.vector())
+                                                >= PairRules.EMBEDDING_SUPPORT)) {
+                    parent[Math.max(ri, rj)] = Math.min(ri, rj);
+                    groups--;
+                }
+            }
+        }
+        return groups;
+    }
+
+    private static int root(int[] parent, int i) {
+        int r = i;
+        while (parent[r] != r) {
+            r = parent[r];
+        }
+        return r;
+    }
+
+    /**
+     * The surfaces whose decisions depend on how many described referents their name has, when {@code sid} changed
+     * from {@code before} to {@code after} (either null: new, or gone): the others of its name when it is described.
+     */
+    Set<String> referentNeighbours(String sid, EntityRecord before, EntityRecord after) {
+        EntityRecord e = after != null ? after : before;
+        if ((before == null) == (after == null)
+                || DescriptionSense.of(e.description()).isNone()) {
+            return Set.of();
+        }
+        Set<String> out = new TreeSet<>(index.block(BlockKeys.loose(NameForms.loose(e.normalized()))));
+        out.remove(sid);
+        return out;
+    }
+
     private final PairRules.Lookup lookup = new PairRules.Lookup() {
         @Override
         public int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
@@ -313,6 +386,11 @@ final class PairDecider {
         @Override
         public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
             return contexts.shared(a.id(), b.id());
+        }
+
+        @Override
+        public int referents(PairRules.Surface bare) {
+            return PairDecider.this.referents(bare);
         }
     };
 }

@@ -1,6 +1,7 @@
 package dev.engram.processors;
 
 import dev.engram.schemas.EntityType;
+import dev.engram.stores.DescriptionSense;
 import dev.engram.stores.PairDecision;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -43,8 +44,14 @@ public final class PairRules {
             EntityType type,
             Set<String> aliases,
             Set<Integer> lsh,
-            Supplier<float[]> embedding) {
+            Supplier<float[]> embedding,
+            String description) {
 
+        public Surface {
+            description = description == null ? "" : description;
+        }
+
+        /** A surface without description. */
         public Surface(
                 String id,
                 String normalized,
@@ -53,7 +60,12 @@ public final class PairRules {
                 Set<String> aliases,
                 Set<Integer> lsh,
                 Supplier<float[]> embedding) {
-            this(id, NameForms.parse(normalized, written), type, aliases, lsh, embedding);
+            this(id, NameForms.parse(normalized, written), type, aliases, lsh, embedding, "");
+        }
+
+        /** Which referent the description says this surface names; none without one. */
+        public DescriptionSense sense() {
+            return DescriptionSense.of(description);
         }
 
         public String normalized() {
@@ -84,6 +96,12 @@ public final class PairRules {
 
         /** Shared context of the two surfaces (documents, co-mentioned entities); empty when there is none. */
         List<String> sharedContext(Surface a, Surface b);
+
+        /**
+         * How many referents the described surfaces of {@code bare}'s name (same loose form, compatible type) stand
+         * for: the groups of them whose descriptions do not conflict.
+         */
+        int referents(Surface bare);
     }
 
     public record Decision(PairDecision.Kind decision, String rule, double score, List<String> evidence) {}
@@ -131,6 +149,9 @@ public final class PairRules {
             if (!compatible) {
                 return review("type_conflict", 0.5, evidence, typeEvidence(a, b));
             }
+            if (!a.sense().isNone() || !b.sense().isNone()) {
+                return sameName(a, b, evidence, lookup);
+            }
             if (a.type() == b.type()) {
                 return Optional.of(new Decision(PairDecision.Kind.MERGE, "variant", 0.95, evidence));
             }
@@ -149,6 +170,51 @@ public final class PairRules {
             return shortDecision;
         }
         return similarNames(a, b, looseA, looseB, lookup);
+    }
+
+    /**
+     * One name, and a description on at least one side that tells which referent it names. Two descriptions that
+     * {@link DescriptionSense#conflict conflict} are namesakes, unless both are in one document; a mention without
+     * one joins a described referent when they share context, or when the name has only that one described referent,
+     * and goes to review when it has several and nothing says which.
+     */
+    private static Optional<Decision> sameName(Surface a, Surface b, List<String> nameEvidence, Lookup lookup) {
+        List<String> evidence = new ArrayList<>(nameEvidence);
+        List<String> context = lookup.sharedContext(a, b);
+        boolean sameDocument = context.stream().anyMatch(c -> c.startsWith(Contexts.SAME_DOCUMENT));
+        if (!a.sense().isNone() && !b.sense().isNone()) {
+            String conflict = a.sense().conflict(b.sense(), () -> cosine(a.vector(), b.vector()) >= EMBEDDING_SUPPORT);
+            String descriptions = quoted(a.description()) + " / " + quoted(b.description());
+            if (conflict == null) {
+                evidence.add("descriptions agree: " + descriptions);
+                return Optional.of(new Decision(PairDecision.Kind.MERGE, "same_name", 0.95, evidence));
+            }
+            evidence.add("descriptions name different referents (" + conflict + "): " + descriptions);
+            if (sameDocument) {
+                evidence.addAll(context);
+                return Optional.of(new Decision(PairDecision.Kind.MERGE, "same_name", 0.85, evidence));
+            }
+            return Optional.of(new Decision(PairDecision.Kind.SPLIT, "namesake", 0.9, evidence));
+        }
+        boolean aBare = a.sense().isNone();
+        Surface bare = aBare ? a : b;
+        Surface described = aBare ? b : a;
+        evidence.add("described as " + quoted(described.description()) + " where " + quoted(bare.written())
+                + " is not described");
+        if (!context.isEmpty()) {
+            evidence.addAll(context);
+            return Optional.of(new Decision(PairDecision.Kind.MERGE, "same_name", 0.9, evidence));
+        }
+        int referents = lookup.referents(bare);
+        if (referents > 1) {
+            return review(
+                    "ambiguous_name",
+                    0.5,
+                    evidence,
+                    List.of("the name has " + referents + " described referents and nothing here says which"));
+        }
+        evidence.add("the only described referent of the name");
+        return Optional.of(new Decision(PairDecision.Kind.MERGE, "same_name", 0.9, evidence));
     }
 
     private static Optional<Decision> shortFormDecision(Surface shortSide, Surface longSide, Lookup lookup) {

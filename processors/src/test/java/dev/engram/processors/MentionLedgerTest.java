@@ -27,8 +27,10 @@ class MentionLedgerTest {
     private static final float[] OTHER_VECTOR = {0, 1, 0};
 
     private final MemoryFixture memory = new MemoryFixture();
-    private final String ada = EntityNames.surfaceId(NS, "Ada Lovelace", EntityType.PERSON);
-    private final String london = EntityNames.surfaceId(NS, "London", EntityType.PLACE);
+    /** Every mention of Ada here is described as a mathematician: one sense, one surface. */
+    private final String ada = EntityNames.surfaceId(NS, "Ada Lovelace", EntityType.PERSON, "a mathematician");
+
+    private final String london = EntityNames.surfaceId(NS, "London", EntityType.PLACE, "a city");
 
     private static EntityRecord surfaceIn(MemoryTransaction tx, String sid) {
         return tx.entities().get(Keys.of(NS, sid));
@@ -103,16 +105,24 @@ class MentionLedgerTest {
 
     @Test
     void theRepresentativeIsTheMentionInTheSmallestPassageIdWhateverTheOrder() {
-        linked("p5", "doc", extraction(entity("Ada Lovelace", EntityType.PERSON, "later")), OTHER_VECTOR);
+        linked(
+                "p5",
+                "doc",
+                extraction(entity("Ada Lovelace", EntityType.PERSON, "a mathematician who came later")),
+                OTHER_VECTOR);
         EntityRecord before = memory.begin().entities().get(Keys.of(NS, ada));
 
         MemoryTransaction tx = memory.begin();
         MentionLedger ledger = new MentionLedger(tx);
-        ledger.link("p2", "doc", extraction(entity("ADA LOVELACE", EntityType.PERSON, "earlier")), List.of(ADA_VECTOR));
+        ledger.link(
+                "p2",
+                "doc",
+                extraction(entity("ADA LOVELACE", EntityType.PERSON, "a mathematician who came earlier")),
+                List.of(ADA_VECTOR));
         EntityRecord a = surfaceIn(tx, ada);
 
         assertThat(a.representative()).isEqualTo("p2");
-        assertThat(a.description()).isEqualTo("earlier");
+        assertThat(a.description()).isEqualTo("a mathematician who came earlier");
         assertThat(a.lsh()).isEqualTo(BlockingIndex.Lsh.buckets(ADA_VECTOR));
         assertThat(VectorCodec.fromBytes(tx.entityVectors().get(Keys.of(NS, ada))))
                 .containsExactly(ADA_VECTOR);
@@ -134,8 +144,16 @@ class MentionLedgerTest {
 
     @Test
     void unlinkingCountsDownAndTakesTheNextRepresentativeFromTheStoredPassage() {
-        linked("p1", "doc", extraction(entity("Ada Lovelace", EntityType.PERSON, "first", "Lovelace")), ADA_VECTOR);
-        linked("p2", "doc", extraction(entity("Ada Lovelace", EntityType.PERSON, "second")), OTHER_VECTOR);
+        linked(
+                "p1",
+                "doc",
+                extraction(entity("Ada Lovelace", EntityType.PERSON, "a mathematician who came first", "Lovelace")),
+                ADA_VECTOR);
+        linked(
+                "p2",
+                "doc",
+                extraction(entity("Ada Lovelace", EntityType.PERSON, "a mathematician who came second")),
+                OTHER_VECTOR);
 
         MemoryTransaction tx = memory.begin();
         MentionLedger ledger = new MentionLedger(tx);
@@ -146,7 +164,7 @@ class MentionLedgerTest {
         assertThat(a.mentions()).isEqualTo(1);
         assertThat(a.aliases()).isEmpty();
         assertThat(a.representative()).isEqualTo("p2");
-        assertThat(a.description()).isEqualTo("second");
+        assertThat(a.description()).isEqualTo("a mathematician who came second");
         assertThat(a.lsh()).isEqualTo(BlockingIndex.Lsh.buckets(OTHER_VECTOR));
         assertThat(VectorCodec.fromBytes(tx.entityVectors().get(Keys.of(NS, ada))))
                 .containsExactly(OTHER_VECTOR);

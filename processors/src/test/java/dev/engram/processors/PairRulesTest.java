@@ -28,6 +28,11 @@ class PairRulesTest {
             public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
                 return context;
             }
+
+            @Override
+            public int referents(PairRules.Surface bare) {
+                return 1;
+            }
         };
     }
 
@@ -40,6 +45,83 @@ class PairRulesTest {
                 Set.of(aliases),
                 Set.of(),
                 null);
+    }
+
+    private static PairRules.Surface described(String written, EntityType type, String description) {
+        return new PairRules.Surface(
+                EntityNames.surfaceId("ns", written, type, description),
+                NameForms.parse(EntityNames.normalize(written), written),
+                type,
+                Set.of(),
+                Set.of(),
+                null,
+                description);
+    }
+
+    /** A lookup where a bare name has this many described referents, with this shared context. */
+    private static PairRules.Lookup referents(int referents, List<String> context) {
+        return new PairRules.Lookup() {
+            @Override
+            public int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
+                return 1;
+            }
+
+            @Override
+            public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
+                return context;
+            }
+
+            @Override
+            public int referents(PairRules.Surface bare) {
+                return referents;
+            }
+        };
+    }
+
+    @Test
+    void oneNameWithDescriptionsThatConflictIsTwoReferentsUnlessOneDocumentHoldsBoth() {
+        PairRules.Surface footballer = described("Richard Wright", EntityType.PERSON, "English footballer");
+        PairRules.Surface author = described("Richard Wright", EntityType.PERSON, "American author");
+        PairRules.Surface keeper = described("Richard Wright", EntityType.PERSON, "English goalkeeper and footballer");
+
+        assertThat(decide(footballer, author, referents(2, List.of()))).get().satisfies(d -> {
+            assertThat(d.decision()).isEqualTo(PairDecision.Kind.SPLIT);
+            assertThat(d.rule()).isEqualTo("namesake");
+            assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("different qualifiers"));
+        });
+        assertThat(decide(footballer, keeper, referents(2, List.of())))
+                .get()
+                .extracting(PairRules.Decision::decision, PairRules.Decision::rule)
+                .containsExactly(PairDecision.Kind.MERGE, "same_name");
+        assertThat(decide(footballer, author, referents(2, List.of(Contexts.SAME_DOCUMENT + "d1"))))
+                .get()
+                .extracting(PairRules.Decision::decision)
+                .isEqualTo(PairDecision.Kind.MERGE);
+    }
+
+    @Test
+    void aBareNameJoinsItsOnlyDescribedReferentOrOneItSharesContextWithAndWaitsForReviewOtherwise() {
+        PairRules.Surface bare = surface("Richard Wright", EntityType.PERSON);
+        PairRules.Surface author = described("Richard Wright", EntityType.PERSON, "American author");
+
+        assertThat(decide(bare, author, referents(1, List.of())))
+                .get()
+                .extracting(PairRules.Decision::decision, PairRules.Decision::rule)
+                .containsExactly(PairDecision.Kind.MERGE, "same_name");
+        assertThat(decide(author, bare, referents(2, List.of()))).get().satisfies(d -> {
+            assertThat(d.decision()).isEqualTo(PairDecision.Kind.REVIEW);
+            assertThat(d.rule()).isEqualTo("ambiguous_name");
+            assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("2 described referents"));
+        });
+        assertThat(decide(bare, author, referents(2, List.of("both mentioned with \"Native Son\""))))
+                .get()
+                .extracting(PairRules.Decision::decision)
+                .isEqualTo(PairDecision.Kind.MERGE);
+        assertThat(decide(bare, described("Richard Wright", EntityType.PLACE, "town"), referents(1, List.of())))
+                .as("types still decide first")
+                .get()
+                .extracting(PairRules.Decision::rule)
+                .isEqualTo("type_conflict");
     }
 
     private static Optional<PairRules.Decision> decide(

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -302,7 +303,6 @@ public final class GraphLoader implements AutoCloseable {
         // names repeat across passages: normalize each once per build
         Map<String, String> normalized = new HashMap<>();
         Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
-        Map<String, String> surfaces = new HashMap<>();
         HnswVectors hnsw = vectors(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version).indexer(batches -> {
             if (closed) {
@@ -346,13 +346,13 @@ public final class GraphLoader implements AutoCloseable {
             Extraction x = p.extraction();
             // Names of this passage's entities → their resolved entity's index in the graph.
             Map<String, Integer> byName = new HashMap<>();
+            List<String> surfaceIds = EntityNames.surfaceIds(ns, x.entities());
             for (int i = 0; i < x.entities().size(); i++) {
                 Extraction.Entity e = x.entities().get(i);
-                if (normalize.apply(e.name()).isEmpty()) {
+                if (surfaceIds.get(i) == null) {
                     continue;
                 }
-                String canonical = resolved.canonical(surfaces.computeIfAbsent(
-                        e.name() + '\u0000' + e.type(), k -> EntityNames.surfaceId(ns, e.name(), e.type())));
+                String canonical = resolved.canonical(surfaceIds.get(i));
                 int entity = b.entity(canonical, resolved.name(canonical, e.name()), e.type());
                 b.link(entity, index);
                 byName.putIfAbsent(normalize.apply(e.name()), entity);

@@ -1,10 +1,13 @@
 package dev.engram.stores;
 
 import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
 import java.text.Normalizer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -38,11 +41,52 @@ public final class EntityNames {
     private EntityNames() {}
 
     /**
-     * The id of the surface entity a mention belongs to: mentions with the same namespace, normalized name and type
-     * class are one surface entity; entity resolution then groups surfaces into resolved entities.
+     * The id of the surface entity a mention without description belongs to: mentions with the same namespace,
+     * normalized name and type class are one surface entity; entity resolution then groups surfaces into resolved
+     * entities.
      */
     public static String surfaceId(String ns, String name, EntityType type) {
-        return Hashing.id(ns, normalize(name), typeClass(type).wireName());
+        return surfaceId(ns, name, type, "");
+    }
+
+    /**
+     * The id of the surface entity a mention with this description belongs to: mentions of one name and type whose
+     * descriptions have another {@link DescriptionSense} are different surfaces, so that namesakes the descriptions
+     * tell apart are never one surface; resolution decides whether two senses are one referent.
+     */
+    public static String surfaceId(String ns, String name, EntityType type, String description) {
+        String sense = DescriptionSense.of(description).key();
+        return sense.isEmpty()
+                ? Hashing.id(ns, normalize(name), typeClass(type).wireName())
+                : Hashing.id(ns, normalize(name), typeClass(type).wireName(), sense);
+    }
+
+    /**
+     * The surface id of each of a passage's extracted mentions, by index (null for a name that normalizes to nothing):
+     * mentions of one name and type within a passage are one surface, described by the first description any of them
+     * has, so a passage never splits its own mentions of a name. Writers and readers of a passage's entities both key
+     * them through this.
+     */
+    public static List<String> surfaceIds(String ns, List<Extraction.Entity> mentions) {
+        Map<String, String> descriptions = new HashMap<>();
+        for (Extraction.Entity m : mentions) {
+            String bare = surfaceId(ns, m.name(), m.type());
+            if (!m.description().isBlank()) {
+                descriptions.putIfAbsent(bare, m.description());
+            }
+        }
+        List<String> out = new ArrayList<>(mentions.size());
+        for (Extraction.Entity m : mentions) {
+            out.add(
+                    normalize(m.name()).isEmpty()
+                            ? null
+                            : surfaceId(
+                                    ns,
+                                    m.name(),
+                                    m.type(),
+                                    descriptions.getOrDefault(surfaceId(ns, m.name(), m.type()), "")));
+        }
+        return out;
     }
 
     public static String normalize(String name) {

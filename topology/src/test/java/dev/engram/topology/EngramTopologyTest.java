@@ -17,6 +17,7 @@ import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
+import dev.engram.stores.PairDecision;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
 import dev.engram.understanding.Understander;
@@ -28,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
@@ -166,6 +168,56 @@ class EngramTopologyTest {
         assertThat(entities.get(Keys.of("wiki", babbage.id())).canonical()).isEqualTo(babbage.id());
         assertThat(babbage.passages()).isEqualTo(1);
         assertThat(babbage.mentions()).isEqualTo(1);
+        assertThat(deadLetters.isEmpty()).isTrue();
+    }
+
+    /** The surfaces of one name in a namespace, by their description. */
+    private Map<String, EntityRecord> surfacesNamed(String ns, String normalized) {
+        Map<String, EntityRecord> out = new TreeMap<>();
+        for (EntityRecord e : this.<EntityRecord>storeValues(StateStores.MEMORY_ENTITIES.name(), Keys.prefix(ns))) {
+            if (e.normalized().equals(normalized)) {
+                out.put(e.description(), e);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void namesakesTheirDescriptionsTellApartStayTwoEntitiesAndABareMentionWaitsForEvidence() {
+        start(Understanders.embedded());
+
+        upsert("wiki", "footballer", "T", "Richard Wright is an English footballer who played for Ipswich Town.");
+        upsert("wiki", "author", "T", "Richard Wright was an American author who wrote Native Son.");
+        upsert("wiki", "bare", "T", "Richard Wright wrote Black Boy in Chicago.");
+
+        Map<String, EntityRecord> wrights = surfacesNamed("wiki", "richard wright");
+        assertThat(wrights).containsOnlyKeys("", "English footballer", "American author");
+        EntityRecord footballer = wrights.get("English footballer");
+        EntityRecord author = wrights.get("American author");
+        EntityRecord bare = wrights.get("");
+        assertThat(List.of(footballer.canonical(), author.canonical(), bare.canonical()))
+                .as("three referents as far as memory can tell")
+                .doesNotHaveDuplicates();
+        KeyValueStore<String, PairDecision> pairs = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PAIRS.name());
+        PairDecision namesakes = pairs.get(Keys.of("wiki", footballer.id(), author.id()));
+        assertThat(namesakes.decision()).isEqualTo(PairDecision.Kind.SPLIT);
+        assertThat(namesakes.rule()).isEqualTo("namesake");
+        assertThat(namesakes.evidence()).anySatisfy(e -> assertThat(e).contains("different qualifiers"));
+        assertThat(pairs.get(Keys.of("wiki", bare.id(), author.id())).rule()).isEqualTo("ambiguous_name");
+        assertThat(pairs.get(Keys.of("wiki", bare.id(), footballer.id())).decision())
+                .isEqualTo(PairDecision.Kind.REVIEW);
+
+        // With one described referent left, the bare mention is that one; with two again, it waits again.
+        delete("wiki", "author");
+        wrights = surfacesNamed("wiki", "richard wright");
+        assertThat(wrights).containsOnlyKeys("", "English footballer");
+        assertThat(wrights.get("").canonical())
+                .isEqualTo(wrights.get("English footballer").canonical());
+        upsert("wiki", "author", "T", "Richard Wright was an American author who wrote Native Son.");
+        wrights = surfacesNamed("wiki", "richard wright");
+        assertThat(wrights.get("").canonical())
+                .isNotEqualTo(wrights.get("English footballer").canonical())
+                .isNotEqualTo(wrights.get("American author").canonical());
         assertThat(deadLetters.isEmpty()).isTrue();
     }
 

@@ -61,7 +61,11 @@ class RetractionPropertyTest {
             "Alan Turring worked at Bletchley Park.",
             "Edward Hopper painted Nighthawks. Hopper lived in New York.",
             "Hopper wrote a compiler.",
-            "Turing studied at King's College.");
+            "Turing studied at King's College.",
+            // Namesakes their descriptions tell apart, and a mention of the name that does not say which.
+            "Richard Wright is an English footballer who played for Ipswich Town.",
+            "Richard Wright was an American author who wrote Native Son.",
+            "Richard Wright wrote Black Boy in Chicago.");
 
     @TempDir
     Path dir;
@@ -108,6 +112,7 @@ class RetractionPropertyTest {
                 (TreeSet<String>) digest(run(all, dir.resolve("all"))).get("pairs");
         assertThat(pairs).anySatisfy(p -> assertThat(p).contains(" merge "));
         assertThat(pairs).anySatisfy(p -> assertThat(p).containsAnyOf(" review ", " defer "));
+        assertThat(pairs).anySatisfy(p -> assertThat(p).contains(" split "));
     }
 
     private TopologyTestDriver run(List<String[]> events, Path state) {

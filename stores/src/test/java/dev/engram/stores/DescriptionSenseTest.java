@@ -1,0 +1,77 @@
+package dev.engram.stores;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class DescriptionSenseTest {
+
+    @Test
+    void aDescriptionIsReadAsHeadNounYearsAndTheQualifiersBeforeTheHead() {
+        DescriptionSense s = DescriptionSense.of("2017 British drama film directed by Adam Morgan");
+
+        assertThat(s.head()).isEqualTo("film");
+        assertThat(s.years()).containsExactly("2017");
+        assertThat(s.qualifiers()).as("not Adam Morgan: after the head").containsExactly("british");
+        assertThat(DescriptionSense.of("Scottish former footballer who played for Hibernian")
+                        .head())
+                .isEqualTo("footballer");
+    }
+
+    @Test
+    void noDescriptionOrOneThatSaysNothingIsTheBareName() {
+        assertThat(DescriptionSense.of(null).isNone()).isTrue();
+        assertThat(DescriptionSense.of("  ").isNone()).isTrue();
+        assertThat(DescriptionSense.of("— ,").isNone()).isTrue();
+        assertThat(DescriptionSense.of("").key()).isEmpty();
+    }
+
+    @Test
+    void conflictsNeedDisjointYearsDisjointQualifiersOrUnrelatedHeadsThatDoNotEmbedAlike() {
+        DescriptionSense film1948 = DescriptionSense.of("1948 film noir");
+        DescriptionSense film1971 = DescriptionSense.of("1971 British crime film");
+        assertThat(film1948.conflict(film1971, () -> true)).startsWith("different years");
+
+        DescriptionSense scottish = DescriptionSense.of("Scottish footballer");
+        DescriptionSense english = DescriptionSense.of("English footballer");
+        assertThat(scottish.conflict(english, () -> true)).startsWith("different qualifiers");
+
+        DescriptionSense poet = DescriptionSense.of("poet");
+        DescriptionSense physicist = DescriptionSense.of("physicist");
+        assertThat(poet.conflict(physicist, () -> false)).isEqualTo("different kinds: poet / physicist");
+        assertThat(poet.conflict(physicist, () -> true))
+                .as("descriptions that embed alike")
+                .isNull();
+
+        DescriptionSense actor = DescriptionSense.of("American actor");
+        assertThat(actor.conflict(DescriptionSense.of("actor and director"), () -> false))
+                .as("one head among the other's words")
+                .isNull();
+        assertThat(actor.conflict(DescriptionSense.NONE, () -> false)).isNull();
+        assertThat(film1948.conflict(film1971, () -> true))
+                .isEqualTo(film1971.conflict(film1948, () -> true).replace("1971 / 1948", "1948 / 1971"));
+    }
+
+    @Test
+    void aPassagesMentionsOfOneNameAreOneSurfaceDescribedByTheFirstDescription() {
+        List<Extraction.Entity> mentions = List.of(
+                new Extraction.Entity("Richard Wright", EntityType.PERSON, "", List.of(), List.of()),
+                new Extraction.Entity("London", EntityType.PLACE, "", List.of(), List.of()),
+                new Extraction.Entity("RICHARD WRIGHT", EntityType.PERSON, "English footballer", List.of(), List.of()),
+                new Extraction.Entity("...", EntityType.OTHER, "", List.of(), List.of()));
+
+        List<String> ids = EntityNames.surfaceIds("ns", mentions);
+
+        String footballer = EntityNames.surfaceId("ns", "Richard Wright", EntityType.PERSON, "English footballer");
+        assertThat(ids)
+                .containsExactly(footballer, EntityNames.surfaceId("ns", "London", EntityType.PLACE), footballer, null);
+        assertThat(footballer)
+                .isNotEqualTo(EntityNames.surfaceId("ns", "Richard Wright", EntityType.PERSON))
+                .isNotEqualTo(EntityNames.surfaceId("ns", "Richard Wright", EntityType.PERSON, "American author"))
+                .as("another wording of one sense is one surface")
+                .isEqualTo(EntityNames.surfaceId("ns", "Richard Wright", EntityType.PERSON, "an English footballer"));
+    }
+}
