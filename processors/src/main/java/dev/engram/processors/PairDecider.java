@@ -319,13 +319,15 @@ final class PairDecider {
             return Integer.MAX_VALUE; // too many surfaces of one name to say which referent a bare mention names
         }
         List<PairRules.Surface> described = new ArrayList<>();
+        List<DescriptionSense> senses = new ArrayList<>(); // parsed once: compared pairwise below
         for (String m : members) {
             PairRules.Surface s = m.equals(bare.id()) ? null : surface(m);
-            if (s != null
-                    && !s.sense().isNone()
+            DescriptionSense sense = s == null ? DescriptionSense.NONE : s.sense();
+            if (!sense.isNone()
                     && s.name().loose().equals(bare.name().loose())
                     && NameForms.compatible(s.type(), bare.type())) {
                 described.add(s);
+                senses.add(sense);
             }
         }
         // groups of descriptions that do not conflict (connected components): independent of the order of members
@@ -341,9 +343,9 @@ final class PairDecider {
                 int ri = root(parent, i);
                 int rj = root(parent, j);
                 if (ri != rj
-                        && !x.sense()
+                        && !senses.get(i)
                                 .conflicts(
-                                        y.sense(),
+                                        senses.get(j),
                                         () -> PairRules.cosine(x.vector(), y.vector())
                                                 >= PairRules.EMBEDDING_SUPPORT)) {
                     parent[Math.max(ri, rj)] = Math.min(ri, rj);

@@ -182,8 +182,10 @@ public final class PairRules {
         List<String> evidence = new ArrayList<>(nameEvidence);
         List<String> context = lookup.sharedContext(a, b);
         boolean sameDocument = context.stream().anyMatch(c -> c.startsWith(Contexts.SAME_DOCUMENT));
-        if (!a.sense().isNone() && !b.sense().isNone()) {
-            String conflict = a.sense().conflict(b.sense(), () -> cosine(a.vector(), b.vector()) >= EMBEDDING_SUPPORT);
+        DescriptionSense senseA = a.sense();
+        DescriptionSense senseB = b.sense();
+        if (!senseA.isNone() && !senseB.isNone()) {
+            String conflict = senseA.conflict(senseB, () -> cosine(a.vector(), b.vector()) >= EMBEDDING_SUPPORT);
             String descriptions = quoted(a.description()) + " / " + quoted(b.description());
             if (conflict == null) {
                 evidence.add("descriptions agree: " + descriptions);
@@ -196,7 +198,7 @@ public final class PairRules {
             }
             return Optional.of(new Decision(PairDecision.Kind.SPLIT, "namesake", 0.9, evidence));
         }
-        boolean aBare = a.sense().isNone();
+        boolean aBare = senseA.isNone();
         Surface bare = aBare ? a : b;
         Surface described = aBare ? b : a;
         evidence.add("described as " + quoted(described.description()) + " where " + quoted(bare.written())

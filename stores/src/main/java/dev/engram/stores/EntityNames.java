@@ -68,23 +68,20 @@ public final class EntityNames {
      * them through this.
      */
     public static List<String> surfaceIds(String ns, List<Extraction.Entity> mentions) {
+        List<String> bare = new ArrayList<>(mentions.size());
         Map<String, String> descriptions = new HashMap<>();
         for (Extraction.Entity m : mentions) {
-            String bare = surfaceId(ns, m.name(), m.type());
-            if (!m.description().isBlank()) {
-                descriptions.putIfAbsent(bare, m.description());
+            String id = normalize(m.name()).isEmpty() ? null : surfaceId(ns, m.name(), m.type());
+            bare.add(id);
+            if (id != null && !m.description().isBlank()) {
+                descriptions.putIfAbsent(id, m.description());
             }
         }
         List<String> out = new ArrayList<>(mentions.size());
-        for (Extraction.Entity m : mentions) {
-            out.add(
-                    normalize(m.name()).isEmpty()
-                            ? null
-                            : surfaceId(
-                                    ns,
-                                    m.name(),
-                                    m.type(),
-                                    descriptions.getOrDefault(surfaceId(ns, m.name(), m.type()), "")));
+        for (int i = 0; i < mentions.size(); i++) {
+            Extraction.Entity m = mentions.get(i);
+            String description = bare.get(i) == null ? null : descriptions.get(bare.get(i));
+            out.add(description == null ? bare.get(i) : surfaceId(ns, m.name(), m.type(), description));
         }
         return out;
     }
