@@ -58,6 +58,7 @@ import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.StreamsMetadata;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
@@ -228,7 +229,8 @@ public final class EngramService implements AutoCloseable {
                                         readProgress::committed),
                                 config.ingest().maxDocumentBytes(),
                                 new McpEndpoint(
-                                        ownAddress(config.http().host()), this::httpPort, this::localNamespaces))
+                                        ownAddress(config.http().host()), this::httpPort, this::localNamespaces),
+                                new NamespaceDirectory(this::localNamespaces, this::memoryInstances, self))
                         .table(),
                 new NamespaceRouter(streams, self),
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
@@ -418,6 +420,17 @@ public final class EngramService implements AutoCloseable {
     /** Where this instance's own API answers it: its bind address, or loopback when it binds every address. */
     private static String ownAddress(String bind) {
         return bind == null || bind.isBlank() || bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind;
+    }
+
+    /** Every running instance of the memory step, as its {@code application.server}; empty while starting. */
+    private List<HostInfo> memoryInstances() {
+        try {
+            return streams.metadataForAllStreamsClients().stream()
+                    .map(StreamsMetadata::hostInfo)
+                    .toList();
+        } catch (IllegalStateException e) {
+            return List.of();
+        }
     }
 
     /** The namespaces whose memory this instance holds (its partitions of the memory step); empty while starting. */

@@ -39,14 +39,16 @@ final class Routes {
     private final DocumentWriter documents;
     private final int maxDocumentBytes;
     private final McpEndpoint mcp;
+    private final NamespaceDirectory directory;
 
     Routes(QueryService queries, Supplier<Health> health, Supplier<String> metrics, Consistency consistency) {
-        this(queries, health, metrics, consistency, null, HttpApi.MAX_BODY_BYTES, null);
+        this(queries, health, metrics, consistency, null, HttpApi.MAX_BODY_BYTES, null, null);
     }
 
     /**
      * With {@code documents}, the document routes write documents of up to {@code maxDocumentBytes}; with {@code mcp},
-     * {@code POST /mcp} speaks the Model Context Protocol.
+     * {@code POST /mcp} speaks the Model Context Protocol; with {@code directory}, {@code GET /v1/namespaces} lists the
+     * cluster's namespaces.
      */
     Routes(
             QueryService queries,
@@ -55,8 +57,10 @@ final class Routes {
             Consistency consistency,
             DocumentWriter documents,
             int maxDocumentBytes,
-            McpEndpoint mcp) {
+            McpEndpoint mcp,
+            NamespaceDirectory directory) {
         this.documents = documents;
+        this.directory = directory;
         this.mcp = mcp;
         // the event wraps the body: room for its namespace, id and op, and for JSON escapes the event re-encodes
         this.maxDocumentBytes = (int) Math.min(Integer.MAX_VALUE - 8L, 2L * maxDocumentBytes + 4096);
@@ -69,6 +73,12 @@ final class Routes {
     /** Every endpoint of the API. */
     List<Route> table() {
         return List.of(
+                global("GET", "/", null, r -> Explorer.page()),
+                global(
+                        "GET",
+                        "/explorer/{file}",
+                        null,
+                        r -> Explorer.asset(r.path().get("file"))),
                 global("GET", "/openapi.json", null, r -> Reply.text("application/json", OPENAPI)),
                 global("GET", "/metrics", Role.READ, this::metrics),
                 // MCP takes no request slot: each tool call is a request to this API of its own and takes one there
@@ -86,6 +96,7 @@ final class Routes {
                     Health h = health.get();
                     return Reply.json(h.ready() ? 200 : 503, h);
                 }),
+                global("GET", "/v1/namespaces", Role.READ, this::namespaceList),
                 namespaced("GET", NS, r -> Reply.ok(queries.namespace(r.namespace()))),
                 namespaced("POST", NS + "/retrieve", this::retrieve),
                 new Route("POST", NS + "/answer", Role.READ, true, this::requireAnswering, this::answer),
@@ -138,6 +149,23 @@ final class Routes {
             text = kept.toString();
         }
         return Reply.text("text/plain; version=0.0.4; charset=utf-8", text);
+    }
+
+    /** {@code ?scope=local}: this instance's own (how instances ask each other); else the cluster's. */
+    private Reply namespaceList(Request r) {
+        if (directory == null) {
+            throw new ApiException(501, "not_configured", "this instance does not list namespaces");
+        }
+        String scope = r.query("scope");
+        if (scope != null && !scope.equals(NamespaceDirectory.LOCAL_SCOPE)) {
+            throw ApiException.badRequest("'scope' must be '" + NamespaceDirectory.LOCAL_SCOPE + "' when given");
+        }
+        NamespaceDirectory.Listing all = directory.list(scope != null, r.presentedKey());
+        ApiKeys.Key caller = r.caller();
+        List<String> visible = caller == null
+                ? all.namespaces()
+                : all.namespaces().stream().filter(caller::allows).toList();
+        return Reply.ok(new NamespaceDirectory.Listing(visible, all.instances(), all.unreachable()));
     }
 
     private Reply retrieve(Request r) {

@@ -159,8 +159,11 @@ class HttpApiTest {
                             .isEqualTo(route.role() == null);
                 }
                 // the operation reaches its route: anything but "no route" and "wrong method"
-                String url =
-                        base + path.getKey().replace("{ns}", "ns").replace("{id}", "0123456789abcdef0123456789abcdef");
+                String url = base
+                        + path.getKey()
+                                .replace("{ns}", "ns")
+                                .replace("{id}", "0123456789abcdef0123456789abcdef")
+                                .replace("{file}", "app.js");
                 HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url));
                 request = op.getKey().equals("get")
                         ? request.GET()

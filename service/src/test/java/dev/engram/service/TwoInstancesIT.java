@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import static dev.engram.service.ItSupport.awaitVerified;
+import static dev.engram.service.ItSupport.get;
 import static dev.engram.service.ItSupport.post;
 import static dev.engram.service.ItSupport.send;
 import static dev.engram.service.ItSupport.upsert;
@@ -118,6 +119,22 @@ class TwoInstancesIT {
                     .as("both instances own namespaces, so some answers were forwarded")
                     .containsExactlyInAnyOrder(
                             configA.http().applicationServer(), configB.http().applicationServer());
+
+            // Either instance lists the whole cluster's namespaces (it asks the other for its own); a tenant's key
+            // lists only its namespace, whichever instance it asks.
+            for (String base : List.of(baseA, baseB)) {
+                JsonNode all = get(base + "/v1/namespaces", ROOT).body();
+                assertThat(all.path("instances").asInt()).isEqualTo(2);
+                assertThat(all.path("unreachable")).isEmpty();
+                List<String> listed = new ArrayList<>();
+                all.path("namespaces").forEach(n -> listed.add(n.asText()));
+                assertThat(listed).as(base).containsAll(namespaces).isSorted();
+                JsonNode tenants = get(base + "/v1/namespaces", TENANT).body();
+                assertThat(tenants.path("namespaces")).hasSize(1);
+                assertThat(tenants.path("namespaces").get(0).asText()).isEqualTo(namespaces.get(0));
+                assertThat(get(base + "/v1/namespaces?scope=everything", ROOT).status())
+                        .isEqualTo(400);
+            }
 
             // A tenant reaches its namespace through either instance (one of them forwards), and no other
             // namespace through either; forwarding grants nothing.
