@@ -8,10 +8,15 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -101,6 +106,15 @@ public final class Meters {
     public static final String HTTP_REQUESTS = "engram.http.requests";
     /** Retrievals served, by mode. */
     public static final String RETRIEVALS = "engram.retrievals";
+    /** Documents in memory by namespace and status, for the namespaces this instance owns; a gauge. */
+    public static final String DOCUMENTS_BY_STATUS = "engram.documents.status";
+
+    /** Histogram buckets of request and retrieval latency: enough for p50/p95/p99, few enough per route. */
+    private static final Duration[] REQUEST_BUCKETS =
+            durations(5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000);
+    /** Histogram buckets of understanding one passage: a local model takes milliseconds, an LLM seconds. */
+    private static final Duration[] UNDERSTAND_BUCKETS =
+            durations(10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000);
 
     /** A tag value out of a fixed set: the enum constant's name in lowercase. */
     public interface TagValue {
@@ -206,9 +220,13 @@ public final class Meters {
     }
 
     private final MeterRegistry registry;
+    private final MultiGauge documentsByStatus;
 
     public Meters(MeterRegistry registry) {
         this.registry = registry;
+        this.documentsByStatus = MultiGauge.builder(DOCUMENTS_BY_STATUS)
+                .description("Documents in memory by namespace and status, for the namespaces this instance owns")
+                .register(registry);
         // Counters exist from the start at zero, so rates and alerts work before the first event.
         for (DocumentOutcome outcome : DocumentOutcome.values()) {
             documentCounter(outcome);
@@ -303,6 +321,7 @@ public final class Meters {
         Timer.builder(UNDERSTAND)
                 .description("Time to understand one passage")
                 .tag("extractor", extractor)
+                .serviceLevelObjectives(UNDERSTAND_BUCKETS)
                 .register(registry)
                 .record(took);
     }
@@ -485,6 +504,7 @@ public final class Meters {
                 .tag("route", route)
                 .tag("method", method.toUpperCase(Locale.ROOT))
                 .tag("status", Integer.toString(status))
+                .serviceLevelObjectives(REQUEST_BUCKETS)
                 .register(registry)
                 .record(took);
     }
@@ -493,8 +513,28 @@ public final class Meters {
         Timer.builder(RETRIEVALS)
                 .description("Retrievals served from this instance's stores")
                 .tag("mode", mode)
+                .serviceLevelObjectives(REQUEST_BUCKETS)
                 .register(registry)
                 .record(took);
+    }
+
+    /**
+     * Sets the documents-by-status gauge to these counts (namespace → status → documents), the namespaces this instance
+     * owns now; a namespace or status no longer listed leaves the gauge.
+     */
+    public void documentsByStatus(Map<String, Map<String, Long>> counts) {
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        counts.forEach((namespace, byStatus) -> byStatus.forEach((status, n) -> rows.add(
+                MultiGauge.Row.of(Tags.of("namespace", namespace, "status", status.toLowerCase(Locale.ROOT)), n))));
+        documentsByStatus.register(rows, true);
+    }
+
+    private static Duration[] durations(long... millis) {
+        Duration[] out = new Duration[millis.length];
+        for (int i = 0; i < millis.length; i++) {
+            out[i] = Duration.ofMillis(millis[i]);
+        }
+        return out;
     }
 
     // ---- the meters, one builder each -----------------------------------------------------------------------------

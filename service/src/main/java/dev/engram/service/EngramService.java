@@ -39,6 +39,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -218,7 +219,10 @@ public final class EngramService implements AutoCloseable {
                 new Routes(
                                 queries,
                                 health::health,
-                                registry::scrape,
+                                () -> {
+                                    meters.documentsByStatus(documentsByStatus(queries));
+                                    return registry.scrape();
+                                },
                                 consistency,
                                 new DocumentWriter(
                                         documentProducer,
@@ -420,6 +424,19 @@ public final class EngramService implements AutoCloseable {
     /** Where this instance's own API answers it: its bind address, or loopback when it binds every address. */
     private static String ownAddress(String bind) {
         return bind == null || bind.isBlank() || bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind;
+    }
+
+    /** Documents by status of each namespace this instance owns, for the gauge; a namespace moving away is left out. */
+    private Map<String, Map<String, Long>> documentsByStatus(QueryService queries) {
+        Map<String, Map<String, Long>> out = new TreeMap<>();
+        for (String ns : localNamespaces()) {
+            try {
+                out.put(ns, queries.namespace(ns).documentsByStatus());
+            } catch (RuntimeException e) {
+                LOG.debug("no document counts for namespace {} at this scrape: {}", ns, e.toString());
+            }
+        }
+        return out;
     }
 
     /** Every running instance of the memory step, as its {@code application.server}; empty while starting. */

@@ -653,6 +653,11 @@ class EngramServiceIT {
             assertThat(metrics).as(meter).contains(meter.replace('.', '_'));
         }
         assertThat(metrics).contains("kafka_stream_");
+        // documents by status, per namespace this instance owns (the dashboard's first panel)
+        assertThat(metrics)
+                .containsPattern("(?m)^engram_documents_status\\{namespace=\"" + NS + "\",status=\"verified\"} [1-9]");
+        // latency is a histogram: p50/p95/p99 are computed from its buckets
+        assertThat(metrics).containsPattern("(?m)^engram_understand_seconds_bucket\\{");
         // the documents ingested at start were embedded: the counter reads the understanding that embedded them
         Matcher embedded = Pattern.compile("(?m)^engram_embedding_texts_total\\{source=\"model\"} ([0-9.E]+)$")
                 .matcher(metrics);
@@ -681,7 +686,9 @@ class EngramServiceIT {
             if (name.startsWith("engram_sink_") || name.equals("engram_mirror_history_gaps_total")) {
                 continue; // exported by a running mirror sink only: MirrorsIT and SinkKillIT check these
             }
-            if (name.equals("engram_understand_pending") || name.equals("engram_understand_retries_total")) {
+            if (name.equals("engram_understand_pending")
+                    || name.equals("engram_understand_retries_total")
+                    || name.startsWith("engram_llm_")) {
                 continue; // exported with a remote model only: RemoteModelIT checks these
             }
             assertThat(metrics).as(name).containsPattern("(?m)^" + name + "[{ ]");

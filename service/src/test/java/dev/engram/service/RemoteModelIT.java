@@ -91,6 +91,11 @@ class RemoteModelIT {
                     assertThat(value(metrics, "engram_understand_retries_total"))
                             .isEqualTo(3);
                     assertThat(value(metrics, "engram_understand_pending")).isZero();
+                    // the dashboard's LLM panels: calls, tokens and cost are exported once an LLM answered
+                    for (String llmSeries :
+                            List.of("engram_llm_calls_total", "engram_llm_tokens_total", "engram_llm_cost_usd_total")) {
+                        assertThat(metrics).as(llmSeries).containsPattern("(?m)^" + llmSeries + "\\{");
+                    }
 
                     send(
                             producer,
