@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  */
 final class Requests {
 
-    /** The mode used when a request names none: the best measured on the evaluation sets (see README). */
+    /** The mode used when a request names none: the best measured on the evaluation sets (see docs/evaluation.md). */
     static final String DEFAULT_MODE = "hybrid";
 
     static final int MAX_QUERY_CHARS = 4096;

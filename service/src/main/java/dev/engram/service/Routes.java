@@ -20,7 +20,7 @@ import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The route table of the HTTP API (README "HTTP API", and openapi.json beside this class): one handler per endpoint. */
+/** The route table of the HTTP API (docs/http-api.md, and openapi.json beside this class): one handler per endpoint. */
 final class Routes {
 
     private static final String NS = "/v1/namespaces/{ns}";
