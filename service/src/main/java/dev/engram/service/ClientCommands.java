@@ -9,8 +9,6 @@ import java.io.PrintStream;
 import java.net.ConnectException;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +35,7 @@ import java.util.stream.Stream;
  * {@code ENGRAM_URL}, default {@code http://localhost:8080}; the API key from {@code ENGRAM_API_KEY}):
  *
  * <ul>
- *   <li>{@code ingest --namespace NS PATH...}: every {@code .txt} and {@code .md} file (one document each, its id the
+ *   <li>{@code ingest --namespace NS PATH...}: every text, Markdown, HTML and PDF file (one document each, its id the
  *       path below the argument) and every line of every {@code .jsonl} file ({@code {"id", "title", "text",
  *       "source", "metadata"}}) is written with {@code PUT ...?wait=verified}, a few at a time, with a progress line;
  *       what a run got into memory is remembered in {@code .engram/ingest/NS.json}, so the next run sends only what
@@ -69,10 +67,11 @@ final class ClientCommands {
             Map.of("ingest", """
             usage: engram ingest --namespace NS [--concurrency 8] [--state FILE] [--url URL] PATH...
               Sends documents to the namespace and waits until each is in memory, with a progress line.
-              PATH: files or folders; every .txt, .md and .markdown file is one document (its id: its path below
-              the argument's folder; its title: its first '# ' heading, else its name), every line of a .jsonl
-              file is one ({"id" or "doc_id", "text", "title", "source", "metadata", "event_time"}); other files
-              are skipped.
+              PATH: files or folders; every .txt, .md, .markdown, .html, .htm and .pdf file is one document (its
+              id: its path below the argument's folder; its title: an HTML page's <title>, a PDF's title, else
+              its first '# ' heading, else its name; HTML and PDF are sent as their text), every line of a
+              .jsonl file is one ({"id" or "doc_id", "text", "title", "source", "metadata", "event_time"});
+              other files are skipped.
               --namespace NS    the namespace to write to (required)
               --concurrency N   documents in flight at once, 1-64 (default 8)
               --state FILE      what earlier runs got into memory (default .engram/ingest/NS.json): only
@@ -287,7 +286,7 @@ final class ClientCommands {
         return failed.get() > 0 ? FAILED : notYet.get() > 0 ? NOT_YET : OK;
     }
 
-    /** The documents under a path: .txt and .md files (one each), .jsonl files (one per line); others skipped. */
+    /** The documents under a path: text, Markdown, HTML and PDF files (one each), .jsonl files (one per line). */
     private static void collect(Path path, List<Item> items) throws IOException {
         if (!Files.exists(path)) {
             throw new IllegalArgumentException(path + " does not exist");
@@ -309,32 +308,20 @@ final class ClientCommands {
                     : base.relativize(f.toAbsolutePath().normalize()).toString().replace('\\', '/');
             if (lower.endsWith(".jsonl")) {
                 lines(f, id, items);
-            } else if (lower.endsWith(".txt") || lower.endsWith(".md") || lower.endsWith(".markdown")) {
-                items.add(file(f, id, name));
+            } else if (DocumentFiles.isDocument(name)) {
+                items.add(file(f, id));
             }
         }
     }
 
-    private static Item file(Path f, String id, String name) throws IOException {
-        String text;
-        try {
-            text = StandardCharsets.UTF_8
-                    .newDecoder()
-                    .decode(ByteBuffer.wrap(Files.readAllBytes(f)))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            return new Item(id, f.toString(), null, "not valid UTF-8");
-        }
-        String title = name.replaceFirst("\\.[^.]+$", "");
-        for (String line : text.split("\n", 50)) {
-            if (line.startsWith("# ")) {
-                title = line.substring(2).strip();
-                break;
-            }
+    private static Item file(Path f, String id) throws IOException {
+        DocumentFiles.Read read = DocumentFiles.read(f);
+        if (read.refused() != null) {
+            return new Item(id, f.toString(), null, read.refused());
         }
         ObjectNode body = Json.mapper().createObjectNode();
-        body.put("title", title);
-        body.put("text", text);
+        body.put("title", read.title());
+        body.put("text", read.text());
         body.put("source", f.toString());
         return new Item(id, f.toString(), body, null);
     }

@@ -234,7 +234,7 @@ public final class EngramService implements AutoCloseable {
                                 config.ingest().maxDocumentBytes(),
                                 new McpEndpoint(
                                         ownAddress(config.http().host()), this::httpPort, this::localNamespaces),
-                                new NamespaceDirectory(this::localNamespaces, this::memoryInstances, self))
+                                new NamespaceDirectory(this::servedNamespaces, this::memoryInstances, self))
                         .table(),
                 new NamespaceRouter(streams, self),
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
@@ -450,18 +450,31 @@ public final class EngramService implements AutoCloseable {
         }
     }
 
-    /** The namespaces whose memory this instance holds (its partitions of the memory step); empty while starting. */
-    private List<String> localNamespaces() {
-        List<String> out = new ArrayList<>();
+    /** The namespaces this instance serves now; 503 while it is starting or its partitions move. */
+    private List<String> servedNamespaces() {
+        if (streams.state() != KafkaStreams.State.RUNNING) {
+            throw ApiException.unavailable("instance is " + streams.state() + "; retry shortly");
+        }
         try (KeyValueIterator<String, Object> it = streams.store(StoreQueryParameters.fromNameAndType(
                         StateStores.MEMORY_NAMESPACES.name(), QueryableStoreTypes.<String, Object>keyValueStore()))
                 .all()) {
+            List<String> out = new ArrayList<>();
             it.forEachRemaining(kv -> out.add(kv.key));
+            return out;
         } catch (InvalidStateStoreException e) {
+            throw ApiException.unavailable("the stores of this instance are not ready; retry shortly");
+        }
+    }
+
+    /** The namespaces whose memory this instance holds (its partitions of the memory step); empty while starting. */
+    private List<String> localNamespaces() {
+        try {
+            List<String> out = new ArrayList<>(servedNamespaces());
+            Collections.sort(out);
+            return out;
+        } catch (ApiException e) {
             return List.of();
         }
-        Collections.sort(out);
-        return out;
     }
 
     @Override

@@ -409,6 +409,10 @@ final class HttpApi implements AutoCloseable {
 
     private static void send(HttpExchange exchange, int status, String contentType, byte[] bytes) throws IOException {
         exchange.getResponseHeaders().set("Content-Type", contentType);
+        // no answer is read as another type, and none is shown in another site's frame (the explorer's buttons)
+        exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
+        exchange.getResponseHeaders().set("X-Frame-Options", "DENY");
+        exchange.getResponseHeaders().set("Content-Security-Policy", "frame-ancestors 'none'");
         exchange.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
         if (bytes.length > 0) {
             try (OutputStream out = exchange.getResponseBody()) {

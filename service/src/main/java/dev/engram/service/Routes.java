@@ -162,10 +162,14 @@ final class Routes {
         }
         NamespaceDirectory.Listing all = directory.list(scope != null, r.presentedKey());
         ApiKeys.Key caller = r.caller();
-        List<String> visible = caller == null
-                ? all.namespaces()
-                : all.namespaces().stream().filter(caller::allows).toList();
-        return Reply.ok(new NamespaceDirectory.Listing(visible, all.instances(), all.unreachable()));
+        if (caller == null || caller.allNamespaces()) {
+            return Reply.ok(all);
+        }
+        return Reply.ok(new NamespaceDirectory.Listing(
+                all.namespaces().stream().filter(caller::allows).toList(),
+                all.instances(),
+                all.incomplete(),
+                List.of()));
     }
 
     private Reply retrieve(Request r) {

@@ -210,6 +210,9 @@ class DeploymentFilesTest {
         assertThat(user.find()).as("the runtime stage sets a user").isTrue();
         assertThat(user.group(1)).isNotIn("root", "0");
         assertThat(runtime).contains("HEALTHCHECK").contains("/v1/health/ready");
+        // the command's words reach EngramMain: "run" by default, "ingest …" for the seeding service
+        assertThat(runtime).containsPattern("(?m)^ENTRYPOINT \\[.*EngramMain \\\\\"\\$@\\\\\"\", \"engram\"]$");
+        assertThat(runtime).containsPattern("(?m)^CMD \\[\"run\"]$");
     }
 
     @Test

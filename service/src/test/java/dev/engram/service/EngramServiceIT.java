@@ -442,6 +442,11 @@ class EngramServiceIT {
                         + "{\"title\": \"no id\", \"text\": \"x\"}\n"
                         + "{\"id\": \"volta\", \"text\": \"A second document with the same id.\"}\n");
         Files.write(notes.resolve("picture.png"), new byte[] {(byte) 0x89, 'P', 'N', 'G'});
+        Files.writeString(
+                notes.resolve("sub/hopper.html"),
+                "<html><head><title>Grace Hopper</title><script>x()</script></head>"
+                        + "<body><h1>Grace Hopper</h1><p>Grace Hopper wrote the first compiler.</p></body></html>");
+        Files.writeString(notes.resolve("broken.pdf"), "%PDF-1.7 not really");
         String state = dir.resolve("state.json").toString();
         StringBuilder printed = new StringBuilder();
 
@@ -449,8 +454,9 @@ class EngramServiceIT {
 
         assertThat(first).as(printed.toString()).isEqualTo(ClientCommands.FAILED); // two lines are refused
         assertThat(printed)
-                .contains("3 to send")
-                .contains("3 in memory")
+                .contains("4 to send")
+                .contains("4 in memory")
+                .contains("broken.pdf: not a readable PDF")
                 .contains("more.jsonl:2")
                 .contains("more.jsonl:3")
                 .contains("more.jsonl:4: id 'volta' is also");
@@ -458,7 +464,12 @@ class EngramServiceIT {
                         .body()
                         .path("documents")
                         .findValuesAsText("id"))
-                .containsExactly("notes/ada.md", "notes/sub/babbage.txt", "volta");
+                .containsExactly("notes/ada.md", "notes/sub/babbage.txt", "notes/sub/hopper.html", "volta");
+        assertThat(get(base + "/v1/namespaces/cli/documents/notes%2Fsub%2Fhopper.html")
+                        .body()
+                        .path("title")
+                        .asText())
+                .isEqualTo("Grace Hopper");
         assertThat(get(base + "/v1/namespaces/cli/documents/notes%2Fada.md")
                         .body()
                         .path("title")
@@ -466,10 +477,10 @@ class EngramServiceIT {
                 .isEqualTo("Ada Lovelace");
 
         cli(printed, "ingest", "--namespace", "cli", "--state", state, notes.toString());
-        assertThat(printed).contains("0 to send, 3 unchanged");
+        assertThat(printed).contains("0 to send, 4 unchanged");
         Files.writeString(notes.resolve("ada.md"), "# Ada Lovelace\n\nAda Lovelace translated Menabrea's paper.\n");
         cli(printed, "ingest", "--namespace", "cli", "--state", state, notes.toString());
-        assertThat(printed).contains("1 to send, 2 unchanged").contains("1 in memory");
+        assertThat(printed).contains("1 to send, 3 unchanged").contains("1 in memory");
 
         assertThat(cli(printed, "query", "--namespace", "cli", "--json", "true", "who", "invented", "the", "battery"))
                 .isZero();
@@ -484,8 +495,8 @@ class EngramServiceIT {
         assertThat(printed).contains("Ada Lovelace").contains("served by");
         assertThat(cli(printed, "status", "--namespace", "cli")).isZero();
         assertThat(printed)
-                .contains("namespace cli: 3 documents")
-                .contains("verified 3")
+                .contains("namespace cli: 4 documents")
+                .contains("verified 4")
                 .contains("pipeline: ingest 0 records behind, memory 0 behind")
                 .contains("upserted=");
 

@@ -246,6 +246,8 @@ class ExplorerIT {
         assertThat(page.statusCode()).isEqualTo(200);
         assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
         assertThat(page.body()).contains("Content-Security-Policy").contains("/explorer/app.js");
+        assertThat(page.headers().firstValue("X-Frame-Options")).hasValue("DENY");
+        assertThat(page.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
         for (String name : List.of("app.js", "app.css")) {
             assertThat(http.send(
                                     HttpRequest.newBuilder(URI.create(base + "/explorer/" + name))

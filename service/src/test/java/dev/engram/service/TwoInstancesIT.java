@@ -126,6 +126,7 @@ class TwoInstancesIT {
                 JsonNode all = get(base + "/v1/namespaces", ROOT).body();
                 assertThat(all.path("instances").asInt()).isEqualTo(2);
                 assertThat(all.path("unreachable")).isEmpty();
+                assertThat(all.path("incomplete").asBoolean()).isFalse();
                 List<String> listed = new ArrayList<>();
                 all.path("namespaces").forEach(n -> listed.add(n.asText()));
                 assertThat(listed).as(base).containsAll(namespaces).isSorted();

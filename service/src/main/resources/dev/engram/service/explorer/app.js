@@ -8,6 +8,9 @@ const view = document.getElementById("view");
 const crumbs = document.getElementById("crumbs");
 const statusLine = document.getElementById("status");
 let modes = null;
+// Each navigation has a number: a reply that arrives after the user went elsewhere is not shown.
+let navigation = 0;
+const stale = (nav) => nav !== navigation;
 
 // ---- DOM -------------------------------------------------------------------------------------------------------
 
@@ -40,6 +43,9 @@ function s(tag, attrs, text) {
 }
 
 function show(...children) {
+  if (children.length && typeof children[0] === "number") {
+    if (stale(children.shift())) return;
+  }
   view.replaceChildren();
   append(view, children);
 }
@@ -130,20 +136,25 @@ document.getElementById("key-forget").addEventListener("click", () => {
 
 // ---- pages -----------------------------------------------------------------------------------------------------
 
-async function home() {
+async function home(nav) {
   setCrumbs([["Namespaces"]]);
   const list = await api("GET", "/v1/namespaces");
-  const rows = await Promise.all(list.namespaces.map(async (ns) => {
-    try {
-      return await api("GET", nsPath(ns));
-    } catch (e) {
-      return { namespace: ns, error: e.message };
-    }
-  }));
-  show(
+  // the counts, a few namespaces at a time so that a long list never takes every request slot of the instance
+  const rows = [];
+  for (let i = 0; i < list.namespaces.length; i += 8) {
+    if (stale(nav)) return;
+    rows.push(...await Promise.all(list.namespaces.slice(i, i + 8).map(async (ns) => {
+      try {
+        return await api("GET", nsPath(ns));
+      } catch (e) {
+        return { namespace: ns, error: e.message };
+      }
+    })));
+  }
+  show(nav,
     h("h1", {}, "Namespaces"),
-    list.unreachable.length
-      ? h("p", { class: "error" }, "Not answering, so their namespaces are missing: " + list.unreachable.join(", "))
+    list.incomplete
+      ? h("p", { class: "error" }, "Some instances did not answer, so their namespaces are missing" + (list.unreachable.length ? ": " + list.unreachable.join(", ") : "."))
       : null,
     h("p", { class: "muted" }, list.namespaces.length + " namespaces over " + list.instances + " instance(s)."),
     table(
@@ -178,12 +189,12 @@ function searchForm(ns, query, mode, topK) {
     onsubmit: (ev) => {
       ev.preventDefault();
       const params = new URLSearchParams({ q: input.value, mode: select.value, k: k.value });
-      location.hash = nsHref(ns) + "/search?" + params.toString();
+      go(nsHref(ns) + "/search?" + params.toString());
     },
   }, input, select, k, h("button", { type: "submit", class: "primary" }, "Search"));
 }
 
-async function namespacePage(ns) {
+async function namespacePage(nav, ns) {
   setCrumbs([["Namespaces", "#/"], [ns]]);
   await loadModes();
   const [info, docs, merges, reviews] = await Promise.all([
@@ -195,7 +206,7 @@ async function namespacePage(ns) {
   const recent = [...docs.documents].sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at))).slice(0, 10);
   const decisions = merges.merges.flatMap((g) => g.decisions.map((d) => ({ ...d, group: g.id })))
     .sort((a, b) => String(b.at).localeCompare(String(a.at))).slice(0, 10);
-  show(
+  show(nav,
     h("h1", {}, ns),
     searchForm(ns, "", "hybrid", 5),
     h("div", { class: "cards" },
@@ -206,6 +217,7 @@ async function namespacePage(ns) {
     h("p", { class: "muted" }, "Memory version " + info.watermark.version + ", updated " + fmtTime(info.watermark.updated_at) + ". ",
       h("a", { href: nsHref(ns) + "/documents" }, "All documents"), " · ", h("a", { href: nsHref(ns) + "/themes" }, "Themes")),
     h("h2", {}, "Recently changed documents"),
+    docs.next_cursor ? h("p", { class: "muted" }, "Among the first 1,000 documents by id; the documents page lists them all.") : null,
     documentTable(ns, recent),
     h("h2", {}, "Recent merges"),
     table(
@@ -232,7 +244,7 @@ function documentTable(ns, docs) {
     "No documents.");
 }
 
-async function documentsPage(ns, params) {
+async function documentsPage(nav, ns, params) {
   setCrumbs([["Namespaces", "#/"], [ns, nsHref(ns)], ["Documents"]]);
   const status = params.get("status") || "";
   const cursor = params.get("cursor");
@@ -244,7 +256,7 @@ async function documentsPage(ns, params) {
     "aria-label": "Status",
     onchange: (ev) => { location.hash = nsHref(ns) + "/documents" + (ev.target.value ? "?status=" + enc(ev.target.value) : ""); },
   }, ["", "pending", "reading", "verified", "archived"].map((st) => h("option", { value: st, selected: st === status }, st || "any status")));
-  show(
+  show(nav,
     h("h1", {}, "Documents"),
     h("p", {}, filter),
     documentTable(ns, page.documents),
@@ -253,21 +265,21 @@ async function documentsPage(ns, params) {
       : h("span", { class: "muted" }, "End of the list.")));
 }
 
-async function searchPage(ns, params) {
+async function searchPage(nav, ns, params) {
   await loadModes();
   const query = params.get("q") || "";
   const mode = params.get("mode") || "hybrid";
   const topK = Math.min(100, Math.max(1, parseInt(params.get("k") || "5", 10) || 5));
   setCrumbs([["Namespaces", "#/"], [ns, nsHref(ns)], ["Search"]]);
-  show(h("h1", {}, "Search"), searchForm(ns, query, mode, topK), h("p", { class: "muted" }, "Searching…"));
+  show(nav, h("h1", {}, "Search"), searchForm(ns, query, mode, topK), h("p", { class: "muted" }, "Searching…"));
   let r;
   try {
     r = await api("POST", nsPath(ns) + "/retrieve", { query, mode, top_k: topK });
   } catch (e) {
-    show(h("h1", {}, "Search"), searchForm(ns, query, mode, topK), failure(e));
+    show(nav, h("h1", {}, "Search"), searchForm(ns, query, mode, topK), failure(e));
     return;
   }
-  show(
+  show(nav,
     h("h1", {}, "Search"),
     searchForm(ns, query, mode, topK),
     h("p", { class: "muted" }, r.results.length + " passages by " + r.mode + " in " + fmtNum(r.took_ms) + " ms, memory version " + r.watermark.version + "."),
@@ -335,12 +347,14 @@ function entityLink(ns, name) {
   }, name);
 }
 
-async function entityPage(ns, id) {
+async function entityPage(nav, ns, id) {
   const e = await api("GET", nsPath(ns) + "/entities/" + enc(id));
+  if (stale(nav)) return;
+  const own = ownNames(e);
   setCrumbs([["Namespaces", "#/"], [ns, nsHref(ns)], ["Entity"], [e.name]]);
   const message = h("div", { id: "command-result" });
   const reason = h("input", { type: "text", id: "reason", maxlength: 1000, placeholder: "Reason, kept with the decision", "aria-label": "Reason" });
-  show(
+  show(nav,
     h("h1", {}, e.name, " ", h("span", { class: "status" }, e.type)),
     e.description ? h("p", {}, e.description) : null,
     e.aliases.length ? h("p", { class: "tags" }, "Also: ", e.aliases.map((a) => h("span", {}, a))) : null,
@@ -351,9 +365,9 @@ async function entityPage(ns, id) {
     h("h2", {}, "Facts"),
     table(
       [
-        ["Head", (f) => (f.head === e.name ? f.head : entityLink(ns, f.head))],
+        ["Head", (f) => (own.has(String(f.head).toLowerCase()) ? f.head : entityLink(ns, f.head))],
         ["Relation", (f) => f.relation],
-        ["Tail", (f) => (f.tail === e.name ? f.tail : entityLink(ns, f.tail))],
+        ["Tail", (f) => (own.has(String(f.tail).toLowerCase()) ? f.tail : entityLink(ns, f.tail))],
         ["Confidence", (f) => fmtNum(f.confidence)],
         ["Where", (f) => h("a", { href: docHref(ns, f.document_id) }, f.document_id)],
       ],
@@ -414,11 +428,18 @@ async function command(ns, op, entityId, otherId, message) {
 }
 
 // The entity and the entities its facts connect it to, on a circle around it; a click opens a neighbour.
+// The names an entity goes by (its name, aliases and surfaces), compared without case: facts carry the
+// extractor's wording.
+function ownNames(e) {
+  return new Set([e.name, ...(e.aliases || []), ...(e.surfaces || []).map((x) => x.name)].map((n) => String(n).toLowerCase()));
+}
+
 function neighbourhood(ns, e) {
+  const own = ownNames(e);
   const edges = new Map();
   for (const f of e.facts) {
-    const other = f.head === e.name ? f.tail : f.head;
-    if (other === e.name) continue;
+    const other = own.has(String(f.head).toLowerCase()) ? f.tail : f.head;
+    if (own.has(String(other).toLowerCase())) continue;
     if (!edges.has(other)) edges.set(other, new Set());
     edges.get(other).add(f.relation);
   }
@@ -444,7 +465,7 @@ function neighbourhood(ns, e) {
   return h("div", {}, svg, more);
 }
 
-async function documentPage(ns, id) {
+async function documentPage(nav, ns, id) {
   setCrumbs([["Namespaces", "#/"], [ns, nsHref(ns)], ["Document"], [id]]);
   const d = await api("GET", nsPath(ns) + "/documents/" + enc(id));
   let gist = null;
@@ -453,7 +474,7 @@ async function documentPage(ns, id) {
   } catch (e) {
     gist = null;
   }
-  show(
+  show(nav,
     h("h1", {}, d.title || d.id, " ", statusTag(d.status)),
     h("p", { class: "muted" }, "Document " + d.id + " · version " + d.version + (d.source ? " · " + d.source : "") + " · updated " + fmtTime(d.updated_at)),
     d.metadata && Object.keys(d.metadata).length
@@ -473,10 +494,10 @@ async function documentPage(ns, id) {
       : h("p", { class: "muted" }, "No passages."));
 }
 
-async function themesPage(ns) {
+async function themesPage(nav, ns) {
   setCrumbs([["Namespaces", "#/"], [ns, nsHref(ns)], ["Themes"]]);
   const t = await api("GET", nsPath(ns) + "/themes");
-  show(
+  show(nav,
     h("h1", {}, "Themes"),
     h("p", { class: "muted" }, t.themes.length + " themes over " + t.passages + " passages" + (t.computed_at ? ", computed " + fmtTime(t.computed_at) : "") + "."),
     t.themes.map((th) => h("article", { class: "result" },
@@ -488,23 +509,30 @@ async function themesPage(ns) {
 // ---- routing ---------------------------------------------------------------------------------------------------
 
 async function route() {
+  const nav = ++navigation;
   document.getElementById("key-forget").hidden = !sessionStorage.getItem(KEY_STORE);
-  const hash = location.hash.replace(/^#/, "") || "/";
-  const [path, query] = hash.split("?");
-  const params = new URLSearchParams(query || "");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   try {
-    if (!parts.length) await home();
-    else if (parts[0] === "ns" && parts.length === 2) await namespacePage(parts[1]);
-    else if (parts[0] === "ns" && parts[2] === "search") await searchPage(parts[1], params);
-    else if (parts[0] === "ns" && parts[2] === "documents") await documentsPage(parts[1], params);
-    else if (parts[0] === "ns" && parts[2] === "doc" && parts.length === 4) await documentPage(parts[1], parts[3]);
-    else if (parts[0] === "ns" && parts[2] === "entity" && parts.length === 4) await entityPage(parts[1], parts[3]);
-    else if (parts[0] === "ns" && parts[2] === "themes") await themesPage(parts[1]);
-    else show(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the namespaces")));
+    const hash = location.hash.replace(/^#/, "") || "/";
+    const [path, query] = hash.split("?");
+    const params = new URLSearchParams(query || "");
+    const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+    if (!parts.length) await home(nav);
+    else if (parts[0] === "ns" && parts.length === 2) await namespacePage(nav, parts[1]);
+    else if (parts[0] === "ns" && parts[2] === "search") await searchPage(nav, parts[1], params);
+    else if (parts[0] === "ns" && parts[2] === "documents") await documentsPage(nav, parts[1], params);
+    else if (parts[0] === "ns" && parts[2] === "doc" && parts.length === 4) await documentPage(nav, parts[1], parts[3]);
+    else if (parts[0] === "ns" && parts[2] === "entity" && parts.length === 4) await entityPage(nav, parts[1], parts[3]);
+    else if (parts[0] === "ns" && parts[2] === "themes") await themesPage(nav, parts[1]);
+    else show(nav, h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the namespaces")));
   } catch (e) {
-    show(failure(e));
+    show(nav, e instanceof URIError ? h("p", { class: "error", role: "alert" }, "This address is not one the explorer made.") : failure(e));
   }
+}
+
+// Going to the address already shown (the same search again) fires no hashchange: route anyway.
+function go(href) {
+  if (location.hash === href) route();
+  else location.hash = href;
 }
 
 window.addEventListener("hashchange", route);

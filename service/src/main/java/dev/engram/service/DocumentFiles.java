@@ -1,0 +1,165 @@
+package dev.engram.service;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import org.apache.pdfbox.Loader;
+import org.apache.pdfbox.pdmodel.PDDocument;
+import org.apache.pdfbox.pdmodel.encryption.InvalidPasswordException;
+import org.apache.pdfbox.text.PDFTextStripper;
+import org.jsoup.Jsoup;
+import org.jsoup.nodes.Document;
+import org.jsoup.nodes.Element;
+import org.jsoup.nodes.Node;
+import org.jsoup.nodes.TextNode;
+import org.jsoup.select.NodeVisitor;
+
+/**
+ * The files {@code ./engram ingest} reads as one document each, and their text: plain text and Markdown as they are;
+ * HTML (jsoup) and PDF (Apache PDFBox) as Markdown-like text, headings as {@code #} lines and paragraphs apart, so the
+ * chunker cuts them as it cuts Markdown. A file that cannot be read says why instead.
+ */
+final class DocumentFiles {
+
+    /** A file's title and text, or the reason it cannot be sent. */
+    record Read(String title, String text, String refused) {
+        static Read refused(String reason) {
+            return new Read(null, null, reason);
+        }
+    }
+
+    private static final Set<String> TEXT = Set.of(".txt", ".md", ".markdown");
+    private static final Set<String> HTML = Set.of(".html", ".htm");
+    private static final String PDF = ".pdf";
+    private static final Set<String> SKIPPED_HTML = Set.of("script", "style", "noscript", "template", "svg", "head");
+
+    private DocumentFiles() {}
+
+    /** Whether {@code ingest} sends a file of this name as one document. */
+    static boolean isDocument(String fileName) {
+        String ext = extension(fileName);
+        return TEXT.contains(ext) || HTML.contains(ext) || ext.equals(PDF);
+    }
+
+    static Read read(Path file) throws IOException {
+        String name = file.getFileName().toString();
+        String ext = extension(name);
+        String fallbackTitle = name.replaceFirst("\\.[^.]+$", "");
+        if (HTML.contains(ext)) {
+            return html(file, fallbackTitle);
+        }
+        if (ext.equals(PDF)) {
+            return pdf(file, fallbackTitle);
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(Files.readAllBytes(file)))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return Read.refused("not valid UTF-8");
+        }
+        return new Read(firstHeading(text, fallbackTitle), text, null);
+    }
+
+    private static String extension(String fileName) {
+        int dot = fileName.lastIndexOf('.');
+        return dot < 0 ? "" : fileName.substring(dot).toLowerCase(Locale.ROOT);
+    }
+
+    private static String firstHeading(String text, String otherwise) {
+        for (String line : text.split("\n", 50)) {
+            if (line.startsWith("# ")) {
+                return line.substring(2).strip();
+            }
+        }
+        return otherwise;
+    }
+
+    /** The page's text: its title from {@code <title>} (else its first heading), scripts and styles left out. */
+    private static Read html(Path file, String fallbackTitle) throws IOException {
+        // the charset the page declares, else UTF-8
+        Document page = Jsoup.parse(file.toFile(), null);
+        Element body = page.body();
+        body.select(String.join(",", SKIPPED_HTML)).remove();
+        List<String> blocks = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        body.traverse(new NodeVisitor() {
+            @Override
+            public void head(Node node, int depth) {
+                if (node instanceof TextNode t) {
+                    current.append(t.text());
+                } else if (node instanceof Element e && breaks(e)) {
+                    flush(blocks, current);
+                    int level = heading(e);
+                    if (level > 0) {
+                        current.append("#".repeat(level)).append(' ');
+                    }
+                }
+            }
+
+            @Override
+            public void tail(Node node, int depth) {
+                if (node instanceof Element e && breaks(e)) {
+                    flush(blocks, current);
+                }
+            }
+        });
+        flush(blocks, current);
+        String text = String.join("\n\n", blocks);
+        if (text.isBlank()) {
+            return Read.refused("no text in the page");
+        }
+        String title = page.title().isBlank()
+                ? firstHeading(text, fallbackTitle)
+                : page.title().strip();
+        return new Read(title, text, null);
+    }
+
+    private static boolean breaks(Element e) {
+        return e.isBlock() || heading(e) > 0 || e.nameIs("br");
+    }
+
+    private static int heading(Element e) {
+        String tag = e.normalName();
+        return tag.length() == 2 && tag.charAt(0) == 'h' && tag.charAt(1) >= '1' && tag.charAt(1) <= '6'
+                ? tag.charAt(1) - '0'
+                : 0;
+    }
+
+    private static void flush(List<String> blocks, StringBuilder current) {
+        String block = current.toString().replaceAll("\\s+", " ").strip();
+        // a heading marker alone (an empty heading) is no block
+        if (!block.isEmpty() && !block.matches("#+")) {
+            blocks.add(block);
+        }
+        current.setLength(0);
+    }
+
+    /** The document's text page by page, its title from its metadata (else the file's name). */
+    private static Read pdf(Path file, String fallbackTitle) throws IOException {
+        try (PDDocument doc = Loader.loadPDF(file.toFile())) {
+            PDFTextStripper stripper = new PDFTextStripper();
+            stripper.setSortByPosition(true);
+            stripper.setParagraphEnd("\n\n");
+            String text = stripper.getText(doc).replace("\r\n", "\n").strip();
+            if (text.isBlank()) {
+                return Read.refused("no text in the PDF (a scanned PDF needs OCR first)");
+            }
+            String title = doc.getDocumentInformation().getTitle();
+            return new Read(title == null || title.isBlank() ? fallbackTitle : title.strip(), text, null);
+        } catch (InvalidPasswordException e) {
+            return Read.refused("the PDF is encrypted");
+        } catch (IOException e) {
+            return Read.refused("not a readable PDF: " + e.getMessage());
+        }
+    }
+}
