@@ -164,7 +164,7 @@ public final class EngramMain {
                 "engram: namespace 'demo' holds %s passages and %s entities (ingested in %.1f s)%n",
                 passages, stats.getOrDefault("entities", 0), seconds);
         out.println();
-        out.println("Try:");
+        out.printf("Open %s/ in a browser to explore the memory, or try:%n", base);
         out.printf("  curl -s -X POST %s/v1/namespaces/demo/retrieve -H 'Content-Type: application/json' \\%n", base);
         out.println("       -d '{\"query\": \"Who designed the Analytical Engine?\", \"top_k\": 3}'");
         out.printf("  curl -s %s/v1/namespaces/demo/documents/lovelace%n", base);
