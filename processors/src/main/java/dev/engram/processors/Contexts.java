@@ -1,11 +1,13 @@
 package dev.engram.processors;
 
 import dev.engram.schemas.EntityType;
+import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.Keys;
 import dev.engram.stores.MentionRecord;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -14,13 +16,23 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 
 /**
  * The context of surface entities, within one record: the documents and co-mentioned surfaces of a surface's first
- * {@link #CONTEXT_PASSAGES} passages (by passage id), and what two surfaces share of it — the supporting evidence that
- * partial and alike names need before they merge.
+ * {@link #CONTEXT_PASSAGES} passages (by passage id) and the embeddings of the first {@link #CONTEXT_VECTORS}, and what
+ * two surfaces share of it — the supporting evidence that partial and alike names, and a bare mention of a described
+ * name, need before they merge.
  */
 final class Contexts {
 
     /** Passages of a surface read for its context (documents and co-mentioned entities). */
     static final int CONTEXT_PASSAGES = 32;
+
+    /** Passages of a surface whose embeddings are compared with the other surface's. */
+    static final int CONTEXT_VECTORS = 8;
+
+    /**
+     * The cosine above which two passages are about one subject: passages about different subjects of one field
+     * (two footballers, two films) stay below it.
+     */
+    static final double ALIKE_PASSAGES = 0.8;
 
     /** How shared context that is a shared document starts. */
     static final String SAME_DOCUMENT = "both in document ";
@@ -58,11 +70,23 @@ final class Contexts {
                         && !t.equals(EntityType.NUMBER.wireName());
             }
         }
-        return specific || shared.size() >= 2 ? shared.subList(0, Math.min(3, shared.size())) : List.of();
+        if (specific || shared.size() >= 2) {
+            return shared.subList(0, Math.min(3, shared.size()));
+        }
+        // the passages that mention them say the same things
+        double best = -1;
+        for (float[] va : ca.vectors) {
+            for (float[] vb : cb.vectors) {
+                best = Math.max(best, PairRules.cosine(va, vb));
+            }
+        }
+        return best >= ALIKE_PASSAGES
+                ? List.of(String.format(Locale.ROOT, "their passages alike (cosine %.2f)", best))
+                : List.of();
     }
 
     /** The documents and co-mentioned surfaces of a surface's first passages (by passage id). */
-    private record Context(Set<String> documents, Map<String, Neighbour> neighbours) {}
+    private record Context(Set<String> documents, Map<String, Neighbour> neighbours, List<float[]> vectors) {}
 
     private record Neighbour(String name, String type) {}
 
@@ -70,12 +94,20 @@ final class Contexts {
         return contexts.computeIfAbsent(sid, id -> {
             Set<String> documents = new TreeSet<>();
             Map<String, Neighbour> neighbours = new TreeMap<>();
+            List<float[]> vectors = new ArrayList<>();
             String ns = tx.namespace();
             try (KeyValueIterator<String, MentionRecord> it = tx.mentions().prefixScan(Keys.prefix(ns, id))) {
                 for (int n = 0; it.hasNext() && n < CONTEXT_PASSAGES; n++) {
                     var kv = it.next();
                     documents.add(kv.value.documentId());
-                    String lines = tx.passageEntities().get(Keys.of(ns, Keys.last(kv.key)));
+                    String passage = Keys.last(kv.key);
+                    if (vectors.size() < CONTEXT_VECTORS) {
+                        byte[] v = tx.vectors().get(Keys.of(ns, passage));
+                        if (v != null) {
+                            vectors.add(VectorCodec.fromBytes(v));
+                        }
+                    }
+                    String lines = tx.passageEntities().get(Keys.of(ns, passage));
                     if (lines == null) {
                         continue;
                     }
@@ -87,7 +119,7 @@ final class Contexts {
                     }
                 }
             }
-            return new Context(documents, neighbours);
+            return new Context(documents, neighbours, vectors);
         });
     }
 }

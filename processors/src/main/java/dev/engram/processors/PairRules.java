@@ -208,15 +208,14 @@ public final class PairRules {
             return Optional.of(new Decision(PairDecision.Kind.MERGE, "same_name", 0.9, evidence));
         }
         int referents = lookup.referents(bare);
-        if (referents > 1) {
-            return review(
-                    "ambiguous_name",
-                    0.5,
-                    evidence,
-                    List.of("the name has " + referents + " described referents and nothing here says which"));
-        }
-        evidence.add("the only described referent of the name");
-        return Optional.of(new Decision(PairDecision.Kind.MERGE, "same_name", 0.9, evidence));
+        return review(
+                "ambiguous_name",
+                0.5,
+                evidence,
+                List.of(
+                        referents > 1
+                                ? "the name has " + referents + " described referents and nothing here says which"
+                                : "nothing here says the mention is the described referent and not a namesake"));
     }
 
     private static Optional<Decision> shortFormDecision(Surface shortSide, Surface longSide, Lookup lookup) {

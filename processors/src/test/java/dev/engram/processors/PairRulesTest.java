@@ -100,11 +100,19 @@ class PairRulesTest {
     }
 
     @Test
-    void aBareNameJoinsItsOnlyDescribedReferentOrOneItSharesContextWithAndWaitsForReviewOtherwise() {
+    void aBareNameJoinsADescribedReferentItSharesContextWithAndWaitsForReviewOtherwise() {
         PairRules.Surface bare = surface("Richard Wright", EntityType.PERSON);
         PairRules.Surface author = described("Richard Wright", EntityType.PERSON, "American author");
 
         assertThat(decide(bare, author, referents(1, List.of())))
+                .as("even the only described referent: the bare mention may be an undescribed namesake")
+                .get()
+                .satisfies(d -> {
+                    assertThat(d.decision()).isEqualTo(PairDecision.Kind.REVIEW);
+                    assertThat(d.rule()).isEqualTo("ambiguous_name");
+                    assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("not a namesake"));
+                });
+        assertThat(decide(bare, author, referents(1, List.of("their passages alike (cosine 0.91)"))))
                 .get()
                 .extracting(PairRules.Decision::decision, PairRules.Decision::rule)
                 .containsExactly(PairDecision.Kind.MERGE, "same_name");

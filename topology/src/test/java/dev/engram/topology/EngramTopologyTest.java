@@ -186,7 +186,11 @@ class EngramTopologyTest {
     void namesakesTheirDescriptionsTellApartStayTwoEntitiesAndABareMentionWaitsForEvidence() {
         start(Understanders.embedded());
 
-        upsert("wiki", "footballer", "T", "Richard Wright is an English footballer who played for Ipswich Town.");
+        upsert(
+                "wiki",
+                "footballer",
+                "T",
+                "Richard Wright is an English footballer who played for Ipswich Town in the Premier League.");
         upsert("wiki", "author", "T", "Richard Wright was an American author who wrote Native Son.");
         upsert("wiki", "bare", "T", "Richard Wright wrote Black Boy in Chicago.");
 
@@ -207,17 +211,26 @@ class EngramTopologyTest {
         assertThat(pairs.get(Keys.of("wiki", bare.id(), footballer.id())).decision())
                 .isEqualTo(PairDecision.Kind.REVIEW);
 
-        // With one described referent left, the bare mention is that one; with two again, it waits again.
+        // With one described referent left, a bare mention without evidence still waits: it may be a namesake no
+        // passage describes.
         delete("wiki", "author");
         wrights = surfacesNamed("wiki", "richard wright");
         assertThat(wrights).containsOnlyKeys("", "English footballer");
         assertThat(wrights.get("").canonical())
-                .isEqualTo(wrights.get("English footballer").canonical());
-        upsert("wiki", "author", "T", "Richard Wright was an American author who wrote Native Son.");
+                .isNotEqualTo(wrights.get("English footballer").canonical());
+        assertThat(pairs.get(Keys.of("wiki", wrights.get("").id(), footballer.id()))
+                        .evidence())
+                .anySatisfy(e -> assertThat(e).contains("not a namesake"));
+
+        // A bare mention with evidence for a referent (the club and league it played in) joins that referent.
+        delete("wiki", "bare");
+        upsert("wiki", "keeper", "T", "Richard Wright kept goal for Ipswich Town in the Premier League.");
         wrights = surfacesNamed("wiki", "richard wright");
         assertThat(wrights.get("").canonical())
-                .isNotEqualTo(wrights.get("English footballer").canonical())
-                .isNotEqualTo(wrights.get("American author").canonical());
+                .isEqualTo(wrights.get("English footballer").canonical());
+        assertThat(pairs.get(Keys.of("wiki", wrights.get("").id(), footballer.id()))
+                        .evidence())
+                .anySatisfy(e -> assertThat(e).startsWith("both mentioned with"));
         assertThat(deadLetters.isEmpty()).isTrue();
     }
 

@@ -353,7 +353,21 @@ public final class RuleExtractor implements Extractor {
                 if (m.type == EntityType.DATE || m.type == EntityType.NUMBER) {
                     continue;
                 }
-                int i = skipParenthetical(tokens, m.lastToken + 1);
+                int i = m.lastToken + 1;
+                // "X (1860–1907) (born Y) is", "\"X\" is": past parentheticals and the subject's closing quote
+                for (int before = -1; before != i; ) {
+                    before = i;
+                    i = skipParenthetical(tokens, i);
+                    if (i < tokens.size()
+                            && CLOSING_QUOTES.contains(tokens.get(i).text())) {
+                        i++;
+                    }
+                }
+                // "X, born Y (…), was a", "X, also known as \"Y\", is a", "X, Countess of Essex (…), was the"
+                int afterAside = copulaAfterAside(tokens, i);
+                if (afterAside >= 0) {
+                    i = afterAside;
+                }
                 boolean copular = i < tokens.size() && isBe(tokens.get(i));
                 boolean appositive = i < tokens.size() && tokens.get(i).text().equals(",");
                 if (!copular && !appositive) {
@@ -427,6 +441,43 @@ public final class RuleExtractor implements Extractor {
         private final List<Copula> copulas = new ArrayList<>();
 
         private record Copula(Mention subject, Mention concept, String verb) {}
+
+        /**
+         * The copula after an aside that renames or titles the subject ({@code , born …}, {@code , also known as …},
+         * {@code , Countess of Essex}): names, nouns, dates and commas only, at most {@link #MAX_ASIDE} tokens; -1 when
+         * {@code i} starts no such aside. A list ({@code X, Y and Z are}) or a clause is no aside.
+         */
+        private int copulaAfterAside(List<Token> tokens, int i) {
+            if (i >= tokens.size() || !tokens.get(i).text().equals(",")) {
+                return -1;
+            }
+            int j = i + 1;
+            while (j < tokens.size() && j - i <= MAX_ASIDE) {
+                Token t = tokens.get(j);
+                if (t.text().equals("(")) {
+                    int next = skipParenthetical(tokens, j);
+                    if (next == j) {
+                        return -1;
+                    }
+                    j = next;
+                    continue;
+                }
+                if (isBe(t)) {
+                    return j > i + 1 ? j : -1;
+                }
+                boolean name = t.is("PROPN") || t.is("NOUN") || t.is("ADJ") || t.is("NUM") || t.is("DET");
+                boolean linking = t.is("ADP")
+                        || t.text().equals(",")
+                        || t.text().equals("-")
+                        || CLOSING_QUOTES.contains(t.text())
+                        || OPENING_QUOTES.contains(t.text());
+                if (!name && !linking && !ASIDE_WORDS.contains(lower(t))) {
+                    return -1;
+                }
+                j++;
+            }
+            return -1;
+        }
 
         private int skipParenthetical(List<Token> tokens, int i) {
             if (i < tokens.size() && tokens.get(i).text().equals("(")) {
@@ -1109,6 +1160,14 @@ public final class RuleExtractor implements Extractor {
     private static boolean isValue(EntityType t) {
         return t == EntityType.DATE || t == EntityType.NUMBER;
     }
+
+    private static final Set<String> CLOSING_QUOTES = Set.of("\"", "”", "''", "’");
+    private static final Set<String> OPENING_QUOTES = Set.of("\"", "“", "``", "‘");
+    /** Words that open an aside renaming its subject: "born", "née", "also known as", "formerly", "nicknamed". */
+    private static final Set<String> ASIDE_WORDS =
+            Set.of("born", "née", "nee", "also", "known", "as", "formerly", "officially", "nicknamed", "called");
+
+    private static final int MAX_ASIDE = 25;
 
     private static boolean isBe(Token t) {
         return Set.of("is", "was", "are", "were").contains(lower(t)) && (t.is("AUX") || t.is("VERB"));

@@ -52,6 +52,43 @@ class RuleExtractorTest {
     }
 
     @Test
+    void aDescriptionIsFoundPastDatesAsidesAndQuotes() {
+        assertThat(description("James Adam( 1860–1907) was a Scottish classicist who taught Classics.", "James Adam"))
+                .isEqualTo("Scottish classicist");
+        assertThat(description(
+                        "Per Wind, born Per Wind Andersen( born 15 August 1955), is a Danish former professional "
+                                + "football player, who played 590 games.",
+                        "Per Wind"))
+                .isEqualTo("Danish former professional football player");
+        assertThat(description(
+                        "Elizabeth Capell, Countess of Essex (1704 – 8 June 1784) was the second wife of William Capell.",
+                        "Elizabeth Capell"))
+                .isEqualTo("second wife of William Capell");
+        assertThat(description(
+                        "Pirani Ameena Begum (Hindustani: Amina) (born Ora Ray Baker; 8 May 1892 – 1 May 1949) was the "
+                                + "wife of Inayat Khan.",
+                        "Pirani Ameena Begum"))
+                .isEqualTo("wife of Inayat Khan");
+        assertThat(description("\"Take a Picture\" is a song by Canadian singer Carly Rae Jepsen.", "Take a Picture"))
+                .isEqualTo("song");
+        // a list or a clause between the name and the verb is no aside: nothing is described
+        assertThat(description(
+                        "Ada Lovelace, Charles Babbage and Mary Somerville were the founders of it.", "Ada Lovelace"))
+                .isNull();
+        assertThat(description("Ada Lovelace, who wrote Note G, was a mathematician.", "Ada Lovelace"))
+                .isNull();
+    }
+
+    private static String description(String text, String name) {
+        String d = extract("t", text).entities().stream()
+                .filter(e -> e.name().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(name + " not found in " + text))
+                .description();
+        return d == null || d.isEmpty() ? null : d;
+    }
+
+    @Test
     void everyEvidenceSpanPointsAtTheMention() {
         Extraction x = extract("Alan Turing", TURING);
 
