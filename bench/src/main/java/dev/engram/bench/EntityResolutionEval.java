@@ -116,8 +116,11 @@ public final class EntityResolutionEval {
         }
         long mentions = 0;
         for (TestRecord<byte[], byte[]> r : understandings) {
-            for (JsonNode e :
-                    Json.mapper().readTree(r.value()).path("understanding").path("extraction").path("entities")) {
+            for (JsonNode e : Json.mapper()
+                    .readTree(r.value())
+                    .path("understanding")
+                    .path("extraction")
+                    .path("entities")) {
                 mentions += Math.max(1, e.path("spans").size());
             }
         }

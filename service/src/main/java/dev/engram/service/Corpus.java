@@ -10,9 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -50,8 +52,9 @@ public final class Corpus {
         return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
     }
 
-    /** Sends one corpus line as an upsert of document {@code doc_id} in {@code namespace}. */
-    public static void send(KafkaProducer<String, byte[]> producer, String topic, String namespace, JsonNode d) {
+    /** Sends one corpus line as an upsert of document {@code doc_id} in {@code namespace}; done once acknowledged. */
+    public static Future<RecordMetadata> send(
+            KafkaProducer<String, byte[]> producer, String topic, String namespace, JsonNode d) {
         String id = d.path("doc_id").asText();
         Map<String, Object> event = Map.of(
                 "namespace",
@@ -64,6 +67,6 @@ public final class Corpus {
                 d.path("title").asText(),
                 "text",
                 d.path("text").asText());
-        producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
+        return producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
     }
 }
