@@ -169,7 +169,7 @@ public final class EngramService implements AutoCloseable {
         HostInfo self =
                 new HostInfo(config.http().advertisedHost(), config.http().advertisedPort());
         this.graphs = new GraphLoader(
-                1000,
+                config.query().snapshotMaxStalenessMs(),
                 config.query().snapshotBackgroundMs(),
                 config.storage().stateDir().resolve("vector-index"),
                 config.query().vectorSearch(),

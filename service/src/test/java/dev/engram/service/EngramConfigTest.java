@@ -98,6 +98,15 @@ class EngramConfigTest {
     }
 
     @Test
+    void howStaleASnapshotMayBeIsConfigured() {
+        assertThat(from(Map.of()).query().snapshotMaxStalenessMs()).isEqualTo(1000);
+        assertThat(from(Map.of("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", "0")).query().snapshotMaxStalenessMs())
+                .isZero();
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", "-1")))
+                .hasMessageContaining("ENGRAM_SNAPSHOT_MAX_STALENESS_MS");
+    }
+
+    @Test
     void cachedExtractionsStayWithinTheirNamespaceUnlessSharedOnPurpose() {
         assertThat(from(Map.of()).understanding().cacheScope()).isEqualTo(ExtractionCacheScope.NAMESPACE);
         assertThat(from(Map.of("ENGRAM_EXTRACTION_CACHE_SCOPE", "global"))
