@@ -9,7 +9,6 @@ import dev.engram.understanding.EnglishNlp.Token;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -37,7 +36,7 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/2";
+    public static final String ID = "embedded-rules/3";
 
     private static final Pattern DATE = Pattern.compile(
             "\\b(?:(?:\\d{1,2}\\s+)?(?:January|February|March|April|May|"
@@ -436,8 +435,10 @@ public final class RuleExtractor implements Extractor {
             }
         }
 
-        private final Map<Mention, String> descriptions = new HashMap<>();
-        private final Map<Mention, String> classNouns = new HashMap<>();
+        // in text order (mentions hash by identity): an entity's first description in the passage is its description,
+        // the same in every run
+        private final Map<Mention, String> descriptions = new LinkedHashMap<>();
+        private final Map<Mention, String> classNouns = new LinkedHashMap<>();
         private final List<Copula> copulas = new ArrayList<>();
 
         private record Copula(Mention subject, Mention concept, String verb) {}

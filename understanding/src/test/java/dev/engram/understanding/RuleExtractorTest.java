@@ -79,6 +79,15 @@ class RuleExtractorTest {
                 .isNull();
     }
 
+    @Test
+    void anEntityDescribedTwiceTakesItsFirstDescriptionEveryTime() {
+        String text = "Baby One More Time is the debut studio album by Britney Spears. "
+                + "Baby One More Time was a large commercial success.";
+        for (int i = 0; i < 40; i++) {
+            assertThat(description(text, "Baby One More Time")).as("run %d", i).isEqualTo("debut studio album");
+        }
+    }
+
     private static String description(String text, String name) {
         String d = extract("t", text).entities().stream()
                 .filter(e -> e.name().equals(name))
