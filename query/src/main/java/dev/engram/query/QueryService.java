@@ -174,7 +174,17 @@ public final class QueryService {
      */
     public Responses.DocumentList documents(String ns, DocumentStatus status, int limit, String after) {
         List<DocumentRecord> page = memory(ns).documents(ns, after, limit, status);
-        List<Responses.DocumentSummary> items = page.stream()
+        String next = page.size() < limit ? null : page.get(page.size() - 1).id();
+        return new Responses.DocumentList(ns, status, summaries(page), next);
+    }
+
+    /** The {@code limit} most recently updated documents, newest first: one page, no cursor. */
+    public Responses.DocumentList recentDocuments(String ns, DocumentStatus status, int limit) {
+        return new Responses.DocumentList(ns, status, summaries(memory(ns).recentDocuments(ns, limit, status)), null);
+    }
+
+    private static List<Responses.DocumentSummary> summaries(List<DocumentRecord> page) {
+        return page.stream()
                 .map(d -> new Responses.DocumentSummary(
                         d.id(),
                         d.status(),
@@ -185,8 +195,6 @@ public final class QueryService {
                         d.present(),
                         d.updatedAt()))
                 .toList();
-        String next = page.size() < limit ? null : page.get(page.size() - 1).id();
-        return new Responses.DocumentList(ns, status, items, next);
     }
 
     public Responses.Document document(String ns, String id) {

@@ -200,6 +200,16 @@ final class Routes {
             }
         }
         String cursor = r.query("cursor");
+        String order = r.query("order");
+        if (order != null && !order.equals("id") && !order.equals("recent")) {
+            throw ApiException.badRequest("'order' must be 'id' or 'recent'");
+        }
+        if ("recent".equals(order)) {
+            if (cursor != null) {
+                throw ApiException.badRequest("'order=recent' is one page, newest first: it takes no 'cursor'");
+            }
+            return Reply.ok(queries.recentDocuments(r.namespace(), wanted, limit(r)));
+        }
         String after = null;
         if (cursor != null) {
             try {

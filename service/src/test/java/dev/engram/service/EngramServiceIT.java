@@ -29,6 +29,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -396,6 +398,18 @@ class EngramServiceIT {
         assertThat(listed).isSorted();
         assertError(get(docs + "?status=lost"), 400);
         assertError(get(docs + "?cursor=!!!"), 400);
+        // the most recently updated first, in one page: "babbage" was written last of these
+        JsonNode recent = get(docs + "?order=recent&limit=3").body();
+        assertThat(recent.path("documents")).hasSize(3);
+        assertThat(recent.path("next_cursor").isNull()).isTrue();
+        assertThat(recent.path("documents").get(0).path("id").asText()).isEqualTo("babbage");
+        List<String> times = recent.path("documents").findValuesAsText("updated_at");
+        assertThat(times).isSortedAccordingTo(Comparator.reverseOrder());
+        assertError(
+                get(docs + "?order=recent&cursor="
+                        + Base64.getUrlEncoder().encodeToString("a".getBytes(StandardCharsets.UTF_8))),
+                400);
+        assertError(get(docs + "?order=newest"), 400);
 
         ItSupport.Response deleted =
                 ItSupport.call(HttpRequest.newBuilder(URI.create(docs + "/ada?wait=archived&timeout_ms=25000"))

@@ -5,9 +5,11 @@ import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.VectorCodec;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.PriorityQueue;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -89,6 +91,34 @@ public final class MemoryReader {
                 }
             }
         }
+        return out;
+    }
+
+    /**
+     * The {@code limit} most recently updated documents of the namespace (with {@code status}, when given), newest first;
+     * ties by id. Scans the namespace's documents once, keeping only {@code limit} of them.
+     */
+    public List<DocumentRecord> recentDocuments(String ns, int limit, DocumentStatus status) {
+        Comparator<DocumentRecord> newestFirst = Comparator.comparing(
+                        DocumentRecord::updatedAt, Comparator.nullsLast(Comparator.reverseOrder()))
+                .thenComparing(DocumentRecord::id);
+        // the kept documents, the oldest of them at the head
+        PriorityQueue<DocumentRecord> kept = new PriorityQueue<>(newestFirst.reversed());
+        try (KeyValueIterator<String, DocumentRecord> it =
+                store(StateStores.MEMORY_DOCUMENTS).range(Keys.prefix(ns), ns + (char) (Keys.SEPARATOR + 1))) {
+            while (it.hasNext()) {
+                DocumentRecord d = it.next().value;
+                if (d == null || (status != null && d.status() != status)) {
+                    continue;
+                }
+                kept.add(d);
+                if (kept.size() > limit) {
+                    kept.poll();
+                }
+            }
+        }
+        List<DocumentRecord> out = new ArrayList<>(kept);
+        out.sort(newestFirst);
         return out;
     }
 

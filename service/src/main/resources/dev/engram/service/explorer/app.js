@@ -199,11 +199,10 @@ async function namespacePage(nav, ns) {
   await loadModes();
   const [info, docs, merges, reviews] = await Promise.all([
     api("GET", nsPath(ns)),
-    api("GET", nsPath(ns) + "/documents?limit=1000"),
+    api("GET", nsPath(ns) + "/documents?order=recent&limit=10"),
     api("GET", nsPath(ns) + "/merges?limit=20"),
     api("GET", nsPath(ns) + "/reviews?limit=1"),
   ]);
-  const recent = [...docs.documents].sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at))).slice(0, 10);
   const decisions = merges.merges.flatMap((g) => g.decisions.map((d) => ({ ...d, group: g.id })))
     .sort((a, b) => String(b.at).localeCompare(String(a.at))).slice(0, 10);
   show(nav,
@@ -217,8 +216,7 @@ async function namespacePage(nav, ns) {
     h("p", { class: "muted" }, "Memory version " + info.watermark.version + ", updated " + fmtTime(info.watermark.updated_at) + ". ",
       h("a", { href: nsHref(ns) + "/documents" }, "All documents"), " · ", h("a", { href: nsHref(ns) + "/themes" }, "Themes")),
     h("h2", {}, "Recently changed documents"),
-    docs.next_cursor ? h("p", { class: "muted" }, "Among the first 1,000 documents by id; the documents page lists them all.") : null,
-    documentTable(ns, recent),
+    documentTable(ns, docs.documents),
     h("h2", {}, "Recent merges"),
     table(
       [
