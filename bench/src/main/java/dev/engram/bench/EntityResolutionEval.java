@@ -32,6 +32,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -88,14 +89,7 @@ public final class EntityResolutionEval {
         // Read and understand once; the memory step then runs over the same understandings, timed on its own.
         List<TestRecord<byte[], byte[]>> understandings;
         try (TopologyTestDriver ingest = new TopologyTestDriver(
-                EngramTopology.build(
-                        TOPICS,
-                        config.ingest().maxDocumentBytes(),
-                        config.ingest().chunkMaxTokens(),
-                        understander,
-                        Meters.detached(),
-                        EngramTopology.Part.INGEST),
-                properties("ingest"))) {
+                topology(config, understander, EngramTopology.Part.INGEST), properties("ingest"))) {
             TestInputTopic<byte[], byte[]> input = ingest.createInputTopic(
                     TOPICS.documents().name(), new ByteArraySerializer(), new ByteArraySerializer());
             for (Map.Entry<String, Map<Integer, JsonNode>> ds : docs.entrySet()) {
@@ -129,14 +123,7 @@ public final class EntityResolutionEval {
         double memorySeconds = 0;
         for (int round = 0; round < 2; round++) {
             try (TopologyTestDriver memory = new TopologyTestDriver(
-                    EngramTopology.build(
-                            TOPICS,
-                            config.ingest().maxDocumentBytes(),
-                            config.ingest().chunkMaxTokens(),
-                            understander,
-                            Meters.detached(),
-                            EngramTopology.Part.MEMORY),
-                    properties("memory-" + round))) {
+                    topology(config, understander, EngramTopology.Part.MEMORY), properties("memory-" + round))) {
                 TestInputTopic<byte[], byte[]> input = memory.createInputTopic(
                         TOPICS.understandings().name(), new ByteArraySerializer(), new ByteArraySerializer());
                 long m0 = System.nanoTime();
@@ -161,6 +148,16 @@ public final class EntityResolutionEval {
         if (opts.containsKey("--out")) {
             Files.write(Path.of(opts.get("--out")), Json.toBytes(result));
         }
+    }
+
+    private static Topology topology(EngramConfig config, Understander understander, EngramTopology.Part part) {
+        return EngramTopology.build(
+                TOPICS,
+                config.ingest().maxDocumentBytes(),
+                config.ingest().chunkMaxTokens(),
+                understander,
+                Meters.detached(),
+                part);
     }
 
     private static Properties properties(String name) throws IOException {

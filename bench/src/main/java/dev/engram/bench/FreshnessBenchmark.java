@@ -73,17 +73,9 @@ public final class FreshnessBenchmark {
         Map<String, Object> result = new LinkedHashMap<>();
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
                 Understander understander = UnderstanderFactory.create(defaults, Meters.detached())) {
-            Map<String, String> env = new HashMap<>(System.getenv());
-            env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
-            env.put("ENGRAM_STATE_DIR", state.toString());
-            env.put("ENGRAM_HTTP_PORT", opts.getOrDefault("--port", "18081"));
-            env.put("ENGRAM_APPLICATION_ID", "engram-fresh");
-            EngramConfig config = EngramConfig.local(env);
-            try (EngramService service = EngramService.start(config, understander);
+            try (EngramService service = IngestBenchmark.start(
+                            broker, state, opts.getOrDefault("--port", "18081"), "engram-fresh", understander);
                     KafkaProducer<String, byte[]> producer = Corpus.producer(broker.bootstrapServers())) {
-                if (!service.awaitRunning(Duration.ofMinutes(2))) {
-                    throw new IllegalStateException("service did not start");
-                }
                 String base = "http://localhost:" + service.httpPort();
                 String topic = service.topics().documents().name();
 

@@ -101,16 +101,8 @@ public final class IngestBenchmark {
         Path state = Files.createTempDirectory("engram-bench-");
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
                 Understander understander = UnderstanderFactory.create(defaults, Meters.detached())) {
-            Map<String, String> env = new HashMap<>(System.getenv());
-            env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
-            env.put("ENGRAM_STATE_DIR", state.toString());
-            env.put("ENGRAM_HTTP_PORT", opts.getOrDefault("--port", "18080"));
-            env.put("ENGRAM_APPLICATION_ID", "engram-bench");
-            EngramConfig config = EngramConfig.local(env);
-            try (EngramService service = EngramService.start(config, understander)) {
-                if (!service.awaitRunning(Duration.ofMinutes(2))) {
-                    throw new IllegalStateException("service did not start");
-                }
+            try (EngramService service =
+                    start(broker, state, opts.getOrDefault("--port", "18080"), "engram-bench", understander)) {
                 String base = "http://localhost:" + service.httpPort();
                 long t0 = System.nanoTime();
                 Corpus.produce(
@@ -222,6 +214,23 @@ public final class IngestBenchmark {
             TimeUnit.MILLISECONDS.sleep(200);
         }
         throw new IllegalStateException("ingest did not finish within " + timeout);
+    }
+
+    /** An instance of the environment's configuration on {@code broker}, running; its API on 127.0.0.1:port. */
+    static EngramService start(
+            EmbeddedKafkaBroker broker, Path state, String port, String applicationId, Understander understander)
+            throws InterruptedException {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
+        env.put("ENGRAM_STATE_DIR", state.toString());
+        env.put("ENGRAM_HTTP_PORT", port);
+        env.put("ENGRAM_APPLICATION_ID", applicationId);
+        EngramService service = EngramService.start(EngramConfig.local(env), understander);
+        if (!service.awaitRunning(Duration.ofMinutes(2))) {
+            service.close();
+            throw new IllegalStateException("service did not start");
+        }
+        return service;
     }
 
     static Map<String, String> options(String[] args) {

@@ -16,6 +16,11 @@ class ContextsTest {
     private final MemoryFixture memory = new MemoryFixture();
 
     private static void mention(MemoryTransaction tx, String surface, String passage, String document, float[] v) {
+        mentionOnly(tx, surface, passage, document);
+        tx.vectors().put(Keys.of(NS, passage), VectorCodec.toBytes(v));
+    }
+
+    private static void mentionOnly(MemoryTransaction tx, String surface, String passage, String document) {
         tx.mentions()
                 .put(
                         Keys.of(NS, surface, passage),
@@ -31,7 +36,6 @@ class ContextsTest {
                                 "upsert",
                                 NOW,
                                 List.of()));
-        tx.vectors().put(Keys.of(NS, passage), VectorCodec.toBytes(v));
     }
 
     @Test
@@ -55,21 +59,7 @@ class ContextsTest {
     void aSurfaceWithoutStoredVectorsSharesNoPassageContext() {
         MemoryTransaction tx = memory.begin();
         mention(tx, "a", "p1", "d1", new float[] {1, 0, 0});
-        tx.mentions()
-                .put(
-                        Keys.of(NS, "b", "p9"),
-                        new MentionRecord(
-                                1,
-                                "Richard Wright",
-                                EntityType.PERSON,
-                                "",
-                                List.of(),
-                                List.of(),
-                                "d9",
-                                "x",
-                                "upsert",
-                                NOW,
-                                List.of()));
+        mentionOnly(tx, "b", "p9", "d9");
         assertThat(new Contexts(tx).shared("a", "b")).isEmpty();
     }
 }
