@@ -242,6 +242,14 @@ public final class ConstructProcessor implements Processor<String, Understanding
             case UnderstandingEvent.MirrorFeedback f -> throw new IllegalStateException("mirror feedback is no update");
         }
         entities.resolve();
+        if (event instanceof UnderstandingEvent.Understood u) {
+            // the agent's claims, once resolution has decided, for a passage that entered memory
+            StoredPassage stored = tx.passages()
+                    .get(Keys.of(u.passage().namespace(), u.passage().passageId()));
+            if (stored != null && stored.contentHash().equals(u.passage().contentHash())) {
+                Claims.review(tx, u.passage(), u.understanding().extraction());
+            }
+        }
         fault.afterChanges(tx, event);
         if (Gists.themesDue(tx.state().changesSinceThemes(), tx.state().passages())) {
             try {

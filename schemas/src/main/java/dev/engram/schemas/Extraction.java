@@ -15,7 +15,8 @@ public record Extraction(
         List<String> questions,
         String extractor,
         String model,
-        TokenUsage usage) {
+        TokenUsage usage,
+        Construction construction) {
 
     public Extraction {
         entities = entities == null ? List.of() : List.copyOf(entities);
@@ -23,6 +24,70 @@ public record Extraction(
         relations = relations == null ? List.of() : List.copyOf(relations);
         questions = questions == null ? List.of() : List.copyOf(questions);
         usage = usage == null ? TokenUsage.NONE : usage;
+    }
+
+    /** An extraction built by the deterministic construction (no construction record). */
+    public Extraction(
+            String memory,
+            List<Entity> entities,
+            List<Fact> facts,
+            List<Relation> relations,
+            List<String> questions,
+            String extractor,
+            String model,
+            TokenUsage usage) {
+        this(memory, entities, facts, relations, questions, extractor, model, usage, null);
+    }
+
+    /** The same extraction with a construction record. */
+    public Extraction withConstruction(Construction c) {
+        return new Extraction(memory, entities, facts, relations, questions, extractor, model, usage, c);
+    }
+
+    /**
+     * How the agent construction went for this passage: {@code mode} {@code agent} (the agent's staged writes are the
+     * entities and facts) or {@code fallback} (the deterministic construction, with the {@code reason}); the rounds and
+     * tool calls it took; and its claims, which the memory step turns into review items where the rules do not bear
+     * them out.
+     */
+    public record Construction(String mode, String reason, int rounds, int toolCalls, List<Claim> claims) {
+        public static final String AGENT = "agent";
+        public static final String FALLBACK = "fallback";
+
+        public Construction {
+            if (!AGENT.equals(mode) && !FALLBACK.equals(mode)) {
+                throw new IllegalArgumentException("construction mode must be agent or fallback");
+            }
+            reason = reason == null ? "" : reason;
+            claims = claims == null ? List.of() : List.copyOf(claims);
+        }
+
+        public static Construction fallback(String reason, int rounds, int toolCalls) {
+            return new Construction(FALLBACK, reason, rounds, toolCalls, List.of());
+        }
+    }
+
+    /**
+     * What the agent asked of memory beyond its own passage: that two entities are the same ({@code same_as}, between
+     * {@code subject} and {@code other}), that an element memory holds be deleted ({@code delete_entity},
+     * {@code delete_relation}), or a person's look ({@code review}); with its reason.
+     */
+    public record Claim(String kind, String subject, String other, String reason) {
+        public static final String SAME_AS = "same_as";
+        public static final String DELETE_ENTITY = "delete_entity";
+        public static final String DELETE_RELATION = "delete_relation";
+        public static final String REVIEW = "review";
+
+        public Claim {
+            if (!List.of(SAME_AS, DELETE_ENTITY, DELETE_RELATION, REVIEW).contains(kind)) {
+                throw new IllegalArgumentException("unknown claim kind: " + kind);
+            }
+            if (subject == null || subject.isBlank()) {
+                throw new IllegalArgumentException("a claim needs a subject");
+            }
+            other = other == null ? "" : other;
+            reason = reason == null ? "" : reason;
+        }
     }
 
     /** An entity named in the passage; {@code spans} are its mentions (evidence) in the passage text. */

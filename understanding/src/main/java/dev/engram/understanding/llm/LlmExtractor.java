@@ -8,13 +8,12 @@ import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Span;
 import dev.engram.understanding.ExtractionException;
 import dev.engram.understanding.Extractor;
+import dev.engram.understanding.TextSpans;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Extraction by an LLM over an OpenAI-compatible API: one structured-output call per passage returns the memory,
@@ -101,14 +100,14 @@ public final class LlmExtractor implements Extractor {
                     aliases.add(alias);
                 }
             });
-            List<Span> spans = new ArrayList<>(occurrences(text, name));
-            aliases.forEach(a -> spans.addAll(occurrences(text, a)));
+            List<Span> spans = new ArrayList<>(TextSpans.occurrences(text, name));
+            aliases.forEach(a -> spans.addAll(TextSpans.occurrences(text, a)));
             entities.add(new Extraction.Entity(
                     name,
                     type(e.path("type").asText()),
                     e.path("description").asText().strip(),
                     aliases,
-                    outermost(spans)));
+                    TextSpans.outermost(spans)));
         }
         List<Extraction.Fact> facts = new ArrayList<>();
         for (JsonNode f : json.path("facts")) {
@@ -117,7 +116,11 @@ public final class LlmExtractor implements Extractor {
             String tail = f.path("tail").asText().strip();
             // an incomplete fact is kept: the memory step's verification rejects it into the review list
             facts.add(new Extraction.Fact(
-                    head, relation, tail, locate(text, f.path("evidence").asText()), clamp(f.path("confidence"))));
+                    head,
+                    relation,
+                    tail,
+                    TextSpans.locate(text, f.path("evidence").asText()),
+                    clamp(f.path("confidence"))));
         }
         List<Extraction.Relation> relations = new ArrayList<>();
         for (JsonNode r : json.path("relations")) {
@@ -126,7 +129,10 @@ public final class LlmExtractor implements Extractor {
             String relation = r.path("relation").asText().strip();
             if (names.size() >= 2 && !relation.isEmpty()) {
                 relations.add(new Extraction.Relation(
-                        relation, names, locate(text, r.path("evidence").asText()), clamp(r.path("confidence"))));
+                        relation,
+                        names,
+                        TextSpans.locate(text, r.path("evidence").asText()),
+                        clamp(r.path("confidence"))));
             }
         }
         List<String> qs = new ArrayList<>();
@@ -149,19 +155,6 @@ public final class LlmExtractor implements Extractor {
                         promptTokens, completionTokens, client.config().cost(promptTokens, completionTokens)));
     }
 
-    /** Distinct spans in text order, without those inside a longer one ("Babbage" within "Charles Babbage"). */
-    static List<Span> outermost(List<Span> spans) {
-        List<Span> out = new ArrayList<>();
-        for (Span s : spans) {
-            boolean inside = spans.stream().anyMatch(o -> !o.equals(s) && o.start() <= s.start() && s.end() <= o.end());
-            if (!inside && !out.contains(s)) {
-                out.add(s);
-            }
-        }
-        out.sort((a, b) -> Integer.compare(a.start(), b.start()));
-        return out;
-    }
-
     private static EntityType type(String name) {
         try {
             return EntityType.valueOf(name.strip().toUpperCase(Locale.ROOT));
@@ -173,51 +166,5 @@ public final class LlmExtractor implements Extractor {
     private static double clamp(JsonNode n) {
         double v = n.isNumber() ? n.asDouble() : 0.5;
         return Math.max(0, Math.min(1, v));
-    }
-
-    /** Every occurrence of {@code needle} as a whole word; case-insensitive when there is no exact one. */
-    static List<Span> occurrences(String text, String needle) {
-        List<Span> out =
-                find(text, Pattern.compile("(?<![\\p{L}\\p{N}])" + Pattern.quote(needle) + "(?![\\p{L}\\p{N}])"));
-        if (out.isEmpty()) {
-            out = find(
-                    text,
-                    Pattern.compile(
-                            "(?<![\\p{L}\\p{N}])" + Pattern.quote(needle) + "(?![\\p{L}\\p{N}])",
-                            Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE));
-        }
-        return out;
-    }
-
-    private static List<Span> find(String text, Pattern p) {
-        List<Span> out = new ArrayList<>();
-        Matcher m = p.matcher(text);
-        while (m.find()) {
-            out.add(new Span(m.start(), m.end()));
-        }
-        return out;
-    }
-
-    /** Where an evidence quote stands in the passage, tolerant of case and whitespace; null if it does not. */
-    static Span locate(String text, String quote) {
-        String q = quote == null ? "" : quote.strip();
-        if (q.isEmpty()) {
-            return null;
-        }
-        int exact = text.indexOf(q);
-        if (exact >= 0) {
-            return new Span(exact, exact + q.length());
-        }
-        String[] words = q.split("\\s+");
-        StringBuilder regex = new StringBuilder();
-        for (String w : words) {
-            if (!regex.isEmpty()) {
-                regex.append("\\s+");
-            }
-            regex.append(Pattern.quote(w));
-        }
-        Matcher m = Pattern.compile(regex.toString(), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)
-                .matcher(text);
-        return m.find() ? new Span(m.start(), m.end()) : null;
     }
 }

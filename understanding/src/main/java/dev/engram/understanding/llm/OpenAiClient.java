@@ -35,6 +35,42 @@ public final class OpenAiClient {
     /** A chat completion's text and token usage. */
     public record Completion(String content, long promptTokens, long completionTokens) {}
 
+    /** A function the model may call: its name, what it does, and the JSON Schema of its arguments. */
+    public record Tool(String name, String description, JsonNode parameters) {}
+
+    /** A call the model asked for; {@code arguments} is the JSON text it sent, unparsed (it may be malformed). */
+    public record ToolCall(String id, String name, String arguments) {}
+
+    /**
+     * One turn of a tool-calling conversation: a system, user or assistant message (the assistant's with the calls it
+     * made), or a tool's answer to the call {@code toolCallId}.
+     */
+    public record Turn(String role, String content, List<ToolCall> toolCalls, String toolCallId) {
+        public Turn {
+            toolCalls = toolCalls == null ? List.of() : List.copyOf(toolCalls);
+        }
+
+        public static Turn system(String content) {
+            return new Turn("system", content, List.of(), null);
+        }
+
+        public static Turn user(String content) {
+            return new Turn("user", content, List.of(), null);
+        }
+
+        public static Turn tool(String toolCallId, String content) {
+            return new Turn("tool", content, List.of(), toolCallId);
+        }
+    }
+
+    /** The model's answer in a tool-calling conversation: text (empty when it only calls tools) and calls. */
+    public record ToolReply(String content, List<ToolCall> toolCalls, long promptTokens, long completionTokens) {
+        /** The assistant turn to append to the conversation. */
+        public Turn turn() {
+            return new Turn("assistant", content, toolCalls, null);
+        }
+    }
+
     /** Observes each HTTP attempt: {@code outcome} is ok, retried or failed. */
     @FunctionalInterface
     public interface CallListener {
@@ -92,6 +128,71 @@ public final class OpenAiClient {
         JsonNode usage = reply.path("usage");
         return new Completion(
                 content.asText(),
+                usage.path("prompt_tokens").asLong(0),
+                usage.path("completion_tokens").asLong(0));
+    }
+
+    /**
+     * One step of a tool-calling conversation ({@code tools}, {@code tool_calls} and {@code role: tool} messages of the
+     * chat-completions protocol). A call whose name or arguments are missing is returned as it came, for the caller
+     * to answer with an error; a reply with neither text nor calls is an {@link LlmException}.
+     */
+    public ToolReply converse(List<Turn> turns, List<Tool> tools) {
+        ObjectNode body = Json.mapper().createObjectNode();
+        body.put("model", config.model());
+        body.put("temperature", 0);
+        ArrayNode msgs = body.putArray("messages");
+        for (Turn t : turns) {
+            ObjectNode m = msgs.addObject().put("role", t.role());
+            if (t.content() == null) {
+                m.putNull("content");
+            } else {
+                m.put("content", t.content());
+            }
+            if (!t.toolCalls().isEmpty()) {
+                ArrayNode calls = m.putArray("tool_calls");
+                for (ToolCall c : t.toolCalls()) {
+                    ObjectNode call = calls.addObject().put("id", c.id()).put("type", "function");
+                    call.putObject("function").put("name", c.name()).put("arguments", c.arguments());
+                }
+            }
+            if (t.toolCallId() != null) {
+                m.put("tool_call_id", t.toolCallId());
+            }
+        }
+        ArrayNode defs = body.putArray("tools");
+        for (Tool tool : tools) {
+            ObjectNode fn = defs.addObject().put("type", "function").putObject("function");
+            fn.put("name", tool.name()).put("description", tool.description());
+            fn.set("parameters", tool.parameters());
+        }
+        body.put("tool_choice", "auto");
+        JsonNode reply = post("/chat/completions", body, config.model());
+        JsonNode message = reply.path("choices").path(0).path("message");
+        if (!message.isObject()) {
+            throw new LlmException("chat completion without a message: " + abbreviate(reply.toString()), 200, null);
+        }
+        List<ToolCall> calls = new ArrayList<>();
+        int n = 0;
+        for (JsonNode c : message.path("tool_calls")) {
+            JsonNode fn = c.path("function");
+            JsonNode args = fn.path("arguments");
+            calls.add(new ToolCall(
+                    c.path("id").isTextual() ? c.path("id").asText() : "call_" + n,
+                    fn.path("name").asText(""),
+                    args.isTextual() ? args.asText() : args.isMissingNode() ? "" : args.toString()));
+            n++;
+        }
+        JsonNode content = message.path("content");
+        String text = content.isTextual() ? content.asText() : "";
+        if (calls.isEmpty() && text.isBlank()) {
+            throw new LlmException(
+                    "chat completion with neither text nor tool calls: " + abbreviate(reply.toString()), 200, null);
+        }
+        JsonNode usage = reply.path("usage");
+        return new ToolReply(
+                text,
+                calls,
                 usage.path("prompt_tokens").asLong(0),
                 usage.path("completion_tokens").asLong(0));
     }

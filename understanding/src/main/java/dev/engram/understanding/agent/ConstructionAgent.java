@@ -1,0 +1,358 @@
+package dev.engram.understanding.agent;
+
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.understanding.Extractor;
+import dev.engram.understanding.llm.LlmException;
+import dev.engram.understanding.llm.OpenAiClient;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The agent construction (RAGA's Read → Search → Verify → Construct as an LLM tool loop): for each passage of a
+ * namespace in agent mode, an LLM works through the {@link AgentTools} over the namespace's memory ({@link MemoryView})
+ * and a {@link Stage} of its writes, for a bounded number of rounds. When it finishes, the staged entities and
+ * relations become the passage's extraction, which the memory step verifies and resolves exactly as it does any other
+ * (the same quality gate, anchoring and resolution rules), so retraction, review, the mirrors and retrieval work
+ * unchanged.
+ *
+ * <p>It is an {@link Extractor}: the stream runs it off its threads and outside its transactions, and caches its
+ * outcome like an LLM extraction, so a replay never pays for the loop twice. The passage's memory, utility questions
+ * and hyperedges come from the deterministic extractor ({@code base}), which also gives the whole extraction whenever
+ * the agent cannot: the LLM refused or failed after its retries, the tool calls stayed malformed, the rounds ran out,
+ * or the namespace's token budget is spent. The extraction's {@link Extraction.Construction} says which, and why.
+ * Nothing the agent staged is written unless it finished: a crash or a failure mid-loop leaves no partial writes.
+ */
+public final class ConstructionAgent implements Extractor {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ConstructionAgent.class);
+    private static final String PROMPT = read("/prompts/" + AgentTools.VERSION + ".txt");
+
+    /**
+     * How the agent runs.
+     *
+     * @param maxRounds tool-calling rounds per passage
+     * @param maxMalformedRounds rounds in a row whose calls are all malformed before the agent gives up
+     * @param tokensPerPassage most tokens one passage's loop may take
+     * @param tokensPerHour most tokens a namespace's loops may take per hour
+     * @param concurrencyPerNamespace most loops of one namespace at once
+     * @param inAgentMode which namespaces the agent constructs (the others get {@code base} alone)
+     */
+    public record Settings(
+            int maxRounds,
+            int maxMalformedRounds,
+            long tokensPerPassage,
+            long tokensPerHour,
+            int concurrencyPerNamespace,
+            Predicate<String> inAgentMode) {
+        public Settings {
+            if (maxRounds < 1 || maxMalformedRounds < 1 || tokensPerPassage < 1 || tokensPerHour < 1) {
+                throw new IllegalArgumentException("agent rounds and token budgets must be positive");
+            }
+            if (concurrencyPerNamespace < 1) {
+                throw new IllegalArgumentException("agent concurrency per namespace must be positive");
+            }
+            Objects.requireNonNull(inAgentMode, "inAgentMode");
+        }
+    }
+
+    /** Observes the agent, for metrics. */
+    public interface Listener {
+        /** A passage constructed: {@code outcome} is {@code agent} or the fallback's reason kind. */
+        void passage(String namespace, String outcome, int rounds);
+
+        /** A tool call: {@code outcome} is {@code ok}, {@code error} (the tool refused) or {@code malformed}. */
+        void toolCall(String tool, String outcome);
+
+        Listener NONE = new Listener() {
+            @Override
+            public void passage(String namespace, String outcome, int rounds) {}
+
+            @Override
+            public void toolCall(String tool, String outcome) {}
+        };
+    }
+
+    /** Why the deterministic construction was used instead of the agent's. */
+    enum Fallback {
+        BUDGET("budget"),
+        ROUNDS("rounds"),
+        MALFORMED("malformed"),
+        LLM("llm_error"),
+        BUSY("busy");
+
+        final String tag;
+
+        Fallback(String tag) {
+            this.tag = tag;
+        }
+    }
+
+    private final OpenAiClient client;
+    private final Extractor base;
+    private final MemoryView memory;
+    private final Settings settings;
+    private final Listener listener;
+    private final Clock clock;
+    private final Map<String, Semaphore> running = new ConcurrentHashMap<>();
+    private final Map<String, Window> budgets = new ConcurrentHashMap<>();
+    /** What the last constructed paragraph of a document (namespace, id, version) handed on; bounded. */
+    private final Map<String, Stage.Carry> carries = new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Stage.Carry> eldest) {
+            return size() > 10_000;
+        }
+    };
+
+    public ConstructionAgent(
+            OpenAiClient client, Extractor base, MemoryView memory, Settings settings, Listener listener, Clock clock) {
+        this.client = client;
+        this.base = base;
+        this.memory = memory;
+        this.settings = settings;
+        this.listener = listener;
+        this.clock = clock;
+    }
+
+    @Override
+    public String id() {
+        return AgentTools.VERSION + "/" + client.config().model() + "+" + base.id();
+    }
+
+    @Override
+    public boolean cacheable() {
+        return true;
+    }
+
+    @Override
+    public boolean remote() {
+        return true;
+    }
+
+    @Override
+    public Extraction extract(PassageEvent.Upsert passage) {
+        Extraction deterministic = base.extract(passage);
+        String ns = passage.namespace();
+        if (!settings.inAgentMode().test(ns)) {
+            return deterministic;
+        }
+        Semaphore slots = running.computeIfAbsent(ns, k -> new Semaphore(settings.concurrencyPerNamespace(), true));
+        try {
+            if (!slots.tryAcquire(client.config().timeout().toMillis() * 4, TimeUnit.MILLISECONDS)) {
+                return fallback(
+                        passage,
+                        deterministic,
+                        Fallback.BUSY,
+                        "the namespace's agent slots stayed busy",
+                        0,
+                        0,
+                        Extraction.TokenUsage.NONE);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LlmException("interrupted while waiting for an agent slot", -1, e);
+        }
+        try {
+            return loop(passage, deterministic);
+        } finally {
+            slots.release();
+        }
+    }
+
+    private Extraction loop(PassageEvent.Upsert passage, Extraction deterministic) {
+        String ns = passage.namespace();
+        String docKey = ns + "\u0000" + passage.documentId() + "\u0000" + passage.documentVersion();
+        Stage.Carry carried;
+        synchronized (carries) {
+            carried = carries.getOrDefault(docKey, Stage.Carry.NONE);
+        }
+        Stage stage = new Stage(passage, memory, carried);
+        List<OpenAiClient.Turn> turns = new ArrayList<>();
+        turns.add(OpenAiClient.Turn.system(PROMPT.replace("{rounds}", Integer.toString(settings.maxRounds()))));
+        turns.add(OpenAiClient.Turn.user("Construct the memory of paragraph " + (passage.ordinal() + 1)
+                + " of the document " + Json.toString(passage.title()) + " (id " + Json.toString(passage.documentId())
+                + "). Begin with read_paragraph."));
+        long prompt = 0;
+        long completion = 0;
+        int calls = 0;
+        int malformedRounds = 0;
+        for (int round = 1; round <= settings.maxRounds(); round++) {
+            long used = prompt + completion;
+            Window window = budgets.computeIfAbsent(ns, k -> new Window());
+            if (used >= settings.tokensPerPassage() || !window.available(clock.millis(), settings.tokensPerHour())) {
+                return fallback(
+                        passage,
+                        deterministic,
+                        Fallback.BUDGET,
+                        used >= settings.tokensPerPassage()
+                                ? "the passage's token budget (" + settings.tokensPerPassage() + ") is spent"
+                                : "the namespace's hourly token budget (" + settings.tokensPerHour() + ") is spent",
+                        round - 1,
+                        calls,
+                        usage(prompt, completion));
+            }
+            OpenAiClient.ToolReply reply;
+            try {
+                reply = client.converse(turns, AgentTools.definitions());
+            } catch (LlmException e) {
+                return fallback(
+                        passage,
+                        deterministic,
+                        Fallback.LLM,
+                        e.getMessage(),
+                        round - 1,
+                        calls,
+                        usage(prompt, completion));
+            }
+            prompt += reply.promptTokens();
+            completion += reply.completionTokens();
+            window.charge(clock.millis(), reply.promptTokens() + reply.completionTokens());
+            if (reply.toolCalls().isEmpty()) {
+                Extraction.Construction c =
+                        new Extraction.Construction(Extraction.Construction.AGENT, "", round, calls, stage.claims());
+                synchronized (carries) {
+                    carries.put(docKey, stage.carry());
+                }
+                listener.passage(ns, Extraction.Construction.AGENT, round);
+                return stage.toExtraction(
+                        deterministic,
+                        id(),
+                        client.config().model(),
+                        deterministic.usage().plus(usage(prompt, completion)),
+                        c);
+            }
+            turns.add(reply.turn());
+            boolean allMalformed = true;
+            for (OpenAiClient.ToolCall call : reply.toolCalls()) {
+                calls++;
+                int roundsUsed = round;
+                long tokens = prompt + completion;
+                AgentTools.Answer answer = AgentTools.call(stage, call, new AgentTools.Progress() {
+                    @Override
+                    public int roundsUsed() {
+                        return roundsUsed;
+                    }
+
+                    @Override
+                    public int roundsLeft() {
+                        return settings.maxRounds() - roundsUsed;
+                    }
+
+                    @Override
+                    public long tokensUsed() {
+                        return tokens;
+                    }
+
+                    @Override
+                    public long tokensLeft() {
+                        return Math.max(0, settings.tokensPerPassage() - tokens);
+                    }
+                });
+                allMalformed &= answer.malformed();
+                listener.toolCall(answer.tool(), answer.malformed() ? "malformed" : answer.ok() ? "ok" : "error");
+                turns.add(OpenAiClient.Turn.tool(call.id(), Json.toString(answer.observation())));
+            }
+            malformedRounds = allMalformed ? malformedRounds + 1 : 0;
+            if (malformedRounds >= settings.maxMalformedRounds()) {
+                return fallback(
+                        passage,
+                        deterministic,
+                        Fallback.MALFORMED,
+                        malformedRounds + " rounds in a row of malformed tool calls",
+                        round,
+                        calls,
+                        usage(prompt, completion));
+            }
+        }
+        return fallback(
+                passage,
+                deterministic,
+                Fallback.ROUNDS,
+                "the agent did not finish within " + settings.maxRounds() + " rounds",
+                settings.maxRounds(),
+                calls,
+                usage(prompt, completion));
+    }
+
+    private Extraction fallback(
+            PassageEvent.Upsert passage,
+            Extraction deterministic,
+            Fallback why,
+            String detail,
+            int rounds,
+            int calls,
+            Extraction.TokenUsage spent) {
+        LOG.info(
+                "passage {} of namespace {}: deterministic construction ({}: {})",
+                passage.passageId(),
+                passage.namespace(),
+                why.tag,
+                detail);
+        listener.passage(passage.namespace(), why.tag, rounds);
+        Extraction.Construction c = Extraction.Construction.fallback(why.tag + ": " + detail, rounds, calls);
+        return new Extraction(
+                deterministic.memory(),
+                deterministic.entities(),
+                deterministic.facts(),
+                deterministic.relations(),
+                deterministic.questions(),
+                deterministic.extractor(),
+                deterministic.model(),
+                deterministic.usage().plus(spent),
+                c);
+    }
+
+    private Extraction.TokenUsage usage(long prompt, long completion) {
+        return new Extraction.TokenUsage(prompt, completion, client.config().cost(prompt, completion));
+    }
+
+    /** A namespace's tokens in the current hour. */
+    private static final class Window {
+        private long start = Long.MIN_VALUE;
+        private long used;
+
+        synchronized boolean available(long now, long perHour) {
+            roll(now);
+            return used < perHour;
+        }
+
+        synchronized void charge(long now, long tokens) {
+            roll(now);
+            used += tokens;
+        }
+
+        private void roll(long now) {
+            if (start == Long.MIN_VALUE || now - start >= Duration.ofHours(1).toMillis()) {
+                start = now;
+                used = 0;
+            }
+        }
+    }
+
+    private static String read(String resource) {
+        try (InputStream in = ConstructionAgent.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException(resource + " is missing");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
+    }
+}

@@ -1,0 +1,631 @@
+package dev.engram.understanding.agent;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.Json;
+import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.Span;
+import dev.engram.understanding.TextSpans;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One paragraph's construction by the agent: what it has read and searched, and its staged writes — entities,
+ * relations, claims and todos. Every tool call is answered here with a JSON observation; nothing reaches memory until
+ * the agent finishes, and then all of it at once, as the paragraph's {@link Extraction}.
+ *
+ * <p>The four steps are enforced, not only asked for: no write before the paragraph was read, no new entity before a
+ * search that covers its name, no entity whose name (or an alias) the paragraph does not contain, no relation or merge
+ * without a quote from the paragraph.
+ */
+final class Stage {
+
+    /** A staged entity: new (no memory id), or a mention of one memory holds. */
+    static final class Entity {
+        final String ref;
+        String name;
+        EntityType type;
+        String description;
+        final Set<String> aliases = new LinkedHashSet<>();
+        String memoryId;
+
+        Entity(String ref, String name, EntityType type, String description, String memoryId) {
+            this.ref = ref;
+            this.name = name;
+            this.type = type;
+            this.description = description;
+            this.memoryId = memoryId;
+        }
+    }
+
+    /** A staged relation between two staged entities. */
+    static final class Relation {
+        final String ref;
+        Entity head;
+        String relation;
+        Entity tail;
+        Span evidence;
+        double confidence;
+
+        Relation(String ref, Entity head, String relation, Entity tail, Span evidence, double confidence) {
+            this.ref = ref;
+            this.head = head;
+            this.relation = relation;
+            this.tail = tail;
+            this.evidence = evidence;
+            this.confidence = confidence;
+        }
+    }
+
+    /** A todo, carried between the paragraphs of a document. */
+    record Todo(String id, String text, boolean done) {}
+
+    private final String namespace;
+    private final PassageEvent.Upsert passage;
+    private final MemoryView memory;
+    private final Carry carried;
+    private final Map<String, Entity> entities = new LinkedHashMap<>();
+    private final Map<String, Relation> relations = new LinkedHashMap<>();
+    private final List<Extraction.Claim> claims = new ArrayList<>();
+    private final Map<String, Todo> todos = new LinkedHashMap<>();
+    /** Entities memory returned to a search, by id. */
+    private final Map<String, MemoryView.KnownEntity> seen = new LinkedHashMap<>();
+    /** Names searched for or found (normalized). */
+    private final Set<String> searched = new LinkedHashSet<>();
+
+    private boolean read;
+    private int nextEntity = 1;
+    private int nextRelation = 1;
+    private int nextTodo;
+
+    /** What one paragraph hands to the next of its document: todos and the names it staged. */
+    record Carry(List<Todo> todos, List<String> entities) {
+        static final Carry NONE = new Carry(List.of(), List.of());
+
+        Carry {
+            todos = List.copyOf(todos);
+            entities = List.copyOf(entities);
+        }
+    }
+
+    Stage(PassageEvent.Upsert passage, MemoryView memory, Carry carried) {
+        this.namespace = passage.namespace();
+        this.passage = passage;
+        this.memory = memory;
+        this.carried = carried;
+        for (Todo t : carried.todos()) {
+            todos.put(t.id(), t);
+            nextTodo = Math.max(nextTodo, number(t.id()));
+        }
+        nextTodo++;
+    }
+
+    // ---- reading
+
+    ObjectNode readParagraph() {
+        read = true;
+        ObjectNode o = ok();
+        o.put("document_id", passage.documentId());
+        o.put("title", passage.title());
+        o.set("headings", strings(passage.headings()));
+        o.put("ordinal", passage.ordinal());
+        o.put("text", passage.text());
+        return o;
+    }
+
+    ObjectNode browseContext() {
+        ObjectNode o = ok();
+        o.put("document_id", passage.documentId());
+        o.put("title", passage.title());
+        o.set("headings", strings(passage.headings()));
+        o.put("ordinal", passage.ordinal());
+        o.set("entities_of_earlier_paragraphs", strings(carried.entities()));
+        o.set("open_todos", openTodos());
+        ArrayNode types = o.putArray("relation_types_in_use");
+        for (MemoryView.RelationType t : memory.relationTypes(namespace, 30)) {
+            types.addObject().put("relation", t.relation()).put("passages", t.passages());
+        }
+        return o;
+    }
+
+    ObjectNode searchKg(String query, String by, int limit) {
+        List<MemoryView.KnownEntity> found = "embedding".equals(by)
+                ? memory.entitiesLike(namespace, query, limit)
+                : memory.entitiesNamed(namespace, query, limit);
+        searched.add(key(query)); // only a search that answered counts
+        ObjectNode o = ok();
+        ArrayNode out = o.putArray("memory");
+        for (MemoryView.KnownEntity e : found) {
+            seen.put(e.id(), e);
+            searched.add(key(e.name()));
+            e.aliases().forEach(a -> searched.add(key(a)));
+            out.addObject()
+                    .put("id", e.id())
+                    .put("name", e.name())
+                    .put("type", e.type())
+                    .put("description", e.description())
+                    .set("aliases", strings(e.aliases()));
+        }
+        ArrayNode staged = o.putArray("staged");
+        for (Entity e : entities.values()) {
+            if (key(e.name).contains(key(query)) || e.aliases.stream().anyMatch(a -> key(a).contains(key(query)))) {
+                staged.add(describe(e));
+            }
+        }
+        return o;
+    }
+
+    ObjectNode exploreFusion(String query, int limit) {
+        ObjectNode o = ok();
+        ArrayNode out = o.putArray("passages");
+        for (MemoryView.KnownPassage p : memory.related(namespace, query, limit)) {
+            out.addObject()
+                    .put("passage_id", p.passageId())
+                    .put("document_id", p.documentId())
+                    .put("memory", abbreviate(p.memory(), 400))
+                    .set("entities", strings(p.entities()));
+        }
+        return o;
+    }
+
+    // ---- entities
+
+    ObjectNode createEntity(String name, String type, String description, List<String> aliases) {
+        String problem = mustHaveRead();
+        if (problem != null) {
+            return error(problem);
+        }
+        String n = name.strip();
+        Entity same = byName(n);
+        if (same != null) {
+            return error("'" + n + "' is staged already as " + same.ref + ": change it with update_entity");
+        }
+        if (!searched.contains(key(n)) && aliases.stream().noneMatch(a -> searched.contains(key(a)))) {
+            return error("search memory for '" + n + "' first (search_kg): it may hold it already");
+        }
+        List<String> forms = new ArrayList<>();
+        for (String a : aliases) {
+            if (!a.isBlank() && !key(a).equals(key(n))) {
+                forms.add(a.strip());
+            }
+        }
+        if (spans(n, forms).isEmpty()) {
+            return error("'" + n + "' does not occur in the paragraph, nor does any alias given: an entity needs its"
+                    + " name or an alias in the text");
+        }
+        for (String a : forms) {
+            if (TextSpans.occurrences(passage.text(), a).isEmpty()) {
+                return error("the alias '" + a + "' does not occur in the paragraph");
+            }
+        }
+        Entity e = new Entity("e" + nextEntity++, n, type(type), description == null ? "" : description.strip(), null);
+        e.aliases.addAll(forms);
+        entities.put(e.ref, e);
+        return ok().put("ref", e.ref).put("mentions", spans(e).size());
+    }
+
+    ObjectNode updateEntity(String ref, String description, String type, List<String> addAliases) {
+        String problem = mustHaveRead();
+        if (problem != null) {
+            return error(problem);
+        }
+        for (String a : addAliases) {
+            if (TextSpans.occurrences(passage.text(), a).isEmpty()) {
+                return error("the alias '" + a + "' does not occur in the paragraph");
+            }
+        }
+        Entity e = entities.get(ref);
+        if (e == null) {
+            e = byName(ref);
+        }
+        if (e == null) {
+            e = attachedTo(ref);
+        }
+        if (e == null) {
+            MemoryView.KnownEntity known = seen.get(ref);
+            if (known == null) {
+                return unknownEntity(ref);
+            }
+            Entity attached = mention(known);
+            addAliases.forEach(a -> addAlias(attached, a));
+            if (spans(attached).isEmpty()) {
+                return error("'" + known.name() + "' is not mentioned in this paragraph: pass the form the paragraph"
+                        + " uses in add_aliases");
+            }
+            entities.put(attached.ref, attached);
+            e = attached;
+        } else {
+            Entity target = e;
+            addAliases.forEach(a -> addAlias(target, a));
+        }
+        if (description != null) {
+            e.description = description.strip();
+        }
+        if (type != null) {
+            e.type = type(type);
+        }
+        return ok().put("ref", e.ref).set("entity", describe(e));
+    }
+
+    ObjectNode mergeEntities(String keepRef, String mergeRef, String quote, String reason) {
+        String problem = mustHaveRead();
+        if (problem != null) {
+            return error(problem);
+        }
+        Span evidence = TextSpans.locate(passage.text(), quote);
+        if (evidence == null) {
+            return error("the evidence is not a quote from the paragraph");
+        }
+        Entity keep = stagedOrMention(keepRef);
+        Entity merge = stagedOrMention(mergeRef);
+        String keepName = keep != null ? keep.name : knownName(keepRef);
+        String mergeName = merge != null ? merge.name : knownName(mergeRef);
+        if (keepName == null) {
+            return unknownEntity(keepRef);
+        }
+        if (mergeName == null) {
+            return unknownEntity(mergeRef);
+        }
+        if (keep != null && keep == merge) {
+            return error("an entity cannot be merged with itself");
+        }
+        boolean twoOfMemory = keep != null && merge != null && keep.memoryId != null && merge.memoryId != null;
+        if (keep != null && merge != null && !twoOfMemory) {
+            // one of them is new: fold it into the other, which keeps the name memory knows it by
+            Entity into = merge.memoryId != null ? merge : keep;
+            Entity from = into == keep ? merge : keep;
+            if (!key(from.name).equals(key(into.name))) {
+                into.aliases.add(from.name);
+            }
+            from.aliases.forEach(a -> addAlias(into, a));
+            if (into.description.isEmpty()) {
+                into.description = from.description;
+            }
+            entities.remove(from.ref);
+            for (Relation r : relations.values()) {
+                r.head = r.head == from ? into : r.head;
+                r.tail = r.tail == from ? into : r.tail;
+            }
+            relations.values().removeIf(r -> r.head == r.tail);
+            return ok().put("ref", into.ref).set("entity", describe(into));
+        }
+        // memory holds at least one of them apart: the paragraph's evidence becomes an alias where it can be, and the
+        // rules of memory decide; a refusal becomes a review item
+        if (keep != null) {
+            entities.putIfAbsent(keep.ref, keep);
+            addAlias(keep, mergeName);
+        }
+        claims.add(new Extraction.Claim(
+                Extraction.Claim.SAME_AS,
+                keepName,
+                mergeName,
+                (reason == null || reason.isBlank() ? "" : reason.strip() + " — ") + "\"" + quote.strip() + "\""));
+        return ok().put("claimed", "same_as")
+                .put("note", "memory's resolution rules decide; if they refuse, the merge goes to review");
+    }
+
+    ObjectNode deleteEntity(String ref, String reason) {
+        Entity e = entities.get(ref);
+        if (e == null) {
+            e = byName(ref);
+        }
+        if (e != null) {
+            Entity gone = e;
+            entities.remove(gone.ref);
+            int before = relations.size();
+            relations.values().removeIf(r -> r.head == gone || r.tail == gone);
+            return ok().put("unstaged", gone.ref).put("relations_unstaged", before - relations.size());
+        }
+        String name = knownName(ref);
+        if (name == null) {
+            return unknownEntity(ref);
+        }
+        claims.add(new Extraction.Claim(Extraction.Claim.DELETE_ENTITY, name + " (" + ref + ")", "", reason));
+        return ok().put("claimed", "delete_entity")
+                .put("note", "memory keeps what its documents support; a person reviews the deletion");
+    }
+
+    // ---- relations
+
+    ObjectNode createRelation(String headRef, String relation, String tailRef, String quote, double confidence) {
+        String problem = mustHaveRead();
+        if (problem != null) {
+            return error(problem);
+        }
+        Entity head = stagedOrMention(headRef);
+        if (head == null) {
+            return unknownEntity(headRef);
+        }
+        Entity tail = stagedOrMention(tailRef);
+        if (tail == null) {
+            return unknownEntity(tailRef);
+        }
+        if (head == tail) {
+            return error("a relation needs two different entities");
+        }
+        Span evidence = TextSpans.locate(passage.text(), quote);
+        if (evidence == null) {
+            return error("the evidence is not a quote from the paragraph");
+        }
+        String rel = relationName(relation);
+        if (rel.isEmpty()) {
+            return error("the relation has no words");
+        }
+        for (Relation r : relations.values()) {
+            if (r.head == head && r.tail == tail && r.relation.equals(rel)) {
+                return ok().put("ref", r.ref).put("note", "staged already");
+            }
+        }
+        // an entity memory holds, mentioned here, is staged by the relation that needs it
+        entities.putIfAbsent(head.ref, head);
+        entities.putIfAbsent(tail.ref, tail);
+        Relation r = new Relation("r" + nextRelation++, head, rel, tail, evidence, confidence);
+        relations.put(r.ref, r);
+        return ok().put("ref", r.ref);
+    }
+
+    ObjectNode updateRelation(String ref, String relation, String quote, Double confidence) {
+        Relation r = relations.get(ref);
+        if (r == null) {
+            return error("no staged relation '" + ref + "': only relations of this paragraph can be changed (use"
+                    + " mark_for_review for one memory holds)");
+        }
+        Span evidence = null;
+        if (quote != null) {
+            evidence = TextSpans.locate(passage.text(), quote);
+            if (evidence == null) {
+                return error("the evidence is not a quote from the paragraph");
+            }
+        }
+        if (relation != null) {
+            String rel = relationName(relation);
+            if (rel.isEmpty()) {
+                return error("the relation has no words");
+            }
+            r.relation = rel;
+        }
+        if (evidence != null) {
+            r.evidence = evidence;
+        }
+        if (confidence != null) {
+            r.confidence = confidence;
+        }
+        return ok().put("ref", r.ref);
+    }
+
+    ObjectNode deleteRelation(String ref, String reason) {
+        if (relations.remove(ref) != null) {
+            return ok().put("unstaged", ref);
+        }
+        claims.add(new Extraction.Claim(Extraction.Claim.DELETE_RELATION, ref, "", reason));
+        return ok().put("claimed", "delete_relation")
+                .put("note", "memory keeps what its documents support; a person reviews the deletion");
+    }
+
+    // ---- process
+
+    ObjectNode markForReview(String subject, String reason) {
+        claims.add(new Extraction.Claim(Extraction.Claim.REVIEW, subject, "", reason));
+        return ok().put("claimed", "review");
+    }
+
+    ObjectNode createTodo(String text) {
+        Todo t = new Todo("t" + nextTodo++, text.strip(), false);
+        todos.put(t.id(), t);
+        return ok().put("id", t.id());
+    }
+
+    ObjectNode completeTodo(String id) {
+        Todo t = todos.get(id);
+        if (t == null) {
+            return error("no todo '" + id + "'");
+        }
+        todos.put(id, new Todo(id, t.text(), true));
+        return ok().put("id", id);
+    }
+
+    ObjectNode progress(int roundsUsed, int roundsLeft, long tokensUsed, long tokensLeft) {
+        ObjectNode o = ok();
+        o.put("read", read);
+        o.put("rounds_used", roundsUsed).put("rounds_left", roundsLeft);
+        o.put("tokens_used", tokensUsed).put("tokens_left", tokensLeft);
+        ArrayNode es = o.putArray("entities");
+        entities.values().forEach(e -> es.add(describe(e)));
+        ArrayNode rs = o.putArray("relations");
+        for (Relation r : relations.values()) {
+            rs.addObject()
+                    .put("ref", r.ref)
+                    .put("head", r.head.ref)
+                    .put("relation", r.relation)
+                    .put("tail", r.tail.ref);
+        }
+        o.put("claims", claims.size());
+        o.set("open_todos", openTodos());
+        return o;
+    }
+
+    // ---- the outcome
+
+    /** The staged writes as the paragraph's extraction: memory, questions and hyperedges come from {@code base}. */
+    Extraction toExtraction(
+            Extraction base, String extractor, String model, Extraction.TokenUsage usage, Extraction.Construction c) {
+        List<Extraction.Entity> out = new ArrayList<>();
+        for (Entity e : entities.values()) {
+            out.add(new Extraction.Entity(e.name, e.type, e.description, List.copyOf(e.aliases), spans(e)));
+        }
+        List<Extraction.Fact> facts = new ArrayList<>();
+        for (Relation r : relations.values()) {
+            facts.add(new Extraction.Fact(r.head.name, r.relation, r.tail.name, r.evidence, r.confidence));
+        }
+        return new Extraction(
+                base.memory(), out, facts, base.relations(), base.questions(), extractor, model, usage, c);
+    }
+
+    List<Extraction.Claim> claims() {
+        return List.copyOf(claims);
+    }
+
+    /** What the next paragraph of the document gets. */
+    Carry carry() {
+        List<String> names = new ArrayList<>(carried.entities());
+        for (Entity e : entities.values()) {
+            if (!names.contains(e.name)) {
+                names.add(e.name);
+            }
+        }
+        int from = Math.max(0, names.size() - 100);
+        return new Carry(todos.values().stream().filter(t -> !t.done()).toList(), names.subList(from, names.size()));
+    }
+
+    // ---- helpers
+
+    private String mustHaveRead() {
+        return read ? null : "read the paragraph first (read_paragraph)";
+    }
+
+    private Entity byName(String name) {
+        String k = key(name);
+        for (Entity e : entities.values()) {
+            if (key(e.name).equals(k) || e.aliases.stream().anyMatch(a -> key(a).equals(k))) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    private Entity attachedTo(String memoryId) {
+        for (Entity e : entities.values()) {
+            if (memoryId.equals(e.memoryId)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /** A staged entity by ref, memory id or name, or a new mention of a memory entity the paragraph names. */
+    private Entity stagedOrMention(String ref) {
+        Entity e = entities.get(ref);
+        if (e == null) {
+            e = attachedTo(ref);
+        }
+        if (e == null) {
+            e = byName(ref);
+        }
+        if (e == null && seen.containsKey(ref)) {
+            Entity m = mention(seen.get(ref));
+            e = spans(m).isEmpty() ? null : m;
+        }
+        return e;
+    }
+
+    private Entity mention(MemoryView.KnownEntity known) {
+        Entity e = new Entity("e" + nextEntity++, known.name(), type(known.type()), known.description(), known.id());
+        for (String a : known.aliases()) {
+            if (!TextSpans.occurrences(passage.text(), a).isEmpty()) {
+                addAlias(e, a);
+            }
+        }
+        return e;
+    }
+
+    private String knownName(String ref) {
+        MemoryView.KnownEntity known = seen.get(ref);
+        return known == null ? null : known.name();
+    }
+
+    private static void addAlias(Entity e, String alias) {
+        String a = alias.strip();
+        if (!a.isEmpty() && !key(a).equals(key(e.name)) && e.aliases.stream().noneMatch(x -> key(x).equals(key(a)))) {
+            e.aliases.add(a);
+        }
+    }
+
+    private ObjectNode unknownEntity(String ref) {
+        return error("no entity '" + ref + "' is staged, and no search returned it: search memory (search_kg) or"
+                + " create it");
+    }
+
+    private List<Span> spans(Entity e) {
+        return spans(e.name, List.copyOf(e.aliases));
+    }
+
+    private List<Span> spans(String name, List<String> aliases) {
+        List<Span> all = new ArrayList<>(TextSpans.occurrences(passage.text(), name));
+        aliases.forEach(a -> all.addAll(TextSpans.occurrences(passage.text(), a)));
+        return TextSpans.outermost(all);
+    }
+
+    private ObjectNode describe(Entity e) {
+        ObjectNode o = Json.mapper().createObjectNode();
+        o.put("ref", e.ref).put("name", e.name).put("type", e.type.name().toLowerCase(Locale.ROOT));
+        o.put("description", e.description);
+        o.set("aliases", strings(List.copyOf(e.aliases)));
+        if (e.memoryId != null) {
+            o.put("memory_id", e.memoryId);
+        }
+        return o;
+    }
+
+    private ArrayNode openTodos() {
+        ArrayNode out = Json.mapper().createArrayNode();
+        for (Todo t : todos.values()) {
+            if (!t.done()) {
+                out.addObject().put("id", t.id()).put("text", t.text());
+            }
+        }
+        return out;
+    }
+
+    static EntityType type(String name) {
+        if (name == null) {
+            return EntityType.OTHER;
+        }
+        try {
+            return EntityType.valueOf(name.strip().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            return EntityType.OTHER;
+        }
+    }
+
+    static String relationName(String relation) {
+        String r = relation.strip().toLowerCase(Locale.ROOT).replaceAll("\\s+", " ");
+        return r.length() <= 60 ? r : r.substring(0, 60).strip();
+    }
+
+    static String key(String s) {
+        return s.strip().toLowerCase(Locale.ROOT).replaceAll("\\s+", " ");
+    }
+
+    private static int number(String id) {
+        try {
+            return Integer.parseInt(id.substring(1));
+        } catch (RuntimeException e) {
+            return 0;
+        }
+    }
+
+    private static ArrayNode strings(List<String> values) {
+        ArrayNode a = Json.mapper().createArrayNode();
+        values.forEach(a::add);
+        return a;
+    }
+
+    private static String abbreviate(String s, int max) {
+        return s == null || s.length() <= max ? s : s.substring(0, max - 3) + "...";
+    }
+
+    static ObjectNode ok() {
+        return Json.mapper().createObjectNode().put("ok", true);
+    }
+
+    static ObjectNode error(String message) {
+        return Json.mapper().createObjectNode().put("ok", false).put("error", message);
+    }
+}
