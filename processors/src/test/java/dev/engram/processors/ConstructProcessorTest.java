@@ -19,6 +19,7 @@ import dev.engram.schemas.Understanding;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityNames;
+import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StateStores;
@@ -341,5 +342,56 @@ class ConstructProcessorTest {
         assertThat(memory.stores().get(StateStores.MEMORY_ENTITY_OVERRIDES.name()))
                 .hasSize(2);
         assertThat(memory.deadLetters()).hasSize(1);
+    }
+
+    @Test
+    void theAgentsClaimsBecomeReviewItemsWhereResolutionDoesNotBearThemOutAndLeaveWithThePassage() {
+        Memory memory = new Memory("claims", ConstructProcessor.Fault.NONE);
+        UnderstandingEvent.Understood plain = (UnderstandingEvent.Understood) understood(
+                "p1",
+                P1,
+                mention(P1, "Ada Lovelace", EntityType.PERSON),
+                mention(P1, "Charles Babbage", EntityType.PERSON),
+                mention(P1, "London", EntityType.PLACE));
+        Extraction.Construction construction = new Extraction.Construction(
+                Extraction.Construction.AGENT,
+                "",
+                4,
+                9,
+                List.of(
+                        // a merge the rules refuse (a person and a place): review
+                        new Extraction.Claim(Extraction.Claim.SAME_AS, "Charles Babbage", "London", "same one"),
+                        // one they bear out (the same name written differently): nothing to review
+                        new Extraction.Claim(Extraction.Claim.SAME_AS, "Ada Lovelace", "ADA LOVELACE", ""),
+                        // one naming what memory does not hold: review
+                        new Extraction.Claim(Extraction.Claim.SAME_AS, "Ada Lovelace", "Lady Byron", "wife"),
+                        new Extraction.Claim(Extraction.Claim.DELETE_ENTITY, "London (e-123)", "", "not a place"),
+                        new Extraction.Claim(Extraction.Claim.REVIEW, "the Engine", "", "which machine?")));
+        Understanding u = plain.understanding();
+        memory.pipe(new UnderstandingEvent.Understood(
+                plain.passage(),
+                new Understanding(u.extraction().withConstruction(construction), u.embeddings(), u.embedder())));
+
+        Map<String, String> reviews = memory.stores().get(StateStores.MEMORY_REVIEWS.name());
+        assertThat(reviews.values())
+                .hasSize(4)
+                .anySatisfy(r -> assertThat(r)
+                        .contains("\"kind\":\"agent_same_as\"", "Charles Babbage = London")
+                        .contains("entity resolution keeps them apart; the agent's reason: same one"))
+                .anySatisfy(r -> assertThat(r).contains("Ada Lovelace = Lady Byron", "memory holds no entity named"))
+                .anySatisfy(r -> assertThat(r).contains("\"kind\":\"agent_delete_entity\"", "London (e-123)"))
+                .anySatisfy(r -> assertThat(r).contains("\"kind\":\"agent_review\"", "which machine?"));
+        // the merge the rules refused did not happen
+        KeyValueStore<String, EntityRecord> entities =
+                memory.driver.getKeyValueStore(StateStores.MEMORY_ENTITIES.name());
+        String charles = EntityNames.surfaceId(NS, "Charles Babbage", EntityType.PERSON);
+        String london = EntityNames.surfaceId(NS, "London", EntityType.PLACE);
+        assertThat(entities.get(Keys.of(NS, charles)).canonical())
+                .isNotEqualTo(entities.get(Keys.of(NS, london)).canonical());
+
+        memory.pipe(new UnderstandingEvent.Retracted(
+                new PassageEvent.Retraction(NS, "doc", 2, "p1", PassageEvent.Reason.DELETED)));
+        assertThat(memory.stores().getOrDefault(StateStores.MEMORY_REVIEWS.name(), Map.of()))
+                .isEmpty();
     }
 }
