@@ -56,6 +56,10 @@ public final class Meters {
     public static final String LLM_COST = "engram.llm.cost.usd";
     /** LLM calls, by model and outcome (ok, retried, failed). */
     public static final String LLM_CALLS = "engram.llm.calls";
+
+    public static final String AGENT_PASSAGES = "engram.agent.passages";
+    public static final String AGENT_ROUNDS = "engram.agent.rounds";
+    public static final String AGENT_TOOL_CALLS = "engram.agent.tool.calls";
     /** Entities and facts that failed verification (kept for review), by kind. */
     public static final String REJECTED = "engram.verify.rejected";
     /** Entity-resolution pair decisions made, by decision. */
@@ -367,7 +371,7 @@ public final class Meters {
                     ? extraction.usage().prompt()
                     : extraction.usage().completion();
             Counter.builder(LLM_TOKENS)
-                    .description("LLM tokens spent on extraction")
+                    .description("LLM tokens spent on extraction and the agent construction")
                     .tag("namespace", namespace)
                     .tag("model", extraction.model())
                     .tag("kind", kind.tag())
@@ -375,11 +379,41 @@ public final class Meters {
                     .increment(n);
         }
         Counter.builder(LLM_COST)
-                .description("Estimated LLM cost of extraction in US dollars, at the configured prices")
+                .description(
+                        "Estimated LLM cost of extraction and the agent construction in US dollars, at the configured prices")
                 .tag("namespace", namespace)
                 .tag("model", extraction.model())
                 .register(registry)
                 .increment(extraction.usage().costUsd());
+    }
+
+    /**
+     * Counts a passage the construction agent worked on: {@code outcome} {@code agent} when its construction stood,
+     * else the reason it fell back to the deterministic one; and the rounds it took.
+     */
+    public void agentPassage(String namespace, String outcome, int rounds) {
+        Counter.builder(AGENT_PASSAGES)
+                .description("Passages the construction agent worked on, by outcome")
+                .tag("namespace", namespace)
+                .tag("outcome", outcome)
+                .register(registry)
+                .increment();
+        DistributionSummary.builder(AGENT_ROUNDS)
+                .description("Tool-calling rounds per passage of the construction agent")
+                .tag("namespace", namespace)
+                .serviceLevelObjectives(1, 2, 4, 8, 16, 32)
+                .register(registry)
+                .record(rounds);
+    }
+
+    /** Counts one tool call of the construction agent: {@code ok}, {@code error} (refused by the tool) or {@code malformed}. */
+    public void agentToolCall(String tool, String outcome) {
+        Counter.builder(AGENT_TOOL_CALLS)
+                .description("Tool calls of the construction agent, by tool and outcome")
+                .tag("tool", tool)
+                .tag("outcome", outcome)
+                .register(registry)
+                .increment();
     }
 
     /** Counts one LLM call by its outcome. */

@@ -112,6 +112,15 @@ public final class Responses {
     /** {@code GET /v1/namespaces/{ns}/entities?name=}. */
     public record EntitiesByName(String namespace, String name, List<Entity> entities) {}
 
+    /** {@code GET /v1/namespaces/{ns}/entities?like=}: entities nearest a text by meaning, nearest first. */
+    public record EntitiesLike(String namespace, String like, List<Entity> entities) {}
+
+    /** {@code GET /v1/namespaces/{ns}/relations}: the relation types the namespace's facts use. */
+    public record RelationTypes(String namespace, int total, int establishedAfter, List<RelationType> relations) {}
+
+    /** A relation type, the passages it occurs in, and whether it is {@code established} or {@code proposed}. */
+    public record RelationType(String relation, int passages, String status) {}
+
     /** {@code GET /v1/namespaces/{ns}/entities/{id}}: the entity, with its namespace. */
     public record EntityInNamespace(
             String namespace, @JsonUnwrapped Entity entity) {}

@@ -313,6 +313,22 @@ public final class MemoryGraph {
         return facts.size();
     }
 
+    /** The ids of the {@code k} entities whose vectors are nearest {@code q} (an exact scan), nearest first. */
+    public List<String> nearestEntities(float[] q, int k) {
+        double[] scores = new double[entityIds.size()];
+        for (int e = 0; e < scores.length; e++) {
+            float[] v = entityVectors[e];
+            scores[e] = v == null || v.length != q.length ? Double.NEGATIVE_INFINITY : Retrieval.dot(q, v);
+        }
+        List<String> out = new ArrayList<>();
+        for (int e : Retrieval.top(scores, k)) {
+            if (scores[e] > Double.NEGATIVE_INFINITY) {
+                out.add(entityIds.get(e));
+            }
+        }
+        return out;
+    }
+
     /** The index of the entity with this id, or -1. */
     public int entityIndex(String id) {
         return entityIndexById.getOrDefault(id, -1);

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The service configuration, read from {@code ENGRAM_*} environment variables (every one is documented in the
@@ -192,7 +193,8 @@ public record EngramConfig(
             int questionsPerPassage,
             LlmConfig llm,
             UnderstandingWorkers.Settings workers,
-            ExtractionCacheScope cacheScope) {
+            ExtractionCacheScope cacheScope,
+            Agent agent) {
 
         /** The extractor of passages. */
         public enum Kind {
@@ -206,6 +208,39 @@ public record EngramConfig(
             if (kind == Kind.LLM && llm == null) {
                 throw new IllegalArgumentException("llm understanding needs an LLM");
             }
+            if (agent != null && llm == null) {
+                throw new IllegalArgumentException("the agent construction needs an LLM");
+            }
+        }
+    }
+
+    /**
+     * The agent construction ({@code ENGRAM_CONSTRUCTION=agent}): its rounds and token budgets, its concurrency per
+     * namespace, the namespaces it constructs (empty: every one), and the API key it presents to the instance that owns
+     * a namespace when it reads that namespace's memory there (needed only with API keys and several instances).
+     */
+    public record Agent(
+            int maxRounds,
+            long tokensPerPassage,
+            long tokensPerHour,
+            int concurrencyPerNamespace,
+            Set<String> namespaces,
+            String apiKey) {
+        public Agent {
+            namespaces = Set.copyOf(namespaces);
+            apiKey = apiKey == null ? "" : apiKey;
+        }
+
+        /** Whether the agent constructs this namespace. */
+        public boolean constructs(String namespace) {
+            return namespaces.isEmpty() || namespaces.contains(namespace);
+        }
+
+        @Override
+        public String toString() {
+            return "Agent[maxRounds=" + maxRounds + ", tokensPerPassage=" + tokensPerPassage + ", tokensPerHour="
+                    + tokensPerHour + ", concurrencyPerNamespace=" + concurrencyPerNamespace + ", namespaces="
+                    + namespaces + ", apiKey=" + (apiKey.isEmpty() ? "" : "***") + "]";
         }
     }
 
@@ -310,6 +345,22 @@ public record EngramConfig(
         if (kind == Understanding.Kind.LLM && llm == null) {
             throw invalid("ENGRAM_LLM_BASE_URL", "must be set for llm understanding");
         }
+        Agent agent =
+                switch (env.string("ENGRAM_CONSTRUCTION", "deterministic")) {
+                    case "deterministic" -> null;
+                    case "agent" ->
+                        new Agent(
+                                env.integer("ENGRAM_AGENT_MAX_ROUNDS", 12, 1, 100),
+                                env.integer("ENGRAM_AGENT_TOKENS_PER_PASSAGE", 60_000, 1, Integer.MAX_VALUE),
+                                env.integer("ENGRAM_AGENT_TOKENS_PER_HOUR", 2_000_000, 1, Integer.MAX_VALUE),
+                                env.integer("ENGRAM_AGENT_CONCURRENCY", 2, 1, 256),
+                                agentNamespaces(env.string("ENGRAM_AGENT_NAMESPACES", "")),
+                                env.string("ENGRAM_AGENT_API_KEY", ""));
+                    default -> throw invalid("ENGRAM_CONSTRUCTION", "must be 'deterministic' or 'agent'");
+                };
+        if (agent != null && llm == null) {
+            throw invalid("ENGRAM_LLM_BASE_URL", "must be set for the agent construction (ENGRAM_CONSTRUCTION=agent)");
+        }
         Understanding understanding = new Understanding(
                 kind,
                 embedder(env),
@@ -323,7 +374,8 @@ public record EngramConfig(
                     case "namespace" -> ExtractionCacheScope.NAMESPACE;
                     case "global" -> ExtractionCacheScope.GLOBAL;
                     default -> throw invalid("ENGRAM_EXTRACTION_CACHE_SCOPE", "must be 'namespace' or 'global'");
-                });
+                },
+                agent);
         Query query = new Query(
                 new VectorSearch(
                         env.integer("ENGRAM_ANN_MIN_VECTORS", 50_000, 1, Integer.MAX_VALUE),
@@ -425,6 +477,22 @@ public record EngramConfig(
                             + " without authentication");
         }
         return new Security(enabled, keys);
+    }
+
+    /** The comma-separated namespaces of ENGRAM_AGENT_NAMESPACES, each a valid namespace name. */
+    private static Set<String> agentNamespaces(String list) {
+        Set<String> out = new TreeSet<>();
+        for (String ns : list.split(",")) {
+            String n = ns.strip();
+            if (n.isEmpty()) {
+                continue;
+            }
+            if (!n.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,127}")) {
+                throw invalid("ENGRAM_AGENT_NAMESPACES", "lists '" + n + "', which is not a namespace name");
+            }
+            out.add(n);
+        }
+        return out;
     }
 
     /** How a remote model's passages are held, retried and given up on. */

@@ -112,7 +112,8 @@ public final class EngramService implements AutoCloseable {
         OpenAiClient llm = config.understanding().llm() == null
                 ? null
                 : new OpenAiClient(config.understanding().llm(), meters::llmCall);
-        this.understander = given == null ? UnderstanderFactory.create(config, llm) : given;
+        AgentMemory agentMemory = new AgentMemory();
+        this.understander = given == null ? UnderstanderFactory.create(config, llm, agentMemory, meters) : given;
         if (understander instanceof PassageUnderstander passages) {
             meters.embeddingTexts(passages, PassageUnderstander::embedded, PassageUnderstander::reused);
         }
@@ -214,6 +215,13 @@ public final class EngramService implements AutoCloseable {
                 llm == null ? QueryService.Llm.none() : LlmQueries.over(llm),
                 meters,
                 Clock.systemUTC());
+        NamespaceRouter router = new NamespaceRouter(streams, self);
+        agentMemory.bind(
+                queries,
+                router,
+                config.understanding().agent() == null
+                        ? ""
+                        : config.understanding().agent().apiKey());
         this.http = new HttpApi(
                 new InetSocketAddress(config.http().host(), config.http().port()),
                 new Routes(
@@ -236,7 +244,7 @@ public final class EngramService implements AutoCloseable {
                                         ownAddress(config.http().host()), this::httpPort, this::localNamespaces),
                                 new NamespaceDirectory(this::servedNamespaces, this::memoryInstances, self))
                         .table(),
-                new NamespaceRouter(streams, self),
+                router,
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
                 config.http().maxInFlight(),
                 meters);

@@ -107,6 +107,7 @@ final class Routes {
                 namespaced("GET", NS + "/documents/{id}/gist", r -> Reply.ok(queries.gist(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/entities", this::entitiesByName),
                 namespaced("GET", NS + "/entities/{id}", r -> Reply.ok(queries.entity(r.namespace(), entityId(r)))),
+                namespaced("GET", NS + "/relations", this::relationTypes),
                 namespaced("GET", NS + "/reviews", r -> Reply.ok(queries.reviews(r.namespace(), limit(r)))),
                 namespaced("GET", NS + "/merges", r -> Reply.ok(queries.merges(r.namespace(), limit(r)))),
                 new Route("POST", NS + "/merges", Role.ADMIN, true, null, this::command),
@@ -286,8 +287,20 @@ final class Routes {
 
     private Reply entitiesByName(Request r) {
         String name = r.query("name");
+        String like = r.query("like");
+        if (like != null && name != null) {
+            throw ApiException.badRequest("give 'name' or 'like', not both");
+        }
+        if (like != null) {
+            if (like.isBlank() || like.length() > MAX_NAME_CHARS) {
+                throw ApiException.badRequest("'like' must be 1 to " + MAX_NAME_CHARS + " characters");
+            }
+            String limit = r.query("limit");
+            return Reply.ok(
+                    queries.entitiesLike(r.namespace(), like, limit == null ? 10 : bounded(limit, "limit", 100)));
+        }
         if (name == null || name.isBlank()) {
-            throw ApiException.badRequest("query parameter 'name' is required");
+            throw ApiException.badRequest("query parameter 'name' (or 'like') is required");
         }
         if (name.length() > MAX_NAME_CHARS) {
             throw ApiException.badRequest("'name' is longer than " + MAX_NAME_CHARS + " characters");
@@ -321,6 +334,26 @@ final class Routes {
             throw ApiException.badRequest("entity id must be 32 lowercase hex digits");
         }
         return id;
+    }
+
+    private Reply relationTypes(Request r) {
+        String after = r.query("established_after");
+        return Reply.ok(queries.relationTypes(
+                r.namespace(), limit(r), after == null ? 3 : bounded(after, "established_after", 1000)));
+    }
+
+    /** An integer query parameter from 1 to {@code max}. */
+    private static int bounded(String value, String name, int max) {
+        int n;
+        try {
+            n = Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            n = 0;
+        }
+        if (n < 1 || n > max) {
+            throw ApiException.badRequest("'" + name + "' must be an integer from 1 to " + max);
+        }
+        return n;
     }
 
     /** The {@code limit} query parameter: 1 to 1000, 100 when absent. */

@@ -8,12 +8,18 @@ import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
+import dev.engram.understanding.agent.ConstructionAgent;
+import dev.engram.understanding.agent.MemoryView;
 import dev.engram.understanding.llm.LlmConfig;
 import dev.engram.understanding.llm.LlmExtractor;
 import dev.engram.understanding.llm.OpenAiClient;
 import dev.engram.understanding.llm.OpenAiEmbedder;
+import java.time.Clock;
 
-/** Builds the understanding the configuration asks for: embedded rules, or an LLM over an OpenAI-compatible API. */
+/**
+ * Builds the understanding the configuration asks for: embedded rules, or an LLM over an OpenAI-compatible API; and,
+ * with {@code ENGRAM_CONSTRUCTION=agent}, the construction agent over either.
+ */
 public final class UnderstanderFactory {
 
     private UnderstanderFactory() {}
@@ -21,28 +27,50 @@ public final class UnderstanderFactory {
     /** The understanding of a tool that runs no service (benchmarks): its own LLM client when it needs one. */
     public static Understander create(EngramConfig config, Meters meters) {
         LlmConfig llm = config.understanding().llm();
-        return create(config, llm == null ? null : new OpenAiClient(llm, meters::llmCall));
+        return create(config, llm == null ? null : new OpenAiClient(llm, meters::llmCall), MemoryView.EMPTY, meters);
     }
 
     /**
      * @param client the process's one LLM client (null without an LLM); the understanding uses it when its kind is
-     *     {@code llm}
+     *     {@code llm}, and the agent construction when it is on
+     * @param memory what the agent construction reads of a namespace's memory
      */
-    public static Understander create(EngramConfig config, OpenAiClient client) {
-        if (config.understanding().kind() == EngramConfig.Understanding.Kind.LLM) {
-            Extractor extractor =
-                    new LlmExtractor(client, config.understanding().questionsPerPassage());
-            Embedder embedder = config.understanding().llm().embeddingModel().isEmpty()
-                    ? localEmbedder(config)
-                    : new OpenAiEmbedder(client, config.understanding().llm().embeddingModel());
-            return new PassageUnderstander(
-                    extractor, embedder, true, config.understanding().embedReuseTexts());
+    public static Understander create(EngramConfig config, OpenAiClient client, MemoryView memory, Meters meters) {
+        EngramConfig.Understanding u = config.understanding();
+        Extractor extractor = u.kind() == EngramConfig.Understanding.Kind.LLM
+                ? new LlmExtractor(client, u.questionsPerPassage())
+                : new RuleExtractor(new EnglishNlp(), u.questionsPerPassage());
+        if (u.agent() != null) {
+            EngramConfig.Agent a = u.agent();
+            extractor = new ConstructionAgent(
+                    client,
+                    extractor,
+                    memory,
+                    new ConstructionAgent.Settings(
+                            a.maxRounds(),
+                            3,
+                            a.tokensPerPassage(),
+                            a.tokensPerHour(),
+                            a.concurrencyPerNamespace(),
+                            a::constructs),
+                    new ConstructionAgent.Listener() {
+                        @Override
+                        public void passage(String namespace, String outcome, int rounds) {
+                            meters.agentPassage(namespace, outcome, rounds);
+                        }
+
+                        @Override
+                        public void toolCall(String tool, String outcome) {
+                            meters.agentToolCall(tool, outcome);
+                        }
+                    },
+                    Clock.systemUTC());
         }
-        return new PassageUnderstander(
-                new RuleExtractor(new EnglishNlp(), config.understanding().questionsPerPassage()),
-                localEmbedder(config),
-                true,
-                config.understanding().embedReuseTexts());
+        Embedder embedder = u.kind() == EngramConfig.Understanding.Kind.LLM
+                        && !u.llm().embeddingModel().isEmpty()
+                ? new OpenAiEmbedder(client, u.llm().embeddingModel())
+                : localEmbedder(config);
+        return new PassageUnderstander(extractor, embedder, true, u.embedReuseTexts());
     }
 
     private static Embedder localEmbedder(EngramConfig config) {

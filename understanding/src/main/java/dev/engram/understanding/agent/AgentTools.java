@@ -104,7 +104,7 @@ final class AgentTools {
         }
         try {
             return new Answer(call.name(), run(stage, call.name(), args, progress), false);
-        } catch (LlmException e) {
+        } catch (LlmException | MemoryView.Unavailable e) {
             throw e;
         } catch (RuntimeException e) {
             // a tool that fails (memory unreachable, ...) is an observation: the agent may try again or go on

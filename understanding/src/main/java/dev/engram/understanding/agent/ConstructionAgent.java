@@ -37,6 +37,8 @@ import org.slf4j.LoggerFactory;
  * and hyperedges come from the deterministic extractor ({@code base}), which also gives the whole extraction whenever
  * the agent cannot: the LLM refused or failed after its retries, the tool calls stayed malformed, the rounds ran out,
  * or the namespace's token budget is spent. The extraction's {@link Extraction.Construction} says which, and why.
+ * While memory cannot be read ({@link MemoryView.Unavailable}) the passage is not constructed at all, but tried again
+ * later, as after an LLM's 503.
  * Nothing the agent staged is written unless it finished: a crash or a failure mid-loop leaves no partial writes.
  */
 public final class ConstructionAgent implements Extractor {
@@ -169,7 +171,12 @@ public final class ConstructionAgent implements Extractor {
             throw new LlmException("interrupted while waiting for an agent slot", -1, e);
         }
         try {
+            memory.ensureReadable(ns);
             return loop(passage, deterministic);
+        } catch (MemoryView.Unavailable e) {
+            // no construction without reading memory first: the passage waits and is tried again, like a 503
+            throw new LlmException(
+                    "the memory of namespace '" + ns + "' cannot be read yet: " + e.getMessage(), 503, e);
         } finally {
             slots.release();
         }
@@ -313,7 +320,10 @@ public final class ConstructionAgent implements Extractor {
                 deterministic.relations(),
                 deterministic.questions(),
                 deterministic.extractor(),
-                deterministic.model(),
+                // the tokens the agent spent are accounted under its model
+                deterministic.model() == null && spent.prompt() + spent.completion() > 0
+                        ? client.config().model()
+                        : deterministic.model(),
                 deterministic.usage().plus(spent),
                 c);
     }

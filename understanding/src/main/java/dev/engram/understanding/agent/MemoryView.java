@@ -24,8 +24,25 @@ public interface MemoryView {
         }
     }
 
+    /**
+     * Memory cannot be read right now (the instance is starting or rebalancing, the namespace's owner does not answer):
+     * the agent does not construct without it, and the passage is tried again later.
+     */
+    final class Unavailable extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        public Unavailable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** A relation type of the namespace and in how many passages it occurs. */
     record RelationType(String relation, int passages) {}
+
+    /**
+     * Throws {@link Unavailable} when the namespace's memory cannot be read now; the agent asks before it spends a token.
+     */
+    default void ensureReadable(String namespace) {}
 
     /** Entities whose name or an alias is {@code name} (case, punctuation and articles aside). */
     List<KnownEntity> entitiesNamed(String namespace, String name, int limit);

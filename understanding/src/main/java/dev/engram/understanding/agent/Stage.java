@@ -228,8 +228,11 @@ final class Stage {
         if (e == null) {
             e = attachedTo(ref);
         }
+        MemoryView.KnownEntity known = e == null ? known(ref) : null;
+        if (known != null) {
+            e = attachedTo(known.id());
+        }
         if (e == null) {
-            MemoryView.KnownEntity known = seen.get(ref);
             if (known == null) {
                 return unknownEntity(ref);
             }
@@ -276,29 +279,35 @@ final class Stage {
         if (keep != null && keep == merge) {
             return error("an entity cannot be merged with itself");
         }
-        boolean twoOfMemory = keep != null && merge != null && keep.memoryId != null && merge.memoryId != null;
-        if (keep != null && merge != null && !twoOfMemory) {
-            // one of them is new: fold it into the other, which keeps the name memory knows it by
-            Entity into = merge.memoryId != null ? merge : keep;
-            Entity from = into == keep ? merge : keep;
-            if (!key(from.name).equals(key(into.name))) {
-                into.aliases.add(from.name);
+        boolean compatible = keep == null
+                || merge == null
+                || keep.type == EntityType.OTHER
+                || merge.type == EntityType.OTHER
+                || keep.type == merge.type;
+        if (keep != null && merge != null && keep.memoryId == null && merge.memoryId == null && compatible) {
+            // two entities this paragraph created: one, under the name kept
+            if (!key(merge.name).equals(key(keep.name))) {
+                keep.aliases.add(merge.name);
             }
-            from.aliases.forEach(a -> addAlias(into, a));
-            if (into.description.isEmpty()) {
-                into.description = from.description;
+            merge.aliases.forEach(a -> addAlias(keep, a));
+            if (keep.description.isEmpty()) {
+                keep.description = merge.description;
             }
-            entities.remove(from.ref);
+            if (keep.type == EntityType.OTHER) {
+                keep.type = merge.type;
+            }
+            entities.remove(merge.ref);
             for (Relation r : relations.values()) {
-                r.head = r.head == from ? into : r.head;
-                r.tail = r.tail == from ? into : r.tail;
+                r.head = r.head == merge ? keep : r.head;
+                r.tail = r.tail == merge ? keep : r.tail;
             }
             relations.values().removeIf(r -> r.head == r.tail);
-            return ok().put("ref", into.ref).set("entity", describe(into));
+            return ok().put("ref", keep.ref).set("entity", describe(keep));
         }
-        // memory holds at least one of them apart: the paragraph's evidence becomes an alias where it can be, and the
-        // rules of memory decide; a refusal becomes a review item
-        if (keep != null) {
+        // memory holds one of them, or their types differ: the rules of memory decide, never the stage. The kept
+        // entity declares the other name as an alias (the evidence resolution weighs) when their types agree, and a
+        // claim asks the memory step to check the outcome; a merge it does not make becomes a review item
+        if (keep != null && compatible) {
             entities.putIfAbsent(keep.ref, keep);
             addAlias(keep, mergeName);
         }
@@ -518,8 +527,13 @@ final class Stage {
         if (e == null) {
             e = byName(ref);
         }
-        if (e == null && seen.containsKey(ref)) {
-            Entity m = mention(seen.get(ref));
+        MemoryView.KnownEntity known = e == null ? known(ref) : null;
+        if (known != null) {
+            Entity attached = attachedTo(known.id());
+            if (attached != null) {
+                return attached;
+            }
+            Entity m = mention(known);
             e = spans(m).isEmpty() ? null : m;
         }
         return e;
@@ -536,8 +550,20 @@ final class Stage {
     }
 
     private String knownName(String ref) {
-        MemoryView.KnownEntity known = seen.get(ref);
+        MemoryView.KnownEntity known = known(ref);
         return known == null ? null : known.name();
+    }
+
+    /** An entity a search returned, by its id, or by its name when one entity found has that name. */
+    private MemoryView.KnownEntity known(String ref) {
+        MemoryView.KnownEntity byId = seen.get(ref);
+        if (byId != null) {
+            return byId;
+        }
+        List<MemoryView.KnownEntity> named = seen.values().stream()
+                .filter(e -> key(e.name()).equals(key(ref)))
+                .toList();
+        return named.size() == 1 ? named.get(0) : null;
     }
 
     private static void addAlias(Entity e, String alias) {

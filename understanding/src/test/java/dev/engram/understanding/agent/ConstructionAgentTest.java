@@ -1,6 +1,7 @@
 package dev.engram.understanding.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -11,8 +12,10 @@ import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Schemas;
 import dev.engram.schemas.Span;
 import dev.engram.understanding.Extractor;
+import dev.engram.understanding.Understander;
 import dev.engram.understanding.llm.FakeOpenAiServer;
 import dev.engram.understanding.llm.LlmConfig;
+import dev.engram.understanding.llm.LlmException;
 import dev.engram.understanding.llm.OpenAiClient;
 import java.io.IOException;
 import java.time.Clock;
@@ -41,6 +44,7 @@ class ConstructionAgentTest {
     private final Map<String, Integer> outcomes = new ConcurrentHashMap<>();
     private final Map<String, Integer> tools = new ConcurrentHashMap<>();
     private final AtomicInteger memoryFailures = new AtomicInteger();
+    private volatile boolean memoryUnavailable;
 
     @AfterEach
     void stop() {
@@ -51,6 +55,9 @@ class ConstructionAgentTest {
     private final MemoryView memory = new MemoryView() {
         @Override
         public List<KnownEntity> entitiesNamed(String namespace, String name, int limit) {
+            if (memoryUnavailable) {
+                throw new Unavailable("the instance is rebalancing", null);
+            }
             if (memoryFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new IllegalStateException("the namespace's owner did not answer");
             }
@@ -61,6 +68,13 @@ class ConstructionAgentTest {
                     List.of(new KnownEntity("ent-lovelace-old", "Ada Lovelace", "person", "mathematician", List.of()));
                 default -> List.of();
             };
+        }
+
+        @Override
+        public void ensureReadable(String namespace) {
+            if (memoryUnavailable) {
+                throw new Unavailable("the instance is rebalancing", null);
+            }
         }
 
         @Override
@@ -260,6 +274,19 @@ class ConstructionAgentTest {
         assertThat(answers.get(1)).contains("the tool failed: the namespace's owner did not answer");
         // a search that failed does not count as searched: creating is refused until one answers
         assertThat(answers.get(2)).contains("search memory for 'Ada Lovelace' first");
+    }
+
+    @Test
+    void memoryThatCannotBeReadYetMakesThePassageWaitInsteadOfConstructingBlind() {
+        memoryUnavailable = true;
+        replay("failing-1");
+
+        assertThatThrownBy(() -> agent().extract(passage("wiki", "ada", 0)))
+                .isInstanceOfSatisfying(
+                        LlmException.class, e -> assertThat(e.retryable()).isTrue())
+                .hasMessageContaining("the memory of namespace 'wiki' cannot be read yet");
+        assertThat(Understander.transientFailure(new RuntimeException("wrapped", new LlmException("x", 503, null))))
+                .isTrue();
     }
 
     @Test
