@@ -224,6 +224,7 @@ public record EngramConfig(
             long tokensPerPassage,
             long tokensPerHour,
             int concurrencyPerNamespace,
+            int transientAttempts,
             Set<String> namespaces,
             String apiKey) {
         public Agent {
@@ -239,7 +240,8 @@ public record EngramConfig(
         @Override
         public String toString() {
             return "Agent[maxRounds=" + maxRounds + ", tokensPerPassage=" + tokensPerPassage + ", tokensPerHour="
-                    + tokensPerHour + ", concurrencyPerNamespace=" + concurrencyPerNamespace + ", namespaces="
+                    + tokensPerHour + ", concurrencyPerNamespace=" + concurrencyPerNamespace + ", transientAttempts="
+                    + transientAttempts + ", namespaces="
                     + namespaces + ", apiKey=" + (apiKey.isEmpty() ? "" : "***") + "]";
         }
     }
@@ -354,6 +356,7 @@ public record EngramConfig(
                                 env.integer("ENGRAM_AGENT_TOKENS_PER_PASSAGE", 60_000, 1, Integer.MAX_VALUE),
                                 env.integer("ENGRAM_AGENT_TOKENS_PER_HOUR", 2_000_000, 1, Integer.MAX_VALUE),
                                 env.integer("ENGRAM_AGENT_CONCURRENCY", 2, 1, 256),
+                                env.integer("ENGRAM_AGENT_TRANSIENT_ATTEMPTS", 5, 0, 1000),
                                 agentNamespaces(env.string("ENGRAM_AGENT_NAMESPACES", "")),
                                 env.string("ENGRAM_AGENT_API_KEY", ""));
                     default -> throw invalid("ENGRAM_CONSTRUCTION", "must be 'deterministic' or 'agent'");

@@ -26,6 +26,11 @@ public final class UnderstanderFactory {
 
     /** The understanding of a tool that runs no service (benchmarks): its own LLM client when it needs one. */
     public static Understander create(EngramConfig config, Meters meters) {
+        if (config.understanding().agent() != null) {
+            throw new IllegalArgumentException(
+                    "invalid configuration: the agent construction (ENGRAM_CONSTRUCTION=agent)"
+                            + " reads the namespace's memory, so it runs in the service only");
+        }
         LlmConfig llm = config.understanding().llm();
         return create(config, llm == null ? null : new OpenAiClient(llm, meters::llmCall), MemoryView.EMPTY, meters);
     }
@@ -52,6 +57,7 @@ public final class UnderstanderFactory {
                             a.tokensPerPassage(),
                             a.tokensPerHour(),
                             a.concurrencyPerNamespace(),
+                            a.transientAttempts(),
                             a::constructs),
                     new ConstructionAgent.Listener() {
                         @Override

@@ -3,6 +3,7 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.engram.metrics.Meters;
 import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.query.VectorSearch;
 import dev.engram.understanding.LocalModel;
@@ -222,6 +223,48 @@ class EngramConfigTest {
                 .hasMessageContaining("ENGRAM_LLM_MODEL");
         assertThatThrownBy(() -> from(Map.of("ENGRAM_UNDERSTANDING", "magic")))
                 .hasMessageContaining("ENGRAM_UNDERSTANDING");
+    }
+
+    @Test
+    void readsTheAgentConstructionSettings() {
+        EngramConfig c = from(Map.of(
+                "ENGRAM_CONSTRUCTION", "agent",
+                "ENGRAM_LLM_BASE_URL", "http://localhost:11434/v1",
+                "ENGRAM_LLM_MODEL", "qwen2.5:7b-instruct",
+                "ENGRAM_AGENT_NAMESPACES", " wiki, news ,",
+                "ENGRAM_AGENT_TOKENS_PER_HOUR", "50000",
+                "ENGRAM_AGENT_API_KEY", "secret-reader-key"));
+
+        EngramConfig.Agent agent = c.understanding().agent();
+        assertThat(c.understanding().kind())
+                .as("the base extractor")
+                .isEqualTo(EngramConfig.Understanding.Kind.EMBEDDED);
+        assertThat(agent.namespaces()).containsExactlyInAnyOrder("wiki", "news");
+        assertThat(agent.constructs("wiki")).isTrue();
+        assertThat(agent.constructs("other")).isFalse();
+        assertThat(agent.tokensPerHour()).isEqualTo(50_000);
+        assertThat(agent.maxRounds()).isEqualTo(12);
+        assertThat(agent.transientAttempts()).isEqualTo(5);
+        assertThat(agent.toString()).doesNotContain("secret");
+        assertThat(from(Map.of()).understanding().agent()).as("off by default").isNull();
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_CONSTRUCTION", "agent")))
+                .hasMessageContaining("ENGRAM_LLM_BASE_URL");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_CONSTRUCTION", "magic")))
+                .hasMessageContaining("ENGRAM_CONSTRUCTION");
+        assertThatThrownBy(() -> from(Map.of(
+                        "ENGRAM_CONSTRUCTION", "agent",
+                        "ENGRAM_LLM_BASE_URL", "http://x/v1",
+                        "ENGRAM_LLM_MODEL", "m",
+                        "ENGRAM_AGENT_NAMESPACES", "ok,../etc")))
+                .hasMessageContaining("ENGRAM_AGENT_NAMESPACES");
+        assertThatThrownBy(() -> UnderstanderFactory.create(
+                        from(Map.of(
+                                "ENGRAM_CONSTRUCTION", "agent",
+                                "ENGRAM_LLM_BASE_URL", "http://x/v1",
+                                "ENGRAM_LLM_MODEL", "m")),
+                        Meters.detached()))
+                .as("outside the service the agent would read no memory")
+                .hasMessageContaining("runs in the service only");
     }
 
     @Test

@@ -185,6 +185,28 @@ class EngramServiceIT {
     }
 
     @Test
+    void findsEntitiesByMeaningAndListsTheNamespacesRelationTypes() {
+        String ns = base + "/v1/namespaces/" + NS;
+        ItSupport.Response like = get(ns + "/entities?like=Bletchley%20Park&limit=3");
+
+        assertThat(like.status()).isEqualTo(200);
+        assertThat(like.body().path("like").asText()).isEqualTo("Bletchley Park");
+        assertThat(like.body().path("entities")).hasSizeBetween(1, 3);
+        assertThat(like.body().path("entities").get(0).path("name").asText()).isEqualTo("Bletchley Park");
+        assertThat(get(ns + "/entities?like=x&name=y").status()).isEqualTo(400);
+        assertThat(get(ns + "/entities?like=x&limit=101").status()).isEqualTo(400);
+        assertThat(get(ns + "/entities?like=").status()).isEqualTo(400);
+
+        JsonNode relations = get(ns + "/relations?established_after=1").body();
+        assertThat(relations.path("established_after").asInt()).isEqualTo(1);
+        assertThat(relations.path("relations")).isNotEmpty();
+        assertThat(relations.path("relations").findValuesAsText("status")).containsOnly("established");
+        assertThat(get(ns + "/relations?established_after=0").status()).isEqualTo(400);
+        assertThat(get(ns + "/relations?limit=many").status()).isEqualTo(400);
+        assertThat(get(base + "/v1/namespaces/nothing-here/relations").status()).isEqualTo(404);
+    }
+
+    @Test
     void resolvesAnAcronymAndShowsTheMergeWithItsEvidenceAndProvenance() {
         String documents = service.topics().documents().name();
         send(producer, documents, "navy", upsert(NS, "navy", "Navy", "The United States Navy commissioned ships."));

@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * <p>It is an {@link Extractor}: the stream runs it off its threads and outside its transactions, and caches its
  * outcome like an LLM extraction, so a replay never pays for the loop twice. The passage's memory, utility questions
  * and hyperedges come from the deterministic extractor ({@code base}), which also gives the whole extraction whenever
- * the agent cannot: the LLM refused or failed after its retries, the tool calls stayed malformed, the rounds ran out,
- * or the namespace's token budget is spent. The extraction's {@link Extraction.Construction} says which, and why.
+ * the agent cannot: the LLM refused the call (a 4xx), stayed rate-limited or unreachable through
+ * {@link Settings#transientAttempts} tries of the passage (before that the passage waits and is tried again:
+ * backpressure), the tool calls stayed malformed, the rounds ran out, or the token budget is spent. The extraction's {@link Extraction.Construction} says which, and why.
  * While memory cannot be read ({@link MemoryView.Unavailable}) the passage is not constructed at all, but tried again
  * later, as after an LLM's 503.
  * Nothing the agent staged is written unless it finished: a crash or a failure mid-loop leaves no partial writes.
@@ -54,6 +55,8 @@ public final class ConstructionAgent implements Extractor {
      * @param tokensPerPassage most tokens one passage's loop may take
      * @param tokensPerHour most tokens a namespace's loops may take per hour
      * @param concurrencyPerNamespace most loops of one namespace at once
+     * @param transientAttempts how many times a passage is tried again while the model is rate-limited or unreachable
+     *     (each time after the stream's backoff) before it falls back
      * @param inAgentMode which namespaces the agent constructs (the others get {@code base} alone)
      */
     public record Settings(
@@ -62,13 +65,15 @@ public final class ConstructionAgent implements Extractor {
             long tokensPerPassage,
             long tokensPerHour,
             int concurrencyPerNamespace,
+            int transientAttempts,
             Predicate<String> inAgentMode) {
         public Settings {
             if (maxRounds < 1 || maxMalformedRounds < 1 || tokensPerPassage < 1 || tokensPerHour < 1) {
                 throw new IllegalArgumentException("agent rounds and token budgets must be positive");
             }
-            if (concurrencyPerNamespace < 1) {
-                throw new IllegalArgumentException("agent concurrency per namespace must be positive");
+            if (concurrencyPerNamespace < 1 || transientAttempts < 0) {
+                throw new IllegalArgumentException(
+                        "agent concurrency must be positive and its transient attempts not negative");
             }
             Objects.requireNonNull(inAgentMode, "inAgentMode");
         }
@@ -97,6 +102,7 @@ public final class ConstructionAgent implements Extractor {
         ROUNDS("rounds"),
         MALFORMED("malformed"),
         LLM("llm_error"),
+        UNAVAILABLE("llm_unavailable"),
         BUSY("busy");
 
         final String tag;
@@ -118,6 +124,14 @@ public final class ConstructionAgent implements Extractor {
     private final Map<String, Stage.Carry> carries = new LinkedHashMap<>(256, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Stage.Carry> eldest) {
+            return size() > 10_000;
+        }
+    };
+
+    /** Transient failures so far per passage version (namespace, passage, content hash); bounded. */
+    private final Map<String, Integer> transientFailures = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
             return size() > 10_000;
         }
     };
@@ -218,10 +232,14 @@ public final class ConstructionAgent implements Extractor {
             try {
                 reply = client.converse(turns, AgentTools.definitions());
             } catch (LlmException e) {
+                if (e.retryable() && unavailableAgain(passage) < settings.transientAttempts()) {
+                    // backpressure: the model is rate-limited or away; the passage waits and is tried again
+                    throw e;
+                }
                 return fallback(
                         passage,
                         deterministic,
-                        Fallback.LLM,
+                        e.retryable() ? Fallback.UNAVAILABLE : Fallback.LLM,
                         e.getMessage(),
                         round - 1,
                         calls,
@@ -295,6 +313,16 @@ public final class ConstructionAgent implements Extractor {
                 settings.maxRounds(),
                 calls,
                 usage(prompt, completion));
+    }
+
+    /** Counts one more transient failure of this passage version; returns the failures before this one. */
+    private int unavailableAgain(PassageEvent.Upsert p) {
+        String key = p.namespace() + "\u0000" + p.passageId() + "\u0000" + p.contentHash();
+        synchronized (transientFailures) {
+            int before = transientFailures.getOrDefault(key, 0);
+            transientFailures.put(key, before + 1);
+            return before;
+        }
     }
 
     private Extraction fallback(

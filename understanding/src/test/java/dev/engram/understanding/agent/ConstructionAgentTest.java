@@ -127,7 +127,7 @@ class ConstructionAgentTest {
                 BASE,
                 memory,
                 new ConstructionAgent.Settings(
-                        rounds, 3, tokensPerPassage, tokensPerHour, 2, ns -> !ns.equals("plain")),
+                        rounds, 3, tokensPerPassage, tokensPerHour, 2, 2, ns -> !ns.equals("plain")),
                 new ConstructionAgent.Listener() {
                     @Override
                     public void passage(String namespace, String outcome, int r) {
@@ -285,8 +285,46 @@ class ConstructionAgentTest {
                 .isInstanceOfSatisfying(
                         LlmException.class, e -> assertThat(e.retryable()).isTrue())
                 .hasMessageContaining("the memory of namespace 'wiki' cannot be read yet");
-        assertThat(Understander.transientFailure(new RuntimeException("wrapped", new LlmException("x", 503, null))))
-                .isTrue();
+        assertThat(server.requests())
+                .as("no token spent before memory can be read")
+                .isEmpty();
+    }
+
+    @Test
+    void memoryThatGoesAwayMidLoopMakesThePassageWaitToo() {
+        replay("failing-1");
+        MemoryView away = new MemoryView() {
+            @Override
+            public List<KnownEntity> entitiesNamed(String namespace, String name, int limit) {
+                throw new Unavailable("the owner did not answer", null);
+            }
+
+            @Override
+            public List<KnownEntity> entitiesLike(String namespace, String text, int limit) {
+                return List.of();
+            }
+
+            @Override
+            public List<KnownPassage> related(String namespace, String query, int limit) {
+                return List.of();
+            }
+
+            @Override
+            public List<RelationType> relationTypes(String namespace, int limit) {
+                return List.of();
+            }
+        };
+        LlmConfig config = new LlmConfig(server.baseUrl(), "test-model", "", Duration.ofSeconds(5), 0, 4, 1.0, 2.0, "");
+        ConstructionAgent agent = new ConstructionAgent(
+                new OpenAiClient(config, (m, o) -> {}),
+                BASE,
+                away,
+                new ConstructionAgent.Settings(12, 3, 100_000, 1_000_000, 2, 2, ns -> true),
+                ConstructionAgent.Listener.NONE,
+                Clock.systemUTC());
+
+        assertThatThrownBy(() -> agent.extract(passage("wiki", "ada", 0)))
+                .satisfies(e -> assertThat(Understander.transientFailure(e)).isTrue());
     }
 
     @Test
@@ -352,6 +390,7 @@ class ConstructionAgentTest {
 
         Extraction spent = agent.extract(passage("wiki", "ada", 0));
         Extraction next = agent.extract(passage("wiki", "ada", 1));
+        server.enqueue(FakeOpenAiServer.Reply.status(400, "error-400.json"));
         Extraction otherNamespace = agent.extract(passage("other", "ada", 1));
 
         assertThat(spent.construction().reason()).startsWith("rounds:");
@@ -373,6 +412,23 @@ class ConstructionAgentTest {
         assertThat(x.construction().mode()).isEqualTo("fallback");
         assertThat(x.construction().reason()).startsWith("llm_error: HTTP 400");
         assertThat(x.entities()).extracting(Extraction.Entity::name).containsExactly("Charles Babbage");
+    }
+
+    @Test
+    void aRateLimitedModelMakesThePassageWaitThenFallsBackAfterItsAttempts() {
+        ConstructionAgent agent = agent();
+        for (int attempt = 0; attempt < 2; attempt++) {
+            server.enqueue(FakeOpenAiServer.Reply.status(429, "error-429.json"));
+            assertThatThrownBy(() -> agent.extract(passage("wiki", "ada", 0)))
+                    .as("backpressure: the passage is tried again later")
+                    .satisfies(e -> assertThat(Understander.transientFailure(e)).isTrue());
+        }
+        server.enqueue(FakeOpenAiServer.Reply.status(429, "error-429.json"));
+
+        Extraction x = agent.extract(passage("wiki", "ada", 0));
+
+        assertThat(x.construction().reason()).startsWith("llm_unavailable: ").contains("HTTP 429");
+        assertThat(outcomes).containsEntry("llm_unavailable", 1);
     }
 
     @Test
