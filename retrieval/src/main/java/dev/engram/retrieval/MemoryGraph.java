@@ -313,18 +313,11 @@ public final class MemoryGraph {
         return facts.size();
     }
 
-    /** The ids of the {@code k} entities whose vectors are nearest {@code q} (an exact scan), nearest first. */
+    /** The ids of the {@code k} entities whose vectors are nearest {@code q}, nearest first. */
     public List<String> nearestEntities(float[] q, int k) {
-        double[] scores = new double[entityIds.size()];
-        for (int e = 0; e < scores.length; e++) {
-            float[] v = entityVectors[e];
-            scores[e] = v == null || v.length != q.length ? Double.NEGATIVE_INFINITY : Retrieval.dot(q, v);
-        }
         List<String> out = new ArrayList<>();
-        for (int e : Retrieval.top(scores, k)) {
-            if (scores[e] > Double.NEGATIVE_INFINITY) {
-                out.add(entityIds.get(e));
-            }
+        for (Retrieval.Scored s : entitySearch.nearest(q, k)) {
+            out.add(entityIds.get(s.passage()));
         }
         return out;
     }

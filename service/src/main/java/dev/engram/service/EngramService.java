@@ -98,6 +98,8 @@ public final class EngramService implements AutoCloseable {
     private final ReadProgress readProgress;
 
     private final MirrorClients mirrors;
+    /** What the agent construction reads of memory. */
+    private final AgentMemory agentMemory;
 
     private EngramService(EngramConfig config, Understander given) throws IOException {
         this.config = config;
@@ -112,7 +114,7 @@ public final class EngramService implements AutoCloseable {
         OpenAiClient llm = config.understanding().llm() == null
                 ? null
                 : new OpenAiClient(config.understanding().llm(), meters::llmCall);
-        AgentMemory agentMemory = new AgentMemory();
+        this.agentMemory = new AgentMemory();
         this.understander = given == null ? UnderstanderFactory.create(config, llm, agentMemory, meters) : given;
         if (understander instanceof PassageUnderstander passages) {
             meters.embeddingTexts(passages, PassageUnderstander::embedded, PassageUnderstander::reused);
@@ -310,6 +312,11 @@ public final class EngramService implements AutoCloseable {
 
     public KafkaStreams streams() {
         return streams;
+    }
+
+    /** The agent construction's view of memory (for tests of reads that cross instances). */
+    AgentMemory agentMemory() {
+        return agentMemory;
     }
 
     public int httpPort() {

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.topology.Understanders;
+import dev.engram.understanding.agent.MemoryView;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -68,7 +69,17 @@ class TwoInstancesIT {
                 "ENGRAM_AUTH",
                 "required",
                 "ENGRAM_API_KEYS",
-                "admin:*:" + ROOT + ";read:" + namespaces.get(0) + ":" + TENANT);
+                "admin:*:" + ROOT + ";read:" + namespaces.get(0) + ":" + TENANT,
+                // the agent construction's reads of another instance's namespaces present this key (the
+                // understanding here is the embedded one: the model is never called)
+                "ENGRAM_CONSTRUCTION",
+                "agent",
+                "ENGRAM_LLM_BASE_URL",
+                "http://127.0.0.1:9/v1",
+                "ENGRAM_LLM_MODEL",
+                "unused",
+                "ENGRAM_AGENT_API_KEY",
+                ROOT);
         EngramConfig configA = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateA, PARTITIONS, keys);
         EngramConfig configB = ItSupport.config(broker.bootstrapServers(), id, id + ".", stateB, PARTITIONS, keys);
         try (EngramService a = EngramService.start(configA, Understanders.embedded());
@@ -96,9 +107,18 @@ class TwoInstancesIT {
                                 "d2",
                                 "Markets of " + ns,
                                 "The market of " + ns + " sells spices, textiles and copper pots."));
+                send(
+                        producer,
+                        a.topics().documents().name(),
+                        "d3",
+                        upsert(
+                                ns,
+                                "d3",
+                                "Visitors",
+                                "Charles Babbage bought copper pots from Ada Lovelace in London."));
             }
             for (String ns : namespaces) {
-                awaitVerified(baseA, ns, List.of("d1", "d2"), ROOT);
+                awaitVerified(baseA, ns, List.of("d1", "d2", "d3"), ROOT);
             }
 
             Set<String> servers = new HashSet<>();
@@ -119,6 +139,31 @@ class TwoInstancesIT {
                     .as("both instances own namespaces, so some answers were forwarded")
                     .containsExactlyInAnyOrder(
                             configA.http().applicationServer(), configB.http().applicationServer());
+
+            // The agent construction reads a namespace's memory where it lives: in its own stores on the owner, over
+            // the owner's API (with its key) on the other instance; both read the same.
+            for (String ns : namespaces) {
+                a.agentMemory().ensureReadable(ns);
+                b.agentMemory().ensureReadable(ns);
+                List<MemoryView.KnownPassage> related = a.agentMemory().related(ns, "Where can I buy spices?", 2);
+                assertThat(related)
+                        .as(ns)
+                        .isNotEmpty()
+                        .isEqualTo(b.agentMemory().related(ns, "Where can I buy spices?", 2));
+                assertThat(related.get(0).documentId()).isEqualTo("d2");
+                List<MemoryView.KnownEntity> like = a.agentMemory().entitiesLike(ns, "Charles Babbage", 3);
+                assertThat(like).as(ns).isNotEmpty().isEqualTo(b.agentMemory().entitiesLike(ns, "Charles Babbage", 3));
+                String name = like.get(0).name();
+                assertThat(name).isEqualTo("Charles Babbage");
+                assertThat(a.agentMemory().entitiesNamed(ns, name, 5))
+                        .isNotEmpty()
+                        .isEqualTo(b.agentMemory().entitiesNamed(ns, name, 5));
+                assertThat(a.agentMemory().relationTypes(ns, 10))
+                        .isEqualTo(b.agentMemory().relationTypes(ns, 10));
+                assertThat(b.agentMemory().entitiesNamed("nothing-" + ns, "x", 5))
+                        .as("a namespace without memory reads as empty")
+                        .isEmpty();
+            }
 
             // Either instance lists the whole cluster's namespaces (it asks the other for its own); a tenant's key
             // lists only its namespace, whichever instance it asks.
