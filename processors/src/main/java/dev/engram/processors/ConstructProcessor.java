@@ -506,7 +506,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 x.questions(),
                 x.extractor(),
                 x.model(),
-                x.usage());
+                x.usage(),
+                x.construction());
     }
 
     private static Embeddings kept(Embeddings e, Verifier.Verified v) {

@@ -226,6 +226,8 @@ public final class QueryService {
                                     null,
                                     null,
                                     null,
+                                    null,
+                                    null,
                                     null)
                             : new Responses.DocumentPassage(
                                     ref.passageId(),
@@ -239,7 +241,9 @@ public final class QueryService {
                                     p.memory(),
                                     p.extraction().entities(),
                                     p.extraction().facts(),
-                                    p.extraction().questions()));
+                                    p.extraction().questions(),
+                                    p.extraction().extractor(),
+                                    p.extraction().construction()));
         }
         return new Responses.Document(
                 ns,

@@ -75,7 +75,10 @@ public final class Responses {
             List<DocumentPassage> passages,
             @JsonInclude(JsonInclude.Include.NON_NULL) Watermark watermark) {}
 
-    /** A passage of a document's manifest; the fields after {@code in_memory} are there once it is in memory. */
+    /**
+     * A passage of a document's manifest; the fields after {@code in_memory} are there once it is in memory, and
+     * {@code construction} when the agent construction worked on it.
+     */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DocumentPassage(
             String passageId,
@@ -89,7 +92,9 @@ public final class Responses {
             String memory,
             List<Extraction.Entity> entities,
             List<Extraction.Fact> facts,
-            List<String> questions) {}
+            List<String> questions,
+            String extractor,
+            Extraction.Construction construction) {}
 
     /** {@code GET /v1/namespaces/{ns}/reviews}. */
     public record Reviews(String namespace, long total, List<ReviewItem> reviews, PendingPairs entityPairs) {}

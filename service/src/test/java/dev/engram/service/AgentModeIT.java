@@ -126,6 +126,21 @@ class AgentModeIT {
                 List<String> kinds = reviews.path("reviews").findValuesAsText("kind");
                 assertThat(kinds).contains("agent_same_as", "agent_review");
                 assertThat(reviews.toString()).contains("Ada Lovelace = Analytical Engine", "a merge the rules refuse");
+                // each passage says how it was constructed
+                JsonNode program = get(base + "/v1/namespaces/" + NS + "/documents/program-doc")
+                        .body()
+                        .path("passages")
+                        .get(0);
+                assertThat(program.path("construction").path("mode").asText()).isEqualTo("agent");
+                assertThat(program.path("construction").path("rounds").asInt()).isEqualTo(4);
+                assertThat(program.path("construction").path("claims").findValuesAsText("kind"))
+                        .containsExactly("same_as", "review");
+                JsonNode hopper = get(base + "/v1/namespaces/" + NS + "/documents/hopper-doc")
+                        .body()
+                        .path("passages")
+                        .get(0);
+                assertThat(hopper.path("construction").path("mode").asText()).isEqualTo("fallback");
+                assertThat(hopper.path("construction").path("reason").asText()).startsWith("llm_error: HTTP 400");
                 // the model failed for the third document: the deterministic construction took it, and said so
                 assertThat(get(base + "/v1/namespaces/" + NS + "/entities?name=Grace%20Hopper")
                                 .body()

@@ -268,6 +268,7 @@ class DeploymentFilesTest {
                 .anyMatch(t -> t.startsWith("Documents by status"))
                 .anyMatch(t -> t.startsWith("LLM calls"))
                 .anyMatch(t -> t.startsWith("LLM tokens"))
-                .anyMatch(t -> t.startsWith("LLM cost"));
+                .anyMatch(t -> t.startsWith("LLM cost"))
+                .anyMatch(t -> t.startsWith("Agent construction"));
     }
 }
