@@ -379,6 +379,7 @@ public final class GraphLoader implements AutoCloseable {
                 Extraction.Fact fact = x.facts().get(f);
                 b.fact(
                         fact.text(),
+                        fact.relation(),
                         index,
                         byName.getOrDefault(normalize.apply(fact.head()), -1),
                         byName.getOrDefault(normalize.apply(fact.tail()), -1),

@@ -27,11 +27,9 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -49,9 +47,6 @@ public final class QueryService {
 
     /** Abstractive theme summaries kept in memory (by namespace, theme-set version and rank). */
     private static final int SUMMARY_CACHE = 4096;
-
-    /** Relation-type counts per namespace, for the memory version they were counted at. */
-    private final Map<String, Counted> relationCounts = new ConcurrentHashMap<>();
 
     /** Delivers an operator's command to the memory step. */
     @FunctionalInterface
@@ -298,25 +293,12 @@ public final class QueryService {
     /**
      * The relation types the namespace's facts use, with the passages each occurs in, most used first: a type is
      * {@code established} once it recurs in {@code establishedAfter} passages, {@code proposed} before (the schema the
-     * namespace discovers as it grows). Counted from the stored passages, at most once per {@link #RELATIONS_RECOUNT}
-     * while memory changes.
+     * namespace discovers as it grows). Counted from the namespace's query snapshot, as fresh as its retrievals.
      */
     public Responses.RelationTypes relationTypes(String ns, int limit, int establishedAfter) {
-        NamespaceState state = state(ns);
-        Counted counted = relationCounts.get(ns);
-        long now = clock.millis();
-        if (counted == null
-                || (counted.version() != state.version() && now - counted.at() >= RELATIONS_RECOUNT.toMillis())) {
-            Map<String, Integer> passages = new HashMap<>();
-            memory(ns).forEachPassage(ns, p -> p.extraction().facts().stream()
-                    .map(f -> f.relation().strip().toLowerCase(Locale.ROOT))
-                    .filter(r -> !r.isEmpty())
-                    .distinct()
-                    .forEach(r -> passages.merge(r, 1, Integer::sum)));
-            counted = new Counted(state.version(), now, passages);
-            relationCounts.put(ns, counted);
-        }
-        List<Responses.RelationType> types = counted.passages().entrySet().stream()
+        MemoryReader memory = memory(ns);
+        Map<String, Integer> passages = graphs.graph(ns, state(ns), memory).relationTypes();
+        List<Responses.RelationType> types = passages.entrySet().stream()
                 .sorted(Map.Entry.<String, Integer>comparingByValue()
                         .reversed()
                         .thenComparing(Map.Entry.comparingByKey()))
@@ -324,14 +306,8 @@ public final class QueryService {
                 .map(e -> new Responses.RelationType(
                         e.getKey(), e.getValue(), e.getValue() >= establishedAfter ? "established" : "proposed"))
                 .toList();
-        return new Responses.RelationTypes(ns, counted.passages().size(), establishedAfter, types);
+        return new Responses.RelationTypes(ns, passages.size(), establishedAfter, types);
     }
-
-    /** Relation types counted at a memory version. */
-    private record Counted(long version, long at, Map<String, Integer> passages) {}
-
-    /** How stale the relation-type counts of a namespace under writes may be. */
-    static final Duration RELATIONS_RECOUNT = Duration.ofSeconds(30);
 
     public Responses.Merges merges(String ns, int limit) {
         return views(ns).merges(ns, limit);

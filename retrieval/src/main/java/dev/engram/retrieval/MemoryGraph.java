@@ -4,8 +4,11 @@ import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -49,6 +52,11 @@ public final class MemoryGraph {
     final int[][] entityPassages;
     final int[][] passageEntities;
     final List<Fact> facts;
+    /** Each fact's relation type (lower case), or "" when not known. */
+    final List<String> factRelations;
+    /** Relation type → passages that state a fact of it; counted once per snapshot, when first asked. */
+    private volatile Map<String, Integer> relationTypes;
+
     final float[][] factVectors;
     final Bm25 bm25;
     final List<Relation> relations;
@@ -93,6 +101,7 @@ public final class MemoryGraph {
         this.entityTypes = List.copyOf(b.entityTypes);
         this.entityIndexById = Map.copyOf(b.entityIndex);
         this.facts = List.copyOf(b.facts);
+        this.factRelations = List.copyOf(b.factRelations);
         this.factVectors = b.factVectors.toArray(new float[0][]);
         int[][] ep = new int[entityIds.size()][];
         for (int e = 0; e < ep.length; e++) {
@@ -322,6 +331,27 @@ public final class MemoryGraph {
         return out;
     }
 
+    /** The relation types of the snapshot's facts and how many passages state a fact of each. */
+    public Map<String, Integer> relationTypes() {
+        Map<String, Integer> counted = relationTypes;
+        if (counted == null) {
+            Map<String, Set<Integer>> passagesOf = new HashMap<>();
+            for (int f = 0; f < facts.size(); f++) {
+                String r = factRelations.get(f);
+                if (!r.isEmpty()) {
+                    passagesOf
+                            .computeIfAbsent(r, k -> new HashSet<>())
+                            .add(facts.get(f).passage());
+                }
+            }
+            Map<String, Integer> out = new HashMap<>();
+            passagesOf.forEach((r, ps) -> out.put(r, ps.size()));
+            counted = Map.copyOf(out);
+            relationTypes = counted;
+        }
+        return counted;
+    }
+
     /** The index of the entity with this id, or -1. */
     public int entityIndex(String id) {
         return entityIndexById.getOrDefault(id, -1);
@@ -349,6 +379,7 @@ public final class MemoryGraph {
         private final Map<Integer, List<float[]>> passageQuestions = new HashMap<>();
         private final List<PendingTheme> themes = new ArrayList<>();
         private final List<String> factKeys = new ArrayList<>();
+        private final List<String> factRelations = new ArrayList<>();
         private final Map<Integer, Integer> factsPerPassage = new HashMap<>();
         private VectorIndexer indexer = VectorIndexer.EXACT;
 
@@ -403,6 +434,13 @@ public final class MemoryGraph {
 
         /** Adds a fact of a passage; head and tail are entity indices or -1. */
         public void fact(String text, int passage, int head, int tail, double confidence, float[] vector) {
+            fact(text, "", passage, head, tail, confidence, vector);
+        }
+
+        /** Adds a fact of a passage with its relation type; head and tail are entity indices or -1. */
+        public void fact(
+                String text, String relation, int passage, int head, int tail, double confidence, float[] vector) {
+            factRelations.add(relation.strip().toLowerCase(Locale.ROOT));
             facts.add(new Fact(text, passage, head, tail, confidence));
             factVectors.add(vector);
             factKeys.add(passages.get(passage).id() + "#f" + factsPerPassage.merge(passage, 1, Integer::sum));

@@ -152,8 +152,36 @@ class AgentModeIT {
                         .containsPattern(
                                 "engram_agent_passages_total\\{namespace=\"agentic\",outcome=\"llm_error\"} 1.0")
                         .containsPattern("engram_agent_tool_calls_total\\{outcome=\"ok\",tool=\"search_kg\"} 4.0")
+                        .containsPattern("engram_agent_rounds_count\\{namespace=\"agentic\"} 3\\b")
                         .containsPattern("engram_llm_tokens_total\\{kind=\"prompt\",model=\"test-model\","
                                 + "namespace=\"agentic\"} 6400.0");
+                // a document the agent constructed is retracted exactly: its entity, facts and review items leave,
+                // and what another document supports stays
+                send(producer, documents, "program-doc", ItSupport.delete(NS, "program-doc"));
+                ItSupport.awaitResponse(
+                        Duration.ofSeconds(60),
+                        () -> get(base + "/v1/namespaces/" + NS + "/documents/program-doc"),
+                        r -> r.body().path("status").asText().equals("ARCHIVED"));
+                assertThat(get(base + "/v1/namespaces/" + NS + "/entities?name=Ada%20Lovelace")
+                                .body()
+                                .path("entities"))
+                        .isEmpty();
+                assertThat(only(get(base + "/v1/namespaces/" + NS + "/entities?name=Analytical%20Engine")
+                                        .body())
+                                .path("passage_count")
+                                .asInt())
+                        .isEqualTo(1);
+                // (relation types are counted on the query snapshot, which follows memory within a second)
+                ItSupport.awaitResponse(
+                        Duration.ofSeconds(30), () -> get(base + "/v1/namespaces/" + NS + "/relations"), r -> r.body()
+                                .path("relations")
+                                .findValuesAsText("relation")
+                                .equals(List.of("designed by")));
+                assertThat(get(base + "/v1/namespaces/" + NS + "/reviews")
+                                .body()
+                                .path("reviews")
+                                .findValuesAsText("kind"))
+                        .noneMatch(k -> k.startsWith("agent_"));
                 // the agent read memory through the tools: its second document's search found the engine
                 assertThat(llm.requests().stream()
                                 .map(JsonNode::toString)

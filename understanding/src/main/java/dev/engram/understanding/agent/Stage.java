@@ -166,11 +166,13 @@ final class Stage {
         ObjectNode o = ok();
         ArrayNode out = o.putArray("passages");
         for (MemoryView.KnownPassage p : memory.related(namespace, query, limit)) {
-            out.addObject()
+            ObjectNode item = out.addObject()
                     .put("passage_id", p.passageId())
                     .put("document_id", p.documentId())
-                    .put("memory", abbreviate(p.memory(), 400))
-                    .set("entities", strings(p.entities()));
+                    .put("memory", abbreviate(p.memory(), 400));
+            if (!p.entities().isEmpty()) {
+                item.set("entities", strings(p.entities()));
+            }
         }
         return o;
     }
