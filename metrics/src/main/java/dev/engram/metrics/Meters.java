@@ -363,17 +363,19 @@ public final class Meters {
 
     /** Records the tokens an extraction cost, when it came from an LLM. */
     public void extractionUsage(String namespace, Extraction extraction) {
-        if (extraction.model() == null) {
-            return;
+        if (extraction.model() != null) {
+            llmUsage(namespace, extraction.model(), extraction.usage());
         }
+    }
+
+    /** Records tokens of {@code model} spent for a namespace, and their cost. */
+    public void llmUsage(String namespace, String model, Extraction.TokenUsage usage) {
         for (TokenKind kind : TokenKind.values()) {
-            long n = kind == TokenKind.PROMPT
-                    ? extraction.usage().prompt()
-                    : extraction.usage().completion();
+            long n = kind == TokenKind.PROMPT ? usage.prompt() : usage.completion();
             Counter.builder(LLM_TOKENS)
                     .description("LLM tokens spent on extraction and the agent construction")
                     .tag("namespace", namespace)
-                    .tag("model", extraction.model())
+                    .tag("model", model)
                     .tag("kind", kind.tag())
                     .register(registry)
                     .increment(n);
@@ -382,9 +384,9 @@ public final class Meters {
                 .description(
                         "Estimated LLM cost of extraction and the agent construction in US dollars, at the configured prices")
                 .tag("namespace", namespace)
-                .tag("model", extraction.model())
+                .tag("model", model)
                 .register(registry)
-                .increment(extraction.usage().costUsd());
+                .increment(usage.costUsd());
     }
 
     /**

@@ -69,7 +69,10 @@ final class Claims {
         }
     }
 
-    /** The resolved entities a name stands for: surfaces filed under its exact or loose form. */
+    /**
+     * The resolved entities named so: surfaces whose own name is the name (up to case, punctuation and articles).
+     * Surfaces that only declare it as an alias do not count: an alias the agent wrote must not bear out its own claim.
+     */
     static Set<String> resolved(MemoryTransaction tx, String name) {
         Set<String> out = new TreeSet<>();
         String normalized = EntityNames.normalize(name);
@@ -82,7 +85,7 @@ final class Claims {
             try (KeyValueIterator<String, String> it = tx.index().prefixScan(Keys.prefix(tx.namespace(), key))) {
                 while (it.hasNext() && seen++ < BLOCK_LIMIT) {
                     EntityRecord e = tx.entities().get(Keys.of(tx.namespace(), Keys.last(it.next().key)));
-                    if (e != null) {
+                    if (e != null && EntityNames.loose(e.normalized()).equals(loose)) {
                         out.add(e.canonical());
                     }
                 }

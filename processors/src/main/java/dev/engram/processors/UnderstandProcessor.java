@@ -221,7 +221,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     }
 
     private String key(PassageEvent.Upsert upsert) {
-        return scope.key(upsert, understander.extractor().id());
+        return scope.key(upsert, understander.extractor().id(upsert.namespace()));
     }
 
     /** The cached extraction under {@code key} (counted as a hit or a miss), or null. */
@@ -238,7 +238,11 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private void extracted(
             long timestamp, Headers headers, PassageEvent.Upsert upsert, String key, Extraction extraction) {
         meters.extractionUsage(upsert.namespace(), extraction);
-        if (cache != null) {
+        // an agent construction that fell back for a passing reason (budget, busy, model away) is not cached: a
+        // replay tries the agent again
+        if (cache != null
+                && (extraction.construction() == null
+                        || extraction.construction().cacheable())) {
             context.forward(
                     new Record<Void, Emission>(null, new Emission.Extracted(key, extraction), timestamp, headers));
         }

@@ -62,6 +62,14 @@ public record Extraction(
             claims = claims == null ? List.of() : List.copyOf(claims);
         }
 
+        /** Fallback reasons that pass with time: an extraction made for one of them is not cached. */
+        public static final List<String> PASSING = List.of("budget", "busy", "llm_unavailable");
+
+        /** Whether the extraction is worth caching: not when it fell back for a reason that passes. */
+        public boolean cacheable() {
+            return AGENT.equals(mode) || PASSING.stream().noneMatch(p -> reason.startsWith(p + ":"));
+        }
+
         public static Construction fallback(String reason, int rounds, int toolCalls) {
             return new Construction(FALLBACK, reason, rounds, toolCalls, List.of());
         }

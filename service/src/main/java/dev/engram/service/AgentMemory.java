@@ -87,14 +87,13 @@ final class AgentMemory implements MemoryView {
                     out.add(new KnownPassage(
                             p.path("passage_id").asText(),
                             p.path("document_id").asText(),
-                            p.path("memory").asText(),
-                            List.of()));
+                            p.path("memory").asText()));
                 }
             } else {
                 for (Responses.Passage p : b.queries()
                         .retrieve(ns, query, "fusion", limit, Map.of())
                         .results()) {
-                    out.add(new KnownPassage(p.passageId(), p.documentId(), p.memory(), List.of()));
+                    out.add(new KnownPassage(p.passageId(), p.documentId(), p.memory()));
                 }
             }
         } catch (QueryException e) {
@@ -122,12 +121,14 @@ final class AgentMemory implements MemoryView {
                 for (JsonNode t : remote(b, remote.host(), ns, "/relations?limit=" + limit, null)
                         .path("relations")) {
                     out.add(new RelationType(
-                            t.path("relation").asText(), t.path("passages").asInt()));
+                            t.path("relation").asText(),
+                            t.path("passages").asInt(),
+                            t.path("status").asText()));
                 }
             } else {
                 for (Responses.RelationType t :
                         b.queries().relationTypes(ns, limit, 3).relations()) {
-                    out.add(new RelationType(t.relation(), t.passages()));
+                    out.add(new RelationType(t.relation(), t.passages(), t.status()));
                 }
             }
         } catch (QueryException e) {

@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import dev.engram.metrics.Meters;
+import dev.engram.schemas.Extraction;
 import dev.engram.understanding.Embedder;
 import dev.engram.understanding.EnglishNlp;
 import dev.engram.understanding.Extractor;
@@ -63,6 +64,11 @@ public final class UnderstanderFactory {
                         @Override
                         public void passage(String namespace, String outcome, int rounds) {
                             meters.agentPassage(namespace, outcome, rounds);
+                        }
+
+                        @Override
+                        public void spent(String namespace, String model, Extraction.TokenUsage usage) {
+                            meters.llmUsage(namespace, model, usage);
                         }
 
                         @Override

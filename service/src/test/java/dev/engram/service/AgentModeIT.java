@@ -140,7 +140,8 @@ class AgentModeIT {
                         .path("passages")
                         .get(0);
                 assertThat(hopper.path("construction").path("mode").asText()).isEqualTo("fallback");
-                assertThat(hopper.path("construction").path("reason").asText()).startsWith("llm_error: HTTP 400");
+                assertThat(hopper.path("construction").path("reason").asText())
+                        .isEqualTo("llm_error: the model answered HTTP 400");
                 // the model failed for the third document: the deterministic construction took it, and said so
                 assertThat(get(base + "/v1/namespaces/" + NS + "/entities?name=Grace%20Hopper")
                                 .body()

@@ -159,6 +159,7 @@ class TwoInstancesIT {
                         .isNotEmpty()
                         .isEqualTo(b.agentMemory().entitiesNamed(ns, name, 5));
                 assertThat(a.agentMemory().relationTypes(ns, 10))
+                        .isNotEmpty()
                         .isEqualTo(b.agentMemory().relationTypes(ns, 10));
                 assertThat(b.agentMemory().entitiesNamed("nothing-" + ns, "x", 5))
                         .as("a namespace without memory reads as empty")

@@ -9,6 +9,14 @@ public interface Extractor {
     /** Name and version, e.g. {@code embedded-rules/2}; part of the extraction cache key. */
     String id();
 
+    /**
+     * The id of the extractions it makes for a namespace's passages (part of their cache key): {@link #id()} unless
+     * what it extracts depends on the namespace.
+     */
+    default String id(String namespace) {
+        return id();
+    }
+
     /** Whether extractions are worth caching (they cost money or time to redo). */
     boolean cacheable();
 

@@ -87,6 +87,12 @@ public final class ConstructionAgent implements Extractor {
         /** A tool call: {@code outcome} is {@code ok}, {@code error} (the tool refused) or {@code malformed}. */
         void toolCall(String tool, String outcome);
 
+        /**
+         * Tokens a loop spent that no extraction carries: a loop cut short to be tried again later (the model
+         * rate-limited, memory unreadable). The tokens of a finished loop travel in its extraction's usage.
+         */
+        default void spent(String namespace, String model, Extraction.TokenUsage usage) {}
+
         Listener NONE = new Listener() {
             @Override
             public void passage(String namespace, String outcome, int rounds) {}
@@ -103,7 +109,12 @@ public final class ConstructionAgent implements Extractor {
         MALFORMED("malformed"),
         LLM("llm_error"),
         UNAVAILABLE("llm_unavailable"),
-        BUSY("busy");
+        /** The model answered without reading the paragraph. */
+        UNREAD("unread"),
+        /** The model staged nothing where the deterministic construction finds entities. */
+        EMPTY("empty"),
+        /** Something in the loop failed that is no one tool's refusal. */
+        ERROR("error");
 
         final String tag;
 
@@ -151,6 +162,15 @@ public final class ConstructionAgent implements Extractor {
         return AgentTools.VERSION + "/" + client.config().model() + "+" + base.id();
     }
 
+    /**
+     * A namespace in agent mode gets extractions of its own (they depend on its memory, and must not be shared across
+     * namespaces even where the cache is global); the others get the base extractor's.
+     */
+    @Override
+    public String id(String namespace) {
+        return settings.inAgentMode().test(namespace) ? id() + "@" + namespace : base.id(namespace);
+    }
+
     @Override
     public boolean cacheable() {
         return true;
@@ -170,149 +190,216 @@ public final class ConstructionAgent implements Extractor {
         }
         Semaphore slots = running.computeIfAbsent(ns, k -> new Semaphore(settings.concurrencyPerNamespace(), true));
         try {
-            if (!slots.tryAcquire(client.config().timeout().toMillis() * 4, TimeUnit.MILLISECONDS)) {
-                return fallback(
-                        passage,
-                        deterministic,
-                        Fallback.BUSY,
-                        "the namespace's agent slots stayed busy",
-                        0,
-                        0,
-                        Extraction.TokenUsage.NONE);
+            if (!slots.tryAcquire(SLOT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                // backpressure: the namespace's loops are all busy; the passage waits and is tried again
+                throw new LlmException("the agent slots of namespace '" + ns + "' are all busy", 503, null);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LlmException("interrupted while waiting for an agent slot", -1, e);
         }
+        Loop loop = new Loop(passage, deterministic);
         try {
             memory.ensureReadable(ns);
-            return loop(passage, deterministic);
+            return loop.run();
         } catch (MemoryView.Unavailable e) {
             // no construction without reading memory first: the passage waits and is tried again, like a 503
+            loop.abandon();
             throw new LlmException(
                     "the memory of namespace '" + ns + "' cannot be read yet: " + e.getMessage(), 503, e);
+        } catch (LlmException e) {
+            loop.abandon();
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.warn("agent construction of passage {} failed", passage.passageId(), e);
+            return loop.fallback(Fallback.ERROR, e.getClass().getSimpleName());
         } finally {
             slots.release();
         }
     }
 
-    private Extraction loop(PassageEvent.Upsert passage, Extraction deterministic) {
-        String ns = passage.namespace();
-        String docKey = ns + "\u0000" + passage.documentId() + "\u0000" + passage.documentVersion();
-        Stage.Carry carried;
-        synchronized (carries) {
-            carried = carries.getOrDefault(docKey, Stage.Carry.NONE);
+    /** How long a passage waits for one of its namespace's agent slots before it is tried again later. */
+    static final Duration SLOT_WAIT = Duration.ofSeconds(30);
+
+    /** Most tool calls answered in one round; the rest are refused. */
+    static final int MAX_CALLS_PER_ROUND = 40;
+
+    /** One passage's loop: the conversation, the stage and what it spent. */
+    private final class Loop {
+        private final PassageEvent.Upsert passage;
+        private final Extraction deterministic;
+        private final String ns;
+        private final String docKey;
+        private final Stage stage;
+        private final List<OpenAiClient.Turn> turns = new ArrayList<>();
+        private long prompt;
+        private long completion;
+        private int calls;
+        private int rounds;
+
+        Loop(PassageEvent.Upsert passage, Extraction deterministic) {
+            this.passage = passage;
+            this.deterministic = deterministic;
+            this.ns = passage.namespace();
+            this.docKey = ns + "\u0000" + passage.documentId() + "\u0000" + passage.documentVersion();
+            Stage.Carry carried;
+            synchronized (carries) {
+                carried = carries.getOrDefault(docKey, Stage.Carry.NONE);
+            }
+            this.stage = new Stage(passage, memory, carried);
         }
-        Stage stage = new Stage(passage, memory, carried);
-        List<OpenAiClient.Turn> turns = new ArrayList<>();
-        turns.add(OpenAiClient.Turn.system(PROMPT.replace("{rounds}", Integer.toString(settings.maxRounds()))));
-        turns.add(OpenAiClient.Turn.user("Construct the memory of paragraph " + (passage.ordinal() + 1)
-                + " of the document " + Json.toString(passage.title()) + " (id " + Json.toString(passage.documentId())
-                + "). Begin with read_paragraph."));
-        long prompt = 0;
-        long completion = 0;
-        int calls = 0;
-        int malformedRounds = 0;
-        for (int round = 1; round <= settings.maxRounds(); round++) {
-            long used = prompt + completion;
-            Window window = budgets.computeIfAbsent(ns, k -> new Window());
-            if (used >= settings.tokensPerPassage() || !window.available(clock.millis(), settings.tokensPerHour())) {
-                return fallback(
-                        passage,
-                        deterministic,
-                        Fallback.BUDGET,
-                        used >= settings.tokensPerPassage()
-                                ? "the passage's token budget (" + settings.tokensPerPassage() + ") is spent"
-                                : "the namespace's hourly token budget (" + settings.tokensPerHour() + ") is spent",
-                        round - 1,
-                        calls,
-                        usage(prompt, completion));
-            }
-            OpenAiClient.ToolReply reply;
-            try {
-                reply = client.converse(turns, AgentTools.definitions());
-            } catch (LlmException e) {
-                if (e.retryable() && unavailableAgain(passage) < settings.transientAttempts()) {
-                    // backpressure: the model is rate-limited or away; the passage waits and is tried again
-                    throw e;
+
+        Extraction run() {
+            turns.add(OpenAiClient.Turn.system(PROMPT.replace("{rounds}", Integer.toString(settings.maxRounds()))));
+            turns.add(OpenAiClient.Turn.user("Construct the memory of paragraph " + (passage.ordinal() + 1)
+                    + " of the document " + Json.toString(passage.title()) + " (id "
+                    + Json.toString(passage.documentId()) + "). Begin with read_paragraph."));
+            int malformedRounds = 0;
+            // maxRounds rounds of tool calls, then one more answer to finish with
+            for (int round = 1; round <= settings.maxRounds() + 1; round++) {
+                Window window = budgets.computeIfAbsent(ns, k -> new Window());
+                if (prompt + completion >= settings.tokensPerPassage()) {
+                    return fallback(
+                            Fallback.BUDGET,
+                            "the passage's token budget (" + settings.tokensPerPassage() + ") is spent");
                 }
-                return fallback(
-                        passage,
-                        deterministic,
-                        e.retryable() ? Fallback.UNAVAILABLE : Fallback.LLM,
-                        e.getMessage(),
-                        round - 1,
-                        calls,
-                        usage(prompt, completion));
-            }
-            prompt += reply.promptTokens();
-            completion += reply.completionTokens();
-            window.charge(clock.millis(), reply.promptTokens() + reply.completionTokens());
-            if (reply.toolCalls().isEmpty()) {
-                Extraction.Construction c =
-                        new Extraction.Construction(Extraction.Construction.AGENT, "", round, calls, stage.claims());
-                synchronized (carries) {
-                    carries.put(docKey, stage.carry());
+                if (!window.available(clock.millis(), settings.tokensPerHour())) {
+                    return fallback(
+                            Fallback.BUDGET,
+                            "the namespace's hourly token budget (" + settings.tokensPerHour() + ") is spent");
                 }
-                listener.passage(ns, Extraction.Construction.AGENT, round);
-                return stage.toExtraction(
-                        deterministic,
-                        id(),
-                        client.config().model(),
-                        deterministic.usage().plus(usage(prompt, completion)),
-                        c);
+                OpenAiClient.ToolReply reply;
+                try {
+                    reply = client.converse(turns, AgentTools.definitions());
+                } catch (LlmException e) {
+                    if (e.retryable() && unavailableAgain(passage) < settings.transientAttempts()) {
+                        throw e; // backpressure: the model is rate-limited or away; tried again later
+                    }
+                    return fallback(e.retryable() ? Fallback.UNAVAILABLE : Fallback.LLM, describe(e));
+                }
+                rounds = round;
+                prompt += reply.promptTokens();
+                completion += reply.completionTokens();
+                window.charge(clock.millis(), reply.promptTokens() + reply.completionTokens());
+                if (reply.toolCalls().isEmpty()) {
+                    return finish();
+                }
+                if (round > settings.maxRounds()) {
+                    return fallback(
+                            Fallback.ROUNDS, "the agent did not finish within " + settings.maxRounds() + " rounds");
+                }
+                turns.add(reply.turn());
+                boolean allMalformed = true;
+                int inRound = 0;
+                for (OpenAiClient.ToolCall call : reply.toolCalls()) {
+                    calls++;
+                    AgentTools.Answer answer = ++inRound > MAX_CALLS_PER_ROUND
+                            ? new AgentTools.Answer(
+                                    "unknown",
+                                    Stage.error("more than " + MAX_CALLS_PER_ROUND + " calls in one round"),
+                                    true)
+                            : AgentTools.call(stage, call, progress(round));
+                    allMalformed &= answer.malformed();
+                    listener.toolCall(answer.tool(), answer.malformed() ? "malformed" : answer.ok() ? "ok" : "error");
+                    turns.add(OpenAiClient.Turn.tool(call.id(), Json.toString(answer.observation())));
+                }
+                malformedRounds = allMalformed ? malformedRounds + 1 : 0;
+                if (malformedRounds >= settings.maxMalformedRounds()) {
+                    return fallback(Fallback.MALFORMED, malformedRounds + " rounds in a row of malformed tool calls");
+                }
             }
-            turns.add(reply.turn());
-            boolean allMalformed = true;
-            for (OpenAiClient.ToolCall call : reply.toolCalls()) {
-                calls++;
-                int roundsUsed = round;
-                long tokens = prompt + completion;
-                AgentTools.Answer answer = AgentTools.call(stage, call, new AgentTools.Progress() {
-                    @Override
-                    public int roundsUsed() {
-                        return roundsUsed;
-                    }
+            throw new IllegalStateException("unreachable: the last round either finishes or falls back");
+        }
 
-                    @Override
-                    public int roundsLeft() {
-                        return settings.maxRounds() - roundsUsed;
-                    }
-
-                    @Override
-                    public long tokensUsed() {
-                        return tokens;
-                    }
-
-                    @Override
-                    public long tokensLeft() {
-                        return Math.max(0, settings.tokensPerPassage() - tokens);
-                    }
-                });
-                allMalformed &= answer.malformed();
-                listener.toolCall(answer.tool(), answer.malformed() ? "malformed" : answer.ok() ? "ok" : "error");
-                turns.add(OpenAiClient.Turn.tool(call.id(), Json.toString(answer.observation())));
+        /** The model finished: its staged writes, unless it never read the paragraph or staged nothing of it. */
+        private Extraction finish() {
+            if (!stage.read()) {
+                return fallback(Fallback.UNREAD, "the model answered without reading the paragraph");
             }
-            malformedRounds = allMalformed ? malformedRounds + 1 : 0;
-            if (malformedRounds >= settings.maxMalformedRounds()) {
+            if (stage.empty() && !deterministic.entities().isEmpty()) {
                 return fallback(
-                        passage,
-                        deterministic,
-                        Fallback.MALFORMED,
-                        malformedRounds + " rounds in a row of malformed tool calls",
-                        round,
-                        calls,
-                        usage(prompt, completion));
+                        Fallback.EMPTY,
+                        "the model staged nothing where the deterministic construction finds "
+                                + deterministic.entities().size() + " entities");
+            }
+            Extraction.Construction c =
+                    new Extraction.Construction(Extraction.Construction.AGENT, "", rounds, calls, stage.claims());
+            synchronized (carries) {
+                carries.put(docKey, stage.carry());
+            }
+            listener.passage(ns, Extraction.Construction.AGENT, rounds);
+            return stage.toExtraction(
+                    deterministic,
+                    id(),
+                    client.config().model(),
+                    deterministic.usage().plus(usage()),
+                    c);
+        }
+
+        Extraction fallback(Fallback why, String detail) {
+            LOG.info(
+                    "passage {} of namespace {}: deterministic construction ({}: {})",
+                    passage.passageId(),
+                    ns,
+                    why.tag,
+                    detail);
+            listener.passage(ns, why.tag, rounds);
+            Extraction.TokenUsage spent = usage();
+            return new Extraction(
+                    deterministic.memory(),
+                    deterministic.entities(),
+                    deterministic.facts(),
+                    deterministic.relations(),
+                    deterministic.questions(),
+                    deterministic.extractor(),
+                    // the tokens the agent spent are accounted under its model
+                    deterministic.model() == null && spent.prompt() + spent.completion() > 0
+                            ? client.config().model()
+                            : deterministic.model(),
+                    deterministic.usage().plus(spent),
+                    Extraction.Construction.fallback(why.tag + ": " + detail, rounds, calls));
+        }
+
+        /** The loop is cut short to be tried again: what it spent is counted now, as no extraction carries it. */
+        void abandon() {
+            if (prompt + completion > 0) {
+                listener.spent(ns, client.config().model(), usage());
             }
         }
-        return fallback(
-                passage,
-                deterministic,
-                Fallback.ROUNDS,
-                "the agent did not finish within " + settings.maxRounds() + " rounds",
-                settings.maxRounds(),
-                calls,
-                usage(prompt, completion));
+
+        private Extraction.TokenUsage usage() {
+            return new Extraction.TokenUsage(prompt, completion, client.config().cost(prompt, completion));
+        }
+
+        private AgentTools.Progress progress(int round) {
+            long tokens = prompt + completion;
+            return new AgentTools.Progress() {
+                @Override
+                public int roundsUsed() {
+                    return round;
+                }
+
+                @Override
+                public int roundsLeft() {
+                    return settings.maxRounds() - round;
+                }
+
+                @Override
+                public long tokensUsed() {
+                    return tokens;
+                }
+
+                @Override
+                public long tokensLeft() {
+                    return Math.max(0, settings.tokensPerPassage() - tokens);
+                }
+            };
+        }
+    }
+
+    /** What went wrong with the model, without its address or its words (they reach the document API). */
+    private static String describe(LlmException e) {
+        return e.status() > 0 ? "the model answered HTTP " + e.status() : "the model did not answer";
     }
 
     /** Counts one more transient failure of this passage version; returns the failures before this one. */
@@ -323,41 +410,6 @@ public final class ConstructionAgent implements Extractor {
             transientFailures.put(key, before + 1);
             return before;
         }
-    }
-
-    private Extraction fallback(
-            PassageEvent.Upsert passage,
-            Extraction deterministic,
-            Fallback why,
-            String detail,
-            int rounds,
-            int calls,
-            Extraction.TokenUsage spent) {
-        LOG.info(
-                "passage {} of namespace {}: deterministic construction ({}: {})",
-                passage.passageId(),
-                passage.namespace(),
-                why.tag,
-                detail);
-        listener.passage(passage.namespace(), why.tag, rounds);
-        Extraction.Construction c = Extraction.Construction.fallback(why.tag + ": " + detail, rounds, calls);
-        return new Extraction(
-                deterministic.memory(),
-                deterministic.entities(),
-                deterministic.facts(),
-                deterministic.relations(),
-                deterministic.questions(),
-                deterministic.extractor(),
-                // the tokens the agent spent are accounted under its model
-                deterministic.model() == null && spent.prompt() + spent.completion() > 0
-                        ? client.config().model()
-                        : deterministic.model(),
-                deterministic.usage().plus(spent),
-                c);
-    }
-
-    private Extraction.TokenUsage usage(long prompt, long completion) {
-        return new Extraction.TokenUsage(prompt, completion, client.config().cost(prompt, completion));
     }
 
     /** A namespace's tokens in the current hour. */

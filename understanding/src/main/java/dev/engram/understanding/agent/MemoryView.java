@@ -17,12 +17,8 @@ public interface MemoryView {
         }
     }
 
-    /** A passage memory holds: its document, its memory (the self-contained restatement) and its entities' names. */
-    record KnownPassage(String passageId, String documentId, String memory, List<String> entities) {
-        public KnownPassage {
-            entities = entities == null ? List.of() : List.copyOf(entities);
-        }
-    }
+    /** A passage memory holds: its document and its memory (the self-contained restatement). */
+    record KnownPassage(String passageId, String documentId, String memory) {}
 
     /**
      * Memory cannot be read right now (the instance is starting or rebalancing, the namespace's owner does not answer):
@@ -36,8 +32,11 @@ public interface MemoryView {
         }
     }
 
-    /** A relation type of the namespace and in how many passages it occurs. */
-    record RelationType(String relation, int passages) {}
+    /**
+     * A relation type of the namespace, in how many passages it occurs, and whether it is {@code established} (it
+     * recurs) or only {@code proposed}.
+     */
+    record RelationType(String relation, int passages, String status) {}
 
     /**
      * Throws {@link Unavailable} when the namespace's memory cannot be read now; the agent asks before it spends a token.

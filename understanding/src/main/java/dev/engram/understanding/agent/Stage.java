@@ -80,6 +80,11 @@ final class Stage {
     /** Names searched for or found (normalized). */
     private final Set<String> searched = new LinkedHashSet<>();
 
+    /** Most claims (review items to be) one paragraph may make, and most open todos of a document. */
+    static final int MAX_CLAIMS = 20;
+
+    static final int MAX_TODOS = 50;
+
     private boolean read;
     private int nextEntity = 1;
     private int nextRelation = 1;
@@ -107,6 +112,16 @@ final class Stage {
         nextTodo++;
     }
 
+    /** Whether the paragraph was read. */
+    boolean read() {
+        return read;
+    }
+
+    /** Whether nothing is staged: no entity, no relation, no claim. */
+    boolean empty() {
+        return entities.isEmpty() && relations.isEmpty() && claims.isEmpty();
+    }
+
     // ---- reading
 
     ObjectNode readParagraph() {
@@ -130,7 +145,10 @@ final class Stage {
         o.set("open_todos", openTodos());
         ArrayNode types = o.putArray("relation_types_in_use");
         for (MemoryView.RelationType t : memory.relationTypes(namespace, 30)) {
-            types.addObject().put("relation", t.relation()).put("passages", t.passages());
+            types.addObject()
+                    .put("relation", t.relation())
+                    .put("passages", t.passages())
+                    .put("status", t.status());
         }
         return o;
     }
@@ -166,13 +184,10 @@ final class Stage {
         ObjectNode o = ok();
         ArrayNode out = o.putArray("passages");
         for (MemoryView.KnownPassage p : memory.related(namespace, query, limit)) {
-            ObjectNode item = out.addObject()
+            out.addObject()
                     .put("passage_id", p.passageId())
                     .put("document_id", p.documentId())
                     .put("memory", abbreviate(p.memory(), 400));
-            if (!p.entities().isEmpty()) {
-                item.set("entities", strings(p.entities()));
-            }
         }
         return o;
     }
@@ -185,6 +200,9 @@ final class Stage {
             return error(problem);
         }
         String n = name.strip();
+        if (n.isEmpty()) {
+            return error("an entity needs a name");
+        }
         Entity same = byName(n);
         if (same != null) {
             return error("'" + n + "' is staged already as " + same.ref + ": change it with update_entity");
@@ -198,9 +216,9 @@ final class Stage {
                 forms.add(a.strip());
             }
         }
-        if (spans(n, forms).isEmpty()) {
-            return error("'" + n + "' does not occur in the paragraph, nor does any alias given: an entity needs its"
-                    + " name or an alias in the text");
+        if (TextSpans.occurrences(passage.text(), n).isEmpty()) {
+            return error("'" + n + "' does not occur in the paragraph: a new entity is named as the paragraph names"
+                    + " it (attach a mention to an entity memory holds with update_entity)");
         }
         for (String a : forms) {
             if (TextSpans.occurrences(passage.text(), a).isEmpty()) {
@@ -306,12 +324,11 @@ final class Stage {
             relations.values().removeIf(r -> r.head == r.tail);
             return ok().put("ref", keep.ref).set("entity", describe(keep));
         }
-        // memory holds one of them, or their types differ: the rules of memory decide, never the stage. The kept
-        // entity declares the other name as an alias (the evidence resolution weighs) when their types agree, and a
-        // claim asks the memory step to check the outcome; a merge it does not make becomes a review item
-        if (keep != null && compatible) {
-            entities.putIfAbsent(keep.ref, keep);
-            addAlias(keep, mergeName);
+        // memory holds one of them, or their types differ: the rules of memory decide, never the stage. Nothing is
+        // written but a claim, which the memory step checks once the record is resolved: a merge resolution did not
+        // make becomes a review item
+        if (claims.size() >= MAX_CLAIMS) {
+            return error("this paragraph has " + MAX_CLAIMS + " claims already");
         }
         claims.add(new Extraction.Claim(
                 Extraction.Claim.SAME_AS,
@@ -337,6 +354,9 @@ final class Stage {
         String name = knownName(ref);
         if (name == null) {
             return unknownEntity(ref);
+        }
+        if (claims.size() >= MAX_CLAIMS) {
+            return error("this paragraph has " + MAX_CLAIMS + " claims already");
         }
         claims.add(new Extraction.Claim(Extraction.Claim.DELETE_ENTITY, name + " (" + ref + ")", "", reason));
         return ok().put("claimed", "delete_entity")
@@ -415,6 +435,13 @@ final class Stage {
         if (relations.remove(ref) != null) {
             return ok().put("unstaged", ref);
         }
+        if (!ref.contains(" ")) {
+            return error("no staged relation '" + ref + "': to ask for a review of a relation memory holds, describe it"
+                    + " in words");
+        }
+        if (claims.size() >= MAX_CLAIMS) {
+            return error("this paragraph has " + MAX_CLAIMS + " claims already");
+        }
         claims.add(new Extraction.Claim(Extraction.Claim.DELETE_RELATION, ref, "", reason));
         return ok().put("claimed", "delete_relation")
                 .put("note", "memory keeps what its documents support; a person reviews the deletion");
@@ -423,11 +450,17 @@ final class Stage {
     // ---- process
 
     ObjectNode markForReview(String subject, String reason) {
+        if (claims.size() >= MAX_CLAIMS) {
+            return error("this paragraph has " + MAX_CLAIMS + " claims already");
+        }
         claims.add(new Extraction.Claim(Extraction.Claim.REVIEW, subject, "", reason));
         return ok().put("claimed", "review");
     }
 
     ObjectNode createTodo(String text) {
+        if (todos.values().stream().filter(t -> !t.done()).count() >= MAX_TODOS) {
+            return error("there are " + MAX_TODOS + " open todos already: complete some first");
+        }
         Todo t = new Todo("t" + nextTodo++, text.strip(), false);
         todos.put(t.id(), t);
         return ok().put("id", t.id());
@@ -542,6 +575,17 @@ final class Stage {
     }
 
     private Entity mention(MemoryView.KnownEntity known) {
+        Entity same = byName(known.name());
+        if (same != null) {
+            // one entity per name in a paragraph: the staged one becomes the mention of memory's
+            if (same.memoryId == null) {
+                same.memoryId = known.id();
+                if (same.description.isEmpty()) {
+                    same.description = known.description();
+                }
+            }
+            return same;
+        }
         Entity e = new Entity("e" + nextEntity++, known.name(), type(known.type()), known.description(), known.id());
         for (String a : known.aliases()) {
             if (!TextSpans.occurrences(passage.text(), a).isEmpty()) {

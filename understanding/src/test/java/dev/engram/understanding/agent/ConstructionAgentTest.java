@@ -89,7 +89,7 @@ class ConstructionAgentTest {
 
         @Override
         public List<RelationType> relationTypes(String namespace, int limit) {
-            return List.of(new RelationType("designed by", 4));
+            return List.of(new RelationType("designed by", 4, "established"));
         }
     };
 
@@ -257,8 +257,11 @@ class ConstructionAgentTest {
         assertThat(x.facts()).isEmpty();
         List<String> answers = toolAnswers(server.requests().get(3));
         assertThat(answers.get(3)).contains("'Albert Einstein' does not occur in the paragraph");
-        assertThat(answers.get(5)).contains("no entity 'Albert Einstein' is staged");
-        assertThat(tools).containsEntry("create_entity:error", 1).containsEntry("create_relation:error", 1);
+        assertThat(answers.get(5))
+                .as("an alias that occurs does not make up for a name that does not")
+                .contains("'Albert Einstein' does not occur in the paragraph");
+        assertThat(answers.get(6)).contains("no entity 'Albert Einstein' is staged");
+        assertThat(tools).containsEntry("create_entity:error", 2).containsEntry("create_relation:error", 1);
     }
 
     @Test
@@ -333,7 +336,9 @@ class ConstructionAgentTest {
 
         Extraction x = agent().extract(passage("wiki", "ada", 0));
 
-        assertThat(x.entities()).isEmpty();
+        assertThat(x.construction().reason())
+                .as("nothing staged where the deterministic construction finds entities")
+                .startsWith("empty: ");
         List<String> answers = toolAnswers(server.requests().get(2));
         assertThat(answers.get(0)).contains("read the paragraph first");
         assertThat(answers.get(2)).contains("search memory for 'Ada Lovelace' first");
@@ -386,7 +391,7 @@ class ConstructionAgentTest {
     @Test
     void aSpentNamespaceBudgetFallsBackWithoutCallingTheModel() {
         replay("costly-1", "costly-2");
-        ConstructionAgent agent = agent(2, 1_000_000, 50_000);
+        ConstructionAgent agent = agent(1, 1_000_000, 50_000);
 
         Extraction spent = agent.extract(passage("wiki", "ada", 0));
         Extraction next = agent.extract(passage("wiki", "ada", 1));
@@ -410,7 +415,9 @@ class ConstructionAgentTest {
         Extraction x = agent().extract(passage("wiki", "ada", 0));
 
         assertThat(x.construction().mode()).isEqualTo("fallback");
-        assertThat(x.construction().reason()).startsWith("llm_error: HTTP 400");
+        assertThat(x.construction().reason())
+                .as("the reason names the status, not the model's address or words")
+                .isEqualTo("llm_error: the model answered HTTP 400");
         assertThat(x.entities()).extracting(Extraction.Entity::name).containsExactly("Charles Babbage");
     }
 
@@ -433,12 +440,15 @@ class ConstructionAgentTest {
 
     @Test
     void roundsAreBounded() {
-        IntStream.range(0, 4).forEach(i -> replay("loop-1"));
+        IntStream.range(0, 5).forEach(i -> replay("loop-1"));
 
         Extraction x = agent(4, 100_000, 1_000_000).extract(passage("wiki", "ada", 0));
 
         assertThat(x.construction().reason()).isEqualTo("rounds: the agent did not finish within 4 rounds");
-        assertThat(server.requests()).hasSize(4);
+        assertThat(server.requests())
+                .as("four rounds of tool calls, and one answer to finish with")
+                .hasSize(5);
+        assertThat(x.construction().cacheable()).isTrue();
     }
 
     @Test
@@ -470,6 +480,32 @@ class ConstructionAgentTest {
         assertThat(progress.path("open_todos").get(0).path("id").asText()).isEqualTo("t1");
         assertThat(progress.path("open_todos").get(0).path("text").asText())
                 .isEqualTo("find out whether the Engine was built later");
+    }
+
+    @Test
+    void aModelThatAnswersWithoutReadingTheParagraphFallsBack() {
+        replay("order-3");
+
+        Extraction x = agent().extract(passage("wiki", "ada", 0));
+
+        assertThat(x.construction().reason()).isEqualTo("unread: the model answered without reading the paragraph");
+        assertThat(x.entities()).extracting(Extraction.Entity::name).containsExactly("Charles Babbage");
+    }
+
+    @Test
+    void extractionsAreKeyedByNamespaceInAgentModeAndPassingFallbacksAreNotCached() {
+        ConstructionAgent agent = agent();
+        assertThat(agent.id("wiki")).isEqualTo("agent-v1/test-model+rules/1@wiki");
+        assertThat(agent.id("plain"))
+                .as("not in agent mode: the base extractor's")
+                .isEqualTo("rules/1");
+        assertThat(Extraction.Construction.fallback("budget: spent", 1, 1).cacheable())
+                .isFalse();
+        assertThat(Extraction.Construction.fallback("llm_unavailable: away", 1, 1)
+                        .cacheable())
+                .isFalse();
+        assertThat(Extraction.Construction.fallback("malformed: 3 rounds", 3, 3).cacheable())
+                .isTrue();
     }
 
     @Test

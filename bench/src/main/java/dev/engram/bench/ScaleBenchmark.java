@@ -1,0 +1,460 @@
+package dev.engram.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.schemas.Json;
+import dev.engram.service.Corpus;
+import dev.engram.service.EmbeddedKafkaBroker;
+import dev.engram.service.EngramConfig;
+import dev.engram.service.EngramService;
+import dev.engram.understanding.Embedder;
+import dev.engram.understanding.EnglishNlp;
+import dev.engram.understanding.OnnxEmbedder;
+import dev.engram.understanding.PassageUnderstander;
+import dev.engram.understanding.RuleExtractor;
+import dev.engram.understanding.Understander;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler;
+
+/**
+ * Query latency against the size of one namespace, from a thousand passages to a hundred thousand, on one instance with
+ * its embedded broker:
+ *
+ * <ol>
+ *   <li>the base documents (the corpora of {@code --data}) are ingested as they are, with the configured embedder;
+ *   <li>the namespace then grows with copies of them in which every proper name that is not common across the corpora
+ *       is renamed ({@code Babbage} → {@code Babbageq3}), so that each copy brings its own entities while the common
+ *       ones (countries, months, ...) gather passages from every copy, as they would in a real corpus. A copy's texts
+ *       are embedded as the base text's vector plus a little seeded noise (cosine about 0.95 to it), which costs no
+ *       model time: how long a query takes depends on how many vectors, passages and links there are, not on what
+ *       the vectors say;
+ *   <li>at each size of {@code --sizes}, once every document is in memory, each offline retrieval mode answers the
+ *       same {@code --queries} questions of the sets (after a warm-up), timed end to end over HTTP: {@code by_size};
+ *       and while the namespace grows to the next size, a client asks {@code dense} and {@code hybrid} questions
+ *       without pause: {@code under_ingest}, which includes the cost of the snapshot and index updates;
+ *   <li>at each size: heap after a collection, resident memory, and the state directory's size (RocksDB).
+ * </ol>
+ *
+ * Usage: {@code ScaleBenchmark [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50] [--out FILE]
+ * [--plot FILE.png]}.
+ */
+public final class ScaleBenchmark {
+
+    private static final String NS = "scale";
+    private static final List<String> MODES = List.of("dense", "bm25", "fusion", "cogito", "pabd", "gem", "hybrid");
+    private static final Pattern CAPITALIZED = Pattern.compile("\\b[A-Z][a-z]{2,}\\b");
+    private static final Pattern RENAMED = Pattern.compile("\\b([A-Z][a-z]{2,})q\\d+\\b");
+
+    private ScaleBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = IngestBenchmark.options(args);
+        List<Path> data = Stream.of(
+                        opts.getOrDefault("--data", "../shared/data/musique-train100,../shared/data/hotpotqa-train100")
+                                .split(","))
+                .map(Path::of)
+                .toList();
+        List<Integer> sizes = Stream.of(
+                        opts.getOrDefault("--sizes", "1000,10000,30000,100000").split(","))
+                .map(Integer::parseInt)
+                .toList();
+        int queries = Integer.parseInt(opts.getOrDefault("--queries", "50"));
+
+        List<JsonNode> base = new ArrayList<>();
+        List<String> questions = new ArrayList<>();
+        for (Path d : data) {
+            for (JsonNode doc : Corpus.read(d.resolve("corpus.jsonl"), Integer.MAX_VALUE)) {
+                ObjectNode copy = doc.deepCopy();
+                copy.put("doc_id", d.getFileName() + "/" + doc.path("doc_id").asText());
+                base.add(copy);
+            }
+            for (JsonNode q : Corpus.read(d.resolve("questions.jsonl"), Integer.MAX_VALUE)) {
+                questions.add(q.path("question").asText());
+            }
+        }
+        Collections.shuffle(questions, new Random(7));
+        List<String> asked = questions.subList(0, Math.min(queries, questions.size()));
+        Set<String> common = commonWords(base);
+
+        EngramConfig defaults = EngramConfig.local(System.getenv());
+        Embedder model = OnnxEmbedder.load(
+                defaults.understanding().embedder(),
+                defaults.understanding().embedMaxTokens(),
+                defaults.understanding().embedThreads());
+        CopyEmbedder embedder = new CopyEmbedder(model);
+        Path state = Files.createTempDirectory("engram-scale-");
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put(
+                "datasets", data.stream().map(p -> p.getFileName().toString()).toList());
+        result.put("base_documents", base.size());
+        result.put("embedder", model.modelId());
+        result.put("queries_per_mode", asked.size());
+        List<Map<String, Object>> bySize = new ArrayList<>();
+        List<Map<String, Object>> underIngest = new ArrayList<>();
+        List<Map<String, Object>> memory = new ArrayList<>();
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
+                Understander understander = new PassageUnderstander(
+                        new RuleExtractor(
+                                new EnglishNlp(), defaults.understanding().questionsPerPassage()),
+                        embedder,
+                        true,
+                        defaults.understanding().embedReuseTexts());
+                EngramService service = IngestBenchmark.start(
+                        broker, state, opts.getOrDefault("--port", "18083"), "engram-scale", understander);
+                KafkaProducer<String, byte[]> producer = Corpus.producer(broker.bootstrapServers())) {
+            String baseUrl = "http://localhost:" + service.httpPort();
+            String topic = service.topics().documents().name();
+            HttpClient http = HttpClient.newHttpClient();
+            int copy = 0;
+            int next = 0; // next document of the current copy
+            int sent = 0;
+            long passages = 0;
+            int previousSize = 0;
+            for (int size : sizes) {
+                // grow to the size, asking questions meanwhile (after the first size)
+                Asker asker = previousSize == 0 ? null : new Asker(baseUrl, asked);
+                Thread asking = asker == null
+                        ? null
+                        : Thread.ofPlatform().name("scale-asker").start(asker);
+                long t0 = System.nanoTime();
+                int sentBefore = sent;
+                while (passages < size) {
+                    int batch = Math.max(20, (int) Math.min(2000, (size - passages) / 2));
+                    for (int i = 0; i < batch; i++) {
+                        JsonNode doc = base.get(next);
+                        Corpus.send(producer, topic, NS, copy == 0 ? doc : renamed(doc, copy, common));
+                        sent++;
+                        if (++next == base.size()) {
+                            next = 0;
+                            copy++;
+                        }
+                    }
+                    producer.flush();
+                    passages = IngestBenchmark.awaitVerified(baseUrl, NS, sent, Duration.ofHours(2))
+                            .path("passages")
+                            .asLong();
+                    System.err.printf(
+                            "%d documents, %d passages in memory (copy %d, %.0f s)%n",
+                            sent, passages, copy, (System.nanoTime() - t0) / 1e9);
+                }
+                double ingestSeconds = (System.nanoTime() - t0) / 1e9;
+                if (asker != null) {
+                    asker.stop.set(true);
+                    asking.join();
+                    for (Map.Entry<String, List<Double>> e : asker.latencies.entrySet()) {
+                        underIngest.add(row(previousSize, passages, e.getKey(), e.getValue()));
+                    }
+                }
+                Map<String, Object> mem = memory(passages, state);
+                mem.put("documents", sent);
+                mem.put("ingest_documents_per_s", (sent - sentBefore) / ingestSeconds);
+                mem.put("ingest_passages_per_s", (passages - previousSize) / ingestSeconds);
+                memory.add(mem);
+                for (String mode : MODES) {
+                    for (String q : asked.subList(0, Math.min(5, asked.size()))) {
+                        retrieve(http, baseUrl, mode, q); // warm-up: the snapshot, its indexes, the JIT
+                    }
+                    List<Double> ms = new ArrayList<>();
+                    for (String q : asked) {
+                        ms.add(retrieve(http, baseUrl, mode, q));
+                    }
+                    Map<String, Object> r = row(passages, passages, mode, ms);
+                    r.remove("passages_from");
+                    bySize.add(r);
+                    System.err.printf(
+                            "%d passages, %s: p50 %.1f ms, p99 %.1f ms%n",
+                            passages, mode, (Double) r.get("p50_ms"), (Double) r.get("p99_ms"));
+                }
+                previousSize = (int) passages;
+            }
+        } finally {
+            deleteTree(state);
+        }
+        result.put("by_size", bySize);
+        result.put("under_ingest", underIngest);
+        result.put("memory", memory);
+        result.put(
+                "goals",
+                Map.of("offline_p99_vs_dense_p99_at_most", 3.0, "graph_modes_10k_to_100k", "sublinear growth of p99"));
+        result.put("p99_vs_dense", ratios(bySize));
+        String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(result);
+        System.out.println(json);
+        if (opts.containsKey("--out")) {
+            Files.writeString(Path.of(opts.get("--out")), json + "\n");
+        }
+        if (opts.containsKey("--plot")) {
+            plot(bySize, Path.of(opts.get("--plot")));
+        }
+    }
+
+    /** Capitalized words in at least one in two hundred base documents: kept in every copy, so they gather passages. */
+    static Set<String> commonWords(List<JsonNode> docs) {
+        Map<String, Integer> df = new HashMap<>();
+        for (JsonNode d : docs) {
+            Set<String> seen = new HashSet<>();
+            Matcher m = CAPITALIZED.matcher(
+                    d.path("title").asText() + "\n" + d.path("text").asText());
+            while (m.find()) {
+                seen.add(m.group());
+            }
+            seen.forEach(w -> df.merge(w, 1, Integer::sum));
+        }
+        Set<String> common = new HashSet<>();
+        int threshold = Math.max(2, docs.size() / 200);
+        df.forEach((w, n) -> {
+            if (n >= threshold) {
+                common.add(w);
+            }
+        });
+        return common;
+    }
+
+    /** Copy {@code k} of a document: its own id, and every uncommon capitalized word renamed. */
+    static JsonNode renamed(JsonNode doc, int k, Set<String> common) {
+        ObjectNode copy = doc.deepCopy();
+        copy.put("doc_id", doc.path("doc_id").asText() + "~" + k);
+        copy.put("title", rename(doc.path("title").asText(), k, common));
+        copy.put("text", rename(doc.path("text").asText(), k, common));
+        return copy;
+    }
+
+    static String rename(String text, int k, Set<String> common) {
+        Matcher m = CAPITALIZED.matcher(text);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(out, common.contains(m.group()) ? m.group() : m.group() + "q" + k);
+        }
+        return m.appendTail(out).toString();
+    }
+
+    /**
+     * The model for base texts; for a copy's text (one with renamed words), the vector of the base text it was made
+     * from plus seeded noise, so that copies are near their original (cosine about 0.95) but never equal to it.
+     */
+    static final class CopyEmbedder implements Embedder {
+        private final Embedder model;
+        private final Map<String, float[]> base = new ConcurrentHashMap<>();
+
+        CopyEmbedder(Embedder model) {
+            this.model = model;
+        }
+
+        @Override
+        public String modelId() {
+            return model.modelId();
+        }
+
+        @Override
+        public int dimensions() {
+            return model.dimensions();
+        }
+
+        @Override
+        public float[] embed(String text) {
+            String original = RENAMED.matcher(text).replaceAll("$1");
+            if (original.equals(text)) {
+                return model.embed(text);
+            }
+            float[] v = base.computeIfAbsent(original, model::embed).clone();
+            SplittableRandom noise = new SplittableRandom(text.hashCode());
+            double sigma = 0.33 / Math.sqrt(v.length);
+            double norm = 0;
+            for (int i = 0; i < v.length; i++) {
+                v[i] += (float) (sigma * gaussian(noise));
+                norm += (double) v[i] * v[i];
+            }
+            float inv = (float) (1 / Math.sqrt(norm));
+            for (int i = 0; i < v.length; i++) {
+                v[i] *= inv;
+            }
+            return v;
+        }
+
+        private static double gaussian(SplittableRandom r) {
+            // Box–Muller
+            double u = Math.max(1e-12, r.nextDouble());
+            return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * r.nextDouble());
+        }
+
+        @Override
+        public void close() {
+            model.close();
+        }
+    }
+
+    /** Asks dense and hybrid questions in turn until stopped. */
+    private static final class Asker implements Runnable {
+        final AtomicBoolean stop = new AtomicBoolean();
+        final Map<String, List<Double>> latencies = new LinkedHashMap<>();
+        private final String base;
+        private final List<String> questions;
+
+        Asker(String base, List<String> questions) {
+            this.base = base;
+            this.questions = questions;
+        }
+
+        @Override
+        public void run() {
+            HttpClient http = HttpClient.newHttpClient();
+            int i = 0;
+            while (!stop.get()) {
+                for (String mode : List.of("dense", "hybrid")) {
+                    try {
+                        double ms = retrieve(http, base, mode, questions.get(i % questions.size()));
+                        latencies.computeIfAbsent(mode, k -> new ArrayList<>()).add(ms);
+                    } catch (Exception e) {
+                        latencies
+                                .computeIfAbsent(mode + "_failed", k -> new ArrayList<>())
+                                .add(0.0);
+                    }
+                }
+                i++;
+            }
+        }
+    }
+
+    /** One retrieval, timed end to end; fails unless it is answered with 200. */
+    static double retrieve(HttpClient http, String base, String mode, String question) throws Exception {
+        ObjectNode body = Json.mapper().createObjectNode();
+        body.put("query", question).put("mode", mode).put("top_k", 5);
+        long t0 = System.nanoTime();
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS + "/retrieve"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        double ms = (System.nanoTime() - t0) / 1e6;
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException(mode + " answered " + r.statusCode() + ": " + r.body());
+        }
+        return ms;
+    }
+
+    private static Map<String, Object> row(long from, long passages, String mode, List<Double> ms) {
+        List<Double> sorted = ms.stream().sorted().toList();
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("passages_from", from);
+        r.put("passages", passages);
+        r.put("mode", mode);
+        r.put("queries", sorted.size());
+        r.put("p50_ms", sorted.isEmpty() ? 0.0 : FreshnessBenchmark.quantile(sorted, 0.5));
+        r.put("p99_ms", sorted.isEmpty() ? 0.0 : FreshnessBenchmark.quantile(sorted, 0.99));
+        return r;
+    }
+
+    /** Each mode's p99 over dense's p99 at the same size. */
+    private static List<Map<String, Object>> ratios(List<Map<String, Object>> bySize) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Map<String, Object> r : bySize) {
+            double dense = bySize.stream()
+                    .filter(d -> d.get("passages").equals(r.get("passages"))
+                            && d.get("mode").equals("dense"))
+                    .mapToDouble(d -> (Double) d.get("p99_ms"))
+                    .findFirst()
+                    .orElse(Double.NaN);
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("passages", r.get("passages"));
+            x.put("mode", r.get("mode"));
+            x.put("p99_vs_dense", (Double) r.get("p99_ms") / dense);
+            out.add(x);
+        }
+        return out;
+    }
+
+    private static Map<String, Object> memory(long passages, Path state) throws IOException {
+        System.gc();
+        Map<String, Object> m = new LinkedHashMap<>();
+        long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        long rss = 0;
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                rss = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        long disk;
+        try (Stream<Path> files = Files.walk(state)) {
+            disk = files.filter(Files::isRegularFile)
+                    .mapToLong(p -> p.toFile().length())
+                    .sum();
+        }
+        double per10k = 10_000.0 / Math.max(1, passages);
+        m.put("passages", passages);
+        m.put("heap_mb", heap / 1e6);
+        m.put("rss_mb", rss / 1e6);
+        m.put("state_dir_mb", disk / 1e6);
+        m.put("heap_mb_per_10k_passages", heap / 1e6 * per10k);
+        m.put("state_dir_mb_per_10k_passages", disk / 1e6 * per10k);
+        System.err.printf(
+                Locale.ROOT,
+                "%d passages: heap %.0f MB, RSS %.0f MB, state %.0f MB%n",
+                passages,
+                heap / 1e6,
+                rss / 1e6,
+                disk / 1e6);
+        return m;
+    }
+
+    private static void plot(List<Map<String, Object>> bySize, Path png) throws IOException {
+        XYChart chart = new XYChartBuilder()
+                .width(900)
+                .height(500)
+                .title("Query latency p99 against namespace size")
+                .xAxisTitle("passages in the namespace")
+                .yAxisTitle("p99 (ms)")
+                .build();
+        chart.getStyler().setXAxisLogarithmic(true);
+        chart.getStyler().setYAxisLogarithmic(true);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        for (String mode : MODES) {
+            List<Map<String, Object>> rows =
+                    bySize.stream().filter(r -> r.get("mode").equals(mode)).toList();
+            chart.addSeries(
+                    mode,
+                    rows.stream()
+                            .mapToDouble(r -> ((Number) r.get("passages")).doubleValue())
+                            .toArray(),
+                    rows.stream().mapToDouble(r -> (Double) r.get("p99_ms")).toArray());
+        }
+        BitmapEncoder.saveBitmap(chart, png.toString().replaceFirst("\\.png$", ""), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path p : files.sorted(Collections.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            System.err.println("could not remove " + root + ": " + e);
+        }
+    }
+}
