@@ -63,7 +63,7 @@ public record Extraction(
         }
 
         /** Fallback reasons that pass with time: an extraction made for one of them is not cached. */
-        public static final List<String> PASSING = List.of("budget", "busy", "llm_unavailable");
+        public static final List<String> PASSING = List.of("budget", "llm_unavailable");
 
         /** Whether the extraction is worth caching: not when it fell back for a reason that passes. */
         public boolean cacheable() {
