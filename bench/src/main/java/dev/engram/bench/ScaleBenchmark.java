@@ -58,13 +58,14 @@ import org.knowm.xchart.style.Styler;
  *       the vectors say;
  *   <li>at each size of {@code --sizes}, once every document is in memory, each offline retrieval mode answers the
  *       same {@code --queries} questions of the sets (after a warm-up), timed end to end over HTTP: {@code by_size};
- *       and while the namespace grows to the next size, a client asks {@code dense} and {@code hybrid} questions
- *       without pause: {@code under_ingest}, which includes the cost of the snapshot and index updates;
+ *       and while the namespace grows to the next size, a client asks a {@code dense} and a {@code hybrid} question
+ *       {@code --ask-per-second} times a second: {@code under_ingest}, which includes the cost of the snapshot and
+ *       index updates;
  *   <li>at each size: heap after a collection, resident memory, and the state directory's size (RocksDB).
  * </ol>
  *
- * Usage: {@code ScaleBenchmark [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50] [--out FILE]
- * [--plot FILE.png]}.
+ * Usage: {@code ScaleBenchmark [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50]
+ * [--ask-per-second 1] [--out FILE] [--plot FILE.png]}.
  */
 public final class ScaleBenchmark {
 
@@ -87,6 +88,7 @@ public final class ScaleBenchmark {
                 .map(Integer::parseInt)
                 .toList();
         int queries = Integer.parseInt(opts.getOrDefault("--queries", "50"));
+        double askPerSecond = Double.parseDouble(opts.getOrDefault("--ask-per-second", "1"));
 
         List<JsonNode> base = new ArrayList<>();
         List<String> questions = new ArrayList<>();
@@ -140,7 +142,7 @@ public final class ScaleBenchmark {
             int previousSize = 0;
             for (int size : sizes) {
                 // grow to the size, asking questions meanwhile (after the first size)
-                Asker asker = previousSize == 0 ? null : new Asker(baseUrl, asked);
+                Asker asker = previousSize == 0 ? null : new Asker(baseUrl, asked, askPerSecond);
                 Thread asking = asker == null
                         ? null
                         : Thread.ofPlatform().name("scale-asker").start(asker);
@@ -280,10 +282,11 @@ public final class ScaleBenchmark {
         @Override
         public float[] embed(String text) {
             String original = RENAMED.matcher(text).replaceAll("$1");
+            float[] known = base.computeIfAbsent(original, model::embed);
             if (original.equals(text)) {
-                return model.embed(text);
+                return known;
             }
-            float[] v = base.computeIfAbsent(original, model::embed).clone();
+            float[] v = known.clone();
             SplittableRandom noise = new SplittableRandom(text.hashCode());
             double sigma = 0.33 / Math.sqrt(v.length);
             double norm = 0;
@@ -310,23 +313,37 @@ public final class ScaleBenchmark {
         }
     }
 
-    /** Asks dense and hybrid questions in turn until stopped. */
+    /** Asks a dense and a hybrid question {@code perSecond} times a second until stopped. */
     private static final class Asker implements Runnable {
         final AtomicBoolean stop = new AtomicBoolean();
         final Map<String, List<Double>> latencies = new LinkedHashMap<>();
         private final String base;
         private final List<String> questions;
+        private final double perSecond;
 
-        Asker(String base, List<String> questions) {
+        Asker(String base, List<String> questions, double perSecond) {
             this.base = base;
             this.questions = questions;
+            this.perSecond = perSecond;
         }
 
         @Override
         public void run() {
             HttpClient http = HttpClient.newHttpClient();
             int i = 0;
+            long spacing = (long) (1e9 / perSecond);
+            long next = System.nanoTime();
             while (!stop.get()) {
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    try {
+                        Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+                next += spacing;
                 for (String mode : List.of("dense", "hybrid")) {
                     try {
                         double ms = retrieve(http, base, mode, questions.get(i % questions.size()));
