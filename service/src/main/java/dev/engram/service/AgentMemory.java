@@ -233,7 +233,6 @@ final class AgentMemory implements MemoryView {
     }
 
     private static String encode(String s) {
-        // a query parameter is read with %-escapes only: a space must not become '+'
         return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }
 }

@@ -72,9 +72,9 @@ final class HttpApi implements AutoCloseable {
             }
             for (String pair : raw.split("&")) {
                 int eq = pair.indexOf('=');
-                String k = decode(eq < 0 ? pair : pair.substring(0, eq));
+                String k = decodeQuery(eq < 0 ? pair : pair.substring(0, eq));
                 if (k.equals(name)) {
-                    return eq < 0 ? "" : decode(pair.substring(eq + 1));
+                    return eq < 0 ? "" : decodeQuery(pair.substring(eq + 1));
                 }
             }
             return null;
@@ -379,6 +379,19 @@ final class HttpApi implements AutoCloseable {
     }
 
     /** A percent-decoded path segment or query parameter; in a path a '+' is itself, not a space. */
+    /**
+     * A query parameter's name or value, form-encoded: {@code +} is a space (as browsers' {@code URLSearchParams},
+     * curl's {@code --data-urlencode} and most HTTP clients send it), {@code %2B} a plus.
+     */
+    static String decodeQuery(String s) {
+        try {
+            return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("bad percent-encoding in '" + s + "'");
+        }
+    }
+
+    /** A path segment: {@code +} is a plus. */
     static String decode(String s) {
         try {
             return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);

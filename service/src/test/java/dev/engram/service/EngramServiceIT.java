@@ -187,7 +187,7 @@ class EngramServiceIT {
     @Test
     void findsEntitiesByMeaningAndListsTheNamespacesRelationTypes() {
         String ns = base + "/v1/namespaces/" + NS;
-        ItSupport.Response like = get(ns + "/entities?like=Bletchley%20Park&limit=3");
+        ItSupport.Response like = get(ns + "/entities?like=Bletchley+Park&limit=3");
 
         assertThat(like.status()).isEqualTo(200);
         assertThat(like.body().path("like").asText()).isEqualTo("Bletchley Park");

@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
@@ -358,6 +359,14 @@ class HttpApiTest {
     void aPlusInAPathIsAPlus() {
         assertThat(HttpApi.decode("c++")).isEqualTo("c++");
         assertThat(HttpApi.decode("a%2Bb%20c")).isEqualTo("a+b c");
+    }
+
+    @Test
+    void aPlusInAQueryIsASpaceAndAnEscapedPlusAPlus() {
+        assertThat(HttpApi.decodeQuery("Ada+Lovelace")).isEqualTo("Ada Lovelace");
+        assertThat(HttpApi.decodeQuery("c%2B%2B")).isEqualTo("c++");
+        assertThat(HttpApi.decodeQuery("a%20b")).isEqualTo("a b");
+        assertThatThrownBy(() -> HttpApi.decodeQuery("%zz")).isInstanceOf(ApiException.class);
     }
 
     @Test
