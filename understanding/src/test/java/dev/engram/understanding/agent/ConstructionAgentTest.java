@@ -45,6 +45,8 @@ class ConstructionAgentTest {
     private final Map<String, Integer> tools = new ConcurrentHashMap<>();
     private final AtomicInteger memoryFailures = new AtomicInteger();
     private volatile boolean memoryUnavailable;
+    /** Memory answers the readiness check, then goes away before the first search. */
+    private volatile boolean searchUnavailable;
 
     @AfterEach
     void stop() {
@@ -57,6 +59,9 @@ class ConstructionAgentTest {
         public List<KnownEntity> entitiesNamed(String namespace, String name, int limit) {
             if (memoryUnavailable) {
                 throw new Unavailable("the instance is rebalancing", null);
+            }
+            if (searchUnavailable) {
+                throw new Unavailable("the owner did not answer", null);
             }
             if (memoryFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new IllegalStateException("the namespace's owner did not answer");
@@ -296,38 +301,42 @@ class ConstructionAgentTest {
     @Test
     void memoryThatGoesAwayMidLoopMakesThePassageWaitToo() {
         replay("failing-1");
-        MemoryView away = new MemoryView() {
-            @Override
-            public List<KnownEntity> entitiesNamed(String namespace, String name, int limit) {
-                throw new Unavailable("the owner did not answer", null);
-            }
-
-            @Override
-            public List<KnownEntity> entitiesLike(String namespace, String text, int limit) {
-                return List.of();
-            }
-
-            @Override
-            public List<KnownPassage> related(String namespace, String query, int limit) {
-                return List.of();
-            }
-
-            @Override
-            public List<RelationType> relationTypes(String namespace, int limit) {
-                return List.of();
-            }
-        };
-        LlmConfig config = new LlmConfig(server.baseUrl(), "test-model", "", Duration.ofSeconds(5), 0, 4, 1.0, 2.0, "");
-        ConstructionAgent agent = new ConstructionAgent(
-                new OpenAiClient(config, (m, o) -> {}),
-                BASE,
-                away,
-                new ConstructionAgent.Settings(12, 3, 100_000, 1_000_000, 2, 2, ns -> true),
-                ConstructionAgent.Listener.NONE,
-                Clock.systemUTC());
+        searchUnavailable = true;
+        ConstructionAgent agent = agent();
 
         assertThatThrownBy(() -> agent.extract(passage("wiki", "ada", 0)))
+                .hasMessageContaining("the memory of namespace 'wiki' cannot be read yet")
                 .satisfies(e -> assertThat(Understander.transientFailure(e)).isTrue());
+        assertThat(server.requests())
+                .as("the loop stopped at the search that failed")
+                .hasSize(1);
+    }
+
+    @Test
+    void hostileArgumentsAreRefusedByTheToolsContractsWithTheReason() {
+        Stage stage = new Stage(passage("wiki", "ada", 0), memory, Stage.Carry.NONE);
+        AgentTools.call(stage, new OpenAiClient.ToolCall("c0", "read_paragraph", ""), null);
+        AgentTools.call(stage, new OpenAiClient.ToolCall("c1", "search_kg", "{\"query\": \"Ada Lovelace\"}"), null);
+
+        AgentTools.Answer huge = AgentTools.call(
+                stage,
+                new OpenAiClient.ToolCall(
+                        "c2", "create_entity", "{\"name\": \"" + "A".repeat(10_000) + "\", \"type\": \"person\"}"),
+                null);
+        AgentTools.Answer notAnObject =
+                AgentTools.call(stage, new OpenAiClient.ToolCall("c3", "create_entity", "null"), null);
+        AgentTools.Answer blank = AgentTools.call(
+                stage,
+                new OpenAiClient.ToolCall("c4", "create_entity", "{\"name\": \"   \", \"type\": \"person\"}"),
+                null);
+
+        assertThat(huge.malformed()).isTrue();
+        assertThat(huge.observation().path("error").asText()).contains("break the tool's contract");
+        assertThat(notAnObject.malformed()).isTrue();
+        assertThat(notAnObject.observation().path("error").asText()).contains("must be a JSON object");
+        assertThat(blank.ok()).isFalse();
+        assertThat(blank.observation().path("error").asText()).isEqualTo("an entity needs a name");
+        assertThat(stage.empty()).isTrue();
     }
 
     @Test
