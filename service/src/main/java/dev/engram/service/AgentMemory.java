@@ -43,31 +43,24 @@ final class AgentMemory implements MemoryView {
 
     @Override
     public void ensureReadable(String ns) {
-        Bound b = bound();
-        try {
-            if (b.router().ownerOf(ns) instanceof NamespaceRouter.Local) {
-                b.queries().namespaceState(ns); // the stores of its partition answer
-            }
-        } catch (QueryException e) {
-            if (e.kind() == QueryException.Kind.UNAVAILABLE) {
-                throw new Unavailable(e.getMessage(), e);
-            }
-        } catch (ApiException e) {
-            if (e.status() == 503) {
-                throw new Unavailable(e.getMessage(), e);
-            }
-            throw e;
-        }
+        // only the owner's own stores are asked: another instance's are reached when read
+        read(
+                ns,
+                q -> {
+                    q.namespaceState(ns);
+                    return List.of();
+                },
+                null);
     }
 
     @Override
     public List<KnownEntity> entitiesNamed(String ns, String name, int limit) {
-        return read(ns, q -> q.entities(ns, name).entities(), "/entities?name=" + encode(name), limit);
+        return entities(ns, q -> q.entities(ns, name).entities(), "/entities?name=" + encode(name), limit);
     }
 
     @Override
     public List<KnownEntity> entitiesLike(String ns, String text, int limit) {
-        return read(
+        return entities(
                 ns,
                 q -> q.entitiesLike(ns, text, limit).entities(),
                 "/entities?like=" + encode(text) + "&limit=" + limit,
@@ -76,117 +69,105 @@ final class AgentMemory implements MemoryView {
 
     @Override
     public List<KnownPassage> related(String ns, String query, int limit) {
-        Bound b = bound();
-        List<KnownPassage> out = new ArrayList<>();
-        try {
-            if (b.router().ownerOf(ns) instanceof NamespaceRouter.Remote remote) {
-                ObjectNode body = Json.mapper().createObjectNode();
-                body.put("query", query).put("mode", "fusion").put("top_k", limit);
-                for (JsonNode p :
-                        remote(b, remote.host(), ns, "/retrieve", body).path("results")) {
-                    out.add(new KnownPassage(
-                            p.path("passage_id").asText(),
-                            p.path("document_id").asText(),
-                            p.path("memory").asText()));
-                }
-            } else {
-                for (Responses.Passage p : b.queries()
-                        .retrieve(ns, query, "fusion", limit, Map.of())
-                        .results()) {
-                    out.add(new KnownPassage(p.passageId(), p.documentId(), p.memory()));
-                }
-            }
-        } catch (QueryException e) {
-            if (e.kind() == QueryException.Kind.UNAVAILABLE) {
-                throw new Unavailable(e.getMessage(), e);
-            }
-            if (e.kind() != QueryException.Kind.NOT_FOUND) {
-                throw e;
-            }
-        } catch (ApiException e) {
-            if (e.status() == 503) {
-                throw new Unavailable(e.getMessage(), e);
-            }
-            throw e;
-        }
-        return out;
+        return read(
+                ns,
+                q -> q.retrieve(ns, query, "fusion", limit, Map.of()).results().stream()
+                        .map(p -> new KnownPassage(p.passageId(), p.documentId(), p.memory()))
+                        .toList(),
+                owner -> {
+                    ObjectNode body = Json.mapper().createObjectNode();
+                    body.put("query", query).put("mode", "fusion").put("top_k", limit);
+                    List<KnownPassage> out = new ArrayList<>();
+                    for (JsonNode p : remote(owner, ns, "/retrieve", body).path("results")) {
+                        out.add(new KnownPassage(
+                                p.path("passage_id").asText(),
+                                p.path("document_id").asText(),
+                                p.path("memory").asText()));
+                    }
+                    return out;
+                });
     }
 
     @Override
     public List<RelationType> relationTypes(String ns, int limit) {
-        Bound b = bound();
-        List<RelationType> out = new ArrayList<>();
-        try {
-            if (b.router().ownerOf(ns) instanceof NamespaceRouter.Remote remote) {
-                for (JsonNode t : remote(b, remote.host(), ns, "/relations?limit=" + limit, null)
-                        .path("relations")) {
-                    out.add(new RelationType(
-                            t.path("relation").asText(),
-                            t.path("passages").asInt(),
-                            t.path("status").asText()));
-                }
-            } else {
-                for (Responses.RelationType t :
-                        b.queries().relationTypes(ns, limit, 3).relations()) {
-                    out.add(new RelationType(t.relation(), t.passages(), t.status()));
-                }
-            }
-        } catch (QueryException e) {
-            if (e.kind() == QueryException.Kind.UNAVAILABLE) {
-                throw new Unavailable(e.getMessage(), e);
-            }
-            if (e.kind() != QueryException.Kind.NOT_FOUND) {
-                throw e;
-            }
-        } catch (ApiException e) {
-            if (e.status() == 503) {
-                throw new Unavailable(e.getMessage(), e);
-            }
-            throw e;
-        }
-        return out;
+        return read(
+                ns,
+                q -> q.relationTypes(ns, limit, 3).relations().stream()
+                        .map(t -> new RelationType(t.relation(), t.passages(), t.status()))
+                        .toList(),
+                owner -> {
+                    List<RelationType> out = new ArrayList<>();
+                    for (JsonNode t :
+                            remote(owner, ns, "/relations?limit=" + limit, null).path("relations")) {
+                        out.add(new RelationType(
+                                t.path("relation").asText(),
+                                t.path("passages").asInt(),
+                                t.path("status").asText()));
+                    }
+                    return out;
+                });
     }
 
-    private List<KnownEntity> read(
+    private List<KnownEntity> entities(
             String ns, Function<QueryService, List<Responses.Entity>> local, String path, int limit) {
+        List<KnownEntity> found = read(
+                ns,
+                q -> local.apply(q).stream()
+                        .map(e -> new KnownEntity(
+                                e.id(),
+                                e.name(),
+                                e.type().name().toLowerCase(Locale.ROOT),
+                                e.description(),
+                                e.aliases()))
+                        .toList(),
+                owner -> {
+                    List<KnownEntity> out = new ArrayList<>();
+                    for (JsonNode e : remote(owner, ns, path, null).path("entities")) {
+                        List<String> aliases = new ArrayList<>();
+                        e.path("aliases").forEach(a -> aliases.add(a.asText()));
+                        out.add(new KnownEntity(
+                                e.path("id").asText(),
+                                e.path("name").asText(),
+                                e.path("type").asText("other").toLowerCase(Locale.ROOT),
+                                e.path("description").asText(""),
+                                aliases));
+                    }
+                    return out;
+                });
+        return found.size() <= limit ? found : found.subList(0, limit);
+    }
+
+    /**
+     * Reads from this instance's stores when it owns the namespace, else from the owner ({@code remote}, or nothing
+     * when null). A namespace without memory reads as empty; a namespace whose memory cannot be read now throws
+     * {@link MemoryView.Unavailable}.
+     */
+    private <T> List<T> read(String ns, Function<QueryService, List<T>> local, Function<HostInfo, List<T>> remote) {
         Bound b = bound();
-        List<KnownEntity> out = new ArrayList<>();
         try {
-            if (b.router().ownerOf(ns) instanceof NamespaceRouter.Remote remote) {
-                for (JsonNode e : remote(b, remote.host(), ns, path, null).path("entities")) {
-                    List<String> aliases = new ArrayList<>();
-                    e.path("aliases").forEach(a -> aliases.add(a.asText()));
-                    out.add(new KnownEntity(
-                            e.path("id").asText(),
-                            e.path("name").asText(),
-                            e.path("type").asText("other").toLowerCase(Locale.ROOT),
-                            e.path("description").asText(""),
-                            aliases));
-                }
-            } else {
-                for (Responses.Entity e : local.apply(b.queries())) {
-                    out.add(new KnownEntity(
-                            e.id(), e.name(), e.type().name().toLowerCase(Locale.ROOT), e.description(), e.aliases()));
-                }
+            if (b.router().ownerOf(ns) instanceof NamespaceRouter.Remote owner) {
+                return remote == null ? List.of() : remote.apply(owner.host());
             }
+            return local.apply(b.queries());
         } catch (QueryException e) {
             if (e.kind() == QueryException.Kind.UNAVAILABLE) {
                 throw new Unavailable(e.getMessage(), e);
             }
-            if (e.kind() != QueryException.Kind.NOT_FOUND) {
-                throw e;
+            if (e.kind() == QueryException.Kind.NOT_FOUND) {
+                return List.of();
             }
+            throw e;
         } catch (ApiException e) {
             if (e.status() == 503) {
                 throw new Unavailable(e.getMessage(), e);
             }
             throw e;
         }
-        return out.size() <= limit ? out : out.subList(0, limit);
     }
 
     /** A GET (or, with a body, POST) to the owner of the namespace; a 404 is a namespace without memory. */
-    private static JsonNode remote(Bound b, HostInfo host, String ns, String path, JsonNode body) {
+    private JsonNode remote(HostInfo host, String ns, String path, JsonNode body) {
+        Bound b = bound();
         URI uri = URI.create("http://" + host.host() + ":" + host.port() + "/v1/namespaces/" + encode(ns) + path);
         HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(TIMEOUT);
         if (body != null) {
