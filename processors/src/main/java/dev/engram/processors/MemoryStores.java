@@ -8,6 +8,7 @@ import dev.engram.stores.MentionRecord;
 import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.PairDecision;
+import dev.engram.stores.ReadCache;
 import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
@@ -15,7 +16,10 @@ import dev.engram.stores.ThemeSet;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
 
-/** Every store of the memory step (see {@link StateStores#MEMORY}), opened once per processor. */
+/**
+ * Every store of the memory step (see {@link StateStores#MEMORY}), opened once per processor (each time the task is
+ * initialized, so the caches never outlive what their stores hold), with the caches of decoded values it reads most.
+ */
 record MemoryStores(
         KeyValueStore<String, DocumentRecord> documents,
         KeyValueStore<String, StoredPassage> passages,
@@ -34,7 +38,14 @@ record MemoryStores(
         KeyValueStore<String, ThemeSet> themes,
         KeyValueStore<String, MirrorEntry> mirror,
         KeyValueStore<String, MirrorEntry> compensated,
-        KeyValueStore<String, NamespaceState> namespaces) {
+        KeyValueStore<String, NamespaceState> namespaces,
+        ReadCache<EntityRecord> entityCache) {
+
+    /**
+     * Decoded surface entities kept per processor: entity resolution reads the candidates of every touched name's
+     * blocks for each record, mostly the same ones. About half a kilobyte each.
+     */
+    static final int ENTITY_CACHE = 50_000;
 
     /** The stores as the processor's context holds them. */
     static MemoryStores open(ProcessorContext<?, ?> context) {
@@ -56,6 +67,7 @@ record MemoryStores(
                 context.getStateStore(StateStores.MEMORY_THEMES.name()),
                 context.getStateStore(StateStores.MEMORY_MIRROR.name()),
                 context.getStateStore(StateStores.MEMORY_MIRROR_COMPENSATED.name()),
-                context.getStateStore(StateStores.MEMORY_NAMESPACES.name()));
+                context.getStateStore(StateStores.MEMORY_NAMESPACES.name()),
+                new ReadCache<>(ENTITY_CACHE));
     }
 }

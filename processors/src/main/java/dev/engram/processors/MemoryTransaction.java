@@ -63,7 +63,7 @@ final class MemoryTransaction {
         this.vectors = new StagedStore<>(stores.vectors());
         this.embeddings = new StagedStore<>(stores.embeddings());
         this.reviews = new StagedStore<>(stores.reviews());
-        this.entities = new StagedStore<>(stores.entities());
+        this.entities = new StagedStore<>(stores.entities(), stores.entityCache());
         this.mentions = new StagedStore<>(stores.mentions());
         this.index = new StagedStore<>(stores.index());
         this.pairs = new StagedStore<>(stores.pairs());

@@ -10,6 +10,7 @@ import dev.engram.stores.Keys;
 import dev.engram.stores.PairDecision;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -45,17 +46,34 @@ final class PairDecider {
         this.names = names;
     }
 
-    /** Parsed names by (normalized, written): pure, so kept across records (bounded). */
+    /**
+     * What the rules read of each surface that needs parsing (its name's forms, aliases and hashes), kept across
+     * records for the entity record it was parsed from: reused while the surface's record stays the same (the stores
+     * keep decoded records), parsed again once it changed. Least recently used leave first.
+     */
     static final class Names {
-        private static final int MAX = 100_000;
-        private final Map<String, NameForms.Name> parsed = new HashMap<>();
+        private static final int MAX = 50_000;
 
-        NameForms.Name parse(String normalized, String written) {
-            if (parsed.size() > MAX) {
-                parsed.clear();
+        private record Parsed(EntityRecord source, NameForms.Name name, Set<String> aliases, Set<Integer> lsh) {}
+
+        private final Map<String, Parsed> parsed = new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Parsed> eldest) {
+                return size() > MAX;
             }
-            return parsed.computeIfAbsent(
-                    normalized + Keys.SEPARATOR + written, k -> NameForms.parse(normalized, written));
+        };
+
+        private Parsed of(String key, EntityRecord e) {
+            Parsed p = parsed.get(key);
+            if (p == null || !p.source().equals(e)) {
+                p = new Parsed(
+                        e,
+                        NameForms.parse(e.normalized(), e.name()),
+                        e.aliases().keySet(),
+                        Set.copyOf(e.lsh()));
+                parsed.put(key, p);
+            }
+            return p;
         }
     }
 
@@ -245,12 +263,13 @@ final class PairDecider {
     /** What the rules read of a surface; its embedding is loaded when a rule first asks for it. */
     PairRules.Surface view(EntityRecord e) {
         String key = Keys.of(tx.namespace(), e.id());
+        Names.Parsed parsed = names.of(key, e);
         return new PairRules.Surface(
                 e.id(),
-                names.parse(e.normalized(), e.name()),
+                parsed.name(),
                 e.type(),
-                e.aliases().keySet(),
-                Set.copyOf(e.lsh()),
+                parsed.aliases(),
+                parsed.lsh(),
                 new Supplier<>() {
                     private float[] vector;
                     private boolean loaded;

@@ -26,19 +26,27 @@ public final class StagedStore<V> {
     private static final StringSerializer KEYS = new StringSerializer();
 
     private final KeyValueStore<String, V> store;
+    /** Decoded values of the store, written through at commit; null: every read goes to the store. */
+    private final ReadCache<V> cache;
     /** Staged writes by key; a null value is a staged delete. */
     private final NavigableMap<String, V> staged = new TreeMap<>(StagedStore::compareKeys);
 
     private boolean open = true;
 
     public StagedStore(KeyValueStore<String, V> store) {
+        this(store, null);
+    }
+
+    /** Staged writes over {@code store}, reading through {@code cache} (which must see every write to the store). */
+    public StagedStore(KeyValueStore<String, V> store, ReadCache<V> cache) {
         this.store = Objects.requireNonNull(store, "store");
+        this.cache = cache;
     }
 
     /** The value under {@code key}: the staged one if any, else the stored one; null when there is none. */
     public V get(String key) {
         Objects.requireNonNull(key, "key");
-        return staged.containsKey(key) ? staged.get(key) : store.get(key);
+        return staged.containsKey(key) ? staged.get(key) : stored(key);
     }
 
     /** Stages {@code value} under {@code key}; a null value deletes, as in {@link KeyValueStore#put}. */
@@ -87,7 +95,8 @@ public final class StagedStore<V> {
 
     /** The value under {@code key} in the store, as it was before this transaction's writes; null when none. */
     public V stored(String key) {
-        return store.get(Objects.requireNonNull(key, "key"));
+        Objects.requireNonNull(key, "key");
+        return cache == null ? store.get(key) : cache.get(key, store::get);
     }
 
     /** True when nothing is staged. */
@@ -104,6 +113,9 @@ public final class StagedStore<V> {
                 store.delete(e.getKey());
             } else {
                 store.put(e.getKey(), e.getValue());
+            }
+            if (cache != null) {
+                cache.written(e.getKey(), e.getValue());
             }
         }
         staged.clear();

@@ -176,4 +176,52 @@ class StagedStoreTest {
         assertThatThrownBy(() -> staged.delete("a")).isInstanceOf(IllegalStateException.class);
         assertThat(store.contents()).containsExactly(Map.entry("a", "1"));
     }
+
+    @Test
+    void aReadCacheServesDecodedValuesAndSeesEveryCommittedWriteButNoAbortedOne() {
+        stored("a", "1", "b", "2");
+        ReadCache<String> cache = new ReadCache<>(10);
+        StagedStore<String> first = new StagedStore<>(store, cache);
+        assertThat(first.get("a")).isEqualTo("1");
+        assertThat(first.get("a")).isEqualTo("1");
+        assertThat(first.get("missing")).isNull();
+        assertThat(cache.hits()).isEqualTo(1);
+        assertThat(cache.size()).isEqualTo(1); // an absent key is not kept: it may be written by the next record
+
+        first.put("a", "10");
+        first.delete("b");
+        first.put("c", "3");
+        assertThat(first.get("a")).isEqualTo("10"); // staged first
+        first.commit();
+        StagedStore<String> second = new StagedStore<>(store, cache);
+        assertThat(second.get("a")).isEqualTo("10");
+        assertThat(second.get("b")).isNull();
+        assertThat(second.get("c")).isEqualTo("3");
+
+        second.put("a", "staged then aborted");
+        second.delete("c");
+        second.abort();
+        StagedStore<String> third = new StagedStore<>(store, cache);
+        assertThat(third.get("a")).isEqualTo("10");
+        assertThat(third.get("c")).isEqualTo("3");
+        assertThat(store.get("a")).isEqualTo("10");
+    }
+
+    @Test
+    void aReadCacheKeepsAtMostItsCapacityDroppingTheLeastRecentlyRead() {
+        stored("a", "1", "b", "2", "c", "3");
+        ReadCache<String> cache = new ReadCache<>(2);
+        StagedStore<String> s = new StagedStore<>(store, cache);
+        s.get("a");
+        s.get("b");
+        s.get("a"); // b is now the least recently read
+        s.get("c");
+        assertThat(cache.size()).isEqualTo(2);
+        long misses = cache.misses();
+        assertThat(s.get("a")).isEqualTo("1");
+        assertThat(cache.misses()).isEqualTo(misses);
+        assertThat(s.get("b")).isEqualTo("2");
+        assertThat(cache.misses()).isEqualTo(misses + 1);
+        assertThatThrownBy(() -> new ReadCache<String>(0)).isInstanceOf(IllegalArgumentException.class);
+    }
 }
