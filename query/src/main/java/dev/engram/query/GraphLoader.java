@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Builds a namespace's {@link MemoryGraph} from this instance's state stores and keeps it while the namespace does
  * not change: a snapshot is rebuilt when the namespace's memory version has moved on and the snapshot is older than
- * {@code maxStaleness}, so a burst of writes does not rebuild it on every query; large namespaces are rebuilt in the
+ * {@code maxStaleness} (and, for a costly build, older than a multiple of what its build took, which bounds the share of
+ * a core that rebuilds take while a namespace is written), so a burst of writes does not rebuild it on every query;
+ * large namespaces are rebuilt in the
  * background (see {@link #graph(String, long, Supplier)}).
  */
 public final class GraphLoader implements AutoCloseable {
@@ -58,6 +60,9 @@ public final class GraphLoader implements AutoCloseable {
     private volatile boolean closed;
     private final Meters meters;
     private final long maxStalenessNanos;
+    /** How long a snapshot serves per nanosecond its build took, beside {@code maxStaleness} (0: no bound). */
+    private final double agePerBuildNanos;
+
     private final long inlineBuildNanos;
     private final Path indexDir;
     private final VectorSearch search;
@@ -105,6 +110,28 @@ public final class GraphLoader implements AutoCloseable {
             Duration idle,
             String embedder,
             Meters meters) {
+        this(maxStalenessMillis, inlineBuildMillis, indexDir, search, budgetBytes, idle, embedder, 1.0, meters);
+    }
+
+    /**
+     * @param buildShare while a namespace is written, rebuilding its snapshot takes at most about this share of one
+     *     core: a snapshot that took {@code b} to build serves for at least {@code b × (1 − share) / share} (1: no
+     *     bound beyond {@code maxStaleness})
+     */
+    public GraphLoader(
+            long maxStalenessMillis,
+            long inlineBuildMillis,
+            Path indexDir,
+            VectorSearch search,
+            long budgetBytes,
+            Duration idle,
+            String embedder,
+            double buildShare,
+            Meters meters) {
+        if (!(buildShare > 0 && buildShare <= 1)) {
+            throw new IllegalArgumentException("buildShare must be in (0, 1]: " + buildShare);
+        }
+        this.agePerBuildNanos = (1 - buildShare) / buildShare;
         this.embedder = embedder;
         this.budgetBytes = budgetBytes;
         this.idleNanos = idle.toNanos();
@@ -131,7 +158,7 @@ public final class GraphLoader implements AutoCloseable {
         lastUsed.put(ns, now);
         evictIdle(now);
         Cached c = cache.get(ns);
-        if (c != null && (c.graph().version() == version || System.nanoTime() - c.builtAtNanos() < maxStalenessNanos)) {
+        if (c != null && (c.graph().version() == version || now - c.builtAtNanos() < servesFor(c))) {
             return c.graph();
         }
         if (c != null && c.buildNanos() > inlineBuildNanos) {
@@ -150,6 +177,11 @@ public final class GraphLoader implements AutoCloseable {
             return c.graph();
         }
         return rebuild(ns, version, build, Meters.SnapshotHow.INLINE);
+    }
+
+    /** How long a snapshot serves while its namespace changes: the staleness bound, longer for a costly build. */
+    private long servesFor(Cached c) {
+        return Math.max(maxStalenessNanos, (long) (c.buildNanos() * agePerBuildNanos));
     }
 
     private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build, Meters.SnapshotHow how) {

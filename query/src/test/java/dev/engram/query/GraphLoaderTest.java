@@ -1,6 +1,8 @@
 package dev.engram.query;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
@@ -73,6 +75,36 @@ class GraphLoaderTest {
             assertThat(built("inline", "ok")).isEqualTo(2);
             assertThat(built("background", "ok")).isZero();
         }
+    }
+
+    @Test
+    void aCostlySnapshotServesLongerSoThatRebuildsTakeAtMostTheirShareOfACore() throws Exception {
+        // a quarter of a core: a build of 200 ms serves for at least 600 ms, beyond the 0 ms staleness bound
+        try (GraphLoader loader =
+                new GraphLoader(0, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofDays(1), null, 0.25, meters)) {
+            Supplier<MemoryGraph> slow = () -> {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return snapshot(1).get();
+            };
+            loader.graph("ns", 1, slow);
+            long built = System.nanoTime();
+            MemoryGraph served = loader.graph("ns", 2, snapshot(2));
+            // (a machine that stalled for most of the window proves nothing either way: skipped, not passed)
+            assumeTrue(System.nanoTime() - built < TimeUnit.MILLISECONDS.toNanos(500));
+            assertThat(served.version()).isEqualTo(1);
+            assertThat(builds).hasValue(1);
+            Thread.sleep(700);
+            assertThat(loader.graph("ns", 2, snapshot(2)).version()).isEqualTo(2);
+            // a cheap build serves for three times the little it took
+            Thread.sleep(300);
+            assertThat(loader.graph("ns", 3, snapshot(3)).version()).isEqualTo(3);
+        }
+        assertThatThrownBy(() -> new GraphLoader(0, 0, null, SEARCH, 1, Duration.ofDays(1), null, 0, meters))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -283,7 +283,8 @@ public record EngramConfig(
             long snapshotMaxStalenessMs,
             long snapshotBackgroundMs,
             long snapshotMemoryBytes,
-            Duration snapshotIdle) {}
+            Duration snapshotIdle,
+            double snapshotBuildShare) {}
 
     /** Reads the configuration from the process environment. */
     public static EngramConfig fromEnvironment() {
@@ -386,7 +387,8 @@ public record EngramConfig(
                 env.integer("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", 1000, 0, 3_600_000),
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 1000, 0, Integer.MAX_VALUE),
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),
-                Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)));
+                Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)),
+                env.integer("ENGRAM_SNAPSHOT_BUILD_PERCENT", 25, 1, 100) / 100.0);
         return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env), mirrors(env));
     }
 

@@ -179,6 +179,7 @@ public final class EngramService implements AutoCloseable {
                 config.query().snapshotMemoryBytes(),
                 config.query().snapshotIdle(),
                 understander.embedder().modelId(),
+                config.query().snapshotBuildShare(),
                 meters);
         Map<String, Object> producer = config.kafka().clientConfig();
         producer.put(ProducerConfig.ACKS_CONFIG, "all");

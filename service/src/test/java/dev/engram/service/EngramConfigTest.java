@@ -105,6 +105,13 @@ class EngramConfigTest {
                 .isZero();
         assertThatThrownBy(() -> from(Map.of("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", "-1")))
                 .hasMessageContaining("ENGRAM_SNAPSHOT_MAX_STALENESS_MS");
+        assertThat(from(Map.of()).query().snapshotBuildShare()).isEqualTo(0.25);
+        assertThat(from(Map.of("ENGRAM_SNAPSHOT_BUILD_PERCENT", "100")).query().snapshotBuildShare())
+                .isEqualTo(1.0);
+        for (String bad : new String[] {"0", "101", "half"}) {
+            assertThatThrownBy(() -> from(Map.of("ENGRAM_SNAPSHOT_BUILD_PERCENT", bad)))
+                    .hasMessageContaining("ENGRAM_SNAPSHOT_BUILD_PERCENT");
+        }
     }
 
     @Test
