@@ -18,6 +18,23 @@ public final class BoundedRocksDbConfig implements RocksDBConfigSetter {
     public static final String MEMORY_BYTES_CONFIG = "engram.rocksdb.memory.bytes";
 
     private static final double WRITE_BUFFER_RATIO = 0.5;
+    /**
+     * How many stores' memtables the write budget is sized for. Each store (one per kind and partition: four
+     * partitions of the memory step open about 75) keeps its memtable until it is full, and a store that is no longer
+     * written (a namespace that went quiet) never flushes it. The write-buffer manager flushes the memtable of
+     * whichever store is written once all of them together pass 7/8 of the budget; if the quiet ones alone pass it,
+     * every write flushes a memtable of a few kilobytes: tens of thousands of tiny files, compactions and write
+     * stalls. With memtables of a 32nd of the budget, 28 full ones fit under it (five or six partitions that took a
+     * burst of writes and went quiet); smaller memtables would cost more flushes and compactions on every write.
+     */
+    static final int MEMTABLES_PER_BUDGET = 32;
+    /**
+     * The memtables' allocation unit: a memtable in use holds at least one. At RocksDB's default (a megabyte for our
+     * memtables) the near-empty memtables of the 70-odd stores alone passed the budget, every write flushed, and the
+     * memory step ran at a quarter of its speed once a few hundred documents were in.
+     */
+    static final long ARENA_BLOCK_BYTES = 64L << 10;
+
     private static final Object LOCK = new Object();
     private static Cache cache;
     private static WriteBufferManager writeBufferManager;
@@ -41,7 +58,9 @@ public final class BoundedRocksDbConfig implements RocksDBConfigSetter {
         table.setPinTopLevelIndexAndFilter(true);
         options.setTableFormatConfig(table);
         options.setMaxWriteBufferNumber(2);
-        options.setWriteBufferSize(Math.max(1L << 20, configuredBytes / 16));
+        options.setArenaBlockSize(ARENA_BLOCK_BYTES);
+        long budget = (long) (configuredBytes * WRITE_BUFFER_RATIO);
+        options.setWriteBufferSize(Math.min(8L << 20, Math.max(256L << 10, budget / MEMTABLES_PER_BUDGET)));
     }
 
     private static long memoryBytes(Map<String, Object> configs) {
