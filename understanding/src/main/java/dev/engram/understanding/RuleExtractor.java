@@ -36,13 +36,15 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/3";
+    public static final String ID = "embedded-rules/4";
 
     private static final Pattern DATE = Pattern.compile(
             "\\b(?:(?:\\d{1,2}\\s+)?(?:January|February|March|April|May|"
                     + "June|July|August|September|October|November|December)\\s+(?:\\d{1,2},?\\s+)?)?(?:1[0-9]{3}|20[0-9]{2})s?\\b");
     private static final Pattern QUOTED = Pattern.compile("[\"“]([\\p{Lu}\\p{N}][^\"”\\n]{1,80}?)[\"”]");
     private static final Pattern NUMERAL = Pattern.compile("\\d[\\d,.]*");
+    /** A year as a subject's aside gives it ("(1432 – 1492)", "(born 11 June 1936)"). */
+    private static final Pattern YEAR = Pattern.compile("1\\d{3}|20\\d{2}");
     private static final Pattern DEMONYM = Pattern.compile("\\p{Lu}\\p{Ll}+(?:an|ian|ese|ish|ic|i|ch|ss)");
 
     // Word lists: one resource file per list under dev/engram/understanding/rules/ (see WordLists), read once.
@@ -353,10 +355,19 @@ public final class RuleExtractor implements Extractor {
                     continue;
                 }
                 int i = m.lastToken + 1;
-                // "X (1860–1907) (born Y) is", "\"X\" is": past parentheticals and the subject's closing quote
+                // "X (1860–1907) (born Y) is", "\"X\" is": past parentheticals and the subject's closing quote; the
+                // years of those asides (a life's, a work's) tell the subject from a namesake, so they join its
+                // description
+                Set<String> asideYears = new LinkedHashSet<>();
                 for (int before = -1; before != i; ) {
                     before = i;
-                    i = skipParenthetical(tokens, i);
+                    int after = skipParenthetical(tokens, i);
+                    for (int t = i; t < after; t++) {
+                        if (YEAR.matcher(tokens.get(t).text()).matches()) {
+                            asideYears.add(tokens.get(t).text());
+                        }
+                    }
+                    i = after;
                     if (i < tokens.size()
                             && CLOSING_QUOTES.contains(tokens.get(i).text())) {
                         i++;
@@ -365,6 +376,11 @@ public final class RuleExtractor implements Extractor {
                 // "X, born Y (…), was a", "X, also known as \"Y\", is a", "X, Countess of Essex (…), was the"
                 int afterAside = copulaAfterAside(tokens, i);
                 if (afterAside >= 0) {
+                    for (int t = i; t < afterAside; t++) {
+                        if (YEAR.matcher(tokens.get(t).text()).matches()) {
+                            asideYears.add(tokens.get(t).text()); // "X, born Y (15 August 1955), is"
+                        }
+                    }
                     i = afterAside;
                 }
                 boolean copular = i < tokens.size() && isBe(tokens.get(i));
@@ -405,6 +421,9 @@ public final class RuleExtractor implements Extractor {
                 String description = text.substring(
                                 tokens.get(np + 1).start(), tokens.get(descEnd).end())
                         .strip();
+                if (!asideYears.isEmpty()) {
+                    description += " (" + String.join("–", asideYears) + ")";
+                }
                 int conceptFirst = np + 1;
                 while (conceptFirst < lastNoun
                         && (tokens.get(conceptFirst).is("NUM") || overlapsMention(s, conceptFirst, conceptFirst))) {

@@ -52,23 +52,26 @@ class RuleExtractorTest {
     }
 
     @Test
-    void aDescriptionIsFoundPastDatesAsidesAndQuotes() {
+    void aDescriptionIsFoundPastDatesAsidesAndQuotesAndKeepsTheAsidesYears() {
         assertThat(description("James Adam( 1860–1907) was a Scottish classicist who taught Classics.", "James Adam"))
-                .isEqualTo("Scottish classicist");
+                .isEqualTo("Scottish classicist (1860–1907)");
         assertThat(description(
                         "Per Wind, born Per Wind Andersen( born 15 August 1955), is a Danish former professional "
                                 + "football player, who played 590 games.",
                         "Per Wind"))
-                .isEqualTo("Danish former professional football player");
+                .isEqualTo("Danish former professional football player (1955)");
         assertThat(description(
                         "Elizabeth Capell, Countess of Essex (1704 – 8 June 1784) was the second wife of William Capell.",
                         "Elizabeth Capell"))
-                .isEqualTo("second wife of William Capell");
+                .isEqualTo("second wife of William Capell (1704–1784)");
         assertThat(description(
                         "Pirani Ameena Begum (Hindustani: Amina) (born Ora Ray Baker; 8 May 1892 – 1 May 1949) was the "
                                 + "wife of Inayat Khan.",
                         "Pirani Ameena Begum"))
-                .isEqualTo("wife of Inayat Khan");
+                .isEqualTo("wife of Inayat Khan (1892–1949)");
+        // two namesakes, told apart by the years of their asides
+        assertThat(description("Gülbahar Hatun( 1453 – 1505) was a consort of Sultan Bayezid II.", "Gülbahar Hatun"))
+                .isEqualTo("consort of Sultan Bayezid II (1453–1505)");
         assertThat(description("\"Take a Picture\" is a song by Canadian singer Carly Rae Jepsen.", "Take a Picture"))
                 .isEqualTo("song");
         // a list or a clause between the name and the verb is no aside: nothing is described
