@@ -44,7 +44,8 @@ public final class RuleExtractor implements Extractor {
     private static final Pattern QUOTED = Pattern.compile("[\"“]([\\p{Lu}\\p{N}][^\"”\\n]{1,80}?)[\"”]");
     private static final Pattern NUMERAL = Pattern.compile("\\d[\\d,.]*");
     /** A year as a subject's aside gives it ("(1432 – 1492)", "(born 11 June 1936)"). */
-    private static final Pattern YEAR = Pattern.compile("1\\d{3}|20\\d{2}");
+    private static final Pattern YEAR = Pattern.compile("(?<!\\d)(?:1\\d{3}|20\\d{2})(?!\\d)");
+
     private static final Pattern DEMONYM = Pattern.compile("\\p{Lu}\\p{Ll}+(?:an|ian|ese|ish|ic|i|ch|ss)");
 
     // Word lists: one resource file per list under dev/engram/understanding/rules/ (see WordLists), read once.
@@ -362,11 +363,7 @@ public final class RuleExtractor implements Extractor {
                 for (int before = -1; before != i; ) {
                     before = i;
                     int after = skipParenthetical(tokens, i);
-                    for (int t = i; t < after; t++) {
-                        if (YEAR.matcher(tokens.get(t).text()).matches()) {
-                            asideYears.add(tokens.get(t).text());
-                        }
-                    }
+                    years(tokens, i, after, asideYears);
                     i = after;
                     if (i < tokens.size()
                             && CLOSING_QUOTES.contains(tokens.get(i).text())) {
@@ -376,11 +373,7 @@ public final class RuleExtractor implements Extractor {
                 // "X, born Y (…), was a", "X, also known as \"Y\", is a", "X, Countess of Essex (…), was the"
                 int afterAside = copulaAfterAside(tokens, i);
                 if (afterAside >= 0) {
-                    for (int t = i; t < afterAside; t++) {
-                        if (YEAR.matcher(tokens.get(t).text()).matches()) {
-                            asideYears.add(tokens.get(t).text()); // "X, born Y (15 August 1955), is"
-                        }
-                    }
+                    years(tokens, i, afterAside, asideYears); // "X, born Y (15 August 1955), is"
                     i = afterAside;
                 }
                 boolean copular = i < tokens.size() && isBe(tokens.get(i));
@@ -497,6 +490,16 @@ public final class RuleExtractor implements Extractor {
                 j++;
             }
             return -1;
+        }
+
+        /** The years named by tokens {@code from} to {@code to} (exclusive), in order ("1860–1907" names two). */
+        private static void years(List<Token> tokens, int from, int to, Set<String> out) {
+            for (int t = from; t < to; t++) {
+                Matcher y = YEAR.matcher(tokens.get(t).text());
+                while (y.find()) {
+                    out.add(y.group());
+                }
+            }
         }
 
         private int skipParenthetical(List<Token> tokens, int i) {
