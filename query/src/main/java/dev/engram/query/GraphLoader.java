@@ -75,8 +75,6 @@ public final class GraphLoader implements AutoCloseable {
 
     /**
      * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
-     */
-    /**
      * @param inlineBuildMillis a namespace whose last snapshot took longer than this to build is rebuilt in the
      *     background while queries go on reading the previous snapshot; quicker ones are rebuilt by the query
      */
@@ -90,6 +88,7 @@ public final class GraphLoader implements AutoCloseable {
                 Long.MAX_VALUE,
                 Duration.ofDays(365),
                 null,
+                1.0,
                 meters);
     }
 
@@ -100,20 +99,6 @@ public final class GraphLoader implements AutoCloseable {
      * @param embedder the model id of the embedder that embeds queries: a passage whose vectors another model made
      *     (the namespace was filled before a change of {@code ENGRAM_EMBEDDER}) is left out of the snapshots, as its
      *     vectors are not comparable with the query's, until it is understood again (null: every passage is kept)
-     */
-    public GraphLoader(
-            long maxStalenessMillis,
-            long inlineBuildMillis,
-            Path indexDir,
-            VectorSearch search,
-            long budgetBytes,
-            Duration idle,
-            String embedder,
-            Meters meters) {
-        this(maxStalenessMillis, inlineBuildMillis, indexDir, search, budgetBytes, idle, embedder, 1.0, meters);
-    }
-
-    /**
      * @param buildShare while a namespace is written, rebuilding its snapshot takes at most about this share of one
      *     core: a snapshot that took {@code b} to build serves for at least {@code b × (1 − share) / share} (1: no
      *     bound beyond {@code maxStaleness})

@@ -207,8 +207,8 @@ class GraphLoaderTest {
     void snapshotsStayWithinTheMemoryBudgetLeastRecentlyQueriedFirst() {
         long one = sized(0, 10_000).get().estimatedBytes();
         released.clear();
-        try (GraphLoader loader =
-                new GraphLoader(60_000, 60_000, null, SEARCH, (long) (2.5 * one), Duration.ofDays(1), null, meters)) {
+        try (GraphLoader loader = new GraphLoader(
+                60_000, 60_000, null, SEARCH, (long) (2.5 * one), Duration.ofDays(1), null, 1.0, meters)) {
             loader.graph("a", 1, sized(1, 10_000));
             loader.graph("b", 2, sized(2, 10_000));
             loader.graph("a", 1, sized(1, 10_000)); // a is now the more recently queried
@@ -228,8 +228,8 @@ class GraphLoaderTest {
 
     @Test
     void aSnapshotNotQueriedForTheIdleTimeLeaves() throws Exception {
-        try (GraphLoader loader =
-                new GraphLoader(60_000, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofMillis(50), null, meters)) {
+        try (GraphLoader loader = new GraphLoader(
+                60_000, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofMillis(50), null, 1.0, meters)) {
             loader.graph("moved-away", 1, snapshot(1));
             Thread.sleep(120);
 
@@ -245,7 +245,15 @@ class GraphLoaderTest {
         float[][] vectors = {{1, 0}, {0, 1}, {0.6f, 0.8f}};
         VectorIndexer.Batch batch = new VectorIndexer.Batch("passage", List.of("a", "b", "c"), vectors);
         try (GraphLoader loader = new GraphLoader(
-                60_000, 60_000, dir, new VectorSearch(1, 100), Long.MAX_VALUE, Duration.ofMillis(50), null, meters)) {
+                60_000,
+                60_000,
+                dir,
+                new VectorSearch(1, 100),
+                Long.MAX_VALUE,
+                Duration.ofMillis(50),
+                null,
+                1.0,
+                meters)) {
             loader.graph("moved-away", 1, snapshot(1));
             loader.vectors("moved-away").index(List.of(batch)).release().run(); // as its snapshot builds do
             assertThat(loader.openVectorIndexes()).containsExactly("moved-away");

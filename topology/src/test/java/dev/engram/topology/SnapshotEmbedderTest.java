@@ -61,6 +61,7 @@ class SnapshotEmbedderTest {
                 Long.MAX_VALUE,
                 Duration.ofDays(1),
                 embedder,
+                1.0,
                 Meters.detached())) {
             return loader.graph("wiki", state, memory).passageCount();
         }
