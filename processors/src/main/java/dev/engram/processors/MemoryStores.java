@@ -43,9 +43,10 @@ record MemoryStores(
 
     /**
      * Decoded surface entities kept per processor: entity resolution reads the candidates of every touched name's
-     * blocks for each record, mostly the same ones. About half a kilobyte each.
+     * blocks for each record, mostly the same ones. About a kilobyte each, and as much again for the parsed names kept
+     * beside them ({@code PairDecider.Names}): some 40 MB of heap per partition of the memory step at most.
      */
-    static final int ENTITY_CACHE = 50_000;
+    static final int ENTITY_CACHE = 20_000;
 
     /** The stores as the processor's context holds them. */
     static MemoryStores open(ProcessorContext<?, ?> context) {

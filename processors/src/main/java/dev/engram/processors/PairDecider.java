@@ -52,7 +52,7 @@ final class PairDecider {
      * keep decoded records), parsed again once it changed. Least recently used leave first.
      */
     static final class Names {
-        private static final int MAX = 50_000;
+        private static final int MAX = MemoryStores.ENTITY_CACHE;
 
         private record Parsed(EntityRecord source, NameForms.Name name, Set<String> aliases, Set<Integer> lsh) {}
 

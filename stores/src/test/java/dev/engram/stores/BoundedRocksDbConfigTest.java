@@ -46,8 +46,12 @@ class BoundedRocksDbConfigTest {
             // Nothing is due to flush: 1.3 MB written under a 64 MiB write budget. With RocksDB's default memtable
             // allocation unit (1 MiB at this memtable size), the stores' near-empty memtables alone passed the budget
             // by the 56th store, and from then on every write flushed the memtable it went to.
+            // the settings this test is about (the process-wide budget is set by the first store configured)
+            assertThat(options.get(0).writeBufferSize()).isEqualTo(2L << 20);
+            assertThat(options.get(0).arenaBlockSize()).isEqualTo(BoundedRocksDbConfig.ARENA_BLOCK_BYTES);
             long written = 0;
             for (int i = 0; i < STORES; i++) {
+                settled(stores.get(i)); // a flush runs in the background: a pending one would be missed
                 written += filesWritten(dir.resolve("store-" + i));
             }
             assertThat(written).isZero();
@@ -57,6 +61,18 @@ class BoundedRocksDbConfigTest {
             options.forEach(o -> config.close("store", o));
             options.forEach(Options::close);
         }
+    }
+
+    /** Waits until the store has no flush pending or running. */
+    private static void settled(RocksDB db) throws Exception {
+        for (int i = 0; i < 500; i++) {
+            if (db.getLongProperty("rocksdb.mem-table-flush-pending") == 0
+                    && db.getLongProperty("rocksdb.num-running-flushes") == 0) {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("a flush did not finish within 5 s");
     }
 
     private static byte[] bytes(String s) {
