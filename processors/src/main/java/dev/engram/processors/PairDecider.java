@@ -8,9 +8,9 @@ import dev.engram.stores.DescriptionSense;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.PairDecision;
+import dev.engram.stores.ReadCache;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -52,26 +52,23 @@ final class PairDecider {
      * keep decoded records), parsed again once it changed. Least recently used leave first.
      */
     static final class Names {
-        private static final int MAX = MemoryStores.ENTITY_CACHE;
-
-        private record Parsed(EntityRecord source, NameForms.Name name, Set<String> aliases, Set<Integer> lsh) {}
-
-        private final Map<String, Parsed> parsed = new LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Parsed> eldest) {
-                return size() > MAX;
-            }
-        };
-
-        private Parsed of(String key, EntityRecord e) {
-            Parsed p = parsed.get(key);
-            if (p == null || !p.source().equals(e)) {
-                p = new Parsed(
+        record Parsed(EntityRecord source, NameForms.Name name, Set<String> aliases, Set<Integer> lsh) {
+            static Parsed of(EntityRecord e) {
+                return new Parsed(
                         e,
                         NameForms.parse(e.normalized(), e.name()),
                         e.aliases().keySet(),
                         Set.copyOf(e.lsh()));
-                parsed.put(key, p);
+            }
+        }
+
+        private final ReadCache<Parsed> parsed = new ReadCache<>(MemoryStores.ENTITY_CACHE);
+
+        Parsed of(String key, EntityRecord e) {
+            Parsed p = parsed.get(key, k -> Parsed.of(e));
+            if (!p.source().equals(e)) {
+                p = Parsed.of(e);
+                parsed.written(key, p);
             }
             return p;
         }

@@ -211,4 +211,19 @@ class PairDeciderTest {
         assertThat(next.pair(babbage, charles).rule()).isEqualTo("ambiguous");
         assertThat(next.pair(babbage, benjamin).decision()).isEqualTo(PairDecision.Kind.REVIEW);
     }
+
+    @Test
+    void aParsedNameIsReusedForTheSameRecordAndParsedAgainOnceTheSurfaceChanged() {
+        PairDecider.Names parsed = new PairDecider.Names();
+        EntityRecord before = surface("s1", "Charles Babbage", "charles babbage", EntityType.PERSON);
+        PairDecider.Names.Parsed first = parsed.of("ns/s1", before);
+        assertThat(parsed.of("ns/s1", surface("s1", "Charles Babbage", "charles babbage", EntityType.PERSON)))
+                .isSameAs(first); // an equal record: nothing parsed again
+        // the surface's most frequent written form changed: its parse follows, never the stale one
+        EntityRecord after = surface("s1", "C. Babbage", "c babbage", EntityType.PERSON, "babbage");
+        PairDecider.Names.Parsed second = parsed.of("ns/s1", after);
+        assertThat(second.name().written()).isEqualTo("C. Babbage");
+        assertThat(second.aliases()).containsExactly("babbage");
+        assertThat(parsed.of("ns/s1", after)).isSameAs(second);
+    }
 }
