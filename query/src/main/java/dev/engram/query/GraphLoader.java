@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * not change: a snapshot is rebuilt when the namespace's memory version has moved on and the snapshot is older than
  * {@code maxStaleness} (and, for a costly build, older than a multiple of what its build took, which bounds the share of
  * a core that rebuilds take while a namespace is written), so a burst of writes does not rebuild it on every query;
- * large namespaces are rebuilt in the
- * background (see {@link #graph(String, long, Supplier)}).
+ * namespaces whose snapshot is costly to build are rebuilt in the background (see {@link #graph(String, long,
+ * Supplier)}).
  */
 public final class GraphLoader implements AutoCloseable {
 
