@@ -195,12 +195,12 @@ public final class EntityResolutionEval {
             int[] k = byKind.computeIfAbsent((same ? "+" : "-") + kind, x -> new int[2]);
             k[0]++;
             k[1] += isMerged ? 1 : 0;
-            if (verbose && isMerged != same) {
+            if (verbose && (isMerged || same)) {
                 System.out.printf(
                         Locale.ROOT,
                         "%s %-28s %s | %s | %s%n",
                         pair.path("id").asText(),
-                        (same ? "missed " : "WRONG ") + kind,
+                        (isMerged != same ? same ? "missed " : "WRONG " : "merged ") + kind,
                         describe(pair.path("a"), a),
                         describe(pair.path("b"), b),
                         lookup.pairDecision(ns, a, b));

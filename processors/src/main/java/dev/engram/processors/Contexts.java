@@ -58,16 +58,18 @@ final class Contexts {
         if (!out.isEmpty()) {
             return out;
         }
-        // Places are mentioned with everything; one shared place is not enough, two shared entities are.
+        // Years and numbers are shared by unrelated things and count for nothing; places are mentioned with everything,
+        // so one shared place is not enough, two are.
         List<String> shared = new ArrayList<>();
         boolean specific = false;
         for (Map.Entry<String, Neighbour> n : ca.neighbours.entrySet()) {
+            String t = n.getValue().type();
+            if (t.equals(EntityType.DATE.wireName()) || t.equals(EntityType.NUMBER.wireName())) {
+                continue;
+            }
             if (!n.getKey().equals(a) && !n.getKey().equals(b) && cb.neighbours.containsKey(n.getKey())) {
                 shared.add("both mentioned with \"" + n.getValue().name() + "\"");
-                String t = n.getValue().type();
-                specific |= !t.equals(EntityType.PLACE.wireName())
-                        && !t.equals(EntityType.DATE.wireName())
-                        && !t.equals(EntityType.NUMBER.wireName());
+                specific |= !t.equals(EntityType.PLACE.wireName());
             }
         }
         if (specific || shared.size() >= 2) {

@@ -62,4 +62,28 @@ class ContextsTest {
         mentionOnly(tx, "b", "p9", "d9");
         assertThat(new Contexts(tx).shared("a", "b")).isEmpty();
     }
+
+    @Test
+    void sharedYearsAndNumbersAreNoContextAndOneSharedPlaceIsNotEnough() {
+        MemoryTransaction tx = memory.begin();
+        mentionOnly(tx, "a", "p1", "d1");
+        mentionOnly(tx, "b", "p2", "d2");
+        String common = "y2010 date 2010\nn5 number 5\nus place United States";
+        tx.passageEntities().put(Keys.of(NS, "p1"), "a person Fort Dodge\n" + common);
+        tx.passageEntities().put(Keys.of(NS, "p2"), "b place Fort Dodge\n" + common);
+        assertThat(new Contexts(tx).shared("a", "b"))
+                .as("a year, a number and one place in common")
+                .isEmpty();
+
+        tx.passageEntities().put(Keys.of(NS, "p1"), "a person Fort Dodge\n" + common + "\nia place Iowa");
+        tx.passageEntities().put(Keys.of(NS, "p2"), "b place Fort Dodge\n" + common + "\nia place Iowa");
+        assertThat(new Contexts(tx).shared("a", "b"))
+                .containsExactly("both mentioned with \"Iowa\"", "both mentioned with \"United States\"");
+
+        tx.passageEntities().put(Keys.of(NS, "p1"), "a person Fort Dodge\n" + common + "\nw person Webster");
+        tx.passageEntities().put(Keys.of(NS, "p2"), "b place Fort Dodge\n" + common + "\nw person Webster");
+        assertThat(new Contexts(tx).shared("a", "b"))
+                .as("one specific entity in common is enough")
+                .containsExactly("both mentioned with \"United States\"", "both mentioned with \"Webster\"");
+    }
 }

@@ -1,8 +1,10 @@
 package dev.engram.stores;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
@@ -12,8 +14,10 @@ import java.util.regex.Pattern;
 /**
  * What a mention's description says about which referent it names, in the few parts that tell namesakes apart: the
  * head noun of the description ("footballer" in "Scottish former footballer who played for Hibernian"), the years it
- * names ("2017" in "2017 British drama film") and its proper qualifiers ("Scottish", "British"). Two mentions of one
- * name whose senses differ in these parts are told apart before any resolution; two whose senses {@link #conflicts
+ * names ("2017" in "2017 British drama film"), its proper qualifiers ("Scottish", "British") and its proper
+ * complements: where or by whom the referent is ("DeMotte" in "high school in DeMotte", "Filter" in "song (Filter
+ * song)"; every proper word in parentheses counts, since a title's qualifier lands there). Two mentions of one name
+ * whose senses differ in these parts are told apart before any resolution; two whose senses {@link #conflicts
  * conflict} are different referents by the description alone.
  *
  * <p>A sense is a pure function of the description, so the surface entity a mention belongs to is a function of the
@@ -23,12 +27,20 @@ import java.util.regex.Pattern;
  * @param head the head noun, lower case; empty when the description has none
  * @param years four-digit years from 1000 to 2099
  * @param qualifiers capitalized words before the head, lower case ("Scottish", "British"): what kind of the head
+ * @param complements capitalized words after the head and before any clause ("who played for …"), and in parentheses,
+ *     lower case: where or by whom the referent is
  * @param words every lower-case word of the description, for telling whether one head is among the other's words
  */
-public record DescriptionSense(String head, SortedSet<String> years, SortedSet<String> qualifiers, Set<String> words) {
+public record DescriptionSense(
+        String head,
+        SortedSet<String> years,
+        SortedSet<String> qualifiers,
+        SortedSet<String> complements,
+        Set<String> words) {
 
     /** The sense of a mention without description. */
-    public static final DescriptionSense NONE = new DescriptionSense("", new TreeSet<>(), new TreeSet<>(), Set.of());
+    public static final DescriptionSense NONE =
+            new DescriptionSense("", new TreeSet<>(), new TreeSet<>(), new TreeSet<>(), Set.of());
 
     private static final Pattern TOKEN = Pattern.compile("[^\\p{L}\\p{N}]+");
     private static final Pattern YEAR = Pattern.compile("1\\d{3}|20\\d{2}");
@@ -68,6 +80,44 @@ public record DescriptionSense(String head, SortedSet<String> years, SortedSet<S
             "was",
             "where",
             "when");
+    /**
+     * Words after which a description tells a story rather than where or by whom its referent is ("who played for",
+     * "known as"): proper words after them are not complements, since a referent can have many such.
+     */
+    private static final Set<String> CLAUSE = Set.of(
+            "who",
+            "whom",
+            "whose",
+            "which",
+            "that",
+            "where",
+            "when",
+            "played",
+            "known",
+            "starring",
+            "featuring",
+            "also");
+    /**
+     * Kinds of creative work, by the head nouns that name them: an album and its title song, a novel and its film,
+     * share names all the time and are never one referent. Head nouns of one line are one kind.
+     */
+    private static final Map<String, String> WORK_KINDS = kinds(
+            "song single track",
+            "album record lp ep soundtrack compilation",
+            "film movie documentary",
+            "novel novella book",
+            "series sitcom show",
+            "episode",
+            "play",
+            "opera",
+            "musical",
+            "ballet",
+            "score",
+            "symphony concerto",
+            "poem",
+            "painting",
+            "game",
+            "magazine newspaper journal");
     /** Capitalized words that are not qualifiers: articles and the like at the start of a description. */
     private static final Set<String> NOT_QUALIFIERS = Set.of("the", "a", "an", "its", "his", "her", "their", "one");
     /** Longer descriptions are read up to here: the parts that tell referents apart come first. */
@@ -76,6 +126,7 @@ public record DescriptionSense(String head, SortedSet<String> years, SortedSet<S
     public DescriptionSense {
         years = new TreeSet<>(years);
         qualifiers = new TreeSet<>(qualifiers);
+        complements = new TreeSet<>(complements);
         words = Set.copyOf(words);
     }
 
@@ -84,57 +135,101 @@ public record DescriptionSense(String head, SortedSet<String> years, SortedSet<S
         if (description == null || description.isBlank()) {
             return NONE;
         }
-        String[] tokens = TOKEN.split(description.strip());
-        String head = "";
-        boolean headDone = false;
-        SortedSet<String> years = new TreeSet<>();
-        SortedSet<String> qualifiers = new TreeSet<>();
-        List<String> words = new ArrayList<>();
-        int n = 0;
-        for (String t : tokens) {
-            if (t.isEmpty()) {
-                continue;
-            }
-            if (++n > MAX_WORDS) {
-                break;
-            }
-            String lower = t.toLowerCase(Locale.ROOT);
-            if (YEAR.matcher(t).matches()) {
-                years.add(t);
-                continue;
-            }
-            if (Character.isUpperCase(t.codePointAt(0))) {
-                if (!headDone && !NOT_QUALIFIERS.contains(lower)) {
-                    qualifiers.add(lower);
-                }
-                continue;
-            }
-            if (!Character.isLetter(t.codePointAt(0))) {
-                continue;
-            }
-            words.add(lower);
-            if (STOP.contains(lower)) {
-                headDone = true;
-            } else if (!headDone) {
-                head = lower;
+        // the description proper, and what it says in parentheses ("song (Filter)", "film (1966)")
+        StringBuilder main = new StringBuilder();
+        StringBuilder asides = new StringBuilder();
+        int depth = 0;
+        for (int i = 0; i < description.length(); i++) {
+            char c = description.charAt(i);
+            if (c == '(' || c == ')') {
+                depth = Math.max(0, depth + (c == '(' ? 1 : -1));
+                asides.append(' ');
+                main.append(' ');
+            } else {
+                (depth > 0 ? asides : main).append(c);
             }
         }
-        return new DescriptionSense(head, years, qualifiers, Set.copyOf(words));
+        Parts parts = new Parts();
+        parts.read(main.toString());
+        String head = parts.head;
+        parts.head = "";
+        parts.headDone = true; // an aside only qualifies: every proper word in it places the referent
+        parts.read(asides.toString());
+        if (head.isEmpty()) {
+            Parts fallback = new Parts();
+            fallback.read(asides.toString());
+            head = fallback.head; // "(1966 film)" alone: its noun is the head
+        }
+        return new DescriptionSense(head, parts.years, parts.qualifiers, parts.complements, Set.copyOf(parts.words));
+    }
+
+    /** What one reading of description text collects. */
+    private static final class Parts {
+        String head = "";
+        boolean headDone;
+        boolean clause;
+        final SortedSet<String> years = new TreeSet<>();
+        final SortedSet<String> qualifiers = new TreeSet<>();
+        final SortedSet<String> complements = new TreeSet<>();
+        final List<String> words = new ArrayList<>();
+
+        void read(String text) {
+            int n = 0;
+            for (String t : TOKEN.split(text.strip())) {
+                if (t.isEmpty()) {
+                    continue;
+                }
+                if (++n > MAX_WORDS) {
+                    break;
+                }
+                String lower = t.toLowerCase(Locale.ROOT);
+                if (YEAR.matcher(t).matches()) {
+                    years.add(t);
+                    continue;
+                }
+                if (Character.isUpperCase(t.codePointAt(0))) {
+                    if (NOT_QUALIFIERS.contains(lower)) {
+                        continue;
+                    }
+                    if (!headDone) {
+                        qualifiers.add(lower);
+                    } else if (!clause) {
+                        complements.add(lower);
+                    }
+                    continue;
+                }
+                if (!Character.isLetter(t.codePointAt(0))) {
+                    continue;
+                }
+                words.add(lower);
+                clause |= CLAUSE.contains(lower);
+                if (STOP.contains(lower)) {
+                    headDone = true;
+                } else if (!headDone) {
+                    head = lower;
+                }
+            }
+        }
     }
 
     /** True for the sense of a mention without a description that tells anything: it stands for the bare name. */
     public boolean isNone() {
-        return head.isEmpty() && years.isEmpty() && qualifiers.isEmpty();
+        return head.isEmpty() && years.isEmpty() && qualifiers.isEmpty() && complements.isEmpty();
     }
 
     /** The key that makes mentions with this sense one surface entity; empty for none. */
     public String key() {
-        return isNone() ? "" : head + "|" + String.join(" ", years) + "|" + String.join(" ", qualifiers);
+        if (isNone()) {
+            return "";
+        }
+        String key = head + "|" + String.join(" ", years) + "|" + String.join(" ", qualifiers);
+        // without complements the key is what it was before they were read, so existing surfaces keep their ids
+        return complements.isEmpty() ? key : key + "|" + String.join(" ", complements);
     }
 
     /**
      * Why the two senses name different referents, or null when nothing in them says so: both name years and none
-     * is shared, both name proper qualifiers and none is shared, or neither head noun is among the other's words
+     * is shared, both name proper qualifiers and none is shared, both name proper complements and none is shared, or neither head noun is among the other's words
      * while their embeddings do not agree either ({@code embeddingsAgree}, asked only then).
      */
     public String conflict(DescriptionSense other, BooleanSupplier embeddingsAgree) {
@@ -146,6 +241,15 @@ public record DescriptionSense(String head, SortedSet<String> years, SortedSet<S
         }
         if (!qualifiers.isEmpty() && !other.qualifiers.isEmpty() && disjoint(qualifiers, other.qualifiers)) {
             return "different qualifiers: " + String.join(" ", qualifiers) + " / " + String.join(" ", other.qualifiers);
+        }
+        if (!complements.isEmpty() && !other.complements.isEmpty() && disjoint(complements, other.complements)) {
+            return "different places or makers: " + String.join(" ", complements) + " / "
+                    + String.join(" ", other.complements);
+        }
+        String kind = WORK_KINDS.get(head);
+        String otherKind = WORK_KINDS.get(other.head);
+        if (kind != null && otherKind != null && !kind.equals(otherKind)) {
+            return "different kinds of work: " + head + " / " + other.head;
         }
         if (!head.isEmpty()
                 && !other.head.isEmpty()
@@ -160,6 +264,16 @@ public record DescriptionSense(String head, SortedSet<String> years, SortedSet<S
     /** True when the two senses conflict (see {@link #conflict}). */
     public boolean conflicts(DescriptionSense other, BooleanSupplier embeddingsAgree) {
         return conflict(other, embeddingsAgree) != null;
+    }
+
+    private static Map<String, String> kinds(String... lines) {
+        Map<String, String> kinds = new HashMap<>();
+        for (String line : lines) {
+            for (String noun : line.split(" ")) {
+                kinds.put(noun, line);
+            }
+        }
+        return Map.copyOf(kinds);
     }
 
     private static boolean disjoint(Set<String> a, Set<String> b) {

@@ -74,4 +74,58 @@ class DescriptionSenseTest {
                 .as("another wording of one sense is one surface")
                 .isEqualTo(EntityNames.surfaceId("ns", "Richard Wright", EntityType.PERSON, "an English footballer"));
     }
+
+    @Test
+    void properWordsAfterTheHeadAndInParenthesesAreComplementsThatTellNamesakesApart() {
+        DescriptionSense demotte = DescriptionSense.of("private Christian high school in DeMotte, Indiana");
+        assertThat(demotte.head()).isEqualTo("school");
+        assertThat(demotte.qualifiers()).containsExactly("christian");
+        assertThat(demotte.complements()).containsExactly("demotte", "indiana");
+        DescriptionSense indianapolis = DescriptionSense.of("private Christian high school (Indianapolis)");
+        assertThat(indianapolis.complements()).containsExactly("indianapolis");
+        assertThat(demotte.conflict(indianapolis, () -> true)).startsWith("different places or makers");
+        assertThat(demotte.conflict(DescriptionSense.of("school (Indiana)"), () -> true))
+                .as("a complement in common")
+                .isNull();
+        assertThat(demotte.conflict(DescriptionSense.of("private school"), () -> true))
+                .as("one side names none")
+                .isNull();
+
+        DescriptionSense filter = DescriptionSense.of("song (Filter song)");
+        assertThat(filter.head()).as("the description's head, not the aside's").isEqualTo("song");
+        assertThat(filter.conflict(DescriptionSense.of("song (Carly Rae Jepsen song)"), () -> true))
+                .isEqualTo("different places or makers: filter / carly jepsen rae");
+        // a title's qualifier alone: its noun is the head and its years count
+        DescriptionSense film1966 = DescriptionSense.of("(1966 film)");
+        assertThat(film1966.head()).isEqualTo("film");
+        assertThat(film1966.years()).containsExactly("1966");
+        assertThat(film1966.conflict(DescriptionSense.of("(1980 film)"), () -> true))
+                .startsWith("different years");
+        // a clause tells a story, and a referent can have many: its proper words are no complements
+        assertThat(DescriptionSense.of("Scottish footballer who played for Hibernian")
+                        .complements())
+                .isEmpty();
+        assertThat(DescriptionSense.of("footballer known as Mac").complements()).isEmpty();
+    }
+
+    @Test
+    void aSenseWithoutComplementsKeepsTheKeyItHadBeforeComplementsWereRead() {
+        assertThat(DescriptionSense.of("2017 British drama film").key()).isEqualTo("film|2017|british");
+        assertThat(DescriptionSense.of("consort of Sultan Mehmed II (1432–1492)")
+                        .key())
+                .isEqualTo("consort|1432 1492||ii mehmed sultan");
+    }
+
+    @Test
+    void differentKindsOfWorkAreDifferentReferentsWhateverTheirEmbeddingsSay() {
+        DescriptionSense album = DescriptionSense.of("fourth studio album");
+        assertThat(album.conflict(DescriptionSense.of("song"), () -> true))
+                .isEqualTo("different kinds of work: album / song");
+        assertThat(DescriptionSense.of("1910 Russian short film").conflict(DescriptionSense.of("score"), () -> true))
+                .isEqualTo("different kinds of work: film / score");
+        assertThat(DescriptionSense.of("debut single").conflict(DescriptionSense.of("song"), () -> true))
+                .as("one kind of work")
+                .isNull();
+        assertThat(album.conflict(DescriptionSense.of("record"), () -> true)).isNull();
+    }
 }

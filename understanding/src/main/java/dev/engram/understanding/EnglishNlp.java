@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Pattern;
 import opennlp.tools.postag.POSModel;
 import opennlp.tools.postag.POSTaggerME;
 import opennlp.tools.sentdetect.SentenceDetectorME;
@@ -50,7 +51,7 @@ public final class EnglishNlp {
     public List<Sentence> analyse(String text) {
         Pipeline p = pipeline.get();
         List<Sentence> out = new ArrayList<>();
-        for (Span s : p.sentences().sentPosDetect(text)) {
+        for (Span s : joinAbbreviations(text, p.sentences().sentPosDetect(text))) {
             String sentence = text.substring(s.getStart(), s.getEnd());
             Span[] spans = p.tokenizer().tokenizePos(sentence);
             String[] words = new String[spans.length];
@@ -64,6 +65,32 @@ public final class EnglishNlp {
                         words[i], s.getStart() + spans[i].getStart(), s.getStart() + spans[i].getEnd(), tags[i]));
             }
             out.add(new Sentence(s.getStart(), s.getEnd(), List.copyOf(tokens)));
+        }
+        return out;
+    }
+
+    /** A short word and its period at the end of a detected sentence: "Op.", "No.", "Vol.", "St.". */
+    private static final Pattern ABBREVIATION_END = Pattern.compile("(?:^|[^\\p{L}])\\p{L}{1,3}\\.$");
+
+    /**
+     * Joins what the sentence model split after an abbreviation: a sentence never starts in lower case, nor with a
+     * number right after a short abbreviation ("Op. 70, is the score", "No. 5 in").
+     */
+    static List<Span> joinAbbreviations(String text, Span[] detected) {
+        List<Span> out = new ArrayList<>(detected.length);
+        for (Span s : detected) {
+            if (!out.isEmpty() && s.getStart() < text.length()) {
+                Span previous = out.get(out.size() - 1);
+                int first = text.codePointAt(s.getStart());
+                String before = text.substring(previous.getStart(), previous.getEnd());
+                if (Character.isLowerCase(first)
+                        || (Character.isDigit(first)
+                                && ABBREVIATION_END.matcher(before).find())) {
+                    out.set(out.size() - 1, new Span(previous.getStart(), s.getEnd()));
+                    continue;
+                }
+            }
+            out.add(s);
         }
         return out;
     }

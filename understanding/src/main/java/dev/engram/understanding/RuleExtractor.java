@@ -36,7 +36,14 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/4";
+    public static final String ID = "embedded-rules/5";
+
+    /** A title that names its subject and, in parentheses, which of the name's referents: "Take a Picture (Filter song)". */
+    private static final Pattern TITLE_QUALIFIER = Pattern.compile("(.+?)\\s*\\(([^()]+)\\)");
+
+    /** A title that names a place and, after a comma, where it is: "Richmond, Virginia", "Washington, D.C.". */
+    private static final Pattern TITLE_PLACE =
+            Pattern.compile("([^,()]+),\\s*(\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*)");
 
     private static final Pattern DATE = Pattern.compile(
             "\\b(?:(?:\\d{1,2}\\s+)?(?:January|February|March|April|May|"
@@ -154,6 +161,7 @@ public final class RuleExtractor implements Extractor {
             }
             group();
             typeByCues();
+            qualifyByTitle();
             resolvePronouns();
             for (int s = 0; s < sentences.size(); s++) {
                 findFacts(s);
@@ -286,6 +294,9 @@ public final class RuleExtractor implements Extractor {
             }
             int start = tokens.get(first).start();
             int end = tokens.get(last).end();
+            if (end - start > 2 && (text.startsWith("'s", end - 2) || text.startsWith("’s", end - 2))) {
+                end -= 2; // "Wright's" as one token: the possessive is not part of the name
+            }
             String name = text.substring(start, end);
             if (name.length() < 2 && type != EntityType.NUMBER) {
                 return;
@@ -383,6 +394,10 @@ public final class RuleExtractor implements Extractor {
                 }
                 int np = i + 1;
                 if (np >= tokens.size() || !isArticle(tokens.get(np))) {
+                    if (copular && !asideYears.isEmpty()) {
+                        // "X (12 May 1879 – 26 August 1945) was born at": no class noun, but the life's years
+                        descriptions.putIfAbsent(m, "(" + String.join("–", asideYears) + ")");
+                    }
                     continue;
                 }
                 int end = np + 1;
@@ -476,11 +491,12 @@ public final class RuleExtractor implements Extractor {
                     continue;
                 }
                 if (isBe(t)) {
-                    return j > i + 1 ? j : -1;
+                    return j; // "X, is a" too: a stray comma before the copula
                 }
                 boolean name = t.is("PROPN") || t.is("NOUN") || t.is("ADJ") || t.is("NUM") || t.is("DET");
                 boolean linking = t.is("ADP")
                         || t.text().equals(",")
+                        || t.text().equals(".") // "X, Op. 70, is": an abbreviation, the sentence goes on
                         || t.text().equals("-")
                         || CLOSING_QUOTES.contains(t.text())
                         || OPENING_QUOTES.contains(t.text());
@@ -625,17 +641,56 @@ public final class RuleExtractor implements Extractor {
                     g.description = d.getValue();
                 }
                 String noun = classNouns.get(d.getKey());
-                if (g.type == EntityType.OTHER || g.type == EntityType.PLACE) {
-                    if (PERSON_NOUNS.contains(noun)) {
-                        g.type = EntityType.PERSON;
-                    } else if (WORK_NOUNS.contains(noun)) {
-                        g.type = EntityType.WORK;
-                    } else if (ORGANIZATION_WORDS.contains(noun)) {
-                        g.type = EntityType.ORGANIZATION;
-                    } else if (PLACE_WORDS.contains(noun) || noun.equals("country") || noun.equals("capital")) {
-                        g.type = EntityType.PLACE;
-                    }
+                if (noun != null) {
+                    typeByNoun(g, noun);
                 }
+            }
+        }
+
+        /** Types an entity that is still untyped (or only a place) by the noun that says what it is. */
+        private static void typeByNoun(Group g, String noun) {
+            if (g.type == EntityType.OTHER || g.type == EntityType.PLACE) {
+                if (PERSON_NOUNS.contains(noun)) {
+                    g.type = EntityType.PERSON;
+                } else if (WORK_NOUNS.contains(noun)) {
+                    g.type = EntityType.WORK;
+                } else if (ORGANIZATION_WORDS.contains(noun)) {
+                    g.type = EntityType.ORGANIZATION;
+                } else if (PLACE_WORDS.contains(noun) || noun.equals("country") || noun.equals("capital")) {
+                    g.type = EntityType.PLACE;
+                }
+            }
+        }
+
+        /**
+         * "Kill or Be Killed (1966 film)", "Richmond, Virginia": a title that qualifies its subject's name says which of
+         * the name's referents the passage is about. The qualifier joins the description of the entity named so, in
+         * parentheses, and types it when its last word is a class noun ("film").
+         */
+        private void qualifyByTitle() {
+            String t = title.strip();
+            Matcher m = TITLE_QUALIFIER.matcher(t);
+            if (!m.matches()) {
+                m = TITLE_PLACE.matcher(t);
+                if (!m.matches()) {
+                    return;
+                }
+            }
+            Group g = groups.get(normalize(m.group(1)));
+            String qualifier = m.group(2).strip();
+            if (g == null
+                    || qualifier.isEmpty()
+                    || g.type == EntityType.CONCEPT
+                    || g.type == EntityType.DATE
+                    || g.type == EntityType.NUMBER
+                    || g.description.toLowerCase(Locale.ROOT).contains(qualifier.toLowerCase(Locale.ROOT))) {
+                return;
+            }
+            g.description = (g.description + " (" + qualifier + ")").strip();
+            String[] words = qualifier.split("\\s+");
+            String last = words[words.length - 1];
+            if (!last.isEmpty() && Character.isLowerCase(last.codePointAt(0))) {
+                typeByNoun(g, last);
             }
         }
 

@@ -83,6 +83,72 @@ class RuleExtractorTest {
     }
 
     @Test
+    void aTitleThatQualifiesTheSubjectsNameJoinsItsDescriptionAndTypesIt() {
+        Extraction film = extract(
+                "Kill or Be Killed (1966 film)",
+                "Kill or Be Killed( also known as\" Ringo Against Johnny Colt\") was shot in Italy.");
+        Extraction.Entity subject = entity(film, "Kill or Be Killed");
+        assertThat(subject.description()).isEqualTo("(1966 film)");
+        assertThat(subject.type()).as("typed by the qualifier's noun").isEqualTo(EntityType.WORK);
+        assertThat(entity(
+                                extract(
+                                        "Take a Picture (Filter song)",
+                                        "\"Take a Picture\" is a song by American rock band Filter."),
+                                "Take a Picture")
+                        .description())
+                .isEqualTo("song (Filter song)");
+        assertThat(entity(extract("Richmond, Virginia", "Richmond is a city on the James River."), "Richmond")
+                        .description())
+                .isEqualTo("city (Virginia)");
+        // a qualifier the description already says is not said twice; a title naming something else adds nothing
+        assertThat(entity(extract("Papianilla (Roman noblewoman)", "Papianilla was a Roman noblewoman."), "Papianilla")
+                        .description())
+                .isEqualTo("Roman noblewoman");
+        assertThat(entity(extract("Alan Turing (mathematician)", "Ada Lovelace was a writer."), "Ada Lovelace")
+                        .description())
+                .isEqualTo("writer");
+    }
+
+    @Test
+    void aSubjectWithoutClassNounIsDescribedByItsLifesYearsAndAStrayCommaIsNoAside() {
+        assertThat(description(
+                        "Princess Feodora (Feodora Viktoria; 12 May 1879 – 26 August 1945) was born at Potsdam.",
+                        "Feodora"))
+                .isEqualTo("(1879–1945)");
+        assertThat(entity(
+                                extract("The Queen of Spades", "The Queen of Spades, is a 1910 Russian short film."),
+                                "The Queen of Spades")
+                        .description())
+                .isEqualTo("1910 Russian short film");
+        assertThat(entity(
+                                extract(
+                                        "The Queen of Spades",
+                                        "The Queen of Spades (\"Pikovaya Dama\"), Op. 70, is the score composed by "
+                                                + "Sergei Prokofiev."),
+                                "The Queen of Spades")
+                        .description())
+                .as("an abbreviation's period ends no sentence")
+                .isEqualTo("score");
+    }
+
+    @Test
+    void aPossessiveIsNotPartOfTheName() {
+        Extraction x =
+                extract("t", "Cross Damon is a character of Richard Wright's 1953 novel. Richard Wright’s hero.");
+        assertThat(x.entities()).extracting(Extraction.Entity::name).contains("Richard Wright");
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .noneMatch(n -> n.endsWith("'s") || n.endsWith("’s"));
+    }
+
+    private static Extraction.Entity entity(Extraction x, String name) {
+        return x.entities().stream()
+                .filter(e -> e.name().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(name + " not found in " + x.entities()));
+    }
+
+    @Test
     void anEntityDescribedTwiceTakesItsFirstDescriptionEveryTime() {
         String text = "Baby One More Time is the debut studio album by Britney Spears. "
                 + "Baby One More Time was a large commercial success.";
