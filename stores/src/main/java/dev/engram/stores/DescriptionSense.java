@@ -15,8 +15,10 @@ import java.util.regex.Pattern;
  * What a mention's description says about which referent it names, in the few parts that tell namesakes apart: the
  * head noun of the description ("footballer" in "Scottish former footballer who played for Hibernian"), the years it
  * names ("2017" in "2017 British drama film"), its proper qualifiers ("Scottish", "British") and its proper
- * complements: where or by whom the referent is ("DeMotte" in "high school in DeMotte", "Filter" in "song (Filter
- * song)"; every proper word in parentheses counts, since a title's qualifier lands there). Two mentions of one name
+ * complements: where or by whom the referent is, by the preposition that opens them ("in DeMotte" in "high school
+ * in DeMotte", "by Filter"; every proper word in parentheses counts too, in a slot of its own, since a title's
+ * qualifier lands there). Complements are compared only within one slot: "on the James River" and "in Virginia"
+ * say different things, not contrary ones. Two mentions of one name
  * whose senses differ in these parts are told apart before any resolution; two whose senses {@link #conflicts
  * conflict} are different referents by the description alone.
  *
@@ -27,8 +29,9 @@ import java.util.regex.Pattern;
  * @param head the head noun, lower case; empty when the description has none
  * @param years four-digit years from 1000 to 2099
  * @param qualifiers capitalized words before the head, lower case ("Scottish", "British"): what kind of the head
- * @param complements capitalized words after the head and before any clause ("who played for …"), and in parentheses,
- *     lower case: where or by whom the referent is
+ * @param complements capitalized words after the head, after a preposition and before any clause ("who played for
+ *     …", "directed by …"), and in parentheses, lower case and prefixed by their slot ("in:demotte", "aside:filter"):
+ *     where or by whom the referent is
  * @param words every lower-case word of the description, for telling whether one head is among the other's words
  */
 public record DescriptionSense(
@@ -85,6 +88,16 @@ public record DescriptionSense(
      * "known as"): proper words after them are not complements, since a referent can have many such.
      */
     private static final Set<String> CLAUSE = Set.of(
+            "born",
+            "best",
+            "directed",
+            "produced",
+            "written",
+            "composed",
+            "performed",
+            "recorded",
+            "released",
+            "published",
             "who",
             "whom",
             "whose",
@@ -118,6 +131,10 @@ public record DescriptionSense(
             "painting",
             "game",
             "magazine newspaper journal");
+    /** The prepositions that open a complement: two complements are compared only after the same one. */
+    private static final Set<String> PREPOSITIONS = Set.of("in", "of", "by", "from", "at", "on", "near", "for");
+    /** The slot of complements in parentheses (a title's qualifier lands there). */
+    private static final String ASIDE_SLOT = "aside";
     /** Capitalized words that are not qualifiers: articles and the like at the start of a description. */
     private static final Set<String> NOT_QUALIFIERS = Set.of("the", "a", "an", "its", "his", "her", "their", "one");
     /** Longer descriptions are read up to here: the parts that tell referents apart come first. */
@@ -152,8 +169,11 @@ public record DescriptionSense(
         Parts parts = new Parts();
         parts.read(main.toString());
         String head = parts.head;
+        // an aside only qualifies: every proper word in it places the referent, in a slot of its own
         parts.head = "";
-        parts.headDone = true; // an aside only qualifies: every proper word in it places the referent
+        parts.headDone = true;
+        parts.clause = false;
+        parts.slot = ASIDE_SLOT;
         parts.read(asides.toString());
         if (head.isEmpty()) {
             Parts fallback = new Parts();
@@ -168,6 +188,9 @@ public record DescriptionSense(
         String head = "";
         boolean headDone;
         boolean clause;
+        /** What the proper words read now say of the referent: the preposition before them, or the aside. */
+        String slot = "";
+
         final SortedSet<String> years = new TreeSet<>();
         final SortedSet<String> qualifiers = new TreeSet<>();
         final SortedSet<String> complements = new TreeSet<>();
@@ -193,8 +216,8 @@ public record DescriptionSense(
                     }
                     if (!headDone) {
                         qualifiers.add(lower);
-                    } else if (!clause) {
-                        complements.add(lower);
+                    } else if (!clause && !slot.isEmpty() && lower.length() >= 2) {
+                        complements.add(slot + ":" + lower);
                     }
                     continue;
                 }
@@ -207,6 +230,9 @@ public record DescriptionSense(
                     headDone = true;
                 } else if (!headDone) {
                     head = lower;
+                }
+                if (headDone && !slot.equals(ASIDE_SLOT) && PREPOSITIONS.contains(lower)) {
+                    slot = lower;
                 }
             }
         }
@@ -229,7 +255,7 @@ public record DescriptionSense(
 
     /**
      * Why the two senses name different referents, or null when nothing in them says so: both name years and none
-     * is shared, both name proper qualifiers and none is shared, both name proper complements and none is shared, or neither head noun is among the other's words
+     * is shared, both name proper qualifiers and none is shared, both name proper complements in one slot and none there is shared, both heads are different kinds of work, or neither head noun is among the other's words
      * while their embeddings do not agree either ({@code embeddingsAgree}, asked only then).
      */
     public String conflict(DescriptionSense other, BooleanSupplier embeddingsAgree) {
@@ -242,9 +268,12 @@ public record DescriptionSense(
         if (!qualifiers.isEmpty() && !other.qualifiers.isEmpty() && disjoint(qualifiers, other.qualifiers)) {
             return "different qualifiers: " + String.join(" ", qualifiers) + " / " + String.join(" ", other.qualifiers);
         }
-        if (!complements.isEmpty() && !other.complements.isEmpty() && disjoint(complements, other.complements)) {
-            return "different places or makers: " + String.join(" ", complements) + " / "
-                    + String.join(" ", other.complements);
+        for (String slot : slots(complements)) {
+            SortedSet<String> mine = inSlot(complements, slot);
+            SortedSet<String> theirs = inSlot(other.complements, slot);
+            if (!theirs.isEmpty() && disjoint(mine, theirs)) {
+                return "different places or makers: " + String.join(" ", mine) + " / " + String.join(" ", theirs);
+            }
         }
         String kind = WORK_KINDS.get(head);
         String otherKind = WORK_KINDS.get(other.head);
@@ -264,6 +293,16 @@ public record DescriptionSense(
     /** True when the two senses conflict (see {@link #conflict}). */
     public boolean conflicts(DescriptionSense other, BooleanSupplier embeddingsAgree) {
         return conflict(other, embeddingsAgree) != null;
+    }
+
+    private static SortedSet<String> slots(SortedSet<String> complements) {
+        SortedSet<String> slots = new TreeSet<>();
+        complements.forEach(c -> slots.add(c.substring(0, c.indexOf(':'))));
+        return slots;
+    }
+
+    private static SortedSet<String> inSlot(SortedSet<String> complements, String slot) {
+        return complements.subSet(slot + ":", slot + ";"); // ';' sorts right after ':'
     }
 
     private static Map<String, String> kinds(String... lines) {

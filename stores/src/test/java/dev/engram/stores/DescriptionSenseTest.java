@@ -76,44 +76,60 @@ class DescriptionSenseTest {
     }
 
     @Test
-    void properWordsAfterTheHeadAndInParenthesesAreComplementsThatTellNamesakesApart() {
+    void properWordsAfterAPrepositionOrInParenthesesAreComplementsThatTellNamesakesApart() {
         DescriptionSense demotte = DescriptionSense.of("private Christian high school in DeMotte, Indiana");
         assertThat(demotte.head()).isEqualTo("school");
         assertThat(demotte.qualifiers()).containsExactly("christian");
-        assertThat(demotte.complements()).containsExactly("demotte", "indiana");
-        DescriptionSense indianapolis = DescriptionSense.of("private Christian high school (Indianapolis)");
-        assertThat(indianapolis.complements()).containsExactly("indianapolis");
-        assertThat(demotte.conflict(indianapolis, () -> true)).startsWith("different places or makers");
-        assertThat(demotte.conflict(DescriptionSense.of("school (Indiana)"), () -> true))
+        assertThat(demotte.complements()).containsExactly("in:demotte", "in:indiana");
+        DescriptionSense indianapolis = DescriptionSense.of("private Christian high school in Indianapolis");
+        assertThat(demotte.conflict(indianapolis, () -> true))
+                .isEqualTo("different places or makers: in:demotte" + " in:indiana / in:indianapolis");
+        assertThat(demotte.conflict(DescriptionSense.of("school in Indiana"), () -> true))
                 .as("a complement in common")
                 .isNull();
         assertThat(demotte.conflict(DescriptionSense.of("private school"), () -> true))
                 .as("one side names none")
                 .isNull();
+        assertThat(DescriptionSense.of("city on the James River")
+                        .conflict(DescriptionSense.of("city in Virginia"), () -> true))
+                .as("complements after different prepositions say different things, not contrary ones")
+                .isNull();
 
+        // a title's qualifier lands in parentheses: a slot of its own
         DescriptionSense filter = DescriptionSense.of("song (Filter song)");
         assertThat(filter.head()).as("the description's head, not the aside's").isEqualTo("song");
+        assertThat(filter.complements()).containsExactly("aside:filter");
         assertThat(filter.conflict(DescriptionSense.of("song (Carly Rae Jepsen song)"), () -> true))
-                .isEqualTo("different places or makers: filter / carly jepsen rae");
+                .isEqualTo("different places or makers: aside:filter / aside:carly aside:jepsen aside:rae");
+        assertThat(DescriptionSense.of("footballer who played for Hibernian (Hibs)")
+                        .complements())
+                .as("an aside after a clause still counts")
+                .containsExactly("aside:hibs");
         // a title's qualifier alone: its noun is the head and its years count
         DescriptionSense film1966 = DescriptionSense.of("(1966 film)");
         assertThat(film1966.head()).isEqualTo("film");
         assertThat(film1966.years()).containsExactly("1966");
         assertThat(film1966.conflict(DescriptionSense.of("(1980 film)"), () -> true))
                 .startsWith("different years");
-        // a clause tells a story, and a referent can have many: its proper words are no complements
+        // a clause or a participle tells a story, and a referent can have many: its proper words are no complements
         assertThat(DescriptionSense.of("Scottish footballer who played for Hibernian")
+                        .complements())
+                .isEmpty();
+        assertThat(DescriptionSense.of("film directed by Steven Spielberg").complements())
+                .isEmpty();
+        assertThat(DescriptionSense.of("English mathematician born in Maida Vale")
                         .complements())
                 .isEmpty();
         assertThat(DescriptionSense.of("footballer known as Mac").complements()).isEmpty();
     }
 
     @Test
-    void aSenseWithoutComplementsKeepsTheKeyItHadBeforeComplementsWereRead() {
+    void aSenseWithoutComplementsHasTheKeyItHadBeforeComplementsWereRead() {
         assertThat(DescriptionSense.of("2017 British drama film").key()).isEqualTo("film|2017|british");
         assertThat(DescriptionSense.of("consort of Sultan Mehmed II (1432–1492)")
                         .key())
-                .isEqualTo("consort|1432 1492||ii mehmed sultan");
+                .as("complements are appended")
+                .isEqualTo("consort|1432 1492||of:ii of:mehmed of:sultan");
     }
 
     @Test

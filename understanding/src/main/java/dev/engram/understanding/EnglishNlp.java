@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import opennlp.tools.postag.POSModel;
 import opennlp.tools.postag.POSTaggerME;
@@ -69,12 +70,18 @@ public final class EnglishNlp {
         return out;
     }
 
-    /** A short word and its period at the end of a detected sentence: "Op.", "No.", "Vol.", "St.". */
-    private static final Pattern ABBREVIATION_END = Pattern.compile("(?:^|[^\\p{L}])\\p{L}{1,3}\\.$");
+    /** The word and period that end a detected sentence. */
+    private static final Pattern LAST_WORD = Pattern.compile("([\\p{L}.]+)\\.$");
+
+    /** Abbreviations after which the sentence model splits though the sentence goes on ("Op. 70", "St. Louis"). */
+    private static final Set<String> ABBREVIATIONS = Set.of(
+            "op", "no", "nos", "vol", "vols", "st", "mt", "ft", "dr", "mr", "mrs", "ms", "jr", "sr", "vs", "co", "inc",
+            "ltd", "pp", "ca", "fig", "ch", "sec", "gen", "col", "lt", "capt", "sgt", "rev", "prof", "e.g", "i.e",
+            "approx", "est");
 
     /**
-     * Joins what the sentence model split after an abbreviation: a sentence never starts in lower case, nor with a
-     * number right after a short abbreviation ("Op. 70, is the score", "No. 5 in").
+     * Joins what the sentence model split after an abbreviation: a sentence does not start in lower case or with
+     * a number right after "Op.", "No.", "St." and the like ("Op. 70, is the score").
      */
     static List<Span> joinAbbreviations(String text, Span[] detected) {
         List<Span> out = new ArrayList<>(detected.length);
@@ -82,10 +89,9 @@ public final class EnglishNlp {
             if (!out.isEmpty() && s.getStart() < text.length()) {
                 Span previous = out.get(out.size() - 1);
                 int first = text.codePointAt(s.getStart());
-                String before = text.substring(previous.getStart(), previous.getEnd());
-                if (Character.isLowerCase(first)
-                        || (Character.isDigit(first)
-                                && ABBREVIATION_END.matcher(before).find())) {
+                if ((Character.isLowerCase(first) || Character.isDigit(first))
+                        && endsWithAbbreviation(text.substring(
+                                Math.max(previous.getStart(), previous.getEnd() - 12), previous.getEnd()))) {
                     out.set(out.size() - 1, new Span(previous.getStart(), s.getEnd()));
                     continue;
                 }
@@ -93,6 +99,11 @@ public final class EnglishNlp {
             out.add(s);
         }
         return out;
+    }
+
+    private static boolean endsWithAbbreviation(String end) {
+        Matcher m = LAST_WORD.matcher(end);
+        return m.find() && ABBREVIATIONS.contains(m.group(1).toLowerCase(Locale.ROOT));
     }
 
     private static final Set<String> PRONOUNS = Set.of(

@@ -38,12 +38,15 @@ public final class RuleExtractor implements Extractor {
 
     public static final String ID = "embedded-rules/5";
 
-    /** A title that names its subject and, in parentheses, which of the name's referents: "Take a Picture (Filter song)". */
-    private static final Pattern TITLE_QUALIFIER = Pattern.compile("(.+?)\\s*\\(([^()]+)\\)");
+    /** A place's qualifier after a comma in a title: "Virginia" in "Richmond, Virginia", "D.C.". */
+    private static final Pattern TITLE_PLACE = Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*");
 
-    /** A title that names a place and, after a comma, where it is: "Richmond, Virginia", "Washington, D.C.". */
-    private static final Pattern TITLE_PLACE =
-            Pattern.compile("([^,()]+),\\s*(\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*)");
+    /** What follows a name and a comma without placing it: "Sammy Davis, Jr.", "Apple, Inc.". */
+    private static final Set<String> NOT_PLACES =
+            Set.of("jr", "sr", "ii", "iii", "iv", "inc", "ltd", "llc", "co", "corp", "plc", "mr", "mrs", "ms", "dr");
+
+    /** Longer titles are not read for a qualifier. */
+    private static final int MAX_TITLE = 200;
 
     private static final Pattern DATE = Pattern.compile(
             "\\b(?:(?:\\d{1,2}\\s+)?(?:January|February|March|April|May|"
@@ -216,11 +219,31 @@ public final class RuleExtractor implements Extractor {
                         break;
                     }
                 }
+                last = generationSuffix(tokens, taken, last);
                 if (!allAdjectives(tokens, i, last)) {
                     add(s, i, last, EntityType.OTHER);
                 }
                 i = last + 1;
             }
+        }
+
+        /** "Lon Chaney, Jr.", "John Fox, Sr.": a generation after a comma is part of the name; the name's new last token. */
+        private static int generationSuffix(List<Token> tokens, boolean[] taken, int last) {
+            int comma = last + 1;
+            int suffix = last + 2;
+            if (suffix >= tokens.size()
+                    || taken[comma]
+                    || taken[suffix]
+                    || !tokens.get(comma).text().equals(",")
+                    || !GENERATIONS.contains(tokens.get(suffix).text())) {
+                return last;
+            }
+            boolean period = suffix + 1 < tokens.size()
+                    && !taken[suffix + 1]
+                    && tokens.get(suffix + 1).text().equals(".")
+                    && tokens.get(suffix + 1).start() == tokens.get(suffix).end()
+                    && suffix + 2 < tokens.size(); // a period that ends the sentence stays out
+            return period ? suffix + 1 : suffix;
         }
 
         private void addPatternMentions(int s, Matcher m, int group, EntityType type, boolean[] taken) {
@@ -637,7 +660,8 @@ public final class RuleExtractor implements Extractor {
             }
             for (Map.Entry<Mention, String> d : descriptions.entrySet()) {
                 Group g = d.getKey().group;
-                if (g.description.isEmpty()) {
+                // the first description, unless it is only a life's years and a later one says what the entity is
+                if (g.description.isEmpty() || (yearsOnly(g.description) && !yearsOnly(d.getValue()))) {
                     g.description = d.getValue();
                 }
                 String noun = classNouns.get(d.getKey());
@@ -645,6 +669,10 @@ public final class RuleExtractor implements Extractor {
                     typeByNoun(g, noun);
                 }
             }
+        }
+
+        private static boolean yearsOnly(String description) {
+            return description.startsWith("(");
         }
 
         /** Types an entity that is still untyped (or only a place) by the noun that says what it is. */
@@ -669,17 +697,34 @@ public final class RuleExtractor implements Extractor {
          */
         private void qualifyByTitle() {
             String t = title.strip();
-            Matcher m = TITLE_QUALIFIER.matcher(t);
-            if (!m.matches()) {
-                m = TITLE_PLACE.matcher(t);
-                if (!m.matches()) {
+            if (t.length() > MAX_TITLE) {
+                return;
+            }
+            String name;
+            String qualifier;
+            int open = t.lastIndexOf('(');
+            int comma = t.lastIndexOf(',');
+            if (t.endsWith(")") && open > 0) {
+                name = t.substring(0, open);
+                qualifier = t.substring(open + 1, t.length() - 1);
+            } else if (comma > 0 && t.indexOf('(') < 0) {
+                name = t.substring(0, comma);
+                qualifier = t.substring(comma + 1).strip();
+                if (!TITLE_PLACE.matcher(qualifier).matches()
+                        || NOT_PLACES.contains(qualifier.replace(".", "").toLowerCase(Locale.ROOT))) {
                     return;
                 }
+            } else {
+                return;
             }
-            Group g = groups.get(normalize(m.group(1)));
-            String qualifier = m.group(2).strip();
+            Group g = groups.get(normalize(name));
+            boolean place = open < 0 || !t.endsWith(")");
+            qualifier = qualifier.strip();
             if (g == null
                     || qualifier.isEmpty()
+                    || qualifier.indexOf('(') >= 0
+                    || qualifier.indexOf(')') >= 0
+                    || (place && g.type != EntityType.PLACE && g.type != EntityType.OTHER)
                     || g.type == EntityType.CONCEPT
                     || g.type == EntityType.DATE
                     || g.type == EntityType.NUMBER
@@ -1246,6 +1291,8 @@ public final class RuleExtractor implements Extractor {
             Set.of("born", "née", "nee", "also", "known", "as", "formerly", "officially", "nicknamed", "called");
 
     private static final int MAX_ASIDE = 25;
+    /** Generations written after a name and a comma. */
+    private static final Set<String> GENERATIONS = Set.of("Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV");
 
     private static boolean isBe(Token t) {
         return Set.of("is", "was", "are", "were").contains(lower(t)) && (t.is("AUX") || t.is("VERB"));

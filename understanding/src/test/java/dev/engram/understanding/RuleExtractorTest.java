@@ -132,6 +132,29 @@ class RuleExtractorTest {
     }
 
     @Test
+    void aGenerationAfterACommaIsPartOfTheName() {
+        Extraction x = extract("t", "Lon Chaney, Jr. was an American actor. He met John Fox, Sr., in 1950.");
+        assertThat(x.entities()).extracting(Extraction.Entity::name).contains("Lon Chaney, Jr.", "John Fox, Sr.");
+        assertThat(entity(x, "Lon Chaney, Jr.").description()).isEqualTo("American actor");
+        assertThat(extract("t", "He thanked Ada Lovelace, Babbage and Somerville.")
+                        .entities())
+                .extracting(Extraction.Entity::name)
+                .contains("Ada Lovelace", "Babbage");
+    }
+
+    @Test
+    void aTitleAfterACommaQualifiesOnlyAPlaceOrAnUntypedName() {
+        assertThat(entity(extract("Sammy Davis, Jr.", "Sammy Davis was an American singer."), "Sammy Davis")
+                        .description())
+                .isEqualTo("American singer");
+        assertThat(entity(extract("Apple, Inc.", "Apple is a company."), "Apple")
+                        .description())
+                .isEqualTo("company");
+        String long_ = "X".repeat(300) + " (film)";
+        assertThat(extract(long_, "Nothing is named here.").entities()).isEmpty();
+    }
+
+    @Test
     void aPossessiveIsNotPartOfTheName() {
         Extraction x =
                 extract("t", "Cross Damon is a character of Richard Wright's 1953 novel. Richard Wright’s hero.");

@@ -1,0 +1,42 @@
+package dev.engram.understanding;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import opennlp.tools.util.Span;
+import org.junit.jupiter.api.Test;
+
+class EnglishNlpTest {
+
+    private static List<String> sentences(String text, Span... detected) {
+        return EnglishNlp.joinAbbreviations(text, detected).stream()
+                .map(s -> text.substring(s.getStart(), s.getEnd()))
+                .toList();
+    }
+
+    @Test
+    void aSentenceGoesOnAfterAnAbbreviationFollowedByANumberOrALowerCaseWord() {
+        String op = "The Queen of Spades, Op. 70, is a score. It was not filmed.";
+        assertThat(sentences(op, new Span(0, 24), new Span(25, 40), new Span(41, op.length())))
+                .containsExactly("The Queen of Spades, Op. 70, is a score.", "It was not filmed.");
+        String eg = "Some birds, e.g. crows, are clever.";
+        assertThat(sentences(eg, new Span(0, 16), new Span(17, eg.length()))).containsExactly(eg);
+    }
+
+    @Test
+    void anyOtherSplitStands() {
+        String uk = "He lived in the UK. 2010 was his last year. the next line is lower case.";
+        assertThat(sentences(uk, new Span(0, 19), new Span(20, 43), new Span(44, uk.length())))
+                .as("not an abbreviation: a sentence may start with a year, and chat text in lower case")
+                .containsExactly("He lived in the UK.", "2010 was his last year.", "the next line is lower case.");
+        assertThat(sentences("")).isEmpty();
+    }
+
+    @Test
+    void theModelsSplitIsMendedInTheAnalysis() {
+        List<EnglishNlp.Sentence> s = new EnglishNlp()
+                .analyse("The Queen of Spades, Op. 70, is the score composed by Prokofiev. It is short.");
+        assertThat(s).hasSize(2);
+        assertThat(s.get(0).tokens()).extracting(EnglishNlp.Token::text).contains("Op", "70", "score");
+    }
+}
