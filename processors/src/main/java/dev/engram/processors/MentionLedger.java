@@ -242,7 +242,7 @@ final class MentionLedger {
         StoredPassage p = tx.passages().get(Keys.of(ns, passageId));
         Embeddings emb = tx.embeddings().get(Keys.of(ns, passageId));
         if (p != null && emb != null) {
-            List<String> ids = EntityNames.surfaceIds(ns, p.extraction().entities());
+            List<String> ids = p.surfaceIdsByMention();
             for (int i = 0; i < ids.size() && i < emb.entities().size(); i++) {
                 if (e.id().equals(ids.get(i))) {
                     vector = emb.entities().get(i);

@@ -337,7 +337,7 @@ final class Mirror {
             Function<String, EntityRecord> entities, String ns, StoredPassage p, Embeddings vectors) {
         Extraction x = p.extraction();
         Map<String, String> byName = new HashMap<>();
-        List<String> ids = EntityNames.surfaceIds(ns, x.entities());
+        List<String> ids = p.surfaceIdsByMention();
         for (int i = 0; i < ids.size(); i++) {
             Extraction.Entity e = x.entities().get(i);
             String surface = ids.get(i);

@@ -363,7 +363,7 @@ public final class GraphLoader implements AutoCloseable {
             Extraction x = p.extraction();
             // Names of this passage's entities → their resolved entity's index in the graph.
             Map<String, Integer> byName = new HashMap<>();
-            List<String> surfaceIds = EntityNames.surfaceIds(ns, x.entities());
+            List<String> surfaceIds = p.surfaceIdsByMention();
             for (int i = 0; i < x.entities().size(); i++) {
                 Extraction.Entity e = x.entities().get(i);
                 if (surfaceIds.get(i) == null) {
