@@ -213,6 +213,21 @@ class SchemaConformanceTest {
         assertThatThrownBy(() -> new MirrorRecord(
                         "ns", MirrorRecord.Kind.FACT, "x", 1, AT, false, new MirrorRecord.Theme(0, 0, List.of(), "")))
                 .isInstanceOf(IllegalArgumentException.class);
+        // nor on the wire: the record's kind picks the object's schema
+        ObjectNode theme = (ObjectNode)
+                tree(MirrorRecord.upsert("ns", "0", 7, AT, new MirrorRecord.Theme(0, 0.1, List.of(PID), "summary")));
+        assertThat(Schemas.MIRROR.validate(theme)).isEmpty();
+        theme.put("kind", "fact");
+        assertThat(Schemas.MIRROR.validate(theme)).isNotEmpty();
+        theme.put("kind", "theme");
+        ((ObjectNode) theme.get("object")).remove("summary");
+        assertThat(Schemas.MIRROR.validate(theme))
+                .as("the theme schema still applies")
+                .isNotEmpty();
+        theme.putNull("object");
+        assertThat(Schemas.MIRROR.validate(theme)).as("a delete of any kind").isEmpty();
+        theme.put("object", "a string");
+        assertThat(Schemas.MIRROR.validate(theme)).isNotEmpty();
     }
 
     @Test
