@@ -39,10 +39,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerInterceptor;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -56,11 +60,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <ol>
  *   <li>a corpus is ingested by the service without mirrors, which leaves the mirror topic full;
- *   <li>a mirror sink replays that topic into an empty in-process Neo4j: {@code changes_per_s}, from the sink's start
- *       until Neo4j records its position past the last record;
+ *   <li>a mirror sink replays that topic into an empty in-process Neo4j: {@code changes_per_s}, from the sink's first
+ *       records until Neo4j records its position past the last record (its start-up apart:
+ *       {@code startup_seconds_median}, {@code changes_per_s_with_startup});
  *   <li>the same rows, in the same batches, are written into the emptied Neo4j with plain {@code UNWIND … MERGE}
  *       ({@link RawMerge}): {@code raw_merge_per_s}, and {@code ratio} = sink / raw throughput (the goal is at least 0.8); and
- *       with the sink's own statements without Kafka: {@code model_merge_per_s}. In rounds ({@code --rounds}, 5):
+ *       with the sink's own statements without Kafka: {@code model_merge_per_s}, and the sink's own graph writes
+ *       without Kafka: {@code mirror_apply_per_s}. In rounds ({@code --rounds}, 5):
  *       the first warms Neo4j up; in each of the others the sink and the raw writes take turns at going first, and
  *       {@code ratio} is the median of the rounds' ratios ({@code ratio_of_bests} compares the best times);
  *   <li>the service starts again with both mirrors (Neo4j and the Qdrant stand-in) on an emptied Neo4j; while its sink
@@ -128,13 +134,16 @@ public final class SinkBenchmark {
             double sinkSeconds = Double.MAX_VALUE;
             double rawSeconds = Double.MAX_VALUE;
             double modelSeconds = Double.MAX_VALUE;
+            double applySeconds = Double.MAX_VALUE;
+            double sinkWithStartup = Double.MAX_VALUE;
+            List<Double> startups = new ArrayList<>();
             List<Double> ratios = new ArrayList<>();
             for (int round = 0; round < Math.max(2, rounds); round++) {
-                double sink = 0;
+                Replay sink = new Replay(Double.NaN, 0);
                 double plain = 0;
                 Map<String, Long> rawNanos = new TreeMap<>();
                 for (boolean sinkTurn : round % 2 == 0 ? new boolean[] {true, false} : new boolean[] {false, true}) {
-                    raw.wipe();
+                    wipe(raw, neo4j);
                     if (sinkTurn) {
                         sink = replay(broker, topics, neo4j, batch, last, "bench-replay-" + round);
                     } else {
@@ -143,25 +152,32 @@ public final class SinkBenchmark {
                         plain = (System.nanoTime() - t0) / 1e9;
                     }
                 }
-                raw.wipe();
+                wipe(raw, neo4j);
                 Map<String, Long> nanos = new TreeMap<>();
                 long t0 = System.nanoTime();
                 raw.writeModel(records, batch, nanos);
                 double model = (System.nanoTime() - t0) / 1e9;
+                wipe(raw, neo4j);
+                double apply = applyAlone(neo4j, records, batch, "bench-apply-" + round);
                 if (round > 0) {
-                    sinkSeconds = Math.min(sinkSeconds, sink);
+                    sinkSeconds = Math.min(sinkSeconds, sink.streaming());
+                    sinkWithStartup = Math.min(sinkWithStartup, sink.seconds());
+                    startups.add(sink.startup());
                     rawSeconds = Math.min(rawSeconds, plain);
                     modelSeconds = Math.min(modelSeconds, model);
-                    ratios.add(plain / sink);
+                    applySeconds = Math.min(applySeconds, apply);
+                    ratios.add(plain / sink.streaming());
                 }
                 System.err.printf(
-                        "round %d: sink %.0f changes/s, model %.0f, raw merge %.0f rows/s (ratio %.2f); ms by element:"
-                                + " model %s, raw %s%n",
+                        "round %d: sink %.0f changes/s (%.0f with its start-up), mirror apply %.0f, model %.0f, raw"
+                                + " merge %.0f rows/s (ratio %.2f); ms by element: model %s, raw %s%n",
                         round,
-                        records.size() / sink,
+                        records.size() / sink.streaming(),
+                        records.size() / sink.seconds(),
+                        records.size() / apply,
                         records.size() / model,
                         records.size() / plain,
-                        plain / sink,
+                        plain / sink.streaming(),
                         millis(nanos),
                         millis(rawNanos));
             }
@@ -169,14 +185,18 @@ public final class SinkBenchmark {
             int mid = ratios.size() / 2;
             double median = ratios.size() % 2 == 1 ? ratios.get(mid) : (ratios.get(mid - 1) + ratios.get(mid)) / 2;
             result.put("model_merge_per_s", records.size() / modelSeconds);
+            result.put("mirror_apply_per_s", records.size() / applySeconds);
             result.put("changes_per_s", records.size() / sinkSeconds);
+            result.put("changes_per_s_with_startup", records.size() / sinkWithStartup);
+            Collections.sort(startups);
+            result.put("startup_seconds_median", startups.get(startups.size() / 2));
             result.put("raw_merge_per_s", records.size() / rawSeconds);
             result.put("ratio", median);
             result.put("ratio_of_bests", rawSeconds / sinkSeconds);
             result.put("ratios", ratios);
 
             // 4. faults, through the service, judged by its consistency endpoint
-            raw.wipe();
+            wipe(raw, neo4j);
             env.put("ENGRAM_NEO4J_URI", neo4j.uri());
             env.put("ENGRAM_NEO4J_USER", "");
             env.put("ENGRAM_QDRANT_URL", "http://localhost:" + qdrantServer.getPort());
@@ -224,8 +244,43 @@ public final class SinkBenchmark {
         return out;
     }
 
-    /** Replays the whole mirror topic into Neo4j with a mirror sink of a new group; returns the seconds it took. */
-    private static double replay(
+    /**
+     * A replay: seconds from the sink's start until Neo4j holds its position past the last record, of which {@code
+     * startup} until the sink had its first records (constraints, consumer group join, positions, first fetch).
+     */
+    private record Replay(double seconds, double startup) {
+        double streaming() {
+            return seconds - startup;
+        }
+    }
+
+    /** Records when each consumer group's consumer first got records, by group id. */
+    public static final class FirstRecords implements ConsumerInterceptor<String, byte[]> {
+        static final Map<String, Long> AT = new ConcurrentHashMap<>();
+        private String group = "";
+
+        @Override
+        public void configure(Map<String, ?> configs) {
+            group = String.valueOf(configs.get(ConsumerConfig.GROUP_ID_CONFIG));
+        }
+
+        @Override
+        public ConsumerRecords<String, byte[]> onConsume(ConsumerRecords<String, byte[]> records) {
+            if (!records.isEmpty()) {
+                AT.putIfAbsent(group, System.nanoTime());
+            }
+            return records;
+        }
+
+        @Override
+        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {}
+
+        @Override
+        public void close() {}
+    }
+
+    /** Replays the whole mirror topic into Neo4j with a mirror sink of a new group. */
+    private static Replay replay(
             EmbeddedKafkaBroker broker,
             Topics topics,
             Neo4jServer neo4j,
@@ -241,6 +296,7 @@ public final class SinkBenchmark {
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, batch);
         c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 16 * 1024 * 1024);
+        c.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, FirstRecords.class.getName());
         Map<String, Object> p = new HashMap<>();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -267,22 +323,42 @@ public final class SinkBenchmark {
             long t0 = System.nanoTime();
             thread.start();
             while (!caughtUp(graph, group, topics.mirror().name(), last)) {
-                TimeUnit.MILLISECONDS.sleep(100);
+                TimeUnit.MILLISECONDS.sleep(50);
             }
-            double seconds = (System.nanoTime() - t0) / 1e9;
+            long t1 = System.nanoTime();
+            double seconds = (t1 - t0) / 1e9;
+            Long first = FirstRecords.AT.remove(group);
+            double startup = first == null ? 0 : (first - t0) / 1e9;
             sink.close();
             thread.join(10_000);
             DistributionSummary batches =
                     registry.find("engram.sink.batch.records").summary();
             Timer writes = registry.find("engram.sink.writes").timer();
             System.err.printf(
-                    "replay %s: %.1f s, %d batches of %.0f records on average, %.1f s in graph writes%n",
+                    "replay %s: %.2f s (%.2f s until the first records), %d batches of %.0f records on average,"
+                            + " %.2f s in graph writes%n",
                     group,
                     seconds,
+                    startup,
                     batches == null ? 0 : batches.count(),
                     batches == null ? 0 : batches.mean(),
                     writes == null ? 0 : writes.totalTime(TimeUnit.SECONDS));
-            return seconds;
+            return new Replay(seconds, startup);
+        }
+    }
+
+    /**
+     * The sink's graph writes without Kafka: the same batches through {@link Neo4jMirror#apply}, each in its own
+     * transaction that also moves the position, as the sink writes them; returns the seconds it took.
+     */
+    private static double applyAlone(Neo4jServer neo4j, List<MirrorRecord> records, int batch, String group) {
+        try (Neo4jMirror graph = graph(neo4j)) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < records.size(); i += batch) {
+                int end = Math.min(records.size(), i + batch);
+                graph.apply(records.subList(i, end), group, "bench", 0, end, true);
+            }
+            return (System.nanoTime() - t0) / 1e9;
         }
     }
 
@@ -372,6 +448,12 @@ public final class SinkBenchmark {
         return nanos.entrySet().stream()
                 .map(e -> e.getKey() + "=" + e.getValue() / 1_000_000)
                 .toList();
+    }
+
+    /** Empties Neo4j and checkpoints, so that whoever writes next starts from the same state. */
+    private static void wipe(RawMerge raw, Neo4jServer neo4j) {
+        raw.wipe();
+        neo4j.checkpoint();
     }
 
     private static Neo4jMirror graph(Neo4jServer neo4j) {

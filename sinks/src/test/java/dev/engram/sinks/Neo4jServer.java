@@ -14,6 +14,9 @@ import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.kernel.impl.transaction.log.checkpoint.CheckPointer;
+import org.neo4j.kernel.impl.transaction.log.checkpoint.SimpleTriggerInfo;
+import org.neo4j.kernel.internal.GraphDatabaseAPI;
 
 /**
  * A real Neo4j server in the test JVM, speaking Bolt on a local port (Neo4j is GPLv3: test scope only, never shipped).
@@ -44,6 +47,21 @@ public final class Neo4jServer {
             Runtime.getRuntime().addShutdownHook(new Thread(shared::stop));
         }
         return shared;
+    }
+
+    /**
+     * Flushes the default database's pages and transaction log now (benchmarks: so that whoever writes next does not
+     * pay for flushing what came before).
+     */
+    public synchronized void checkpoint() {
+        try {
+            ((GraphDatabaseAPI) dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME))
+                    .getDependencyResolver()
+                    .resolveDependency(CheckPointer.class)
+                    .forceCheckPoint(new SimpleTriggerInfo("engram benchmark"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     public String uri() {
