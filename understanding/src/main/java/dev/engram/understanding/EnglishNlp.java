@@ -80,8 +80,16 @@ public final class EnglishNlp {
             "approx", "est");
 
     /**
+     * Abbreviations that stand before a name ("St. Louis", "Mt. Everest", "Dr. Watson"): after them a capital starts
+     * the name, not a new sentence.
+     */
+    private static final Set<String> BEFORE_NAMES =
+            Set.of("st", "mt", "ft", "dr", "mr", "mrs", "ms", "prof", "gen", "col", "lt", "capt", "sgt", "rev");
+
+    /**
      * Joins what the sentence model split after an abbreviation: a sentence does not start in lower case or with
-     * a number right after "Op.", "No.", "St." and the like ("Op. 70, is the score").
+     * a number right after "Op.", "No.", "St." and the like ("Op. 70, is the score"), nor with the name that follows
+     * a title or place prefix ("St. Louis", "Dr. Watson").
      */
     static List<Span> joinAbbreviations(String text, Span[] detected) {
         List<Span> out = new ArrayList<>(detected.length);
@@ -89,9 +97,12 @@ public final class EnglishNlp {
             if (!out.isEmpty() && s.getStart() < text.length()) {
                 Span previous = out.get(out.size() - 1);
                 int first = text.codePointAt(s.getStart());
-                if ((Character.isLowerCase(first) || Character.isDigit(first))
-                        && endsWithAbbreviation(text.substring(
-                                Math.max(previous.getStart(), previous.getEnd() - 12), previous.getEnd()))) {
+                String abbreviation = lastAbbreviation(
+                        text.substring(Math.max(previous.getStart(), previous.getEnd() - 12), previous.getEnd()));
+                if (abbreviation != null
+                        && (Character.isLowerCase(first)
+                                || Character.isDigit(first)
+                                || (Character.isUpperCase(first) && BEFORE_NAMES.contains(abbreviation)))) {
                     out.set(out.size() - 1, new Span(previous.getStart(), s.getEnd()));
                     continue;
                 }
@@ -101,9 +112,14 @@ public final class EnglishNlp {
         return out;
     }
 
-    private static boolean endsWithAbbreviation(String end) {
+    /** The known abbreviation (lower case, without its period) a sentence ends with, or null. */
+    private static String lastAbbreviation(String end) {
         Matcher m = LAST_WORD.matcher(end);
-        return m.find() && ABBREVIATIONS.contains(m.group(1).toLowerCase(Locale.ROOT));
+        if (!m.find()) {
+            return null;
+        }
+        String word = m.group(1).toLowerCase(Locale.ROOT);
+        return ABBREVIATIONS.contains(word) ? word : null;
     }
 
     private static final Set<String> PRONOUNS = Set.of(

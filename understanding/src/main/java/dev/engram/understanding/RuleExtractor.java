@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/5";
+    public static final String ID = "embedded-rules/6";
 
     /** A place's qualifier after a comma in a title: "Virginia" in "Richmond, Virginia", "D.C.". */
     private static final Pattern TITLE_PLACE = Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*");
@@ -357,23 +357,78 @@ public final class RuleExtractor implements Extractor {
                     && capitalized(tokens.get(i + 1))) {
                 return true; // the initial in "Gregory B. Penner"
             }
+            if (gluedHyphen(tokens, i)) {
+                return true; // "Jean-Paul", "Stockholm-Arlanda Airport", "Kim Jong-un"
+            }
+            if (t.text().length() > 1 && t.text().startsWith("-") && glued(tokens, i - 1, i)) {
+                return capitalized(t.text().substring(1)); // "Coca" "-Cola": the tokenizer kept the hyphen on
+            }
             if (t.is("PUNCT") || t.text().equals("'s")) {
                 return false;
+            }
+            if (i >= 2 && gluedHyphen(tokens, i - 1)) {
+                return true; // checked with the hyphen
             }
             return capitalized(t) || (t.is("NUM") && NUMERAL.matcher(t.text()).matches());
         }
 
+        /**
+         * A hyphen between two parts of a name, with no space on either side: what follows is capitalized, or a short
+         * lower-case syllable of a romanized name ("Jong-un", "Jong-il"), never a participle or a common word
+         * ("Paris-based", "Tudor-era", "Hong Kong-born").
+         */
+        private static boolean gluedHyphen(List<Token> tokens, int i) {
+            if (i < 1 || i + 1 >= tokens.size() || !tokens.get(i).text().equals("-")) {
+                return false;
+            }
+            if (!glued(tokens, i - 1, i) || !glued(tokens, i, i + 1) || !capitalized(tokens.get(i - 1))) {
+                return false;
+            }
+            Token next = tokens.get(i + 1);
+            if (capitalized(next)) {
+                return true;
+            }
+            String w = next.text();
+            return w.length() <= 4
+                    && w.chars().allMatch(Character::isLowerCase)
+                    && !next.is("VERB")
+                    && !NOT_NAME_SYLLABLES.contains(w);
+        }
+
+        /** Lower-case words that follow a name and a hyphen without being part of the name. */
+        private static final Set<String> NOT_NAME_SYLLABLES = Set.of(
+                "born", "led", "run", "era", "old", "made", "like", "wide", "free", "long", "type", "size", "year",
+                "age", "day", "time", "week", "term", "line", "side", "area", "bred", "held", "only", "less", "fed",
+                "set", "up", "in", "on", "off", "out", "to", "of", "and", "or", "the", "a", "an");
+
+        private static boolean glued(List<Token> tokens, int a, int b) {
+            return a >= 0
+                    && b < tokens.size()
+                    && tokens.get(a).end() == tokens.get(b).start();
+        }
+
+        /** All adjectives ("American", "Soviet"): no name; an acronym the tagger took for one ("IMF") is a name. */
         private boolean allAdjectives(List<Token> tokens, int first, int last) {
             for (int t = first; t <= last; t++) {
-                if (!tokens.get(t).is("ADJ")) {
+                if (!tokens.get(t).is("ADJ") || acronym(tokens.get(t))) {
                     return false;
                 }
             }
             return true;
         }
 
+        private static boolean acronym(Token t) {
+            return t.text().length() >= 2
+                    && t.text().chars().allMatch(c -> Character.isUpperCase(c) || Character.isDigit(c))
+                    && t.text().chars().anyMatch(Character::isUpperCase);
+        }
+
         private static boolean capitalized(Token t) {
-            return !t.text().isEmpty() && Character.isUpperCase(t.text().codePointAt(0));
+            return capitalized(t.text());
+        }
+
+        private static boolean capitalized(String w) {
+            return !w.isEmpty() && Character.isUpperCase(w.codePointAt(0));
         }
 
         private static boolean isOpening(Token t) {

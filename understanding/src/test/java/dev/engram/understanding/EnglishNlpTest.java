@@ -24,6 +24,22 @@ class EnglishNlpTest {
     }
 
     @Test
+    void aNameGoesOnAfterATitleOrPlacePrefix() {
+        String stl = "It was held in St. Louis in 1904. Dr. Watson came. He left at No. Ten was next.";
+        assertThat(sentences(
+                        stl,
+                        new Span(0, 18),
+                        new Span(19, 33),
+                        new Span(34, 37),
+                        new Span(38, 50),
+                        new Span(51, 65),
+                        new Span(66, stl.length())))
+                .as("a capital after \"St.\" or \"Dr.\" is the name; after \"No.\" it may start a sentence")
+                .containsExactly(
+                        "It was held in St. Louis in 1904.", "Dr. Watson came.", "He left at No.", "Ten was next.");
+    }
+
+    @Test
     void anyOtherSplitStands() {
         String uk = "He lived in the UK. 2010 was his last year. the next line is lower case.";
         assertThat(sentences(uk, new Span(0, 19), new Span(20, 43), new Span(44, uk.length())))

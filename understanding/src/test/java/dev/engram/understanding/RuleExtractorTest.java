@@ -157,6 +157,25 @@ class RuleExtractorTest {
                 .noneMatch(n -> n.endsWith("'s") || n.endsWith("’s"));
     }
 
+    @Test
+    void hyphenatedNamesStayWholeAndAHyphenBeforeACommonWordEndsTheName() {
+        Extraction x = extract(
+                "t",
+                "Later Coca-Cola hired Jean-Paul Sartre, a Paris-based writer. He met Kim Jong-un at "
+                        + "Stockholm-Arlanda Airport in the Tudor-era hall.");
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .contains("Coca-Cola", "Jean-Paul Sartre", "Kim Jong-un", "Stockholm-Arlanda Airport", "Paris", "Tudor")
+                .doesNotContain("Jean", "Paul Sartre", "Kim Jong", "Stockholm", "Paris-based", "Tudor-era");
+    }
+
+    @Test
+    void aNameAfterAPlacePrefixOrTitleIsOneNameAndAnAcronymTakenForAnAdjectiveIsAName() {
+        Extraction x = extract("t", "The games were held in St. Louis, Missouri. It was 8 according to the IMF.");
+        assertThat(x.entities()).extracting(Extraction.Entity::name).contains("St. Louis", "Missouri", "IMF");
+        assertThat(entity(x, "St. Louis").type()).isEqualTo(EntityType.PLACE);
+    }
+
     private static Extraction.Entity entity(Extraction x, String name) {
         return x.entities().stream()
                 .filter(e -> e.name().equals(name))

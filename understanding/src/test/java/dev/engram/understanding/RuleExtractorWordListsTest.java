@@ -148,6 +148,6 @@ class RuleExtractorWordListsTest {
      */
     @Test
     void theExtractorIdNamesTheRulesVersion() {
-        assertThat(RuleExtractor.ID).isEqualTo("embedded-rules/5");
+        assertThat(RuleExtractor.ID).isEqualTo("embedded-rules/6");
     }
 }
