@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/6";
+    public static final String ID = "embedded-rules/7";
 
     /** A place's qualifier after a comma in a title: "Virginia" in "Richmond, Virginia", "D.C.". */
     private static final Pattern TITLE_PLACE = Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*");
@@ -209,7 +209,7 @@ public final class RuleExtractor implements Extractor {
                     if (continuesName(tokens, j)) {
                         last = j;
                         j++;
-                    } else if (CONNECTORS.contains(lower(tokens.get(j)))
+                    } else if ((CONNECTORS.contains(lower(tokens.get(j))) || andInInstitution(tokens, j))
                             && j + 1 < tokens.size()
                             && !taken[j + 1]
                             && continuesName(tokens, j + 1)
@@ -341,8 +341,23 @@ public final class RuleExtractor implements Extractor {
                 return true; // an acronym: "CNN", "BBC"
             }
             boolean sentenceInitial = i == 0 || isOpening(tokens.get(i - 1));
-            if (t.is("ADJ") && i + 1 < tokens.size() && tokens.get(i + 1).is("PROPN")) {
-                return true; // "United States", "New Zealand"
+            if (t.is("ADJ")) {
+                // "United States", "International Olympic Committee", "American International Pictures": capitalized
+                // adjectives that lead to a capitalized noun
+                int k = i + 1;
+                while (k < tokens.size() && tokens.get(k).is("ADJ") && capitalized(tokens.get(k))) {
+                    k++;
+                }
+                if (k < tokens.size()
+                        && capitalized(tokens.get(k))
+                        && (tokens.get(k).is("PROPN")
+                                || tokens.get(k).is("NOUN")
+                                || tokens.get(k).is("X"))) {
+                    return true;
+                }
+            }
+            if (collectivePossessive(t) && i + 1 < tokens.size() && capitalized(tokens.get(i + 1))) {
+                return true; // "People's Republic of China", "Women's National Basketball League"
             }
             return !sentenceInitial && (t.is("NOUN") || t.is("X"));
         }
@@ -369,6 +384,9 @@ public final class RuleExtractor implements Extractor {
             if (i >= 2 && gluedHyphen(tokens, i - 1)) {
                 return true; // checked with the hyphen
             }
+            if (collectivePossessive(t)) {
+                return i + 1 < tokens.size() && capitalized(tokens.get(i + 1));
+            }
             return capitalized(t) || (t.is("NUM") && NUMERAL.matcher(t.text()).matches());
         }
 
@@ -393,6 +411,33 @@ public final class RuleExtractor implements Extractor {
                     && w.chars().allMatch(Character::isLowerCase)
                     && !next.is("VERB")
                     && !NOT_NAME_SYLLABLES.contains(w);
+        }
+
+        /** Possessives of a group of people that names of institutions begin with or hold ("People's Republic"). */
+        private static final Set<String> COLLECTIVE_POSSESSIVES = Set.of(
+                "people's", "women's", "children's", "men's", "girls'", "boys'", "ladies'", "workers'", "veterans'");
+
+        private static boolean collectivePossessive(Token t) {
+            return capitalized(t)
+                    && COLLECTIVE_POSSESSIVES.contains(
+                            t.text().replace('’', '\'').toLowerCase(Locale.ROOT));
+        }
+
+        /**
+         * "and" inside the name of an institution: the capitalized words after it end in an organization word ("Mine
+         * Safety and Health Administration", "Food and Drug Administration"); "France and Germany" stay two names.
+         */
+        private static boolean andInInstitution(List<Token> tokens, int j) {
+            if (!lower(tokens.get(j)).equals("and")) {
+                return false;
+            }
+            int k = j + 1;
+            while (k < tokens.size()
+                    && capitalized(tokens.get(k))
+                    && !tokens.get(k).is("PUNCT")) {
+                k++;
+            }
+            return k > j + 1 && ORGANIZATION_WORDS.contains(lower(tokens.get(k - 1)));
         }
 
         /** Lower-case words that follow a name and a hyphen without being part of the name. */

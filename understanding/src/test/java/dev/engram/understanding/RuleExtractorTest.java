@@ -176,6 +176,27 @@ class RuleExtractorTest {
         assertThat(entity(x, "St. Louis").type()).isEqualTo(EntityType.PLACE);
     }
 
+    @Test
+    void institutionsKeepTheirLeadingAdjectivesTheirAndAndTheirCollectivePossessive() {
+        Extraction x = extract(
+                "t",
+                "Greece is a member of the International Monetary Fund. He heads the Mine Safety and Health "
+                        + "Administration. The embargo on the People's Republic of China held. It was released by "
+                        + "American International Pictures. France and Germany signed. Black played for the Scottish "
+                        + "team as an American actor.");
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .contains(
+                        "International Monetary Fund",
+                        "Mine Safety and Health Administration",
+                        "People's Republic of China",
+                        "American International Pictures",
+                        "France",
+                        "Germany")
+                .doesNotContain("Monetary Fund", "Republic of China", "France and Germany", "Black", "American");
+        assertThat(entity(x, "International Monetary Fund").type()).isEqualTo(EntityType.ORGANIZATION);
+    }
+
     private static Extraction.Entity entity(Extraction x, String name) {
         return x.entities().stream()
                 .filter(e -> e.name().equals(name))
