@@ -289,14 +289,15 @@ public final class EntityResolutionEval {
                 if (best != null) {
                     break;
                 }
-                // Else an entity whose evidence covers the mention in the text and whose name contains it.
+                // Else an entity whose evidence covers the mention in the text and whose name contains it, or
+                // which has it as an alias ("Eric Marlon Bishop (born …), known professionally as Jamie Foxx").
                 int at = p.text().indexOf(mention);
                 for (Extraction.Entity e : p.extraction().entities()) {
+                    boolean named = EntityNames.normalize(e.name()).contains(normalized)
+                            || e.aliases().stream()
+                                    .anyMatch(a -> EntityNames.normalize(a).equals(normalized));
                     for (Span s : e.spans()) {
-                        if (at >= 0
-                                && s.start() <= at
-                                && s.end() >= at + mention.length()
-                                && EntityNames.normalize(e.name()).contains(normalized)) {
+                        if (at >= 0 && s.start() <= at && s.end() >= at + mention.length() && named) {
                             best = e;
                         }
                     }
@@ -308,8 +309,7 @@ public final class EntityResolutionEval {
             if (best == null) {
                 return null;
             }
-            String sid = EntityNames.surfaceIds(ns, in.extraction().entities())
-                    .get(in.extraction().entities().indexOf(best));
+            String sid = in.surfaceIdsByMention().get(in.extraction().entities().indexOf(best));
             EntityRecord record = entities.get(Keys.of(ns, sid));
             if (record == null) {
                 return null;

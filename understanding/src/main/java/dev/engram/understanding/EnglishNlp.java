@@ -84,7 +84,13 @@ public final class EnglishNlp {
      * the name, not a new sentence.
      */
     private static final Set<String> BEFORE_NAMES =
-            Set.of("st", "mt", "ft", "dr", "mr", "mrs", "ms", "prof", "gen", "col", "lt", "capt", "sgt", "rev");
+            Set.of("St", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Prof", "Gen", "Col", "Lt", "Capt", "Sgt", "Rev");
+
+    /** Words that open sentences, never names: after "Baker St." they start the next sentence. */
+    private static final Set<String> SENTENCE_OPENERS = Set.of(
+            "the", "a", "an", "he", "she", "it", "they", "we", "i", "you", "this", "that", "these", "those", "there",
+            "his", "her", "its", "their", "in", "on", "at", "after", "before", "but", "and", "or", "so", "then", "when",
+            "while", "as", "if", "however", "also", "for", "from", "with", "by", "to", "one", "some", "many", "all");
 
     /**
      * Joins what the sentence model split after an abbreviation: a sentence does not start in lower case or with
@@ -102,7 +108,9 @@ public final class EnglishNlp {
                 if (abbreviation != null
                         && (Character.isLowerCase(first)
                                 || Character.isDigit(first)
-                                || (Character.isUpperCase(first) && BEFORE_NAMES.contains(abbreviation)))) {
+                                || (Character.isUpperCase(first)
+                                        && BEFORE_NAMES.contains(abbreviation)
+                                        && !SENTENCE_OPENERS.contains(firstWord(text, s.getStart()))))) {
                     out.set(out.size() - 1, new Span(previous.getStart(), s.getEnd()));
                     continue;
                 }
@@ -112,14 +120,23 @@ public final class EnglishNlp {
         return out;
     }
 
-    /** The known abbreviation (lower case, without its period) a sentence ends with, or null. */
+    /** The known abbreviation (as written, without its period) a sentence ends with, or null. */
     private static String lastAbbreviation(String end) {
         Matcher m = LAST_WORD.matcher(end);
         if (!m.find()) {
             return null;
         }
-        String word = m.group(1).toLowerCase(Locale.ROOT);
-        return ABBREVIATIONS.contains(word) ? word : null;
+        String word = m.group(1);
+        return ABBREVIATIONS.contains(word.toLowerCase(Locale.ROOT)) ? word : null;
+    }
+
+    /** The first word (letters) from {@code at}, lower-cased. */
+    private static String firstWord(String text, int at) {
+        int end = at;
+        while (end < text.length() && Character.isLetter(text.charAt(end))) {
+            end++;
+        }
+        return text.substring(at, end).toLowerCase(Locale.ROOT);
     }
 
     private static final Set<String> PRONOUNS = Set.of(

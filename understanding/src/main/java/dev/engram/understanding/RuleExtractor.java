@@ -9,6 +9,7 @@ import dev.engram.understanding.EnglishNlp.Token;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -23,7 +24,8 @@ import java.util.regex.Pattern;
  * The offline extractor: Universal Dependencies part-of-speech tags (OpenNLP) and rules, deterministic and fast.
  *
  * <ul>
- *   <li>Entities: proper-noun runs with "X of Y" joins, dates, numbers, quoted titles, and the class nouns of copular
+ *   <li>Entities: proper-noun runs with "X of Y" joins (and the hyphens, leading adjectives, "and" and group
+ *       possessives of names of institutions), dates, numbers, quoted titles, and the class nouns of copular
  *       and appositive descriptions ("X is an English mathematician"), typed by cues; surnames and acronyms become
  *       aliases; every mention is an evidence span.
  *   <li>Facts: entity–verb(–preposition)–entity within a sentence (pronoun subjects resolved), copular and appositive
@@ -36,7 +38,7 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/7";
+    public static final String ID = "embedded-rules/8";
 
     /** A place's qualifier after a comma in a title: "Virginia" in "Richmond, Virginia", "D.C.". */
     private static final Pattern TITLE_PLACE = Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*");
@@ -327,7 +329,10 @@ public final class RuleExtractor implements Extractor {
             mentions.add(new Mention(name, start, end, type, s, first, last));
         }
 
-        /** A name starts at a proper noun, or a capitalized noun that does not open its sentence. */
+        /**
+         * A name starts at a proper noun, an acronym, capitalized adjectives that lead to a capitalized noun, a group's
+         * possessive before a capital, or a capitalized noun that does not open its sentence.
+         */
         private boolean startsName(List<Token> tokens, int i) {
             Token t = tokens.get(i);
             if (!capitalized(t)) {
@@ -341,9 +346,9 @@ public final class RuleExtractor implements Extractor {
                 return true; // an acronym: "CNN", "BBC"
             }
             boolean sentenceInitial = i == 0 || isOpening(tokens.get(i - 1));
-            if (t.is("ADJ")) {
+            if (t.is("ADJ") && !(sentenceInitial && QUANTIFIERS.contains(lower(t)))) {
                 // "United States", "International Olympic Committee", "American International Pictures": capitalized
-                // adjectives that lead to a capitalized noun
+                // adjectives that lead to a capitalized noun; not "Many Americans", "Several British Army officers"
                 int k = i + 1;
                 while (k < tokens.size() && tokens.get(k).is("ADJ") && capitalized(tokens.get(k))) {
                     k++;
@@ -362,7 +367,11 @@ public final class RuleExtractor implements Extractor {
             return !sentenceInitial && (t.is("NOUN") || t.is("X"));
         }
 
-        /** Inside a name, any capitalized word continues it, and so does a numeral ("Hut 8", "Apollo 11"). */
+        /**
+         * Inside a name, a capitalized word continues it, and so do a numeral ("Hut 8", "Apollo 11"), the initial's
+         * period ("Gregory B. Penner"), a hyphen inside a name (see {@link #gluedHyphen}) and a group's possessive
+         * before a capital; a capitalized possessive before a lower-case word ends it.
+         */
         private boolean continuesName(List<Token> tokens, int i) {
             Token t = tokens.get(i);
             if (t.text().equals(".")
@@ -376,7 +385,9 @@ public final class RuleExtractor implements Extractor {
                 return true; // "Jean-Paul", "Stockholm-Arlanda Airport", "Kim Jong-un"
             }
             if (t.text().length() > 1 && t.text().startsWith("-") && glued(tokens, i - 1, i)) {
-                return capitalized(t.text().substring(1)); // "Coca" "-Cola": the tokenizer kept the hyphen on
+                // "Coca" "-Cola": the tokenizer kept the hyphen on; not "Israel" "-Hamas" "war"
+                return capitalized(t.text().substring(1))
+                        && !(i + 1 < tokens.size() && tokens.get(i + 1).is("NOUN") && !capitalized(tokens.get(i + 1)));
             }
             if (t.is("PUNCT") || t.text().equals("'s")) {
                 return false;
@@ -391,26 +402,29 @@ public final class RuleExtractor implements Extractor {
         }
 
         /**
-         * A hyphen between two parts of a name, with no space on either side: what follows is capitalized, or a short
-         * lower-case syllable of a romanized name ("Jong-un", "Jong-il"), never a participle or a common word
-         * ("Paris-based", "Tudor-era", "Hong Kong-born").
+         * A hyphen between two parts of a name, with no space on either side, after a capitalized part: what follows
+         * is capitalized ("Jean-Paul", "T-Mobile"), or — after a part of two letters or more — a short lower-case
+         * syllable of a romanized name ("Jong-un", "Jong-il") that is no verb and no listed common word
+         * ("Tudor-era", "Hong Kong-born"; "Paris-based" is too long to be one). A compound that modifies the noun
+         * after it ("the Israel-Hamas war", "Israeli-Palestinian conflict") is no name.
          */
         private static boolean gluedHyphen(List<Token> tokens, int i) {
             if (i < 1 || i + 1 >= tokens.size() || !tokens.get(i).text().equals("-")) {
                 return false;
             }
-            if (!glued(tokens, i - 1, i) || !glued(tokens, i, i + 1) || !capitalized(tokens.get(i - 1))) {
+            Token before = tokens.get(i - 1);
+            if (!glued(tokens, i - 1, i) || !glued(tokens, i, i + 1) || !capitalized(before)) {
                 return false;
             }
             Token next = tokens.get(i + 1);
-            if (capitalized(next)) {
-                return true;
-            }
-            String w = next.text();
-            return w.length() <= 4
-                    && w.chars().allMatch(Character::isLowerCase)
-                    && !next.is("VERB")
-                    && !NOT_NAME_SYLLABLES.contains(w);
+            boolean part = capitalized(next)
+                    || (before.text().length() >= 2
+                            && next.text().length() <= 4
+                            && next.text().chars().allMatch(Character::isLowerCase)
+                            && !next.is("VERB")
+                            && !NOT_NAME_SYLLABLES.contains(next.text()));
+            boolean modifier = i + 2 < tokens.size() && tokens.get(i + 2).is("NOUN") && !capitalized(tokens.get(i + 2));
+            return part && !modifier;
         }
 
         /** Possessives of a group of people that names of institutions begin with or hold ("People's Republic"). */
@@ -424,12 +438,17 @@ public final class RuleExtractor implements Extractor {
         }
 
         /**
-         * "and" inside the name of an institution: the capitalized words after it end in an organization word ("Mine
-         * Safety and Health Administration", "Food and Drug Administration"); "France and Germany" stay two names.
+         * "and" inside the name of an institution: the word before it names a domain an institution is for (a common
+         * noun) and the capitalized words after it end in an organization word ("Mine Safety and Health
+         * Administration", "Food and Drug Administration"); "France and Germany" stay two names.
          */
         private static boolean andInInstitution(List<Token> tokens, int j) {
-            if (!lower(tokens.get(j)).equals("and")) {
-                return false;
+            if (!lower(tokens.get(j)).equals("and")
+                    || j < 1
+                    || !INSTITUTION_DOMAINS.contains(lower(tokens.get(j - 1)))
+                    || j + 1 >= tokens.size()
+                    || acronym(tokens.get(j + 1))) {
+                return false; // "Harvard and Yale University", "Microsoft and IBM Corporation" stay apart
             }
             int k = j + 1;
             while (k < tokens.size()
@@ -439,6 +458,83 @@ public final class RuleExtractor implements Extractor {
             }
             return k > j + 1 && ORGANIZATION_WORDS.contains(lower(tokens.get(k - 1)));
         }
+
+        /** Common nouns that name what an institution is for, before the "and" of its name. */
+        private static final Set<String> INSTITUTION_DOMAINS = Set.of(
+                "safety",
+                "health",
+                "food",
+                "drug",
+                "drugs",
+                "arts",
+                "science",
+                "sciences",
+                "trade",
+                "industry",
+                "education",
+                "culture",
+                "welfare",
+                "research",
+                "development",
+                "agriculture",
+                "fisheries",
+                "commerce",
+                "energy",
+                "environment",
+                "transport",
+                "transportation",
+                "housing",
+                "labor",
+                "labour",
+                "defence",
+                "defense",
+                "security",
+                "justice",
+                "finance",
+                "technology",
+                "communications",
+                "information",
+                "immigration",
+                "customs",
+                "parks",
+                "wildlife",
+                "forestry",
+                "mines",
+                "mining",
+                "land",
+                "water",
+                "power",
+                "tourism",
+                "sport",
+                "sports",
+                "youth",
+                "family",
+                "human",
+                "services",
+                "alcohol",
+                "tobacco",
+                "firearms");
+
+        /** Quantifiers and the like that open a sentence before a capitalized adjective ("Many Americans"). */
+        private static final Set<String> QUANTIFIERS = Set.of(
+                "many",
+                "several",
+                "other",
+                "most",
+                "few",
+                "some",
+                "former",
+                "recent",
+                "early",
+                "late",
+                "various",
+                "numerous",
+                "certain",
+                "both",
+                "all",
+                "each",
+                "every",
+                "such");
 
         /** Lower-case words that follow a name and a hyphen without being part of the name. */
         private static final Set<String> NOT_NAME_SYLLABLES = Set.of(
@@ -452,10 +548,17 @@ public final class RuleExtractor implements Extractor {
                     && tokens.get(a).end() == tokens.get(b).start();
         }
 
-        /** All adjectives ("American", "Soviet"): no name; an acronym the tagger took for one ("IMF") is a name. */
+        /**
+         * All adjectives ("American", "Soviet", "Anglo-French"): no name; an acronym the tagger took for one ("IMF")
+         * is a name.
+         */
         private boolean allAdjectives(List<Token> tokens, int first, int last) {
             for (int t = first; t <= last; t++) {
-                if (!tokens.get(t).is("ADJ") || acronym(tokens.get(t))) {
+                Token token = tokens.get(t);
+                if (token.text().equals("-")) {
+                    continue;
+                }
+                if (!token.is("ADJ") || acronym(token)) {
                     return false;
                 }
             }
@@ -686,6 +789,112 @@ public final class RuleExtractor implements Extractor {
                 }
             }
             findAcronyms();
+            findRenamings();
+        }
+
+        /**
+         * A name and the other name it is given right after it are one entity: "Aleksander Ford (born Mosze Lifszyc;
+         * …)", "Roman Polanski (… original name Raymond Thierry Liebling)" keep the first name; "Eric Marlon Bishop
+         * (born …), known professionally as Jamie Foxx" takes the name it is known by; "X, also known as Y" keeps X.
+         * The other name becomes an alias. Only a proper name right after the cue counts ("known as the King of Soul"
+         * names no alias).
+         */
+        private void findRenamings() {
+            for (int s = 0; s < sentences.size(); s++) {
+                List<Token> tokens = sentences.get(s).tokens();
+                Map<Integer, Mention> byFirstToken = new HashMap<>();
+                for (Mention m : mentionsIn(s)) {
+                    byFirstToken.put(m.firstToken, m);
+                }
+                for (Mention a : mentionsIn(s)) {
+                    if (!renameable(a)) {
+                        continue;
+                    }
+                    int i = a.lastToken + 1;
+                    int after = skipParenthetical(tokens, i);
+                    for (int k = i + 1; k < after - 1; k++) {
+                        int cueEnd = birthNameCue(tokens, k);
+                        Mention b = cueEnd < 0 ? null : byFirstToken.get(cueEnd);
+                        if (b != null && b.lastToken < after - 1 && renameable(b)) {
+                            mergeGroups(b.group, a.group); // "(born Mosze Lifszyc; …)": the subject's name stays
+                            break;
+                        }
+                    }
+                    if (after + 1 < tokens.size() && tokens.get(after).text().equals(",")) {
+                        int k = after + 1;
+                        boolean also = false;
+                        while (k < tokens.size() && KNOWN_AS_ADVERBS.contains(lower(tokens.get(k)))) {
+                            also |= lower(tokens.get(k)).equals("also");
+                            k++;
+                        }
+                        int cueEnd = -1;
+                        if (k < tokens.size() && lower(tokens.get(k)).equals("known")) {
+                            int as = k + 1; // "known professionally as"
+                            while (as < tokens.size() && KNOWN_AS_ADVERBS.contains(lower(tokens.get(as)))) {
+                                also |= lower(tokens.get(as)).equals("also");
+                                as++;
+                            }
+                            cueEnd = as < tokens.size() && lower(tokens.get(as)).equals("as") ? as + 1 : -1;
+                        } else if (k == after + 1) {
+                            cueEnd = birthNameCue(tokens, k); // "X, born Y, was"
+                            also = true;
+                        }
+                        if (cueEnd >= 0
+                                && cueEnd < tokens.size()
+                                && OPENING_QUOTES.contains(tokens.get(cueEnd).text())) {
+                            cueEnd++;
+                        }
+                        Mention b = cueEnd < 0 ? null : byFirstToken.get(cueEnd);
+                        if (b != null && renameable(b)) {
+                            if (also) {
+                                mergeGroups(b.group, a.group);
+                            } else {
+                                mergeGroups(a.group, b.group); // "…, known professionally as Jamie Foxx"
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        /** The token after a cue that a birth or earlier name follows ("born", "née", "original name"), or -1. */
+        private static int birthNameCue(List<Token> tokens, int k) {
+            String w = lower(tokens.get(k));
+            if (w.equals("born") || w.equals("née") || w.equals("nee") || w.equals("formerly")) {
+                return k + 1;
+            }
+            if (k + 2 < tokens.size()
+                    && (w.equals("original") || w.equals("birth"))
+                    && lower(tokens.get(k + 1)).equals("name")) {
+                return k + 2;
+            }
+            return -1;
+        }
+
+        private static boolean renameable(Mention m) {
+            return m.group != null
+                    && (m.type == EntityType.PERSON || m.type == EntityType.OTHER || m.type == EntityType.ORGANIZATION)
+                    && (m.group.type == EntityType.PERSON
+                            || m.group.type == EntityType.OTHER
+                            || m.group.type == EntityType.ORGANIZATION);
+        }
+
+        /** Moves every mention of {@code from} into {@code into}, whose alias its names become. */
+        private void mergeGroups(Group from, Group into) {
+            if (from == into || groups.get(normalize(from.name)) != from) {
+                return;
+            }
+            for (Mention m : from.mentions) {
+                m.group = into;
+                into.mentions.add(m);
+            }
+            into.aliases.add(from.name);
+            into.aliases.addAll(from.aliases);
+            into.aliases.remove(into.name);
+            if (into.type == EntityType.OTHER) {
+                into.type = from.type;
+            }
+            groups.remove(normalize(from.name));
         }
 
         private void join(Mention m, String name) {
@@ -1385,6 +1594,10 @@ public final class RuleExtractor implements Extractor {
     }
 
     private static final Set<String> CLOSING_QUOTES = Set.of("\"", "”", "''", "’");
+    /** Adverbs between the comma and "known as" ("also", "better", "professionally"). */
+    private static final Set<String> KNOWN_AS_ADVERBS =
+            Set.of("also", "better", "professionally", "commonly", "popularly", "widely", "simply", "mononymously");
+
     private static final Set<String> OPENING_QUOTES = Set.of("\"", "“", "``", "‘");
     /** Words that open an aside renaming its subject: "born", "née", "also known as", "formerly", "nicknamed". */
     private static final Set<String> ASIDE_WORDS =

@@ -40,6 +40,15 @@ class EnglishNlpTest {
     }
 
     @Test
+    void aSentenceThatEndsOnAnAbbreviationStillEnds() {
+        String street = "He lived on Baker St. The house was old. It rose 8,000 ft. Then it fell.";
+        assertThat(sentences(
+                        street, new Span(0, 21), new Span(22, 40), new Span(41, 58), new Span(59, street.length())))
+                .as("a determiner or pronoun opens the next sentence; \"ft.\" is feet, not Fort")
+                .containsExactly("He lived on Baker St.", "The house was old.", "It rose 8,000 ft.", "Then it fell.");
+    }
+
+    @Test
     void anyOtherSplitStands() {
         String uk = "He lived in the UK. 2010 was his last year. the next line is lower case.";
         assertThat(sentences(uk, new Span(0, 19), new Span(20, 43), new Span(44, uk.length())))

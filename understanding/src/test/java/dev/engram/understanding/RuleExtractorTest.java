@@ -167,6 +167,15 @@ class RuleExtractorTest {
                 .extracting(Extraction.Entity::name)
                 .contains("Coca-Cola", "Jean-Paul Sartre", "Kim Jong-un", "Stockholm-Arlanda Airport", "Paris", "Tudor")
                 .doesNotContain("Jean", "Paul Sartre", "Kim Jong", "Stockholm", "Paris-based", "Tudor-era");
+        Extraction compounds = extract(
+                "t",
+                "Reporters covered the Israel-Hamas war and the Israeli-Palestinian conflict. An X-ray of Smith was "
+                        + "taken in Paris.");
+        assertThat(compounds.entities())
+                .extracting(Extraction.Entity::name)
+                .as("a compound before the noun it modifies is no name")
+                .doesNotContain("Israel-Hamas", "Israeli-Palestinian", "X-ray")
+                .contains("Israel", "Smith", "Paris");
     }
 
     @Test
@@ -183,7 +192,8 @@ class RuleExtractorTest {
                 "Greece is a member of the International Monetary Fund. He heads the Mine Safety and Health "
                         + "Administration. The embargo on the People's Republic of China held. It was released by "
                         + "American International Pictures. France and Germany signed. Black played for the Scottish "
-                        + "team as an American actor.");
+                        + "team as an American actor. She studied at Harvard and Yale University. Many Americans "
+                        + "voted.");
         assertThat(x.entities())
                 .extracting(Extraction.Entity::name)
                 .contains(
@@ -193,8 +203,37 @@ class RuleExtractorTest {
                         "American International Pictures",
                         "France",
                         "Germany")
-                .doesNotContain("Monetary Fund", "Republic of China", "France and Germany", "Black", "American");
+                .doesNotContain(
+                        "Monetary Fund",
+                        "Republic of China",
+                        "France and Germany",
+                        "Black",
+                        "American",
+                        "Harvard and Yale University",
+                        "Many Americans");
+        assertThat(x.entities()).extracting(Extraction.Entity::name).contains("Harvard", "Yale University");
         assertThat(entity(x, "International Monetary Fund").type()).isEqualTo(EntityType.ORGANIZATION);
+    }
+
+    @Test
+    void aBirthNameOrTheNameSomeoneIsKnownByIsAnAliasOfOneEntity() {
+        Extraction x = extract(
+                "t",
+                "Eric Marlon Bishop (born December 13, 1967), known professionally as Jamie Foxx, is an American "
+                        + "actor. Aleksander Ford (born Mosze Lifszyc; 24 November 1908 in Kiev) was a director. "
+                        + "Roman Polanski (born 18 August 1933 in Paris; original name Raymond Thierry Liebling) is "
+                        + "a director. Ada Byron, also known as Ada Lovelace, was a writer, commonly known as the "
+                        + "Enchantress of Numbers. He met John Smith, known for his films, and Jane Doe.");
+        assertThat(entity(x, "Jamie Foxx").aliases()).contains("Eric Marlon Bishop");
+        assertThat(entity(x, "Aleksander Ford").aliases()).contains("Mosze Lifszyc");
+        assertThat(entity(x, "Roman Polanski").aliases()).contains("Raymond Thierry Liebling");
+        assertThat(entity(x, "Ada Byron").aliases()).contains("Ada Lovelace");
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .doesNotContain("Eric Marlon Bishop", "Mosze Lifszyc", "Raymond Thierry Liebling", "Ada Lovelace")
+                .contains("John Smith", "Jane Doe");
+        assertThat(entity(x, "John Smith").aliases()).isEmpty();
+        assertThat(entity(x, "Ada Byron").aliases()).noneMatch(a -> a.contains("Enchantress"));
     }
 
     private static Extraction.Entity entity(Extraction x, String name) {
