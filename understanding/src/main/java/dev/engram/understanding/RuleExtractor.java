@@ -341,9 +341,8 @@ public final class RuleExtractor implements Extractor {
             if (t.is("PROPN")) {
                 return !t.text().equals("I");
             }
-            if (t.text().length() >= 2
-                    && t.text().chars().allMatch(c -> Character.isUpperCase(c) || Character.isDigit(c))) {
-                return true; // an acronym: "CNN", "BBC"
+            if (acronym(t)) {
+                return true; // "CNN", "BBC"
             }
             boolean sentenceInitial = i == 0 || isOpening(tokens.get(i - 1));
             if (t.is("ADJ") && !(sentenceInitial && QUANTIFIERS.contains(lower(t)))) {
