@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
@@ -418,12 +419,14 @@ public final class ScaleBenchmark {
                 rss = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
             }
         }
-        long disk;
+        // by store: a Kafka Streams state directory holds <application>/<task>/rocksdb/<store>/…, summed over tasks
+        Map<String, Long> byStore = new TreeMap<>();
         try (Stream<Path> files = Files.walk(state)) {
-            disk = files.filter(Files::isRegularFile)
-                    .mapToLong(p -> p.toFile().length())
-                    .sum();
+            files.filter(Files::isRegularFile)
+                    .forEach(p -> byStore.merge(
+                            storeOf(state.relativize(p)), p.toFile().length(), Long::sum));
         }
+        long disk = byStore.values().stream().mapToLong(Long::longValue).sum();
         double per10k = 10_000.0 / Math.max(1, passages);
         m.put("passages", passages);
         m.put("heap_mb", heap / 1e6);
@@ -431,14 +434,30 @@ public final class ScaleBenchmark {
         m.put("state_dir_mb", disk / 1e6);
         m.put("heap_mb_per_10k_passages", heap / 1e6 * per10k);
         m.put("state_dir_mb_per_10k_passages", disk / 1e6 * per10k);
+        Map<String, Double> stores = new LinkedHashMap<>();
+        byStore.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> stores.put(e.getKey(), e.getValue() / 1e6));
+        m.put("state_mb_by_store", stores);
         System.err.printf(
                 Locale.ROOT,
-                "%d passages: heap %.0f MB, RSS %.0f MB, state %.0f MB%n",
+                "%d passages: heap %.0f MB, RSS %.0f MB, state %.0f MB (by store: %s)%n",
                 passages,
                 heap / 1e6,
                 rss / 1e6,
-                disk / 1e6);
+                disk / 1e6,
+                stores);
         return m;
+    }
+
+    /** The store a file of the state directory belongs to: the directory under {@code rocksdb}, else its top one. */
+    static String storeOf(Path relative) {
+        for (int i = 0; i + 1 < relative.getNameCount() - 1; i++) {
+            if (relative.getName(i).toString().equals("rocksdb")) {
+                return relative.getName(i + 1).toString();
+            }
+        }
+        return relative.getNameCount() > 1 ? relative.getName(0).toString() : "(files)";
     }
 
     private static void plot(List<Map<String, Object>> bySize, Path png) throws IOException {
