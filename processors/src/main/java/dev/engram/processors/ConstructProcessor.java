@@ -12,13 +12,13 @@ import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.ReviewItem;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
+import dev.engram.stores.StoredVectors;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -283,7 +283,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
         Extraction proposed = u.understanding().extraction();
         Verifier.Verified verified = Verifier.verify(p.text(), proposed);
         Extraction extraction = kept(proposed, verified);
-        Embeddings vectorsOf = kept(u.understanding().embeddings(), verified);
+        // at the precision they are stored in, so that every use sees what a later read of the stores will
+        Embeddings rounded = StoredVectors.round(u.understanding().embeddings());
+        Embeddings vectorsOf = kept(rounded, verified);
         for (int i = 0; i < verified.rejections().size(); i++) {
             Verifier.Rejection r = verified.rejections().get(i);
             tx.reviews()
@@ -317,10 +319,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 entityIds,
                 u.understanding().embedder());
         tx.passages().put(passageKey, stored);
-        tx.vectors()
-                .put(
-                        passageKey,
-                        VectorCodec.toBytes(u.understanding().embeddings().passage()));
+        tx.vectors().put(passageKey, StoredVectors.encode(rounded.passage()));
         tx.embeddings().put(passageKey, vectorsOf);
         Gists.added(tx, stored);
         tx.update(s -> s.themeChanges(false, 1));

@@ -1,9 +1,9 @@
 package dev.engram.processors;
 
 import dev.engram.schemas.EntityType;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.Keys;
 import dev.engram.stores.MentionRecord;
+import dev.engram.stores.StoredVectors;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -106,7 +106,7 @@ final class Contexts {
                     if (vectors.size() < CONTEXT_VECTORS) {
                         byte[] v = tx.vectors().get(Keys.of(ns, passage));
                         if (v != null) {
-                            vectors.add(VectorCodec.fromBytes(v));
+                            vectors.add(StoredVectors.decode(v));
                         }
                     }
                     String lines = tx.passageEntities().get(Keys.of(ns, passage));

@@ -2,10 +2,10 @@ package dev.engram.processors;
 
 import dev.engram.retrieval.EigenThemes;
 import dev.engram.schemas.Embeddings;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.Keys;
 import dev.engram.stores.StoredPassage;
+import dev.engram.stores.StoredVectors;
 import dev.engram.stores.ThemeSet;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -95,7 +95,7 @@ public final class Gists {
         try (KeyValueIterator<String, byte[]> it = tx.vectors().prefixScan(Keys.prefix(ns))) {
             while (it.hasNext() && ids.size() < THEME_MAX_PASSAGES) {
                 var kv = it.next();
-                float[] v = VectorCodec.fromBytes(kv.value);
+                float[] v = StoredVectors.decode(kv.value);
                 Embeddings emb = tx.embeddings().get(kv.key);
                 float[] sum = null;
                 if (emb != null) {

@@ -4,12 +4,12 @@ import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.Span;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.MentionRecord;
 import dev.engram.stores.StoredPassage;
+import dev.engram.stores.StoredVectors;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -219,7 +219,7 @@ final class MentionLedger {
         if (vector == null) {
             tx.entityVectors().delete(key);
         } else {
-            tx.entityVectors().put(key, VectorCodec.toBytes(vector));
+            tx.entityVectors().put(key, StoredVectors.encode(vector));
         }
     }
 

@@ -5,7 +5,6 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.MirrorRecord.Kind;
 import dev.engram.schemas.Span;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
@@ -14,6 +13,7 @@ import dev.engram.stores.MentionRecord;
 import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.MirrorIds;
 import dev.engram.stores.StoredPassage;
+import dev.engram.stores.StoredVectors;
 import dev.engram.stores.ThemeSet;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -309,7 +309,7 @@ final class Mirror {
                 p.contentHash(),
                 p.extraction().extractor(),
                 p.embedder(),
-                vector == null ? null : VectorCodec.fromBytes(vector),
+                vector == null ? null : StoredVectors.decode(vector),
                 embeddings == null ? null : embeddings.memory());
     }
 
@@ -323,7 +323,7 @@ final class Mirror {
                 e.canonical(),
                 e.mentions(),
                 e.passages(),
-                vector == null ? null : VectorCodec.fromBytes(vector));
+                vector == null ? null : StoredVectors.decode(vector));
     }
 
     static MirrorRecord.Mention mention(String passageId, String surfaceId, MentionRecord m, String text) {

@@ -2,13 +2,13 @@ package dev.engram.processors;
 
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.MemoryCommand;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.BlockKeys;
 import dev.engram.stores.DescriptionSense;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.PairDecision;
 import dev.engram.stores.ReadCache;
+import dev.engram.stores.StoredVectors;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -275,7 +275,7 @@ final class PairDecider {
                     public float[] get() {
                         if (!loaded) {
                             byte[] bytes = tx.entityVectors().get(key);
-                            vector = bytes == null ? null : VectorCodec.fromBytes(bytes);
+                            vector = bytes == null ? null : StoredVectors.decode(bytes);
                             loaded = true;
                         }
                         return vector;

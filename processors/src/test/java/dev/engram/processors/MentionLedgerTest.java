@@ -9,13 +9,13 @@ import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.MentionRecord;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
+import dev.engram.stores.StoredVectors;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -79,7 +79,7 @@ class MentionLedgerTest {
         assertThat(a.representative()).isEqualTo("p1");
         assertThat(a.lsh()).hasSize(4).isEqualTo(BlockingIndex.Lsh.buckets(ADA_VECTOR));
         assertThat(a.canonical()).isEqualTo(ada);
-        assertThat(VectorCodec.fromBytes(tx.entityVectors().get(Keys.of(NS, ada))))
+        assertThat(StoredVectors.decode(tx.entityVectors().get(Keys.of(NS, ada))))
                 .containsExactly(ADA_VECTOR);
         assertThat(tx.members().get(Keys.of(NS, ada, ada))).isEqualTo("ada lovelace");
         MentionRecord m = tx.mentions().get(Keys.of(NS, ada, "p1"));
@@ -124,7 +124,7 @@ class MentionLedgerTest {
         assertThat(a.representative()).isEqualTo("p2");
         assertThat(a.description()).isEqualTo("a mathematician who came earlier");
         assertThat(a.lsh()).isEqualTo(BlockingIndex.Lsh.buckets(ADA_VECTOR));
-        assertThat(VectorCodec.fromBytes(tx.entityVectors().get(Keys.of(NS, ada))))
+        assertThat(StoredVectors.decode(tx.entityVectors().get(Keys.of(NS, ada))))
                 .containsExactly(ADA_VECTOR);
         assertThat(a.passages()).isEqualTo(2);
         assertThat(a.forms()).containsOnly(Map.entry("Ada Lovelace", 1), Map.entry("ADA LOVELACE", 1));
@@ -166,7 +166,7 @@ class MentionLedgerTest {
         assertThat(a.representative()).isEqualTo("p2");
         assertThat(a.description()).isEqualTo("a mathematician who came second");
         assertThat(a.lsh()).isEqualTo(BlockingIndex.Lsh.buckets(OTHER_VECTOR));
-        assertThat(VectorCodec.fromBytes(tx.entityVectors().get(Keys.of(NS, ada))))
+        assertThat(StoredVectors.decode(tx.entityVectors().get(Keys.of(NS, ada))))
                 .containsExactly(OTHER_VECTOR);
         assertThat(tx.mentions().get(Keys.of(NS, ada, "p1"))).isNull();
         assertThat(tx.passageEntities().get(Keys.of(NS, "p1"))).isNull();

@@ -13,14 +13,19 @@ import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serializer;
 
 /**
- * The memory's embeddings in binary: a version byte, then each vector as its length and little-endian float32 values
- * (lists as their size and vectors). Every query snapshot reads every passage's embeddings, where base64-in-JSON cost
- * a quarter of the build; binary is a third smaller and is read with bulk copies. Values stored as JSON by earlier
- * versions (they start with '{') are still read.
+ * The memory's embeddings in binary: a version byte, then each vector as its number of values, the width of a value
+ * (2: half precision, see {@link StoredVectors}; 4: float32, for a vector half precision cannot hold) and the
+ * little-endian values; lists as their size and vectors. Every query snapshot reads every passage's embeddings, where
+ * base64-in-JSON cost a quarter of the build. Values stored by earlier versions are still read: all float32 (version
+ * byte {@code 0xE1}), or JSON (they start with '{').
  */
 public final class EmbeddingsSerde implements Serde<Embeddings> {
 
-    private static final byte VERSION = (byte) 0xE1;
+    /** Values of the vectors in float32, written by earlier versions. */
+    private static final byte FLOAT32 = (byte) 0xE1;
+    /** Each vector's values in half precision, or float32 where they do not fit, with the width before them. */
+    private static final byte VERSION = (byte) 0xE2;
+
     private static final Serde<Embeddings> JSON = JsonSerde.of(Embeddings.class);
 
     @Override
@@ -58,16 +63,17 @@ public final class EmbeddingsSerde implements Serde<Embeddings> {
             if (bytes.length > 0 && bytes[0] == '{') {
                 return json.deserialize(topic, bytes);
             }
-            if (bytes.length == 0 || bytes[0] != VERSION) {
+            if (bytes.length == 0 || (bytes[0] != VERSION && bytes[0] != FLOAT32)) {
                 throw new SerializationException("embeddings in " + topic + ": unknown format");
             }
+            boolean widths = bytes[0] == VERSION;
             ByteBuffer in = ByteBuffer.wrap(bytes, 1, bytes.length - 1).order(ByteOrder.LITTLE_ENDIAN);
             try {
-                float[] passage = vector(in);
-                float[] memory = vector(in);
-                List<float[]> entities = list(in);
-                List<float[]> facts = list(in);
-                List<float[]> questions = list(in);
+                float[] passage = vector(in, widths);
+                float[] memory = vector(in, widths);
+                List<float[]> entities = list(in, widths);
+                List<float[]> facts = list(in, widths);
+                List<float[]> questions = list(in, widths);
                 if (in.hasRemaining()) {
                     throw new SerializationException(
                             "embeddings in " + topic + ": " + in.remaining() + " bytes too many");
@@ -80,7 +86,7 @@ public final class EmbeddingsSerde implements Serde<Embeddings> {
     }
 
     private static int vectorSize(float[] v) {
-        return 4 + (v == null ? 0 : 4 * v.length);
+        return 4 + (v == null ? 0 : 1 + (StoredVectors.fitsHalf(v) ? 2 : 4) * v.length);
     }
 
     private static void put(ByteBuffer out, float[] v) {
@@ -89,17 +95,30 @@ public final class EmbeddingsSerde implements Serde<Embeddings> {
             return;
         }
         out.putInt(v.length);
-        out.asFloatBuffer().put(v);
-        out.position(out.position() + 4 * v.length);
+        if (StoredVectors.fitsHalf(v)) {
+            out.put((byte) 2);
+            for (float x : v) {
+                out.putShort(Float.floatToFloat16(x));
+            }
+        } else {
+            out.put((byte) 4);
+            out.asFloatBuffer().put(v);
+            out.position(out.position() + 4 * v.length);
+        }
     }
 
-    private static float[] vector(ByteBuffer in) {
+    /** A vector: with {@code widths}, each vector says the width of its values; else they are float32. */
+    private static float[] vector(ByteBuffer in, boolean widths) {
         int n = in.getInt();
         if (n == -1) {
             return null;
         }
-        if (n < 0 || 4L * n > in.remaining()) {
-            throw new IllegalArgumentException("vector of " + n + " values");
+        int width = widths ? in.get() : 4;
+        if (n < 0 || (width != 2 && width != 4) || (long) width * n > in.remaining()) {
+            throw new IllegalArgumentException("vector of " + n + " values of " + width + " bytes");
+        }
+        if (width == 2) {
+            return StoredVectors.halves(in, n);
         }
         float[] v = new float[n];
         in.asFloatBuffer().get(v);
@@ -107,14 +126,14 @@ public final class EmbeddingsSerde implements Serde<Embeddings> {
         return v;
     }
 
-    private static List<float[]> list(ByteBuffer in) {
+    private static List<float[]> list(ByteBuffer in, boolean widths) {
         int n = in.getInt();
         if (n < 0 || 4L * n > in.remaining()) {
             throw new IllegalArgumentException("list of " + n + " vectors");
         }
         List<float[]> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            out.add(vector(in));
+            out.add(vector(in, widths));
         }
         return out;
     }

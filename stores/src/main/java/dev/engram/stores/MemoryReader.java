@@ -3,7 +3,6 @@ package dev.engram.stores;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.MirrorRecord;
-import dev.engram.schemas.VectorCodec;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -133,7 +132,7 @@ public final class MemoryReader {
     /** The passage's own embedding, or null. */
     public float[] passageVector(String ns, String passageId) {
         byte[] v = store(StateStores.MEMORY_VECTORS).get(Keys.of(ns, passageId));
-        return v == null ? null : VectorCodec.fromBytes(v);
+        return v == null ? null : StoredVectors.decode(v);
     }
 
     /** Every other embedding of the passage (memory, entities, facts, questions), or null. */

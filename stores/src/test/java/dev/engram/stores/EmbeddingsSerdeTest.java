@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.JsonSerde;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
 import org.apache.kafka.common.errors.SerializationException;
 import org.junit.jupiter.api.Test;
 
@@ -37,20 +40,48 @@ class EmbeddingsSerdeTest {
     }
 
     @Test
-    void roundTripsEveryVectorBitForBitAndIsSmallerThanJson() {
+    void roundTripsRoundedVectorsBitForBitInHalfTheBytesOfFloat32() {
         Random r = new Random(3);
-        Embeddings e = new Embeddings(
+        Embeddings e = StoredVectors.round(new Embeddings(
                 random(r, 384),
                 null,
                 List.of(random(r, 384), random(r, 384)),
                 List.of(),
-                List.of(random(r, 384), new float[0], new float[] {Float.NaN, -0f, Float.MIN_VALUE}));
+                List.of(random(r, 384), new float[0], new float[] {Float.NaN, -0f, Float.MIN_VALUE})));
         byte[] bytes = serde.serializer().serialize("t", e);
         assertSame(e, serde.deserializer().deserialize("t", bytes));
-        byte[] json = JsonSerde.of(Embeddings.class).serializer().serialize("t", e);
-        assertThat(bytes.length).isLessThan(json.length * 3 / 4);
+        assertThat(bytes.length).isLessThan(float32(e).length * 55 / 100);
         assertThat(serde.serializer().serialize("t", null)).isNull();
         assertThat(serde.deserializer().deserialize("t", null)).isNull();
+    }
+
+    @Test
+    void readsValuesStoredInFloat32ByEarlierVersions() {
+        Random r = new Random(5);
+        Embeddings e = new Embeddings(
+                random(r, 8), null, List.of(random(r, 8)), List.of(), List.of(random(r, 8), new float[0]));
+        assertSame(e, serde.deserializer().deserialize("t", float32(e)));
+    }
+
+    /** The layout earlier versions wrote: version 0xE1, each vector as its length and float32 values. */
+    private static byte[] float32(Embeddings e) {
+        ByteBuffer out = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+        out.put((byte) 0xE1);
+        Consumer<float[]> put = v -> {
+            out.putInt(v == null ? -1 : v.length);
+            if (v != null) {
+                for (float x : v) {
+                    out.putFloat(x);
+                }
+            }
+        };
+        put.accept(e.passage());
+        put.accept(e.memory());
+        for (List<float[]> list : List.of(e.entities(), e.facts(), e.questions())) {
+            out.putInt(list.size());
+            list.forEach(put);
+        }
+        return Arrays.copyOf(out.array(), out.position());
     }
 
     @Test

@@ -5,12 +5,12 @@ import static org.assertj.core.data.Offset.offset;
 
 import dev.engram.metrics.Meters;
 import dev.engram.query.GistViews;
-import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
+import dev.engram.stores.StoredVectors;
 import dev.engram.stores.ThemeSet;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -208,7 +208,7 @@ class GistsTest {
         KeyValueStore<String, byte[]> vectors = driver.getKeyValueStore(StateStores.MEMORY_VECTORS.name());
         return GistViews.view(g, passageId -> {
             byte[] v = vectors.get(Keys.of(g.namespace(), passageId));
-            return v == null ? null : VectorCodec.fromBytes(v);
+            return v == null ? null : StoredVectors.decode(v);
         });
     }
 
