@@ -37,9 +37,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * threads as the ingest application has stream threads — the physical limit of the embedded understanding on this
  * machine.
  *
- * <p>Usage: {@code IngestBenchmark --data DIR [--limit N] [--warmup N] [--out FILE]} where DIR holds {@code
- * corpus.jsonl}: the first {@code --limit} documents are timed, after the next {@code --warmup} (200) went through
- * the same service in a namespace of their own, so that the pipeline is timed compiled, as the embedder is.
+ * <p>Usage: {@code IngestBenchmark --data DIR [--limit N] [--warmup N] [--instances N] [--out FILE]} where DIR holds
+ * {@code corpus.jsonl}: the first {@code --limit} documents are timed, after the next {@code --warmup} (200) went
+ * through the same service in a namespace of their own, so that the pipeline is timed compiled, as the embedder is.
+ * With {@code --instances} (1) instances of one application share the work on one broker, in this process; the
+ * embedder's limit is then measured on all their ingest threads.
  */
 public final class IngestBenchmark {
 
@@ -50,13 +52,18 @@ public final class IngestBenchmark {
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "2000"));
         int warmup = Integer.parseInt(opts.getOrDefault("--warmup", "200"));
+        int instances = Integer.parseInt(opts.getOrDefault("--instances", "1"));
+        if (instances < 1) {
+            throw new IllegalArgumentException("--instances must be at least 1, got " + instances);
+        }
         // the documents after the measured ones warm the pipeline up (JIT) in a namespace of their own
         List<JsonNode> read = Corpus.read(data.resolve("corpus.jsonl"), limit + warmup);
         List<JsonNode> corpus = read.subList(0, Math.min(limit, read.size()));
         List<JsonNode> warming = read.subList(corpus.size(), read.size());
         EngramConfig defaults = EngramConfig.local(System.getenv());
         Chunker chunker = new Chunker(defaults.ingest().chunkMaxTokens());
-        int threads = defaults.kafka().ingestThreads();
+        // the limit is held to as many threads as the ingest applications of all instances have
+        int threads = defaults.kafka().ingestThreads() * instances;
 
         List<PassageEvent.Upsert> passages = new ArrayList<>();
         for (JsonNode doc : corpus) {
@@ -78,8 +85,8 @@ public final class IngestBenchmark {
             }
         }
         System.out.printf(
-                "corpus: %d documents, %d passages (%s); %d ingest threads%n",
-                corpus.size(), passages.size(), data, threads);
+                "corpus: %d documents, %d passages (%s); %d instance(s), %d ingest threads in all%n",
+                corpus.size(), passages.size(), data, instances, threads);
 
         double limitRate;
         double passagesOnlyRate;
@@ -107,10 +114,21 @@ public final class IngestBenchmark {
 
         Run run;
         Path state = Files.createTempDirectory("engram-bench-");
+        int port = Integer.parseInt(opts.getOrDefault("--port", "18080"));
+        List<EngramService> services = new ArrayList<>();
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
                 Understander understander = UnderstanderFactory.create(defaults, Meters.detached())) {
-            try (EngramService service =
-                    start(broker, state, opts.getOrDefault("--port", "18080"), "engram-bench", understander)) {
+            try {
+                // instances of one application share its partitions; the first one's API routes to the owners
+                for (int i = 0; i < instances; i++) {
+                    services.add(start(
+                            broker,
+                            state.resolve("instance-" + i),
+                            String.valueOf(port + i),
+                            "engram-bench",
+                            understander));
+                }
+                EngramService service = services.get(0);
                 String base = "http://localhost:" + service.httpPort();
                 if (!warming.isEmpty()) {
                     long w0 = System.nanoTime();
@@ -128,6 +146,10 @@ public final class IngestBenchmark {
                 Corpus.produce(
                         broker.bootstrapServers(), service.topics().documents().name(), "bench", corpus);
                 run = follow(base, "bench", corpus.size(), t0, Duration.ofMinutes(60));
+            } finally {
+                for (EngramService s : services) {
+                    s.close();
+                }
             }
         }
         System.out.printf(
@@ -142,6 +164,7 @@ public final class IngestBenchmark {
         result.put("documents", corpus.size());
         result.put("warmup_documents", warming.size());
         result.put("passages", run.passages());
+        result.put("instances", instances);
         result.put("ingest_threads", threads);
         result.put("embedder", defaults.understanding().embedder().id());
         result.put("texts_per_passage", textsPerPassage);
