@@ -484,7 +484,7 @@ public final class ScaleBenchmark {
         BitmapEncoder.saveBitmap(chart, png.toString().replaceFirst("\\.png$", ""), BitmapEncoder.BitmapFormat.PNG);
     }
 
-    private static void deleteTree(Path root) throws IOException {
+    static void deleteTree(Path root) throws IOException {
         try (Stream<Path> files = Files.walk(root)) {
             for (Path p : files.sorted(Collections.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);

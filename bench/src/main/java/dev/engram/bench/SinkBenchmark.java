@@ -218,7 +218,7 @@ public final class SinkBenchmark {
     }
 
     /** Every committed record of the mirror topic, in order per partition; {@code last} gets each partition's last offset. */
-    private static List<MirrorRecord> readMirror(String bootstrap, Topics topics, Map<TopicPartition, Long> last) {
+    static List<MirrorRecord> readMirror(String bootstrap, Topics topics, Map<TopicPartition, Long> last) {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
