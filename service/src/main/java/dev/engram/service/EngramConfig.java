@@ -382,7 +382,7 @@ public record EngramConfig(
                 agent);
         Query query = new Query(
                 new VectorSearch(
-                        env.integer("ENGRAM_ANN_MIN_VECTORS", 50_000, 1, Integer.MAX_VALUE),
+                        env.integer("ENGRAM_ANN_MIN_VECTORS", 20_000, 1, Integer.MAX_VALUE),
                         env.integer("ENGRAM_ANN_EF", 100, 1, 10_000)),
                 env.integer("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", 1000, 0, 3_600_000),
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 200, 0, Integer.MAX_VALUE),
