@@ -23,6 +23,7 @@ import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StateStores;
+import dev.engram.stores.StoredVectors;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -249,6 +250,48 @@ class ConstructProcessorTest {
                 .isEqualTo(NS);
         assertThat(Json.fromBytes(Base64.getDecoder().decode(letter.valueBase64()), UnderstandingEvent.class))
                 .isInstanceOf(UnderstandingEvent.Understood.class);
+    }
+
+    @Test
+    void everyVectorIsRoundedToItsStoredPrecisionBeforeTheMemoryStepUsesIt() {
+        // a direction whose locality-sensitive buckets change when it is rounded to half precision: a memory step
+        // that hashed the understanding's float32 vector would index the surface under other blocking keys than the
+        // vector it stores, and than the same passage would get when its vector is read back
+        float[] vector = null;
+        for (int step = 0; vector == null && step < 10_000_000; step++) {
+            double angle = step * 1e-6;
+            float[] v = {(float) Math.cos(angle), (float) Math.sin(angle)};
+            if (!BlockingIndex.Lsh.buckets(v).equals(BlockingIndex.Lsh.buckets(StoredVectors.round(v)))) {
+                vector = v;
+            }
+        }
+        assertThat(vector).as("a direction on the edge of a bucket").isNotNull();
+        float[] passage = {0.1f, 0.7f};
+        Extraction.Entity ada = mention(P1, "Ada Lovelace", EntityType.PERSON);
+        PassageEvent.Upsert p = new PassageEvent.Upsert(
+                NS, "doc", 1, "p1", 0, "hash-p1", "T", List.of(), P1, 0, P1.length(), null, null);
+        Extraction x = new Extraction(
+                P1, List.of(ada), List.of(), List.of(), List.of(), "hand/1", null, Extraction.TokenUsage.NONE);
+        Memory memory = new Memory("rounded", ConstructProcessor.Fault.NONE);
+        memory.pipe(new UnderstandingEvent.Understood(
+                p,
+                new Understanding(
+                        x, new Embeddings(passage, passage, List.of(vector), List.of(), List.of()), "test-embedder")));
+
+        String surface = Keys.of(NS, EntityNames.surfaceId(NS, "Ada Lovelace", EntityType.PERSON));
+        KeyValueStore<String, EntityRecord> entities =
+                memory.driver.getKeyValueStore(StateStores.MEMORY_ENTITIES.name());
+        assertThat(entities.get(surface).lsh()).isEqualTo(BlockingIndex.Lsh.buckets(StoredVectors.round(vector)));
+        KeyValueStore<String, byte[]> entityVectors =
+                memory.driver.getKeyValueStore(StateStores.MEMORY_ENTITY_VECTORS.name());
+        assertThat(StoredVectors.decode(entityVectors.get(surface))).containsExactly(StoredVectors.round(vector));
+        KeyValueStore<String, byte[]> passageVectors =
+                memory.driver.getKeyValueStore(StateStores.MEMORY_VECTORS.name());
+        assertThat(passageVectors.get(Keys.of(NS, "p1")))
+                .as("half precision: a marker and two bytes a value")
+                .hasSize(1 + 2 * passage.length);
+        assertThat(StoredVectors.decode(passageVectors.get(Keys.of(NS, "p1"))))
+                .containsExactly(StoredVectors.round(passage));
     }
 
     @Test

@@ -16,8 +16,9 @@ import org.apache.kafka.common.serialization.Serializer;
  * The memory's embeddings in binary: a version byte, then each vector as its number of values, the width of a value
  * (2: half precision, see {@link StoredVectors}; 4: float32, for a vector half precision cannot hold) and the
  * little-endian values; lists as their size and vectors. Every query snapshot reads every passage's embeddings, where
- * base64-in-JSON cost a quarter of the build. Values stored by earlier versions are still read: all float32 (version
- * byte {@code 0xE1}), or JSON (they start with '{').
+ * base64-in-JSON cost a quarter of the build. Values stored by earlier versions are still read, and their vectors
+ * {@linkplain StoredVectors#round rounded} as a write would store them: all float32 (version byte {@code 0xE1}), or
+ * JSON (they start with '{').
  */
 public final class EmbeddingsSerde implements Serde<Embeddings> {
 
@@ -61,7 +62,7 @@ public final class EmbeddingsSerde implements Serde<Embeddings> {
                 return null;
             }
             if (bytes.length > 0 && bytes[0] == '{') {
-                return json.deserialize(topic, bytes);
+                return StoredVectors.round(json.deserialize(topic, bytes));
             }
             if (bytes.length == 0 || (bytes[0] != VERSION && bytes[0] != FLOAT32)) {
                 throw new SerializationException("embeddings in " + topic + ": unknown format");
@@ -78,7 +79,8 @@ public final class EmbeddingsSerde implements Serde<Embeddings> {
                     throw new SerializationException(
                             "embeddings in " + topic + ": " + in.remaining() + " bytes too many");
                 }
-                return new Embeddings(passage, memory, entities, facts, questions);
+                Embeddings e = new Embeddings(passage, memory, entities, facts, questions);
+                return widths ? e : StoredVectors.round(e);
             } catch (BufferUnderflowException | IllegalArgumentException e) {
                 throw new SerializationException("embeddings in " + topic + ": truncated or corrupt", e);
             }
@@ -133,7 +135,11 @@ public final class EmbeddingsSerde implements Serde<Embeddings> {
         }
         List<float[]> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            out.add(vector(in, widths));
+            float[] v = vector(in, widths);
+            if (v == null) {
+                throw new IllegalArgumentException("a list holds no vector at " + i);
+            }
+            out.add(v);
         }
         return out;
     }

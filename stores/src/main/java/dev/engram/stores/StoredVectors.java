@@ -6,15 +6,17 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 /**
- * Vectors at rest in the state stores, in IEEE half precision: half the bytes of float32, and a relative error of at
- * most 2<sup>-11</sup> per value, far below what tells two texts apart (the int8 embedders' own quantization moves
- * a vector by more). A vector with a value half precision cannot hold (beyond ±65504, or not finite) is kept in
- * float32.
+ * Vectors at rest in the state stores, in IEEE half precision: half the bytes of float32, and an error per value of at
+ * most 2<sup>-11</sup> of it (2<sup>-25</sup> absolute below 2<sup>-14</sup>), far below what tells two texts apart
+ * (the int8 embedders' own quantization moves a vector by more). A vector half precision cannot hold is kept in
+ * float32: a value beyond ±65504 or not finite, or a vector whose values are all below 2<sup>-14</sup> (its scale,
+ * not its direction, would be lost).
  *
  * <p>The memory step {@linkplain #round rounds} every vector it receives to the precision it will be stored in before
  * it uses it, so what it computes from a vector (similarities, locality-sensitive hashes, the mirrors' copies) is the
  * same whether the vector came from the understanding or was read back from a store, and a stored vector reads back
- * bit for bit.
+ * bit for bit. Vectors stored in float32 by earlier versions are rounded as they are read, so that a read returns
+ * what a write of the same vector would store.
  *
  * <p>Single vectors are stored as a marker byte and little-endian half-precision values (an odd length), or as
  * little-endian float32 values (a multiple of four: how every vector was stored before), which are still read.
@@ -25,17 +27,24 @@ public final class StoredVectors {
     static final byte HALF = (byte) 0xF2;
 
     private static final float HALF_MAX = 65504f;
+    /** The smallest normal half-precision value: below it, values keep fewer bits. */
+    private static final float HALF_MIN_NORMAL = 0x1p-14f;
 
     private StoredVectors() {}
 
-    /** True when every value of {@code v} is finite and within half precision's range. */
+    /**
+     * True when every value of {@code v} is finite and within half precision's range, and the largest is a normal
+     * half-precision value (or the vector is all zeros).
+     */
     static boolean fitsHalf(float[] v) {
+        float largest = 0;
         for (float x : v) {
             if (!(Math.abs(x) <= HALF_MAX)) { // also false for NaN
                 return false;
             }
+            largest = Math.max(largest, Math.abs(x));
         }
-        return true;
+        return largest == 0 || largest >= HALF_MIN_NORMAL;
     }
 
     /** {@code v} at the precision it is stored in: a new array, or {@code v} itself when it is kept in float32. */
@@ -78,7 +87,7 @@ public final class StoredVectors {
         return b.array();
     }
 
-    /** The vector of stored bytes, in either format. */
+    /** The vector of stored bytes, in either format, at the precision a write of it would store. */
     public static float[] decode(byte[] bytes) {
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         if (bytes.length % 2 == 1 && bytes[0] == HALF) {
@@ -90,7 +99,7 @@ public final class StoredVectors {
         }
         float[] v = new float[bytes.length / Float.BYTES];
         in.asFloatBuffer().get(v);
-        return v;
+        return round(v);
     }
 
     /** Reads {@code n} half-precision values from {@code in}. */

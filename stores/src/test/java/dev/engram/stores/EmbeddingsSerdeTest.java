@@ -60,7 +60,7 @@ class EmbeddingsSerdeTest {
         Random r = new Random(5);
         Embeddings e = new Embeddings(
                 random(r, 8), null, List.of(random(r, 8)), List.of(), List.of(random(r, 8), new float[0]));
-        assertSame(e, serde.deserializer().deserialize("t", float32(e)));
+        assertSame(StoredVectors.round(e), serde.deserializer().deserialize("t", float32(e)));
     }
 
     /** The layout earlier versions wrote: version 0xE1, each vector as its length and float32 values. */
@@ -90,7 +90,7 @@ class EmbeddingsSerdeTest {
         Embeddings e =
                 new Embeddings(random(r, 8), random(r, 8), List.of(random(r, 8)), List.of(random(r, 8)), List.of());
         byte[] json = JsonSerde.of(Embeddings.class).serializer().serialize("t", e);
-        assertSame(e, serde.deserializer().deserialize("t", json));
+        assertSame(StoredVectors.round(e), serde.deserializer().deserialize("t", json));
     }
 
     @Test
@@ -102,6 +102,27 @@ class EmbeddingsSerdeTest {
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", Arrays.copyOf(bytes, bytes.length + 1)))
                 .isInstanceOf(SerializationException.class);
         assertThatThrownBy(() -> serde.deserializer().deserialize("t", new byte[] {7, 0, 0}))
+                .isInstanceOf(SerializationException.class);
+        // a width other than 2 or 4, and a list holding no vector (-1), in the current format
+        byte[] width = ByteBuffer.allocate(1 + 4 + 1 + 4 * 3)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .put((byte) 0xE2)
+                .putInt(1)
+                .put((byte) 3)
+                .array();
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", width))
+                .isInstanceOf(SerializationException.class);
+        byte[] holes = ByteBuffer.allocate(1 + 4 + 4 + 4 + 4 + 4 + 4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .put((byte) 0xE2)
+                .putInt(-1)
+                .putInt(-1)
+                .putInt(1)
+                .putInt(-1)
+                .putInt(0)
+                .putInt(0)
+                .array();
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", holes))
                 .isInstanceOf(SerializationException.class);
     }
 }
