@@ -293,7 +293,7 @@ class EngramConfigTest {
 
     @Test
     void readsTheVectorSearchSettings() {
-        assertThat(from(Map.of()).query().vectorSearch()).isEqualTo(new VectorSearch(50_000, 100));
+        assertThat(from(Map.of()).query().vectorSearch()).isEqualTo(new VectorSearch(20_000, 100));
         assertThat(from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
                         .query()
                         .vectorSearch())
