@@ -4,13 +4,16 @@ import java.util.Map;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.Cache;
+import org.rocksdb.CompressionType;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.WriteBufferManager;
 
 /**
  * Bounds the memory of every RocksDB store of the process: one LRU block cache shared by all stores, with memtables
- * charged to it through one write-buffer manager, and index/filter blocks counted against it too.
+ * charged to it through one write-buffer manager, and index/filter blocks counted against it too. Files are
+ * compressed with LZ4 (Kafka Streams leaves them uncompressed): the JSON of entities, mentions, pair decisions and
+ * passages shrinks to a fraction, for little CPU next to the serialization that made it.
  */
 public final class BoundedRocksDbConfig implements RocksDBConfigSetter {
 
@@ -57,6 +60,7 @@ public final class BoundedRocksDbConfig implements RocksDBConfigSetter {
         table.setCacheIndexAndFilterBlocksWithHighPriority(true);
         table.setPinTopLevelIndexAndFilter(true);
         options.setTableFormatConfig(table);
+        options.setCompressionType(CompressionType.LZ4_COMPRESSION);
         options.setMaxWriteBufferNumber(2);
         options.setArenaBlockSize(ARENA_BLOCK_BYTES);
         long budget = (long) (configuredBytes * WRITE_BUFFER_RATIO);
