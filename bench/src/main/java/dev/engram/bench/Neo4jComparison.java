@@ -237,10 +237,7 @@ public final class Neo4jComparison {
      * fusion, then the top passages read back; the top passages, in rank order.
      */
     static List<Hit> raga(Driver driver, float[] query) {
-        List<Double> vector = new ArrayList<>(query.length);
-        for (float x : query) {
-            vector.add((double) x);
-        }
+        List<Double> vector = doubles(query);
         try (Session s = driver.session()) {
             return s.executeRead(tx -> {
                 List<String> nearest = tx.run(
@@ -291,10 +288,7 @@ public final class Neo4jComparison {
         int dimensions = 0;
         try (Session s = driver.session()) {
             for (Map.Entry<String, float[]> e : latest.entrySet()) {
-                List<Double> v = new ArrayList<>(e.getValue().length);
-                for (float x : e.getValue()) {
-                    v.add((double) x);
-                }
+                List<Double> v = doubles(e.getValue());
                 dimensions = v.size();
                 rows.add(Map.of("id", e.getKey(), "v", v));
                 if (rows.size() == 500) {
@@ -305,6 +299,15 @@ public final class Neo4jComparison {
             setVectors(s, rows);
         }
         return dimensions;
+    }
+
+    /** A vector as the list of floats Neo4j stores and compares. */
+    private static List<Double> doubles(float[] v) {
+        List<Double> out = new ArrayList<>(v.length);
+        for (float x : v) {
+            out.add((double) x);
+        }
+        return out;
     }
 
     private static void setVectors(Session s, List<Map<String, Object>> rows) {
