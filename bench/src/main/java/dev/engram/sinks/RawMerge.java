@@ -88,9 +88,11 @@ public final class RawMerge implements AutoCloseable {
         GraphModel.Element e = run.element();
         if (run.delete()) {
             return e.node()
-                    ? "UNWIND $rows AS r MATCH (n:%s {namespace: r.namespace, id: r.id}) DETACH DELETE n RETURN count(*)"
+                    ? ("UNWIND $rows AS r MATCH (n:%1$s {namespace: r.namespace, id: r.id}) USING INDEX SEEK n:%1$s(namespace, id)"
+                                    + " DETACH DELETE n RETURN count(*)")
                             .formatted(e.label)
-                    : "UNWIND $rows AS r MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->() DELETE x RETURN count(*)"
+                    : ("UNWIND $rows AS r MATCH ()-[x:%1$s {namespace: r.namespace, id: r.id}]->() USING INDEX SEEK x:%1$s(namespace, id)"
+                                    + " DELETE x RETURN count(*)")
                             .formatted(e.type);
         }
         return e.node()
@@ -99,6 +101,7 @@ public final class RawMerge implements AutoCloseable {
                 : """
                 UNWIND $rows AS r
                 OPTIONAL MATCH ()-[old:%1$s {namespace: r.namespace, id: r.id}]->()
+                USING INDEX SEEK old:%1$s(namespace, id)
                 DELETE old
                 WITH DISTINCT r
                 MERGE (a:%2$s {namespace: r.namespace, id: r.from})

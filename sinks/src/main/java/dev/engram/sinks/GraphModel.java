@@ -63,6 +63,7 @@ final class GraphModel {
                 return """
                         UNWIND $rows AS r
                         OPTIONAL MATCH ()-[old:%1$s {namespace: r.namespace, id: r.id}]->()
+                        USING INDEX SEEK old:%1$s(namespace, id)
                         WITH r, collect(old) AS olds
                         WHERE all(o IN olds WHERE o.version <= r.version)
                         FOREACH (o IN olds | DELETE o)
@@ -119,6 +120,7 @@ final class GraphModel {
                                 CALL (n, r) {
                                   UNWIND r.members AS pid
                                   MATCH (p:Passage {namespace: r.namespace, id: pid})
+                                  USING INDEX SEEK p:Passage(namespace, id)
                                   MERGE (n)-[m:HAS_MEMBER]->(p)
                                   ON CREATE SET m.namespace = r.namespace
                                 }
@@ -133,7 +135,8 @@ final class GraphModel {
             if (!node()) {
                 return """
                         UNWIND $rows AS r
-                        MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->()
+                        MATCH ()-[x:%1$s {namespace: r.namespace, id: r.id}]->()
+                        USING INDEX SEEK x:%1$s(namespace, id)
                         WHERE x.version <= r.version
                         DELETE x
                         RETURN count(*) AS applied
@@ -141,7 +144,8 @@ final class GraphModel {
             }
             return """
                     UNWIND $rows AS r
-                    MATCH (n:%s {namespace: r.namespace, id: r.id})
+                    MATCH (n:%1$s {namespace: r.namespace, id: r.id})
+                    USING INDEX SEEK n:%1$s(namespace, id)
                     WHERE n.version IS NULL OR n.version <= r.version
                     DETACH DELETE n
                     RETURN count(*) AS applied
@@ -155,11 +159,13 @@ final class GraphModel {
          */
         String undo() {
             return node() ? """
-                    UNWIND $rows AS r MATCH (n:%s {namespace: r.namespace, id: r.id})
+                    UNWIND $rows AS r MATCH (n:%1$s {namespace: r.namespace, id: r.id})
+                    USING INDEX SEEK n:%1$s(namespace, id)
                     WHERE n.version IS NULL OR n.version <= r.version
                     SET n = {namespace: r.namespace, id: r.id}
                     """.formatted(label) : """
-                    UNWIND $rows AS r MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->()
+                    UNWIND $rows AS r MATCH ()-[x:%1$s {namespace: r.namespace, id: r.id}]->()
+                    USING INDEX SEEK x:%1$s(namespace, id)
                     WHERE x.version <= r.version
                     DELETE x
                     """.formatted(type);
@@ -169,11 +175,15 @@ final class GraphModel {
         String writeBack() {
             return node() ? """
                     UNWIND $rows AS r
-                    MATCH (n:%s {namespace: r.namespace, id: r.id}) WHERE n.version = r.version
+                    MATCH (n:%1$s {namespace: r.namespace, id: r.id})
+                    USING INDEX SEEK n:%1$s(namespace, id)
+                    WHERE n.version = r.version
                     SET n.qdrantPoints = r.points
                     """.formatted(label) : """
                     UNWIND $rows AS r
-                    MATCH ()-[x:%s {namespace: r.namespace, id: r.id}]->() WHERE x.version = r.version
+                    MATCH ()-[x:%1$s {namespace: r.namespace, id: r.id}]->()
+                    USING INDEX SEEK x:%1$s(namespace, id)
+                    WHERE x.version = r.version
                     SET x.qdrantPoints = r.points
                     """.formatted(type);
         }

@@ -6,6 +6,8 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.stream.Stream;
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -14,9 +16,6 @@ import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
-import org.neo4j.kernel.impl.transaction.log.checkpoint.CheckPointer;
-import org.neo4j.kernel.impl.transaction.log.checkpoint.SimpleTriggerInfo;
-import org.neo4j.kernel.internal.GraphDatabaseAPI;
 
 /**
  * A real Neo4j server in the test JVM, speaking Bolt on a local port (Neo4j is GPLv3: test scope only, never shipped).
@@ -49,21 +48,6 @@ public final class Neo4jServer {
         return shared;
     }
 
-    /**
-     * Flushes the default database's pages and transaction log now (benchmarks: so that whoever writes next does not
-     * pay for flushing what came before).
-     */
-    public synchronized void checkpoint() {
-        try {
-            ((GraphDatabaseAPI) dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME))
-                    .getDependencyResolver()
-                    .resolveDependency(CheckPointer.class)
-                    .forceCheckPoint(new SimpleTriggerInfo("engram benchmark"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     public String uri() {
         return "bolt://localhost:" + port;
     }
@@ -77,7 +61,9 @@ public final class Neo4jServer {
                 .setConfig(BoltConnector.listen_address, new SocketAddress("localhost", port))
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, false)
-                .setConfig(GraphDatabaseSettings.pagecache_memory, 32L * 1024 * 1024)
+                .setConfig(
+                        GraphDatabaseSettings.pagecache_memory,
+                        Long.getLong("engram.neo4j.pagecache.mb", 32) * 1024 * 1024)
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
                 .setConfig(GraphDatabaseSettings.shutdown_transaction_end_timeout, Duration.ofSeconds(1))
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, Duration.ZERO)
@@ -85,6 +71,24 @@ public final class Neo4jServer {
                 .setConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofMillis(100))
                 .setConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofMillis(100))
                 .build();
+    }
+
+    /**
+     * Stops the server, deletes its store and starts it again on an empty one at the same address (benchmarks: every
+     * contestant starts from the same empty store, not from one emptied of what the one before wrote).
+     */
+    public synchronized void restartEmpty() {
+        stop();
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+                if (!f.equals(dir)) {
+                    Files.delete(f);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        start();
     }
 
     public synchronized void stop() {
