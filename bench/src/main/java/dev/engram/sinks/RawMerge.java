@@ -76,14 +76,6 @@ public final class RawMerge implements AutoCloseable {
         return written;
     }
 
-    /** Deletes every node and relationship, in chunks. */
-    public void wipe() {
-        try (Session s = driver.session()) {
-            s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
-                    .consume();
-        }
-    }
-
     private static String query(GraphModel.Run run) {
         GraphModel.Element e = run.element();
         if (run.delete()) {

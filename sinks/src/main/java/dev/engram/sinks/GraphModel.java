@@ -211,13 +211,18 @@ final class GraphModel {
                     """.formatted(type);
         }
 
+        /** The name of the index (for nodes: of the constraint and the index behind it) on (namespace, id). */
+        String schemaName() {
+            return "engram_%s_key".formatted(name().toLowerCase(Locale.ROOT));
+        }
+
         /** The constraint or index that keys this element by (namespace, id). */
         String schema() {
             return node()
-                    ? "CREATE CONSTRAINT engram_%s_key IF NOT EXISTS FOR (n:%s) REQUIRE (n.namespace, n.id) IS UNIQUE"
-                            .formatted(name().toLowerCase(Locale.ROOT), label)
-                    : "CREATE INDEX engram_%s_key IF NOT EXISTS FOR ()-[x:%s]-() ON (x.namespace, x.id)"
-                            .formatted(name().toLowerCase(Locale.ROOT), type);
+                    ? "CREATE CONSTRAINT %s IF NOT EXISTS FOR (n:%s) REQUIRE (n.namespace, n.id) IS UNIQUE"
+                            .formatted(schemaName(), label)
+                    : "CREATE INDEX %s IF NOT EXISTS FOR ()-[x:%s]-() ON (x.namespace, x.id)"
+                            .formatted(schemaName(), type);
         }
     }
 

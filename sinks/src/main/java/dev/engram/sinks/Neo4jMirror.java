@@ -57,8 +57,10 @@ public final class Neo4jMirror implements AutoCloseable {
     private final Driver driver;
     private final SessionConfig session;
     private final TransactionConfig tx;
+    private final Duration timeout;
 
     public Neo4jMirror(Settings settings) {
+        this.timeout = settings.timeout();
         AuthToken auth = settings.user() == null || settings.user().isBlank()
                 ? AuthTokens.none()
                 : AuthTokens.basic(settings.user(), settings.password() == null ? "" : settings.password());
@@ -86,6 +88,18 @@ public final class Neo4jMirror implements AutoCloseable {
             s.run("CREATE CONSTRAINT engram_offset_key IF NOT EXISTS FOR (o:EngramOffset) "
                             + "REQUIRE (o.group, o.topic, o.partition) IS UNIQUE")
                     .consume();
+            // the writes name these indexes in their hints, which Neo4j ignores until an index is online
+            List<String> indexes = new ArrayList<>();
+            for (Element e : Element.values()) {
+                indexes.add(e.schemaName());
+            }
+            indexes.add("engram_offset_key");
+            for (String index : indexes) {
+                s.run(
+                                "CALL db.awaitIndex($index, $seconds)",
+                                Map.of("index", index, "seconds", Math.max(1, timeout.toSeconds())))
+                        .consume();
+            }
         }
     }
 

@@ -61,6 +61,8 @@ public final class Neo4jServer {
                 .setConfig(BoltConnector.listen_address, new SocketAddress("localhost", port))
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, false)
+                // a hint that cannot be fulfilled fails the statement instead of being ignored with a warning
+                .setConfig(GraphDatabaseSettings.cypher_hints_error, true)
                 .setConfig(
                         GraphDatabaseSettings.pagecache_memory,
                         Long.getLong("engram.neo4j.pagecache.mb", 32) * 1024 * 1024)
