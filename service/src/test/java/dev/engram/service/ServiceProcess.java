@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.engram.topology.Topics;
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,11 +37,49 @@ record ServiceProcess(Process process, String base, Topics topics) {
                     () -> ItSupport.get(base + health),
                     r -> r.status() == 200 || !p.isAlive());
         } catch (AssertionError e) {
+            String tail = tail(log);
+            String main = mainThread(p, log);
             p.destroyForcibly();
-            throw new AssertionError("the instance did not start; its log: " + log, e);
+            throw new AssertionError(
+                    "the instance did not start; the end of its log (" + log + "):\n" + tail + "\nits main thread:\n"
+                            + main,
+                    e);
         }
-        assertThat(p.isAlive()).as("the instance runs; its log: %s", log).isTrue();
+        assertThat(p.isAlive())
+                .as("the instance runs; the end of its log (%s):%n%s", log, tail(log))
+                .isTrue();
         return new ServiceProcess(p, base, new Topics(env.get("ENGRAM_TOPIC_PREFIX")));
+    }
+
+    /** The last lines of an instance's log, for a failure message: CI keeps the build's output, not its files. */
+    static String tail(Path log) {
+        try {
+            List<String> lines = new String(Files.readAllBytes(log), StandardCharsets.UTF_8)
+                    .lines()
+                    .toList();
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
+        } catch (IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
+    /** Where a stuck instance's main thread is: a thread dump (SIGQUIT) goes to its log; its {@code "main"} entry. */
+    private static String mainThread(Process p, Path log) {
+        try {
+            long before = Files.size(log);
+            new ProcessBuilder("kill", "-QUIT", Long.toString(p.pid())).start().waitFor();
+            Thread.sleep(2000);
+            byte[] all = Files.readAllBytes(log);
+            String dump = new String(all, (int) before, all.length - (int) before, StandardCharsets.UTF_8);
+            int at = dump.indexOf("\n\"main\"");
+            if (at < 0) {
+                return "(no thread dump)";
+            }
+            int end = dump.indexOf("\n\n", at + 1);
+            return dump.substring(at + 1, end < 0 ? dump.length() : end);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            return "(no thread dump: " + e + ")";
+        }
     }
 
     /** Launches {@code engram <command>} as it ships, with these ENGRAM_* variables, its output to {@code log}. */
