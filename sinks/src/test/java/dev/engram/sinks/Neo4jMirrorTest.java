@@ -9,6 +9,7 @@ import static dev.engram.sinks.MirrorRecords.mention;
 import static dev.engram.sinks.MirrorRecords.passage;
 import static dev.engram.sinks.MirrorRecords.theme;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.MirrorRecord.Kind;
@@ -383,6 +384,33 @@ class Neo4jMirrorTest {
                 }
             }
         }
+    }
+
+    /**
+     * A write whose index is gone (an operator dropped it) fails on its hint ({@code Neo.ClientError.Schema.IndexNotFound}).
+     * That is no rejection of the data: the sink must pause and retry rather than compensate every record, and it
+     * writes again once the index is back.
+     */
+    @Test
+    void aMissingIndexIsNoRejectionOfTheData() {
+        graph.apply(List.of(
+                document(ns, "doc", 1, "T"),
+                passage(ns, "p1", "doc", 2, "Ada.", 4),
+                entity(ns, "e1", "e1", 2, "Ada", 4)));
+        try (Driver driver = GraphDatabase.driver(Neo4jServer.shared().uri(), AuthTokens.none());
+                Session s = driver.session()) {
+            s.run("DROP INDEX " + GraphModel.Element.MENTION.schemaName()).consume();
+            try {
+                assertThatThrownBy(() -> graph.apply(List.of(mention(ns, "p1", "e1", 3))))
+                        .satisfies(e ->
+                                assertThat(SinkFailure.permanent(e)).as("%s", e).isFalse());
+            } finally {
+                graph.ensureSchema();
+            }
+        }
+        graph.apply(List.of(mention(ns, "p1", "e1", 3)));
+        assertThat(count("MATCH (:Passage {namespace: $ns})-[m:MENTIONS]->(:Entity) RETURN count(m)"))
+                .isEqualTo(1);
     }
 
     private static void operators(Plan plan, List<String> out) {
