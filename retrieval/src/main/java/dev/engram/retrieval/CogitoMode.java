@@ -1,6 +1,5 @@
 package dev.engram.retrieval;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -127,19 +126,24 @@ final class CogitoMode implements Retrieval.Mode {
         int nodes = entities + g.passageCount();
         double[] estimate = new double[nodes];
         double[] residual = pi0.clone();
-        ArrayDeque<Integer> queue = new ArrayDeque<>();
+        // first in, first out, on a ring of ints: a node is queued at most once at a time, so it never overflows
+        int[] queue = new int[Math.max(1, nodes)];
+        int head = 0;
+        int size = 0;
         boolean[] queued = new boolean[nodes];
         for (int u = 0; u < nodes; u++) {
             if (residual[u] > 0) {
-                queue.add(u);
+                queue[size++] = u;
                 queued[u] = true;
             }
         }
         long pushes = 0;
         int touched = 0;
         boolean[] seen = new boolean[nodes];
-        while (!queue.isEmpty()) {
-            int u = queue.poll();
+        while (size > 0) {
+            int u = queue[head];
+            head = head + 1 == queue.length ? 0 : head + 1;
+            size--;
             queued[u] = false;
             int[] neighbours = u < entities ? g.entityPassages[u] : g.passageEntities[u - entities];
             double r = residual[u];
@@ -160,9 +164,13 @@ final class CogitoMode implements Retrieval.Mode {
             for (int n : neighbours) {
                 int v = u < entities ? entities + n : n;
                 residual[v] += share;
+                if (queued[v]) {
+                    continue;
+                }
                 int degree = v < entities ? g.entityPassages[v].length : g.passageEntities[v - entities].length;
-                if (!queued[v] && residual[v] > epsilon * Math.max(1, degree)) {
-                    queue.add(v);
+                if (residual[v] > epsilon * Math.max(1, degree)) {
+                    int tail = head + size++;
+                    queue[tail >= queue.length ? tail - queue.length : tail] = v;
                     queued[v] = true;
                 }
             }
