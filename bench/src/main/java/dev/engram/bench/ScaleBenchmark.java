@@ -59,7 +59,8 @@ import org.knowm.xchart.style.Styler;
  *       the vectors say;
  *   <li>at each size of {@code --sizes}, once every document is in memory, each offline retrieval mode answers the
  *       same {@code --queries} questions of the sets, timed end to end over HTTP ({@code by_size}): every mode is
- *       warmed up first, then the modes take turns on each question;
+ *       warmed up first, then the modes take turns on each question; every mode's time includes the model embedding
+ *       the question, which is also timed alone ({@code query_embedding});
  *       and while the namespace grows to the next size, a client asks a {@code dense} and a {@code hybrid} question
  *       {@code --ask-per-second} times a second: {@code under_ingest}, which includes the cost of the snapshot and
  *       index updates;
@@ -123,6 +124,7 @@ public final class ScaleBenchmark {
         result.put("queries_per_mode", asked.size());
         List<Map<String, Object>> bySize = new ArrayList<>();
         List<Map<String, Object>> underIngest = new ArrayList<>();
+        List<Map<String, Object>> queryEmbedding = new ArrayList<>();
         List<Map<String, Object>> memory = new ArrayList<>();
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
                 Understander understander = new PassageUnderstander(
@@ -195,6 +197,17 @@ public final class ScaleBenchmark {
                         timed.computeIfAbsent(mode, m -> new ArrayList<>()).add(retrieve(http, baseUrl, mode, q));
                     }
                 }
+                // what every mode's time includes: the model embedding the question (bm25 too, as the service
+                // embeds every query), timed alone on the same questions
+                List<Double> embedding = new ArrayList<>();
+                for (String q : asked) {
+                    long e0 = System.nanoTime();
+                    model.embed(q);
+                    embedding.add((System.nanoTime() - e0) / 1e6);
+                }
+                Map<String, Object> e = row(passages, passages, "query_embedding", embedding);
+                e.remove("passages_from");
+                queryEmbedding.add(e);
                 for (String mode : MODES) {
                     Map<String, Object> r = row(passages, passages, mode, timed.get(mode));
                     r.remove("passages_from");
@@ -210,6 +223,7 @@ public final class ScaleBenchmark {
         }
         result.put("by_size", bySize);
         result.put("under_ingest", underIngest);
+        result.put("query_embedding", queryEmbedding);
         result.put("memory", memory);
         result.put(
                 "goals",
