@@ -114,7 +114,7 @@ public final class ScaleBenchmark {
                 defaults.understanding().embedder(),
                 defaults.understanding().embedMaxTokens(),
                 defaults.understanding().embedThreads());
-        CopyEmbedder embedder = new CopyEmbedder(model, Set.copyOf(questions));
+        CopyEmbedder embedder = new CopyEmbedder(model);
         Path state = Files.createTempDirectory("engram-scale-");
         Map<String, Object> result = new LinkedHashMap<>();
         result.put(
@@ -281,18 +281,18 @@ public final class ScaleBenchmark {
 
     /**
      * The model for base texts; for a copy's text (one with renamed words), the vector of the base text it was made
-     * from plus seeded noise, so that copies are near their original (cosine about 0.95) but never equal to it. A
-     * question is embedded by the model every time it is asked, as a user's query is: were its vector kept, the first
-     * mode to ask it would pay for the model and every other mode would not.
+     * from plus seeded noise, so that copies are near their original (cosine about 0.95) but never equal to it. That
+     * is for the understanding's texts, which it embeds a passage at a time ({@link #embedAll}); the service embeds a
+     * query and each of its sub-queries one by one ({@link #embed}), and those are the model's work every time, as a
+     * user's query is: were their vectors kept, the first mode to ask a question would pay for the model and every
+     * other mode would not.
      */
     static final class CopyEmbedder implements Embedder {
         private final Embedder model;
-        private final Set<String> questions;
         private final Map<String, float[]> base = new ConcurrentHashMap<>();
 
-        CopyEmbedder(Embedder model, Set<String> questions) {
+        CopyEmbedder(Embedder model) {
             this.model = model;
-            this.questions = questions;
         }
 
         @Override
@@ -307,9 +307,15 @@ public final class ScaleBenchmark {
 
         @Override
         public float[] embed(String text) {
-            if (questions.contains(text)) {
-                return model.embed(text);
-            }
+            return model.embed(text);
+        }
+
+        @Override
+        public List<float[]> embedAll(List<String> texts) {
+            return texts.stream().map(this::understood).toList();
+        }
+
+        private float[] understood(String text) {
             String original = RENAMED.matcher(text).replaceAll("$1");
             float[] known = base.computeIfAbsent(original, model::embed);
             if (original.equals(text)) {
