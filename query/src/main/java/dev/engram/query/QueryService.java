@@ -23,13 +23,13 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -441,8 +441,16 @@ public final class QueryService {
         MemoryReader memory = memory(ns);
         NamespaceState state = state(ns);
         MemoryGraph graph = graphs.graph(ns, state, memory);
-        Map<String, float[]> embedded = new HashMap<>();
-        Function<String, float[]> embed = text -> embedded.computeIfAbsent(text, embedder::embed);
+        // sub-queries and probes of one request may be embedded side by side
+        Map<String, float[]> embedded = new ConcurrentHashMap<>();
+        Function<String, float[]> embed = text -> {
+            float[] v = embedded.get(text);
+            if (v == null) {
+                v = embedder.embed(text);
+                embedded.putIfAbsent(text, v);
+            }
+            return v;
+        };
         int[] queryEntities = !mode.usesQueryEntities()
                 ? new int[0]
                 : queryEntityNames.apply(query).stream()

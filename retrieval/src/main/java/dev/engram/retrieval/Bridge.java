@@ -66,9 +66,14 @@ final class Bridge {
     static double[] secondHop(MemoryGraph g, Retrieval.Query q, List<Integer> cues, int depth) {
         double[] out = new double[g.passageCount()];
         Arrays.fill(out, Double.NEGATIVE_INFINITY);
-        for (int cue : cues) {
-            float[] probe = q.embedder().apply(q.text() + " " + g.entityNames.get(cue));
-            for (Retrieval.Scored s : g.passageSearch.nearest(probe, depth)) {
+        if (cues.isEmpty()) {
+            return out;
+        }
+        List<float[]> probes = q.embedAll(cues.stream()
+                .map(cue -> q.text() + " " + g.entityNames.get(cue))
+                .toList());
+        for (List<Retrieval.Scored> found : g.passageSearch.nearestEach(probes, depth)) {
+            for (Retrieval.Scored s : found) {
                 out[s.passage()] = Math.max(out[s.passage()], s.score());
             }
         }

@@ -66,14 +66,15 @@ final class CogitoMode implements Retrieval.Mode {
         List<String> subQueries = p.get("decompose") > 0 ? q.subQueries() : List.of();
         Map<String, Object> explain = new LinkedHashMap<>();
         if (subQueries.size() < 2) {
-            Single single = single(g, q.text(), q.vector(), q.entities(), p, topK);
+            Single single = single(g, q, q.text(), q.vector(), p, topK);
             explain.putAll(single.explain());
             return new Retrieval.Result(Retrieval.ranked(single.scores(), topK), explain);
         }
         explain.put("sub_queries", subQueries);
         List<Single> parts = new ArrayList<>();
-        for (String sub : subQueries) {
-            parts.add(single(g, sub, q.embedder().apply(sub), q.entities(), p, topK));
+        List<float[]> vectors = q.embedAll(subQueries);
+        for (int i = 0; i < subQueries.size(); i++) {
+            parts.add(single(g, q, subQueries.get(i), vectors.get(i), p, topK));
         }
         List<Retrieval.Scored> out = new ArrayList<>();
         Set<Integer> taken = new HashSet<>();
@@ -180,11 +181,11 @@ final class CogitoMode implements Retrieval.Mode {
         return estimate;
     }
 
-    private Single single(MemoryGraph g, String text, float[] qv, int[] queryEntities, Retrieval.Params p, int topK) {
+    private Single single(MemoryGraph g, Retrieval.Query q, String text, float[] qv, Retrieval.Params p, int topK) {
         Map<String, Object> explain = new LinkedHashMap<>();
         explain.put("query", text);
         // the dense candidates of CogniRank, by the passage index (exact or approximate)
-        List<Retrieval.Scored> nearest = g.passageSearch.nearest(qv, Math.max(topK, p.integer("dense_candidates")));
+        List<Retrieval.Scored> nearest = q.nearestPassages(g, qv, Math.max(topK, p.integer("dense_candidates")));
         // (11)-(12) top-K facts by cosine
         double[] evidence = new double[g.entityCount()];
         int[] hits = new int[g.entityCount()];
@@ -219,7 +220,7 @@ final class CogitoMode implements Retrieval.Mode {
         }
         // Our extension: entities the query names activate directly, with the same coverage penalty.
         double queryWeight = p.get("query_entity_weight");
-        for (int v : queryEntities) {
+        for (int v : q.entities()) {
             if (queryWeight > 0 && v >= 0 && v < g.entityCount()) {
                 double a = queryWeight / Math.max(1, g.entityPassages[v].length);
                 pi0[v] += a;

@@ -18,6 +18,6 @@ final class DenseMode implements Retrieval.Mode {
     @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params params, int topK) {
         return new Retrieval.Result(
-                g.passageSearch.nearest(q.vector(), topK), Map.of("vector_search", g.passageSearch.kind()));
+                q.nearestPassages(g, q.vector(), topK), Map.of("vector_search", g.passageSearch.kind()));
     }
 }

@@ -50,7 +50,7 @@ final class FusionMode implements Retrieval.Mode {
 
     @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
-        List<Retrieval.Scored> nearest = g.passageSearch.nearest(q.vector(), p.integer("k1"));
+        List<Retrieval.Scored> nearest = q.nearestPassages(g, q.vector(), p.integer("k1"));
         int[] vector = nearest.stream().mapToInt(Retrieval.Scored::passage).toArray();
         long deadline = System.nanoTime() + (long) (p.get("timeout_ms") * 1e6);
         Map<String, Object> explain = new LinkedHashMap<>();

@@ -201,7 +201,7 @@ final class PabdMode implements Retrieval.Mode {
         ranked.removeIf(r -> r.score() == Double.NEGATIVE_INFINITY);
         if (ranked.size() < topK) {
             // the hypergraph reached fewer passages than asked for: complete with the nearest by cosine
-            for (Retrieval.Scored c : g.passageSearch.nearest(q.vector(), topK + ranked.size())) {
+            for (Retrieval.Scored c : q.nearestPassages(g, q.vector(), topK + ranked.size())) {
                 if (ranked.size() >= topK) {
                     break;
                 }

@@ -26,10 +26,23 @@ public final class Retrieval {
             int[] entities,
             Function<String, List<String>> decomposer,
             Reasoner reasoner,
-            IntPredicate live) {
+            IntPredicate live,
+            RequestWork work) {
 
         public Query {
             live = live == null ? passage -> true : live;
+            work = work == null ? new RequestWork() : work;
+        }
+
+        public Query(
+                String text,
+                float[] vector,
+                Function<String, float[]> embedder,
+                int[] entities,
+                Function<String, List<String>> decomposer,
+                Reasoner reasoner,
+                IntPredicate live) {
+            this(text, vector, embedder, entities, decomposer, reasoner, live, null);
         }
 
         public Query(String text, float[] vector, Function<String, float[]> embedder) {
@@ -68,6 +81,16 @@ public final class Retrieval {
                 }
             }
             return QueryDecomposition.split(text);
+        }
+
+        /** The {@code k} passages nearest to {@code v}, searched once per vector and request (see {@link RequestWork}). */
+        List<Scored> nearestPassages(MemoryGraph g, float[] v, int k) {
+            return work.nearestPassages(g, v, k);
+        }
+
+        /** The vectors of {@code texts} by the query's embedder, embedded side by side. */
+        List<float[]> embedAll(List<String> texts) {
+            return RequestWork.embedAll(embedder, texts);
         }
     }
 

@@ -13,6 +13,15 @@ public interface VectorIndex {
     /** The {@code k} nearest vectors to {@code query}, best first, scored by their exact inner product. */
     List<Retrieval.Scored> nearest(float[] query, int k);
 
+    /** The {@code k} nearest vectors to each of {@code queries}, in their order; each as {@link #nearest} finds it. */
+    default List<List<Retrieval.Scored>> nearestEach(List<float[]> queries, int k) {
+        List<List<Retrieval.Scored>> out = new ArrayList<>();
+        for (float[] q : queries) {
+            out.add(nearest(q, k));
+        }
+        return out;
+    }
+
     /** "exact" (a scan of every vector) or "hnsw" (an approximate graph search). */
     String kind();
 
@@ -52,19 +61,35 @@ public interface VectorIndex {
 
         @Override
         public List<Retrieval.Scored> nearest(float[] query, int k) {
-            TopK top = new TopK(Math.min(k, vectors.length));
+            return nearestEach(List.of(query), k).get(0);
+        }
+
+        /** One pass over the vectors for all the queries: each vector is read from memory once, not once per query. */
+        @Override
+        public List<List<Retrieval.Scored>> nearestEach(List<float[]> queries, int k) {
+            float[][] qs = queries.toArray(float[][]::new);
+            TopK[] tops = new TopK[qs.length];
+            for (int j = 0; j < qs.length; j++) {
+                tops[j] = new TopK(Math.min(k, vectors.length));
+            }
             for (int i = 0; i < vectors.length; i++) {
                 float[] v = vectors[i];
                 if (v == null) {
                     continue;
                 }
-                if (v.length != query.length) {
-                    throw new IllegalStateException("a stored vector has " + v.length + " dimensions but the query has "
-                            + query.length + "; re-embed the namespace");
+                for (int j = 0; j < qs.length; j++) {
+                    if (v.length != qs[j].length) {
+                        throw new IllegalStateException("a stored vector has " + v.length
+                                + " dimensions but the query has " + qs[j].length + "; re-embed the namespace");
+                    }
+                    tops[j].offer(i, Retrieval.dot(qs[j], v));
                 }
-                top.offer(i, Retrieval.dot(query, v));
             }
-            return top.drain();
+            List<List<Retrieval.Scored>> out = new ArrayList<>();
+            for (TopK top : tops) {
+                out.add(top.drain());
+            }
+            return out;
         }
     }
 
