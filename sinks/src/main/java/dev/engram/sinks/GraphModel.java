@@ -102,7 +102,7 @@ final class GraphModel {
                                 FOREACH (_ IN CASE WHEN r.props.resolvedId <> r.id THEN [1] ELSE [] END |
                                   MERGE (c:Entity {namespace: r.namespace, id: r.props.resolvedId})
                                   MERGE (n)-[s:SAME_AS]->(c)
-                                  SET s.namespace = r.namespace, s.version = r.version)
+                                  ON CREATE SET s.namespace = r.namespace, s.version = r.version)
                                 """;
                         case QUESTION -> """
                                 WITH n, r
