@@ -7,6 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import opennlp.tools.postag.POSModel;
@@ -39,18 +42,47 @@ public final class EnglishNlp {
 
     private record Pipeline(SentenceDetectorME sentences, TokenizerME tokenizer, POSTaggerME tagger) {}
 
-    private final ThreadLocal<Pipeline> pipeline;
+    /**
+     * Pipelines not in use. A pipeline is not thread-safe and costs a few milliseconds to make (the tagger parses its
+     * feature descriptor), so each analysis borrows one and gives it back: a thread per request (the HTTP API's
+     * virtual threads) would otherwise make one per query. At most {@link #KEPT} idle ones are kept.
+     */
+    private final BlockingQueue<Pipeline> idle;
+
+    private static final int KEPT = 4 * Runtime.getRuntime().availableProcessors();
+
+    private final SentenceModel sentenceModel;
+    private final TokenizerModel tokenModel;
+    private final POSModel posModel;
+    private final AtomicInteger made = new AtomicInteger();
 
     public EnglishNlp() {
-        SentenceModel sentenceModel = load(SENTENCE_MODEL, SentenceModel::new);
-        TokenizerModel tokenModel = load(TOKEN_MODEL, TokenizerModel::new);
-        POSModel posModel = load(POS_MODEL, POSModel::new);
-        this.pipeline = ThreadLocal.withInitial(() -> new Pipeline(
-                new SentenceDetectorME(sentenceModel), new TokenizerME(tokenModel), new POSTaggerME(posModel)));
+        this.sentenceModel = load(SENTENCE_MODEL, SentenceModel::new);
+        this.tokenModel = load(TOKEN_MODEL, TokenizerModel::new);
+        this.posModel = load(POS_MODEL, POSModel::new);
+        this.idle = new ArrayBlockingQueue<>(KEPT);
+    }
+
+    /** How many pipelines were made so far. */
+    int pipelinesMade() {
+        return made.get();
     }
 
     public List<Sentence> analyse(String text) {
-        Pipeline p = pipeline.get();
+        Pipeline p = idle.poll();
+        if (p == null) {
+            made.incrementAndGet();
+            p = new Pipeline(
+                    new SentenceDetectorME(sentenceModel), new TokenizerME(tokenModel), new POSTaggerME(posModel));
+        }
+        try {
+            return analyse(p, text);
+        } finally {
+            idle.offer(p); // dropped when enough are kept
+        }
+    }
+
+    private List<Sentence> analyse(Pipeline p, String text) {
         List<Sentence> out = new ArrayList<>();
         for (Span s : joinAbbreviations(text, p.sentences().sentPosDetect(text))) {
             String sentence = text.substring(s.getStart(), s.getEnd());

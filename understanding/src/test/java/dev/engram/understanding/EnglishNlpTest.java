@@ -2,11 +2,41 @@ package dev.engram.understanding;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import opennlp.tools.util.Span;
 import org.junit.jupiter.api.Test;
 
 class EnglishNlpTest {
+
+    @Test
+    void aThreadPerCallReusesThePipelinesAndManyAtOnceGetTheSameAnalysis() throws Exception {
+        EnglishNlp nlp = new EnglishNlp();
+        String text = "Charles Babbage designed the Analytical Engine. Ada Lovelace wrote its first program.";
+        List<EnglishNlp.Sentence> alone = nlp.analyse(text);
+        // the HTTP API runs each request on a new virtual thread
+        for (int i = 0; i < 20; i++) {
+            Thread t = Thread.ofVirtual().start(() -> nlp.analyse(text));
+            t.join();
+        }
+        assertThat(nlp.pipelinesMade())
+                .as("one pipeline serves calls one after another")
+                .isEqualTo(1);
+
+        List<Future<List<EnglishNlp.Sentence>>> many = new ArrayList<>();
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < 64; i++) {
+                many.add(threads.submit(() -> nlp.analyse(text)));
+            }
+        }
+        for (Future<List<EnglishNlp.Sentence>> f : many) {
+            assertThat(f.get()).isEqualTo(alone);
+        }
+        assertThat(alone).hasSize(2);
+    }
 
     private static List<String> sentences(String text, Span... detected) {
         return EnglishNlp.joinAbbreviations(text, detected).stream()
