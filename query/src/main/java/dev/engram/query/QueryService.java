@@ -447,7 +447,8 @@ public final class QueryService {
             float[] v = embedded.get(text);
             if (v == null) {
                 v = embedder.embed(text);
-                embedded.putIfAbsent(text, v);
+                float[] first = embedded.putIfAbsent(text, v);
+                v = first != null ? first : v;
             }
             return v;
         };

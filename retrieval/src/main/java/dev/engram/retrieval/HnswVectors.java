@@ -382,6 +382,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             return "hnsw";
         }
 
+        /** A search gathers {@code max(k, efSearch)} candidates: the same ones for every {@code k} up to efSearch. */
+        @Override
+        public int headsAgreeUpTo() {
+            return efSearch;
+        }
+
         private VectorIndex scan() {
             VectorIndex e = exact;
             if (e == null) {

@@ -38,13 +38,14 @@ public final class RequestWork {
 
     /**
      * The {@code k} nearest passages to {@code vector} (by identity: the same array of the same request). A smaller
-     * {@code k} than one already searched is the head of that search: for the exact scan the same list; for the
-     * approximate index the head of a wider search, which is at least as close as a narrower one.
+     * {@code k} than one already searched is served from the head of that search where that is exactly what a search
+     * for it finds ({@link VectorIndex#headsAgreeUpTo}): always for the scan, for the graph index within its search
+     * width.
      */
     synchronized List<Retrieval.Scored> nearestPassages(MemoryGraph g, float[] vector, int k) {
         List<Search> done = searches.computeIfAbsent(vector, v -> new ArrayList<>());
         for (Search s : done) {
-            if (s.index() == g.passageSearch && s.k() >= k) {
+            if (s.index() == g.passageSearch && s.k() >= k && s.k() <= g.passageSearch.headsAgreeUpTo()) {
                 return new ArrayList<>(
                         s.found().subList(0, Math.min(k, s.found().size())));
             }
@@ -74,9 +75,17 @@ public final class RequestWork {
             helpers.add(helper);
             EMBEDDING.execute(helper);
         }
-        take.run();
+        try {
+            take.run();
+        } finally {
+            // on a failure here too: no helper starts on a text of a request that has ended
+            next.set(n);
+            for (Helper h : helpers) {
+                h.calledOff = h.claimed.compareAndSet(false, true);
+            }
+        }
         for (Helper helper : helpers) {
-            if (helper.claimed.compareAndSet(false, true)) {
+            if (helper.calledOff) {
                 continue; // never started, and now never will: the requesting thread embedded its share
             }
             try {
@@ -84,6 +93,9 @@ public final class RequestWork {
             } catch (CompletionException e) {
                 if (e.getCause() instanceof RuntimeException r) {
                     throw r;
+                }
+                if (e.getCause() instanceof Error error) {
+                    throw error;
                 }
                 throw new IllegalStateException("embedding failed", e.getCause());
             }
@@ -99,6 +111,8 @@ public final class RequestWork {
         private final Runnable take;
         private final AtomicBoolean claimed = new AtomicBoolean();
         private final CompletableFuture<Void> done = new CompletableFuture<>();
+        /** Whether the requesting thread claimed it before it started (then it never runs); the requester's alone. */
+        private boolean calledOff;
 
         Helper(Runnable take) {
             this.take = take;
@@ -112,7 +126,7 @@ public final class RequestWork {
             try {
                 take.run();
                 done.complete(null);
-            } catch (RuntimeException | Error e) {
+            } catch (Throwable e) {
                 done.completeExceptionally(e);
             }
         }

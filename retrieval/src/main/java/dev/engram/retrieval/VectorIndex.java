@@ -22,6 +22,15 @@ public interface VectorIndex {
         return out;
     }
 
+    /**
+     * Up to which {@code k} the {@code k'} nearest found by one search are exactly the head of a search for more:
+     * every {@code k} for a scan; for a graph search, as far as a search gathers the same candidates whatever it is
+     * asked for.
+     */
+    default int headsAgreeUpTo() {
+        return Integer.MAX_VALUE;
+    }
+
     /** "exact" (a scan of every vector) or "hnsw" (an approximate graph search). */
     String kind();
 
