@@ -163,6 +163,11 @@ final class GraphModel {
                     USING INDEX SEEK n:%1$s(namespace, id)
                     WHERE n.version IS NULL OR n.version <= r.version
                     SET n = {namespace: r.namespace, id: r.id}
+                    WITH n
+                    CALL (n) {
+                      MATCH (n)-[link:SAME_AS|PART_OF|ABOUT|HAS_MEMBER]->()
+                      DELETE link
+                    }
                     """.formatted(label) : """
                     UNWIND $rows AS r MATCH ()-[x:%1$s {namespace: r.namespace, id: r.id}]->()
                     USING INDEX SEEK x:%1$s(namespace, id)

@@ -114,6 +114,15 @@ class Neo4jMirrorTest {
         MirrorRecord merged = entity(ns, "e3", "e1", 5, "Ada Lovelace", 4);
         graph.apply(List.of(merged));
         graph.undo(List.of(merged));
+        assertThat(sameAs("e3"))
+                .as("a surface taken back is a bare placeholder: it no longer stands for an entity")
+                .isEmpty();
+        MirrorRecord grouped = theme(ns, "t0", 5, "p1");
+        graph.apply(List.of(grouped));
+        graph.undo(List.of(grouped));
+        assertThat(members("t0")).isEmpty();
+        graph.apply(List.of(grouped));
+        assertThat(members("t0")).as("written again after the undo").containsExactly("p1");
         graph.apply(List.of(entity(ns, "e3", "e2", 6, "Ada Lovelace", 4)));
         assertThat(sameAs("e3")).as("rewritten after an undo").containsExactly("e2");
     }

@@ -22,7 +22,7 @@ import opennlp.tools.util.Span;
 
 /**
  * English sentence splitting, tokenization and Universal Dependencies part-of-speech tagging with the Apache OpenNLP
- * UD-EWT models from Maven Central. Models load once; the (non-thread-safe) taggers are per thread.
+ * UD-EWT models from Maven Central. Models load once; the (non-thread-safe) taggers are lent to one call at a time.
  */
 public final class EnglishNlp {
 
