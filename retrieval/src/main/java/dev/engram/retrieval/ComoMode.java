@@ -78,9 +78,11 @@ final class ComoMode implements Retrieval.Mode {
             List<String> probes = new ArrayList<>();
             for (int cue : cues) {
                 probed.add(cue);
-                String probe = q.text() + " " + g.entityNames.get(cue);
-                probes.add(probe);
-                encode(pool, triRetrieve(g, episodes, probe, q.embedder().apply(probe), p), weight);
+                probes.add(q.text() + " " + g.entityNames.get(cue));
+            }
+            List<float[]> vectors = q.embedAll(probes);
+            for (int i = 0; i < probes.size(); i++) {
+                encode(pool, triRetrieve(g, episodes, probes.get(i), vectors.get(i), p), weight);
             }
             rounds.add(Map.of("round", t, "probes", probes));
         }
@@ -130,8 +132,10 @@ final class ComoMode implements Retrieval.Mode {
             weight *= p.get("decay");
             List<String> roundEvidence = new ArrayList<>();
             List<String> roundCues = new ArrayList<>();
-            for (String probe : probes) {
-                double[] found = triRetrieve(g, episodes, probe, q.embedder().apply(probe), p);
+            List<float[]> vectors = q.embedAll(probes);
+            for (int i = 0; i < probes.size(); i++) {
+                String probe = probes.get(i);
+                double[] found = triRetrieve(g, episodes, probe, vectors.get(i), p);
                 encode(pool, found, weight);
                 List<String> e = evidence(g, found, perLayer, q.live());
                 roundEvidence.addAll(e);

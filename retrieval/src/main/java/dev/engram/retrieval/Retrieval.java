@@ -1,7 +1,6 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -219,16 +218,6 @@ public final class Retrieval {
                     + " dimensions but the query has " + q.length + "; re-embed the namespace");
         }
         return dot(q, v);
-    }
-
-    /** The cosines of the {@code k} passages nearest to the query; every other passage scores −∞. */
-    static double[] nearestPassages(MemoryGraph g, float[] q, int k) {
-        double[] out = new double[g.passageCount()];
-        Arrays.fill(out, Double.NEGATIVE_INFINITY);
-        for (Scored s : g.passageSearch.nearest(q, k)) {
-            out[s.passage()] = s.score();
-        }
-        return out;
     }
 
     /** The indices of the {@code k} highest scores, best first (ties by index). */
