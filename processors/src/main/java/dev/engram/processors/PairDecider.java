@@ -1,5 +1,6 @@
 package dev.engram.processors;
 
+import dev.engram.schemas.EntityType;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.stores.BlockKeys;
@@ -299,7 +300,7 @@ final class PairDecider {
         Set<PairRules.ShortForm> same = family == PairRules.ShortForm.ALIAS || family == PairRules.ShortForm.PARTIAL
                 ? Set.of(PairRules.ShortForm.ALIAS, PairRules.ShortForm.PARTIAL)
                 : Set.of(family);
-        Set<String> found = new TreeSet<>();
+        Map<String, Set<EntityType>> found = new TreeMap<>(); // normalized name → its types
         Set<String> nameCandidates = new TreeSet<>();
         for (String key : BlockingIndex.blockKeys(self)) {
             if (BlockKeys.isEmbedding(key)) {
@@ -318,10 +319,15 @@ final class PairDecider {
             }
             PairRules.ShortForm f = PairRules.shortForm(shortSide, other);
             if (f != null && same.contains(f)) {
-                found.add(other.normalized() + "|" + other.type().wireName());
+                found.computeIfAbsent(other.normalized(), k -> new TreeSet<>()).add(other.type());
             }
         }
-        return found.size();
+        // A name found untyped as well as typed is one referent: an unknown type is no evidence of another.
+        int referents = 0;
+        for (Set<EntityType> types : found.values()) {
+            referents += types.size() > 1 && types.contains(EntityType.OTHER) ? types.size() - 1 : types.size();
+        }
+        return referents;
     }
 
     /** How many referents the described surfaces of a bare name stand for, counted once per record. */

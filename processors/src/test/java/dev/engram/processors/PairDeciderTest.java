@@ -213,6 +213,29 @@ class PairDeciderTest {
     }
 
     @Test
+    void aFullNameFoundTypedAndUntypedIsOneReferentForItsSurname() {
+        Step step = new Step();
+        step.link("p1", "film", "Robert De Niro", "De Niro");
+        // the same name where the extractor could not type it: no evidence of a second Robert De Niro
+        step.add(surface("x1", "Robert De Niro", "robert de niro", EntityType.OTHER));
+        String deNiro = person("De Niro");
+        String robert = person("Robert De Niro");
+        step.decider.redecide(step.record(deNiro), false);
+        assertThat(step.decider.ambiguity(step.decider.surface(deNiro), PairRules.ShortForm.PARTIAL))
+                .isEqualTo(1);
+        assertThat(step.pair(deNiro, robert).decision()).isEqualTo(PairDecision.Kind.MERGE);
+        step.tx.commit();
+
+        // another full name with that surname is another referent: the surname could stand for either
+        Step next = new Step();
+        next.add(surface("x2", "Raphael De Niro", "raphael de niro", EntityType.PERSON));
+        next.decider.redecide(next.record(deNiro), false);
+        assertThat(next.decider.ambiguity(next.decider.surface(deNiro), PairRules.ShortForm.PARTIAL))
+                .isEqualTo(2);
+        assertThat(next.pair(deNiro, robert).decision()).isEqualTo(PairDecision.Kind.REVIEW);
+    }
+
+    @Test
     void aParsedNameIsReusedForTheSameRecordAndParsedAgainOnceTheSurfaceChanged() {
         PairDecider.Names parsed = new PairDecider.Names();
         EntityRecord before = surface("s1", "Charles Babbage", "charles babbage", EntityType.PERSON);
