@@ -38,7 +38,7 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/8";
+    public static final String ID = "embedded-rules/9";
 
     /** A place's qualifier after a comma in a title: "Virginia" in "Richmond, Virginia", "D.C.". */
     private static final Pattern TITLE_PLACE = Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*");
@@ -308,6 +308,16 @@ public final class RuleExtractor implements Extractor {
                     first++; // "King Valdemar II" names Valdemar II; the title is a cue, not part of the name
                 }
             }
+            for (int k = first + 1; k + 2 <= last; k++) {
+                if (capitalized(tokens.get(k))
+                        && HONORIFICS.contains(lower(tokens.get(k)).replace(".", ""))
+                        && personName(tokens, k + 1, last)) {
+                    // "Queensland Senator Barnaby Joyce", "Attorney General Eric Holder": the office is a cue
+                    honorific.add(s + ":" + (k + 1));
+                    first = k + 1;
+                    break;
+                }
+            }
             if (type == EntityType.OTHER
                     && first == last
                     && DEMONYM.matcher(tokens.get(first).text()).matches()
@@ -322,11 +332,24 @@ public final class RuleExtractor implements Extractor {
             if (end - start > 2 && (text.startsWith("'s", end - 2) || text.startsWith("’s", end - 2))) {
                 end -= 2; // "Wright's" as one token: the possessive is not part of the name
             }
+            while (end - start > 1 && text.charAt(end - 1) == '/') {
+                end--; // "TBS/" as one token
+            }
             String name = text.substring(start, end);
             if (name.length() < 2 && type != EntityType.NUMBER) {
                 return;
             }
             mentions.add(new Mention(name, start, end, type, s, first, last));
+        }
+
+        /** Two or more capitalized proper nouns and nothing else, as a person's name after a title is. */
+        private static boolean personName(List<Token> tokens, int first, int last) {
+            for (int t = first; t <= last; t++) {
+                if (!capitalized(tokens.get(t)) || !tokens.get(t).is("PROPN")) {
+                    return false;
+                }
+            }
+            return last > first;
         }
 
         /**
@@ -382,6 +405,11 @@ public final class RuleExtractor implements Extractor {
             }
             if (gluedHyphen(tokens, i)) {
                 return true; // "Jean-Paul", "Stockholm-Arlanda Airport", "Kim Jong-un"
+            }
+            String previous = i == 0 ? "" : tokens.get(i - 1).text().replace('’', '\'');
+            if ((previous.length() > 2 && previous.endsWith("'s") && !collectivePossessive(tokens.get(i - 1)))
+                    || (previous.length() > 1 && previous.endsWith("/"))) {
+                return false; // "the AFC's Patriots", "the TBS/ OWN series": two names, not one
             }
             if (t.text().length() > 1 && t.text().startsWith("-") && glued(tokens, i - 1, i)) {
                 // "Coca" "-Cola": the tokenizer kept the hyphen on; not "Israel" "-Hamas" "war"
@@ -1323,6 +1351,10 @@ public final class RuleExtractor implements Extractor {
             }
         }
 
+        /** Prepositions after which "X, Y" names a place in a larger one; "written by X, Y and Z" is a list. */
+        private static final Set<String> PLACE_PREPOSITIONS =
+                Set.of("in", "at", "near", "from", "to", "into", "outside", "around", "across", "within", "toward");
+
         /** "Richmond, Virginia": a place named with the larger place it lies in. */
         private void locations(int s, List<Token> tokens) {
             List<Mention> ms = mentionsIn(s);
@@ -1337,7 +1369,9 @@ public final class RuleExtractor implements Extractor {
                     continue;
                 }
                 boolean placeLike = a.group.type == EntityType.PLACE
-                        || (a.firstToken > 0 && tokens.get(a.firstToken - 1).is("ADP"));
+                        || (a.firstToken > 0
+                                && tokens.get(a.firstToken - 1).is("ADP")
+                                && PLACE_PREPOSITIONS.contains(lower(tokens.get(a.firstToken - 1))));
                 boolean ends = b.lastToken + 1 >= tokens.size()
                         || tokens.get(b.lastToken + 1).is("PUNCT")
                         || tokens.get(b.lastToken + 1).is("CCONJ")

@@ -236,6 +236,34 @@ class RuleExtractorTest {
         assertThat(entity(x, "Ada Byron").aliases()).noneMatch(a -> a.contains("Enchantress"));
     }
 
+    @Test
+    void aTitleInsideANameIsACueAndAPossessiveOrSlashEndsAName() {
+        Extraction x = extract(
+                "t",
+                "He was chief of staff to Queensland Senator Barnaby Joyce. Attorney General Eric Holder spoke. "
+                        + "They tied with the AFC's Patriots. It aired on the TBS/ OWN network. "
+                        + "American General Insurance is a firm.");
+        assertThat(entity(x, "Barnaby Joyce").type()).isEqualTo(EntityType.PERSON);
+        assertThat(entity(x, "Eric Holder").type()).isEqualTo(EntityType.PERSON);
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .contains("AFC", "Patriots", "TBS", "OWN", "American General Insurance")
+                .doesNotContain("Queensland Senator Barnaby Joyce", "AFC's Patriots", "TBS/ OWN", "Insurance");
+    }
+
+    @Test
+    void namesInAListAfterByAreNoPlaceInAPlace() {
+        Extraction x = extract(
+                "t",
+                "The music was written by Kirk Hammett, James Hetfield and Lars Ulrich. He grew up in Paris, France.");
+        assertThat(entity(x, "James Hetfield").type()).isNotEqualTo(EntityType.PLACE);
+        assertThat(entity(x, "Kirk Hammett").type()).isNotEqualTo(EntityType.PLACE);
+        assertThat(x.facts())
+                .noneMatch(f -> f.relation().equals("located in") && f.head().equals("Kirk Hammett"));
+        assertThat(entity(x, "Paris").type()).isEqualTo(EntityType.PLACE);
+        assertThat(entity(x, "France").type()).isEqualTo(EntityType.PLACE);
+    }
+
     private static Extraction.Entity entity(Extraction x, String name) {
         return x.entities().stream()
                 .filter(e -> e.name().equals(name))
