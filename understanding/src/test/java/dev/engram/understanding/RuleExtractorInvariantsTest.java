@@ -41,6 +41,10 @@ class RuleExtractorInvariantsTest {
         out.add(new String[] {"", "ÉCOLE NORMALE SUPÉRIEURE (ENS) 🙂 and the Ünïcödé Cöllege of Zürich."});
         out.add(new String[] {"A", "A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A A."});
         out.add(new String[] {"", "He. She. It. They. His her its."});
+        out.add(new String[] {"", "Senator. Queensland Senator. A/ B/ / // X's's Y's Z/. AC/DC's Senator Ann Bo/ rode."
+        });
+        out.add(new String[] {"T/", "Written by A, B and C, D, in E, F/ G's. Attorney General's Office of Governor X Y."
+        });
         return out.stream();
     }
 
