@@ -118,6 +118,14 @@ public final class EnglishNlp {
     private static final Set<String> BEFORE_NAMES =
             Set.of("St", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Prof", "Gen", "Col", "Lt", "Capt", "Sgt", "Rev");
 
+    /**
+     * A middle initial ending a detected sentence: a capitalized given name, then one capital letter and its period
+     * ("Iain M.", "George R. R."). The name goes on after it ("Iain M. Banks"). Not I, V or X, which end
+     * regnal names ("World War I.").
+     */
+    private static final Pattern MIDDLE_INITIAL =
+            Pattern.compile("(?:^|\\s)(?:\\p{Lu}\\p{Ll}+|\\p{Lu}\\.)\\s[\\p{Lu}&&[^IVX]]\\.$");
+
     /** Words that open sentences, never names: after "Baker St." they start the next sentence. */
     private static final Set<String> SENTENCE_OPENERS = Set.of(
             "the", "a", "an", "he", "she", "it", "they", "we", "i", "you", "this", "that", "these", "those", "there",
@@ -137,6 +145,16 @@ public final class EnglishNlp {
                 int first = text.codePointAt(s.getStart());
                 String abbreviation = lastAbbreviation(
                         text.substring(Math.max(previous.getStart(), previous.getEnd() - 12), previous.getEnd()));
+                boolean initial = MIDDLE_INITIAL
+                        .matcher(text.substring(
+                                Math.max(previous.getStart(), previous.getEnd() - 40), previous.getEnd()))
+                        .find();
+                if (initial
+                        && Character.isUpperCase(first)
+                        && !SENTENCE_OPENERS.contains(firstWord(text, s.getStart()))) {
+                    out.set(out.size() - 1, new Span(previous.getStart(), s.getEnd()));
+                    continue;
+                }
                 if (abbreviation != null
                         && (Character.isLowerCase(first)
                                 || Character.isDigit(first)

@@ -38,7 +38,7 @@ import java.util.regex.Pattern;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/9";
+    public static final String ID = "embedded-rules/10";
 
     /** A place's qualifier after a comma in a title: "Virginia" in "Richmond, Virginia", "D.C.". */
     private static final Pattern TITLE_PLACE = Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*");
@@ -53,7 +53,14 @@ public final class RuleExtractor implements Extractor {
     private static final Pattern DATE = Pattern.compile(
             "\\b(?:(?:\\d{1,2}\\s+)?(?:January|February|March|April|May|"
                     + "June|July|August|September|October|November|December)\\s+(?:\\d{1,2},?\\s+)?)?(?:1[0-9]{3}|20[0-9]{2})s?\\b");
-    private static final Pattern QUOTED = Pattern.compile("[\"“]([\\p{Lu}\\p{N}][^\"”\\n]{1,80}?)[\"”]");
+    /**
+     * A pair of quotes. Every pair is consumed so that quotes pair up in order even where a pair holds lower-case
+     * words or the spacing is loose ({@code films" Friday the 13th"( 1980)}); group 1 is what they hold.
+     */
+    private static final Pattern QUOTED = Pattern.compile("[\"“]([^\"”\\n]*)[\"”]");
+    /** The longest quoted title read. */
+    private static final int MAX_QUOTED = 80;
+
     private static final Pattern NUMERAL = Pattern.compile("\\d[\\d,.]*");
     /** A year as a subject's aside gives it ("(1432 – 1492)", "(born 11 June 1936)"). */
     private static final Pattern YEAR = Pattern.compile("(?<!\\d)(?:1\\d{3}|20\\d{2})(?!\\d)");
@@ -193,7 +200,7 @@ public final class RuleExtractor implements Extractor {
                         taken);
             }
             addPatternMentions(s, DATE.matcher(sentenceText), 0, EntityType.DATE, taken);
-            addPatternMentions(s, QUOTED.matcher(sentenceText), 1, EntityType.WORK, taken);
+            addQuotedMentions(s, sentenceText, taken);
             int i = 0;
             while (i < tokens.size()) {
                 if (taken[i] || !startsName(tokens, i)) {
@@ -222,6 +229,7 @@ public final class RuleExtractor implements Extractor {
                     }
                 }
                 last = generationSuffix(tokens, taken, last);
+                last = peerage(tokens, taken, i, last);
                 if (!allAdjectives(tokens, i, last)) {
                     add(s, i, last, EntityType.OTHER);
                 }
@@ -237,7 +245,8 @@ public final class RuleExtractor implements Extractor {
                     || taken[comma]
                     || taken[suffix]
                     || !tokens.get(comma).text().equals(",")
-                    || !GENERATIONS.contains(tokens.get(suffix).text())) {
+                    || !GENERATIONS.contains(
+                            withoutPossessive(tokens.get(suffix).text()))) {
                 return last;
             }
             boolean period = suffix + 1 < tokens.size()
@@ -248,38 +257,116 @@ public final class RuleExtractor implements Extractor {
             return period ? suffix + 1 : suffix;
         }
 
+        /**
+         * "Edward Stafford, 3rd Duke of Buckingham", "Henry Stafford, 1st Baron Stafford": a personal name, a comma,
+         * an ordinal and a title of nobility with its place are one name, the style a peer is known by; the name's new
+         * last token.
+         */
+        private static int peerage(List<Token> tokens, boolean[] taken, int first, int last) {
+            int title = last + 3;
+            if (last == first
+                    || title + 1 >= tokens.size()
+                    || !tokens.get(last + 1).text().equals(",")
+                    || !ORDINAL.matcher(tokens.get(last + 2).text()).matches()
+                    || !NOBLE_TITLES.contains(lower(tokens.get(title)))
+                    || !capitalized(tokens.get(title))) {
+                return last;
+            }
+            for (int t = first; t <= last; t++) {
+                if (!tokens.get(t).is("PROPN")) {
+                    return last; // a personal name, not "Tudor England, 1st ..."
+                }
+            }
+            int k = lower(tokens.get(title + 1)).equals("of") ? title + 2 : title + 1;
+            int end = k;
+            while (end < tokens.size()
+                    && !taken[end]
+                    && capitalized(tokens.get(end))
+                    && !tokens.get(end).is("PUNCT")) {
+                end++;
+            }
+            for (int t = last + 1; t < end; t++) {
+                if (taken[t]) {
+                    return last;
+                }
+            }
+            return end > k ? end - 1 : last;
+        }
+
+        private static final Pattern ORDINAL = Pattern.compile("\\d{1,2}(?:st|nd|rd|th)");
+
+        private static final Set<String> NOBLE_TITLES = Set.of(
+                "duke",
+                "duchess",
+                "earl",
+                "countess",
+                "count",
+                "baron",
+                "baroness",
+                "marquess",
+                "marquis",
+                "marchioness",
+                "viscount",
+                "viscountess",
+                "lord",
+                "lady",
+                "baronet",
+                "prince",
+                "princess");
+
         private void addPatternMentions(int s, Matcher m, int group, EntityType type, boolean[] taken) {
+            while (m.find()) {
+                addSpanMention(s, m.start(group), m.end(group), type, taken);
+            }
+        }
+
+        /** Quoted titles: what a pair of quotes holds, without spaces inside them, when it opens with a capital or digit. */
+        private void addQuotedMentions(int s, String sentenceText, boolean[] taken) {
+            Matcher m = QUOTED.matcher(sentenceText);
+            while (m.find()) {
+                String held = m.group(1);
+                int start = m.start(1) + (held.length() - held.stripLeading().length());
+                int end = m.end(1) - (held.length() - held.stripTrailing().length());
+                if (end - start >= 2
+                        && end - start <= MAX_QUOTED
+                        && (Character.isUpperCase(sentenceText.codePointAt(start))
+                                || Character.isDigit(sentenceText.codePointAt(start)))) {
+                    addSpanMention(s, start, end, EntityType.WORK, taken);
+                }
+            }
+        }
+
+        /** A mention over the tokens inside [start, end) of sentence {@code s}, unless a token there is taken. */
+        private void addSpanMention(int s, int spanStart, int spanEnd, EntityType type, boolean[] taken) {
             Sentence sentence = sentences.get(s);
             List<Token> tokens = sentence.tokens();
-            while (m.find()) {
-                int start = sentence.start() + m.start(group);
-                int end = sentence.start() + m.end(group);
-                int first = -1;
-                int last = -1;
-                for (int t = 0; t < tokens.size(); t++) {
-                    Token tok = tokens.get(t);
-                    if (tok.start() >= start && tok.end() <= end) {
-                        if (first < 0) {
-                            first = t;
-                        }
-                        last = t;
+            int start = sentence.start() + spanStart;
+            int end = sentence.start() + spanEnd;
+            int first = -1;
+            int last = -1;
+            for (int t = 0; t < tokens.size(); t++) {
+                Token tok = tokens.get(t);
+                if (tok.start() >= start && tok.end() <= end) {
+                    if (first < 0) {
+                        first = t;
                     }
+                    last = t;
                 }
-                if (first < 0 || overlapsTaken(taken, first, last)) {
-                    continue;
-                }
-                if (type == EntityType.OTHER
-                        && ((last + 1 < tokens.size() && capitalized(tokens.get(last + 1)))
-                                || (first > 0 && tokens.get(first - 1).is("PROPN")))) {
-                    continue; // the title is part of a longer name here ("Ada" in "Ada Lovelace")
-                }
-                for (int t = first; t <= last; t++) {
-                    taken[t] = true;
-                }
-                int mStart = tokens.get(first).start();
-                int mEnd = tokens.get(last).end();
-                mentions.add(new Mention(text.substring(mStart, mEnd), mStart, mEnd, type, s, first, last));
             }
+            if (first < 0 || overlapsTaken(taken, first, last)) {
+                return;
+            }
+            if (type == EntityType.OTHER
+                    && ((last + 1 < tokens.size() && capitalized(tokens.get(last + 1)))
+                            || (first > 0 && tokens.get(first - 1).is("PROPN")))) {
+                return; // the title is part of a longer name here ("Ada" in "Ada Lovelace")
+            }
+            for (int t = first; t <= last; t++) {
+                taken[t] = true;
+            }
+            int mStart = tokens.get(first).start();
+            int mEnd = tokens.get(last).end();
+            mentions.add(new Mention(text.substring(mStart, mEnd), mStart, mEnd, type, s, first, last));
         }
 
         private static boolean overlapsTaken(boolean[] taken, int first, int last) {
@@ -467,7 +554,8 @@ public final class RuleExtractor implements Extractor {
         /**
          * "and" inside the name of an institution: the word before it names a domain an institution is for (a common
          * noun) and the capitalized words after it end in an organization word ("Mine Safety and Health
-         * Administration", "Food and Drug Administration"); "France and Germany" stay two names.
+         * Administration", "Food and Drug Administration"), or the name opened with an organization word and "of"
+         * and ends in a domain ("Academy of Motion Picture Arts and Sciences"); "France and Germany" stay two names.
          */
         private static boolean andInInstitution(List<Token> tokens, int j) {
             if (!lower(tokens.get(j)).equals("and")
@@ -483,7 +571,24 @@ public final class RuleExtractor implements Extractor {
                     && !tokens.get(k).is("PUNCT")) {
                 k++;
             }
-            return k > j + 1 && ORGANIZATION_WORDS.contains(lower(tokens.get(k - 1)));
+            if (k > j + 1 && ORGANIZATION_WORDS.contains(lower(tokens.get(k - 1)))) {
+                return true;
+            }
+            // or the name opened with an organization word and "of", and the word after "and" is the last domain
+            // ("Academy of Motion Picture Arts and Sciences", "Department of Agriculture and Fisheries")
+            if (!INSTITUTION_DOMAINS.contains(lower(tokens.get(k - 1)))) {
+                return false;
+            }
+            for (int b = j - 2; b >= 1; b--) {
+                Token t = tokens.get(b);
+                if (lower(t).equals("of")) {
+                    return ORGANIZATION_WORDS.contains(lower(tokens.get(b - 1))) && capitalized(tokens.get(b - 1));
+                }
+                if (!capitalized(t) || t.is("PUNCT")) {
+                    return false;
+                }
+            }
+            return false;
         }
 
         /** Common nouns that name what an institution is for, before the "and" of its name. */
@@ -593,9 +698,17 @@ public final class RuleExtractor implements Extractor {
         }
 
         private static boolean acronym(Token t) {
-            return t.text().length() >= 2
-                    && t.text().chars().allMatch(c -> Character.isUpperCase(c) || Character.isDigit(c))
-                    && t.text().chars().anyMatch(Character::isUpperCase);
+            String word = withoutPossessive(t.text());
+            return word.length() >= 2
+                    && word.chars().allMatch(c -> Character.isUpperCase(c) || Character.isDigit(c))
+                    && word.chars().anyMatch(Character::isUpperCase);
+        }
+
+        /** A word without the possessive the tokenizer left glued to it ("AIP's" → "AIP", "Jr.'s" → "Jr."). */
+        private static String withoutPossessive(String word) {
+            return word.length() > 2 && (word.endsWith("'s") || word.endsWith("’s"))
+                    ? word.substring(0, word.length() - 2)
+                    : word;
         }
 
         private static boolean capitalized(Token t) {

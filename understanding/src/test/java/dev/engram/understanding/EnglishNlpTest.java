@@ -54,6 +54,28 @@ class EnglishNlpTest {
     }
 
     @Test
+    void aNameGoesOnAfterAMiddleInitialButASentenceEndsAfterARegnalNumeralOrBeforeAnOpener() {
+        String banks = "A novel by Iain M. Banks was out. George R. R. Martin wrote. It won Plan B. The end.";
+        assertThat(sentences(
+                        banks,
+                        new Span(0, 18),
+                        new Span(19, 33),
+                        new Span(34, 43),
+                        new Span(44, 46),
+                        new Span(47, 60),
+                        new Span(61, 75),
+                        new Span(76, banks.length())))
+                .containsExactly(
+                        "A novel by Iain M. Banks was out.",
+                        "George R. R. Martin wrote.",
+                        "It won Plan B.",
+                        "The end.");
+        String war = "He fought in World War I. Germany lost.";
+        assertThat(sentences(war, new Span(0, 25), new Span(26, war.length())))
+                .containsExactly("He fought in World War I.", "Germany lost.");
+    }
+
+    @Test
     void aNameGoesOnAfterATitleOrPlacePrefix() {
         String stl = "It was held in St. Louis in 1904. Dr. Watson came. He left at No. Ten was next.";
         assertThat(sentences(

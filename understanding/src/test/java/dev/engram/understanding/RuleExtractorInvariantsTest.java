@@ -45,6 +45,12 @@ class RuleExtractorInvariantsTest {
         });
         out.add(new String[] {"T/", "Written by A, B and C, D, in E, F/ G's. Attorney General's Office of Governor X Y."
         });
+        out.add(new String[] {
+            "", "\"\" \" \"\"\" \"A\"( \"  B  \"\" \"" + "Long ".repeat(40) + "\" and \"unclosed Title. “Curly” Jr.'s"
+        });
+        out.add(new String[] {
+            "", "By A B, 3rd Duke of. By A B, 3rd Duke. C D, 1st Earl of E, F. X Y, Jr.'s. G H. I. J. K."
+        });
         return out.stream();
     }
 

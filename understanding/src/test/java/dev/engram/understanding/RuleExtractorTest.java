@@ -264,6 +264,41 @@ class RuleExtractorTest {
         assertThat(entity(x, "France").type()).isEqualTo(EntityType.PLACE);
     }
 
+    @Test
+    void quotesPairUpInOrderAndLooseSpacingInsideThemIsNoPartOfTheTitle() {
+        Extraction x = extract(
+                "t",
+                "He played\" Crazy\" Ralph in the films\" Friday the 13th\"( 1980) and\" Friday the 13th Part 2\"( 1981). "
+                        + "She said \"no\" and then \"Yes\" in \"a world of lower case\" films.");
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .contains("Friday the 13th", "Friday the 13th Part 2", "Yes")
+                .doesNotContain("Friday", "Part 2", "and then", "a world of lower case", " Friday the 13th");
+        assertThat(entity(x, "Friday the 13th Part 2").type()).isEqualTo(EntityType.WORK);
+    }
+
+    @Test
+    void middleInitialsSuffixesAndStylesOfPeersStayInTheName() {
+        Extraction x = extract(
+                "t",
+                "It is a collection by Scottish writer Iain M. Banks, first published in 1991. "
+                        + "It was inspired by John Fox, Jr.'s 1908 novel. "
+                        + "He was the eldest son of Edward Stafford, 3rd Duke of Buckingham and his wife. "
+                        + "The actors came from AIP's beach films. "
+                        + "He founded the Academy of Motion Picture Arts and Sciences in 1927. "
+                        + "He fought in World War I. Germany lost.");
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .contains(
+                        "Iain M. Banks",
+                        "John Fox, Jr.",
+                        "Edward Stafford, 3rd Duke of Buckingham",
+                        "AIP",
+                        "Academy of Motion Picture Arts and Sciences",
+                        "Germany")
+                .doesNotContain("Iain M", "Buckingham", "AIP's", "Sciences", "World War I. Germany");
+    }
+
     private static Extraction.Entity entity(Extraction x, String name) {
         return x.entities().stream()
                 .filter(e -> e.name().equals(name))

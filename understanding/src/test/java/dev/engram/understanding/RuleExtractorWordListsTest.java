@@ -159,6 +159,6 @@ class RuleExtractorWordListsTest {
      */
     @Test
     void theExtractorIdNamesTheRulesVersion() {
-        assertThat(RuleExtractor.ID).isEqualTo("embedded-rules/9");
+        assertThat(RuleExtractor.ID).isEqualTo("embedded-rules/10");
     }
 }
