@@ -73,6 +73,78 @@ class RequestWorkTest {
     }
 
     @Test
+    void aStreamRunsAlongsideTheRequestingThreadAndItsResultOrFailureComesBack() throws Exception {
+        // both sides wait for each other: they can only both pass if they run at the same time
+        CountDownLatch both = new CountDownLatch(2);
+        AtomicBoolean ownRan = new AtomicBoolean();
+        String side = RequestWork.alongside(
+                () -> {
+                    both.countDown();
+                    return awaited(both) ? "side" : "side alone";
+                },
+                () -> {
+                    both.countDown();
+                    ownRan.set(awaited(both));
+                });
+        assertThat(side).isEqualTo("side");
+        assertThat(ownRan).isTrue();
+
+        for (int round = 0; round < 20; round++) {
+            assertThatThrownBy(() -> RequestWork.alongside(
+                            () -> {
+                                throw new IllegalArgumentException("no ranking");
+                            },
+                            () -> {}))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("no ranking");
+        }
+    }
+
+    @Test
+    void withEveryHelperBusyTheRequestingThreadRunsTheStreamItself() throws Exception {
+        int helpers = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch busy = new CountDownLatch(helpers);
+        List<Thread> blockers = new ArrayList<>();
+        for (int h = 0; h < helpers; h++) {
+            // each blocker's stream occupies a helper until released
+            blockers.add(Thread.ofPlatform()
+                    .start(() -> RequestWork.alongside(
+                            () -> {
+                                busy.countDown();
+                                return awaited(release);
+                            },
+                            () -> awaited(busy))));
+        }
+        assertThat(busy.await(20, TimeUnit.SECONDS)).isTrue();
+        Thread requester = Thread.currentThread();
+        Thread[] ranOn = new Thread[1];
+
+        String result = RequestWork.alongside(
+                () -> {
+                    ranOn[0] = Thread.currentThread();
+                    return "ranked";
+                },
+                () -> {});
+
+        assertThat(result).isEqualTo("ranked");
+        assertThat(ranOn[0]).as("no helper was free").isSameAs(requester);
+        release.countDown();
+        for (Thread t : blockers) {
+            t.join(20_000);
+        }
+    }
+
+    private static boolean awaited(CountDownLatch latch) {
+        try {
+            return latch.await(20, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    @Test
     void oneScanForManyQueriesFindsWhatEachQueryFindsAlone() {
         Random random = new Random(7);
         float[][] vectors = new float[600][];
