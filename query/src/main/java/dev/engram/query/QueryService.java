@@ -3,7 +3,6 @@ package dev.engram.query;
 import dev.engram.metrics.Meters;
 import dev.engram.query.Responses.Watermark;
 import dev.engram.retrieval.MemoryGraph;
-import dev.engram.retrieval.RequestWork;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.MemoryCommand;
@@ -453,30 +452,21 @@ public final class QueryService {
             }
             return v;
         };
-        // the entities the query names are read on a free core while this thread embeds the query
-        float[][] queryVector = new float[1][];
-        Runnable embedQuery = () -> queryVector[0] = embed.apply(query);
-        int[] queryEntities;
-        if (mode.usesQueryEntities()) {
-            queryEntities = RequestWork.alongside(
-                    () -> queryEntityNames.apply(query).stream()
-                            .flatMap(n -> new EntityViews(memory).resolvedIds(ns, n, false).stream())
-                            .mapToInt(graph::entityIndex)
-                            .filter(i -> i >= 0)
-                            .distinct()
-                            .toArray(),
-                    embedQuery);
-        } else {
-            embedQuery.run();
-            queryEntities = new int[0];
-        }
+        int[] queryEntities = !mode.usesQueryEntities()
+                ? new int[0]
+                : queryEntityNames.apply(query).stream()
+                        .flatMap(n -> new EntityViews(memory).resolvedIds(ns, n, false).stream())
+                        .mapToInt(graph::entityIndex)
+                        .filter(i -> i >= 0)
+                        .distinct()
+                        .toArray();
         // The snapshot may lag the stores by up to a second: rank with slack and drop passages that have since left
         // memory, so a deleted document is never served.
         Retrieval.Result result = mode.retrieve(
                 graph,
                 new Retrieval.Query(
                         query,
-                        queryVector[0],
+                        embed.apply(query),
                         embed,
                         queryEntities,
                         llm.decomposer() == null

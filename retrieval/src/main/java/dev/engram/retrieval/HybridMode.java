@@ -63,15 +63,9 @@ final class HybridMode implements Retrieval.Mode {
         Map<String, Double> cogitoValues = new LinkedHashMap<>();
         cogito.defaults().keySet().forEach(k -> cogitoValues.put(k, p.get(k)));
         Retrieval.Params none = new Retrieval.Params(Map.of());
-        // the diffusion stream on a free core while this thread ranks the dense and BM25 streams
-        Retrieval.Result[] db = new Retrieval.Result[2];
-        Retrieval.Result c =
-                RequestWork.alongside(() -> cogito.retrieve(g, q, new Retrieval.Params(cogitoValues), depth), () -> {
-                    db[0] = dense.retrieve(g, q, none, depth);
-                    db[1] = bm25.retrieve(g, q, none, depth);
-                });
-        Retrieval.Result d = db[0];
-        Retrieval.Result b = db[1];
+        Retrieval.Result c = cogito.retrieve(g, q, new Retrieval.Params(cogitoValues), depth);
+        Retrieval.Result d = dense.retrieve(g, q, none, depth);
+        Retrieval.Result b = bm25.retrieve(g, q, none, depth);
         double k = p.get("rrf_k");
         double[] fused = new double[g.passageCount()];
         Arrays.fill(fused, Double.NEGATIVE_INFINITY);

@@ -11,9 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * What the streams of one request share: the passage searches already made for a query vector, and the embedding of
@@ -25,10 +23,7 @@ public final class RequestWork {
 
     RequestWork() {}
 
-    /**
-     * Helpers for the work of one request side by side (texts to embed, a stream to rank); the requesting thread
-     * always takes part.
-     */
+    /** Helpers for embedding the texts of one request side by side; the requesting thread always takes part. */
     private static final int HELPERS = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
 
     private static final ExecutorService EMBEDDING = Executors.newFixedThreadPool(HELPERS, r -> {
@@ -93,33 +88,22 @@ public final class RequestWork {
             if (helper.calledOff) {
                 continue; // never started, and now never will: the requesting thread embedded its share
             }
-            helper.await();
+            try {
+                helper.done.join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) {
+                    throw r;
+                }
+                if (e.getCause() instanceof Error error) {
+                    throw error;
+                }
+                throw new IllegalStateException("embedding failed", e.getCause());
+            }
         }
         if (Arrays.stream(out).anyMatch(v -> v == null)) {
             throw new IllegalStateException("a text was not embedded");
         }
         return Arrays.asList(out);
-    }
-
-    /**
-     * Runs {@code side} on a helper, if one is free, while the requesting thread runs {@code own}; a helper that has
-     * not started when {@code own} is done is called off and the requesting thread runs {@code side} itself. Returns
-     * what {@code side} returned. Like {@link #embedAll}, it shortens a request only while a core is free.
-     */
-    public static <T> T alongside(Supplier<T> side, Runnable own) {
-        AtomicReference<T> result = new AtomicReference<>();
-        Helper helper = new Helper(() -> result.set(side.get()));
-        EMBEDDING.execute(helper);
-        try {
-            own.run();
-        } finally {
-            helper.calledOff = helper.claimed.compareAndSet(false, true);
-        }
-        if (helper.calledOff) {
-            return side.get();
-        }
-        helper.await();
-        return result.get();
     }
 
     /** Takes texts on a helper thread, unless the requesting thread has called it off before it started. */
@@ -132,21 +116,6 @@ public final class RequestWork {
 
         Helper(Runnable take) {
             this.take = take;
-        }
-
-        /** Waits for the helper to finish; what it threw is thrown here. */
-        void await() {
-            try {
-                done.join();
-            } catch (CompletionException e) {
-                if (e.getCause() instanceof RuntimeException r) {
-                    throw r;
-                }
-                if (e.getCause() instanceof Error error) {
-                    throw error;
-                }
-                throw new IllegalStateException("a helper failed", e.getCause());
-            }
         }
 
         @Override
