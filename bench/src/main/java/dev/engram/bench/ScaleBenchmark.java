@@ -23,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -68,7 +69,8 @@ import org.knowm.xchart.style.Styler;
  * </ol>
  *
  * Usage: {@code ScaleBenchmark [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50]
- * [--ask-per-second 1] [--out FILE] [--plot FILE.png]}.
+ * [--ask-per-second 1] [--modes dense,cogito,cogito:push_epsilon=1e-5,...] [--out FILE] [--plot FILE.png]}; a mode with
+ * parameters is timed as a variant of its own, side by side with the others.
  */
 public final class ScaleBenchmark {
 
@@ -91,6 +93,12 @@ public final class ScaleBenchmark {
                 .map(Integer::parseInt)
                 .toList();
         int queries = Integer.parseInt(opts.getOrDefault("--queries", "50"));
+        // modes, or variants with parameters ("cogito:push_epsilon=1e-5"), timed side by side
+        List<String> modes = opts.containsKey("--modes")
+                ? Arrays.stream(opts.get("--modes").split(","))
+                        .map(String::strip)
+                        .toList()
+                : MODES;
         double askPerSecond = Double.parseDouble(opts.getOrDefault("--ask-per-second", "1"));
 
         List<JsonNode> base = new ArrayList<>();
@@ -186,14 +194,14 @@ public final class ScaleBenchmark {
                 memory.add(mem);
                 // every mode warmed up before any is timed (the snapshot, its indexes, the JIT), then the modes take
                 // turns on each question, so that no mode is timed colder than another or in a quieter moment
-                for (String mode : MODES) {
+                for (String mode : modes) {
                     for (String q : asked.subList(0, Math.min(5, asked.size()))) {
                         retrieve(http, baseUrl, mode, q);
                     }
                 }
                 Map<String, List<Double>> timed = new LinkedHashMap<>();
                 for (String q : asked) {
-                    for (String mode : MODES) {
+                    for (String mode : modes) {
                         timed.computeIfAbsent(mode, m -> new ArrayList<>()).add(retrieve(http, baseUrl, mode, q));
                     }
                 }
@@ -208,7 +216,7 @@ public final class ScaleBenchmark {
                 Map<String, Object> e = row(passages, passages, "query_embedding", embedding);
                 e.remove("passages_from");
                 queryEmbedding.add(e);
-                for (String mode : MODES) {
+                for (String mode : modes) {
                     Map<String, Object> r = row(passages, passages, mode, timed.get(mode));
                     r.remove("passages_from");
                     bySize.add(r);
@@ -235,7 +243,7 @@ public final class ScaleBenchmark {
             Files.writeString(Path.of(opts.get("--out")), json + "\n");
         }
         if (opts.containsKey("--plot")) {
-            plot(bySize, Path.of(opts.get("--plot")));
+            plot(bySize, modes, Path.of(opts.get("--plot")));
         }
     }
 
@@ -397,7 +405,13 @@ public final class ScaleBenchmark {
     /** One retrieval, timed end to end; fails unless it is answered with 200. */
     static double retrieve(HttpClient http, String base, String mode, String question) throws Exception {
         ObjectNode body = Json.mapper().createObjectNode();
-        body.put("query", question).put("mode", mode).put("top_k", 5);
+        String[] parts = mode.split(":");
+        body.put("query", question).put("mode", parts[0]).put("top_k", 5);
+        ObjectNode params = body.putObject("params");
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=", 2);
+            params.put(kv[0], Double.parseDouble(kv[1]));
+        }
         long t0 = System.nanoTime();
         HttpResponse<String> r = http.send(
                 HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS + "/retrieve"))
@@ -494,7 +508,7 @@ public final class ScaleBenchmark {
         return relative.getNameCount() > 1 ? relative.getName(0).toString() : "(files)";
     }
 
-    private static void plot(List<Map<String, Object>> bySize, Path png) throws IOException {
+    private static void plot(List<Map<String, Object>> bySize, List<String> modes, Path png) throws IOException {
         XYChart chart = new XYChartBuilder()
                 .width(900)
                 .height(500)
@@ -505,7 +519,7 @@ public final class ScaleBenchmark {
         chart.getStyler().setXAxisLogarithmic(true);
         chart.getStyler().setYAxisLogarithmic(true);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
-        for (String mode : MODES) {
+        for (String mode : modes) {
             List<Map<String, Object>> rows =
                     bySize.stream().filter(r -> r.get("mode").equals(mode)).toList();
             chart.addSeries(

@@ -52,7 +52,7 @@ final class CogitoMode implements Retrieval.Mode {
                 "restart",
                 0.5,
                 "push_epsilon",
-                1e-7,
+                1e-6,
                 "dense_candidates",
                 50.0,
                 "decompose",
