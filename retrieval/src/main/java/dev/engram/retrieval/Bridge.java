@@ -63,20 +63,42 @@ final class Bridge {
      * in words the extractor did not link (a pronoun, a shortened name), and measured on the dev sets the search
      * restricted to the cue's linked passages lost top-2 precision on HotpotQA (see docs/retrieval.md).
      */
-    static double[] secondHop(MemoryGraph g, Retrieval.Query q, List<Integer> cues, int depth) {
+    static double[] secondHop(MemoryGraph g, Retrieval.Query q, List<Integer> cues, int depth, boolean composed) {
         double[] out = new double[g.passageCount()];
         Arrays.fill(out, Double.NEGATIVE_INFINITY);
         if (cues.isEmpty()) {
             return out;
         }
-        List<float[]> probes = q.embedAll(cues.stream()
-                .map(cue -> q.text() + " " + g.entityNames.get(cue))
-                .toList());
+        List<float[]> probes = composed
+                ? cues.stream()
+                        .map(cue -> composed(q.vector(), g.entityVectors[cue]))
+                        .toList()
+                : q.embedAll(cues.stream()
+                        .map(cue -> q.text() + " " + g.entityNames.get(cue))
+                        .toList());
         for (List<Retrieval.Scored> found : g.passageSearch.nearestEach(probes, depth)) {
             for (Retrieval.Scored s : found) {
                 out[s.passage()] = Math.max(out[s.passage()], s.score());
             }
         }
         return out;
+    }
+
+    /** The query's vector plus the entity's, normalized: the question anchored on the entity without the model. */
+    private static float[] composed(float[] query, float[] entity) {
+        if (entity == null || entity.length != query.length) {
+            return query;
+        }
+        float[] v = new float[query.length];
+        double norm = 0;
+        for (int i = 0; i < v.length; i++) {
+            v[i] = query[i] + entity[i];
+            norm += (double) v[i] * v[i];
+        }
+        float scale = norm == 0 ? 0 : (float) (1 / Math.sqrt(norm));
+        for (int i = 0; i < v.length; i++) {
+            v[i] *= scale;
+        }
+        return v;
     }
 }

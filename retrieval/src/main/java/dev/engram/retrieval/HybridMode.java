@@ -39,6 +39,7 @@ final class HybridMode implements Retrieval.Mode {
         b.put("bridges", new double[] {0, 10});
         b.put("bridge_from", new double[] {1, 100});
         b.put("bridge_max_degree", new double[] {2, 1_000_000});
+        b.put("bridge_probe", new double[] {0, 1});
         return Map.copyOf(b);
     }
 
@@ -54,6 +55,7 @@ final class HybridMode implements Retrieval.Mode {
         d.put("bridges", 3.0);
         d.put("bridge_from", 3.0);
         d.put("bridge_max_degree", 50.0);
+        d.put("bridge_probe", 1.0);
         return Map.copyOf(d);
     }
 
@@ -82,7 +84,10 @@ final class HybridMode implements Retrieval.Mode {
             List<Integer> cues = Bridge.cues(
                     g, fused, p.integer("bridge_from"), named, q.text(), probes, p.integer("bridge_max_degree"));
             reached += addStream(
-                    fused, Retrieval.ranked(Bridge.secondHop(g, q, cues, depth), depth), p.get("w_bridge"), k);
+                    fused,
+                    Retrieval.ranked(Bridge.secondHop(g, q, cues, depth, p.get("bridge_probe") > 0), depth),
+                    p.get("w_bridge"),
+                    k);
             explain.put("bridges", cues.stream().map(g.entityNames::get).toList());
         }
         explain.put("cogito", c.explanation());

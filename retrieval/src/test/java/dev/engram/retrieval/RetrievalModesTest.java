@@ -35,6 +35,11 @@ class RetrievalModesTest {
     private static final float[] QUERY = unit(1, 0, 0);
 
     private static MemoryGraph graph() {
+        return graph(null);
+    }
+
+    /** The graph, with a vector for the bridge entity Swapan Saha when {@code sahaVector} is given. */
+    private static MemoryGraph graph(float[] sahaVector) {
         MemoryGraph.Builder b = MemoryGraph.builder(7);
         int p0 = b.passage(passage("p0", "Agni", "Agni is a 2004 film directed by Swapan Saha."), unit(0.9f, 0.1f, 0));
         int p1 = b.passage(passage("p1", "Swapan Saha", "Swapan Saha was born on 10 January 1930."), unit(0, 0.2f, 1));
@@ -42,6 +47,9 @@ class RetrievalModesTest {
         b.passage(passage("p3", "Markets", "Markets sell spices and copper."), unit(0.2f, 0, 1));
         int agni = b.entity("e-agni", "Agni");
         int saha = b.entity("e-saha", "Swapan Saha");
+        if (sahaVector != null) {
+            b.entityVector(saha, sahaVector);
+        }
         int date = b.entity("e-1930", "10 January 1930");
         int spring = b.entity("e-spring", "spring");
         b.link(agni, p0);
@@ -352,13 +360,44 @@ class RetrievalModesTest {
         String question = "When was the director of Agni born?";
         Retrieval.Query query = new Retrieval.Query(question, QUERY, embedder, new int[] {0});
 
-        Retrieval.Result with = m.retrieve(g, query, Retrieval.params(m, Map.of()), 4);
+        Retrieval.Result with = m.retrieve(g, query, Retrieval.params(m, Map.of("bridge_probe", 0.0)), 4);
         Retrieval.Result without = m.retrieve(g, query, Retrieval.params(m, Map.of("bridges", 0.0)), 4);
 
         assertThat(with.explanation().get("bridges")).isEqualTo(List.of("Swapan Saha"));
         assertThat(without.explanation()).doesNotContainKey("bridges");
         assertThat(rankOf(g, with, "p1")).isLessThan(rankOf(g, without, "p1"));
         assertThat(Math.max(rankOf(g, with, "p0"), rankOf(g, with, "p1"))).isEqualTo(1); // both hops on top
+    }
+
+    @Test
+    void aComposedProbeIsTheQueryPlusTheBridgeEntityAndCallsNoModel() {
+        // the default probe: the query's vector plus the bridge entity's ("name: description"), normalized; what it
+        // finds on the dev sets is measured in docs/retrieval.md, here only what it is
+        float[] sahaVector = unit(0, 0.2f, 1.2f);
+        MemoryGraph g = graph(sahaVector);
+        Function<String, float[]> noModel = t -> {
+            throw new AssertionError("embedded " + t);
+        };
+        Retrieval.Mode m = Retrieval.mode("hybrid");
+        Retrieval.Query query =
+                new Retrieval.Query("When was the director of Agni born?", QUERY, noModel, new int[] {0});
+
+        Retrieval.Result with = m.retrieve(g, query, Retrieval.params(m, Map.of()), 4);
+
+        assertThat(with.explanation().get("bridges")).isEqualTo(List.of("Swapan Saha"));
+        assertThat(Math.max(rankOf(g, with, "p0"), rankOf(g, with, "p1"))).isEqualTo(1);
+        int saha = g.entityNames.indexOf("Swapan Saha");
+        float[] probe = unit(QUERY[0] + sahaVector[0], QUERY[1] + sahaVector[1], QUERY[2] + sahaVector[2]);
+        double[] found = Bridge.secondHop(g, query, List.of(saha), 4, true);
+        for (Retrieval.Scored s : g.passageSearch.nearest(probe, 4)) {
+            assertThat(found[s.passage()]).isCloseTo(s.score(), Offset.offset(1e-6));
+        }
+        // an entity without a vector: the probe is the query itself
+        int agni = g.entityNames.indexOf("Agni");
+        double[] bare = Bridge.secondHop(g, query, List.of(agni), 4, true);
+        for (Retrieval.Scored s : g.passageSearch.nearest(QUERY, 4)) {
+            assertThat(bare[s.passage()]).isCloseTo(s.score(), Offset.offset(1e-6));
+        }
     }
 
     @Test
