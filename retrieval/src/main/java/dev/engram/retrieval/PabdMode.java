@@ -1,6 +1,7 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -104,48 +105,70 @@ final class PabdMode implements Retrieval.Mode {
         for (int i = 0; i < dense.size(); i++) {
             s[dense.get(i)] += 1 / (k0 + i + 1);
         }
+        // the active units, kept as a list too: the diffusion visits only them, in index order, so that its sums
+        // add up in the order of a scan over all units while its work follows the units the anchors reach
         boolean[] active = new boolean[units];
-        int anchors = 0;
-        for (int u = 0; u < units; u++) {
-            if (s[u] > 0) {
+        Units reached = new Units();
+        for (int u : byName) {
+            if (s[u] > 0 && !active[u]) {
                 active[u] = true;
-                anchors++;
+                reached.add(u);
             }
         }
+        for (int u : dense) {
+            if (!active[u]) {
+                active[u] = true;
+                reached.add(u);
+            }
+        }
+        int anchors = reached.size();
         explain.put("anchors", anchors);
         explain.put("k_global", kGlobal);
         explain.put("k_local", kLocal);
-        double[] initial = chunkScores(g, s);
+        reached.sort();
+        double[] initial = chunkScores(g, s, reached);
 
         // 2. preference-aware bidirectional diffusion
         double gamma = p.get("gamma");
         double bias = 0;
         int depth = (int) p.get("depth");
         int iterations = 0;
+        Units changed = new Units();
+        List<Double> deltas = new ArrayList<>();
         for (int it = 0; it < depth; it++) {
             iterations++;
-            double[] next = s.clone();
+            // every score below is read from this iteration's start; the increments are applied after it, in order
+            changed.clear();
+            deltas.clear();
             int activated = 0;
             // top-down: facts and relations → their entities
-            for (int c = ne; c < units; c++) {
-                if (!active[c]) {
+            reached.sort();
+            int sizeBefore = reached.size();
+            for (int i = 0; i < sizeBefore; i++) {
+                int c = reached.get(i);
+                if (c < ne) {
                     continue;
                 }
                 for (int v : members(g, c)) {
                     int n = stronger(g, v, s);
                     if (s[c] > s[v] && n > 0) {
-                        next[v] += (s[c] - s[v]) * preference(n) * gamma;
+                        changed.add(v);
+                        deltas.add((s[c] - s[v]) * preference(n) * gamma);
                         if (!active[v]) {
                             active[v] = true;
+                            reached.add(v);
                             activated++;
                         }
                     }
                 }
             }
             // bottom-up: entities → facts and relations that pass the dynamic threshold
-            for (int v = 0; v < ne; v++) {
-                if (!active[v]) {
-                    continue;
+            reached.sort();
+            int entitiesActive = reached.size();
+            for (int i = 0; i < entitiesActive; i++) {
+                int v = reached.get(i);
+                if (v >= ne) {
+                    break; // sorted: the entities come first
                 }
                 for (int c : owners(g, v)) {
                     int[] ms = members(g, c);
@@ -158,15 +181,19 @@ final class PabdMode implements Retrieval.Mode {
                     double share = (double) n / Math.max(1, ms.length);
                     double tau = (c < ne + nf ? p.get("tau_l") : p.get("tau_h")) - bias;
                     if (s[v] > s[c] && share > tau) {
-                        next[c] += (s[v] - s[c]) * (preference(n) * 0.5 + share * share * 0.5) * gamma;
+                        changed.add(c);
+                        deltas.add((s[v] - s[c]) * (preference(n) * 0.5 + share * share * 0.5) * gamma);
                         if (!active[c]) {
                             active[c] = true;
+                            reached.add(c);
                             activated++;
                         }
                     }
                 }
             }
-            s = next;
+            for (int i = 0; i < changed.size(); i++) {
+                s[changed.get(i)] += deltas.get(i);
+            }
             bias = activated == 0 ? Math.min(0.5, bias + 0.05) : Math.max(0, bias - 0.05);
             if (activated == 0 && bias >= 0.5) {
                 break;
@@ -188,7 +215,8 @@ final class PabdMode implements Retrieval.Mode {
         explain.put("top_units", top);
 
         // 3. final chunk relevance: extended scores fused with the initial ones
-        double[] extended = chunkScores(g, s);
+        reached.sort();
+        double[] extended = chunkScores(g, s, reached);
         double w = p.get("initial_weight");
         double[] fused = new double[g.passageCount()];
         for (int c = 0; c < fused.length; c++) {
@@ -213,30 +241,62 @@ final class PabdMode implements Retrieval.Mode {
         return new Retrieval.Result(ranked, explain);
     }
 
-    /** s(c) = Σ s(v) / deg(v) over the units tied to each passage (eq. 9). */
-    private static double[] chunkScores(MemoryGraph g, double[] s) {
+    /**
+     * s(c) = Σ s(v) / deg(v) over the units tied to each passage (eq. 9), from the active units in index order (every
+     * unit with a score is active).
+     */
+    private static double[] chunkScores(MemoryGraph g, double[] s, Units active) {
         int ne = g.entityCount();
         int nf = g.factCount();
         double[] out = new double[g.passageCount()];
-        for (int e = 0; e < ne; e++) {
-            if (s[e] > 0 && g.entityPassages[e].length > 0) {
-                double share = s[e] / g.entityPassages[e].length;
-                for (int c : g.entityPassages[e]) {
-                    out[c] += share;
+        for (int i = 0; i < active.size(); i++) {
+            int u = active.get(i);
+            if (s[u] <= 0) {
+                continue;
+            }
+            if (u < ne) {
+                if (g.entityPassages[u].length > 0) {
+                    double share = s[u] / g.entityPassages[u].length;
+                    for (int c : g.entityPassages[u]) {
+                        out[c] += share;
+                    }
                 }
-            }
-        }
-        for (int f = 0; f < nf; f++) {
-            if (s[ne + f] > 0) {
-                out[g.facts.get(f).passage()] += s[ne + f];
-            }
-        }
-        for (int r = 0; r < g.relations.size(); r++) {
-            if (s[ne + nf + r] > 0) {
-                out[g.relations.get(r).passage()] += s[ne + nf + r];
+            } else if (u < ne + nf) {
+                out[g.facts.get(u - ne).passage()] += s[u];
+            } else {
+                out[g.relations.get(u - ne - nf).passage()] += s[u];
             }
         }
         return out;
+    }
+
+    /** A growable list of unit indexes. */
+    private static final class Units {
+        private int[] items = new int[64];
+        private int size;
+
+        void add(int u) {
+            if (size == items.length) {
+                items = Arrays.copyOf(items, size * 2);
+            }
+            items[size++] = u;
+        }
+
+        int get(int i) {
+            return items[i];
+        }
+
+        int size() {
+            return size;
+        }
+
+        void clear() {
+            size = 0;
+        }
+
+        void sort() {
+            Arrays.sort(items, 0, size);
+        }
     }
 
     /** The entities of a fact or relation unit. */
