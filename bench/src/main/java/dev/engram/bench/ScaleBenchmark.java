@@ -2,6 +2,7 @@ package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.Json;
 import dev.engram.service.Corpus;
 import dev.engram.service.EmbeddedKafkaBroker;
@@ -99,6 +100,7 @@ public final class ScaleBenchmark {
                         .map(String::strip)
                         .toList()
                 : MODES;
+        modes.forEach(Retrieval.Variant::parse); // fail before the ingest on an unknown mode or parameter
         double askPerSecond = Double.parseDouble(opts.getOrDefault("--ask-per-second", "1"));
 
         List<JsonNode> base = new ArrayList<>();
@@ -405,13 +407,10 @@ public final class ScaleBenchmark {
     /** One retrieval, timed end to end; fails unless it is answered with 200. */
     static double retrieve(HttpClient http, String base, String mode, String question) throws Exception {
         ObjectNode body = Json.mapper().createObjectNode();
-        String[] parts = mode.split(":");
-        body.put("query", question).put("mode", parts[0]).put("top_k", 5);
+        Retrieval.Variant variant = Retrieval.Variant.parse(mode);
+        body.put("query", question).put("mode", variant.mode()).put("top_k", 5);
         ObjectNode params = body.putObject("params");
-        for (int i = 1; i < parts.length; i++) {
-            String[] kv = parts[i].split("=", 2);
-            params.put(kv[0], Double.parseDouble(kv[1]));
-        }
+        variant.params().forEach(params::put);
         long t0 = System.nanoTime();
         HttpResponse<String> r = http.send(
                 HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS + "/retrieve"))

@@ -1,6 +1,7 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -180,6 +181,31 @@ public final class Retrieval {
             throw new IllegalArgumentException("unknown mode '" + name + "'; available: " + String.join(", ", modes()));
         }
         return m;
+    }
+
+    /**
+     * A mode, possibly with parameters, as tools name it: {@code hybrid} or {@code hybrid:w_dense=0.7:rrf_k=20}.
+     */
+    public record Variant(String mode, Map<String, Double> params) {
+
+        /** Reads a variant; refuses unknown modes and parameters, and values that are no numbers or out of bounds. */
+        public static Variant parse(String spec) {
+            String[] parts = spec.split(":");
+            Map<String, Double> params = new LinkedHashMap<>();
+            for (int i = 1; i < parts.length; i++) {
+                String[] kv = parts[i].split("=", 2);
+                if (kv.length != 2) {
+                    throw new IllegalArgumentException("expected name=value after ':' in '" + spec + "'");
+                }
+                try {
+                    params.put(kv[0].strip(), Double.parseDouble(kv[1].strip()));
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("parameter '" + kv[0] + "' in '" + spec + "' is not a number");
+                }
+            }
+            Retrieval.params(Retrieval.mode(parts[0].strip()), params); // refuses unknown modes and parameters
+            return new Variant(parts[0].strip(), Collections.unmodifiableMap(params));
+        }
     }
 
     /** The mode's defaults with {@code overrides} applied; unknown names and non-finite values are refused. */

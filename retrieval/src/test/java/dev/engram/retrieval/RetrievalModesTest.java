@@ -401,6 +401,20 @@ class RetrievalModesTest {
     }
 
     @Test
+    void aVariantNamesAModeWithItsParameterOverrides() {
+        Retrieval.Variant v = Retrieval.Variant.parse("hybrid:w_dense=0.7:rrf_k=20");
+        assertThat(v.mode()).isEqualTo("hybrid");
+        assertThat(v.params()).containsExactly(Map.entry("w_dense", 0.7), Map.entry("rrf_k", 20.0));
+        assertThat(Retrieval.Variant.parse("dense").params()).isEmpty();
+        assertThatThrownBy(() -> Retrieval.Variant.parse("densest")).hasMessageContaining("unknown mode");
+        assertThatThrownBy(() -> Retrieval.Variant.parse("hybrid:w_dense")).hasMessageContaining("name=value");
+        assertThatThrownBy(() -> Retrieval.Variant.parse("hybrid:w_dense=much")).hasMessageContaining("not a number");
+        assertThatThrownBy(() -> Retrieval.Variant.parse("dense:rrf_k=3")).hasMessageContaining("no parameter");
+        assertThatThrownBy(() -> Retrieval.Variant.parse("hybrid:bridge_probe=2"))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aBridgeIsNewLeadsSomewhereAndIsNoHub() {
         MemoryGraph.Builder b = MemoryGraph.builder(3);
         int top = b.passage(passage("t", "Top", "top"), unit(1, 0, 0));

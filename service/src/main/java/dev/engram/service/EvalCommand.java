@@ -59,7 +59,7 @@ final class EvalCommand {
                         .map(String::strip)
                         .toList()
                 : List.copyOf(Retrieval.modes());
-        modes.forEach(EvalCommand::variant); // fail fast on an unknown mode or parameter
+        modes.forEach(Retrieval.Variant::parse); // fail fast on an unknown mode or parameter
         int topK = Integer.parseInt(opts.getOrDefault("--top-k", "5"));
         if (topK < 5 || topK > 100) {
             throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
@@ -295,7 +295,7 @@ final class EvalCommand {
             q.path("gold_docs").forEach(g -> gold.add(g.asText()));
             ObjectNode body = Json.mapper().createObjectNode();
             body.put("query", q.path("question").asText());
-            Variant variant = variant(mode);
+            Retrieval.Variant variant = Retrieval.Variant.parse(mode);
             body.put("mode", variant.mode());
             ObjectNode params = body.putObject("params");
             variant.params().forEach(params::put);
@@ -354,27 +354,6 @@ final class EvalCommand {
 
     private static int within(int[] ranks, int k) {
         return (int) Arrays.stream(ranks).filter(r -> r >= 1 && r <= k).count();
-    }
-
-    /** A mode, possibly with parameters: {@code hybrid} or {@code hybrid:w_dense=0.7:rrf_k=20}. */
-    record Variant(String mode, Map<String, Double> params) {}
-
-    static Variant variant(String spec) {
-        String[] parts = spec.split(":");
-        Map<String, Double> params = new LinkedHashMap<>();
-        for (int i = 1; i < parts.length; i++) {
-            String[] kv = parts[i].split("=", 2);
-            if (kv.length != 2) {
-                throw new IllegalArgumentException("expected name=value after ':' in '" + spec + "'");
-            }
-            try {
-                params.put(kv[0].strip(), Double.parseDouble(kv[1].strip()));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("parameter '" + kv[0] + "' in '" + spec + "' is not a number");
-            }
-        }
-        Retrieval.params(Retrieval.mode(parts[0].strip()), params); // refuses unknown modes and parameters
-        return new Variant(parts[0].strip(), params);
     }
 
     static double recall(List<String> ranked, Set<String> gold, int k) {

@@ -345,18 +345,6 @@ class EngramConfigTest {
     }
 
     @Test
-    void evalModesCarryTheirParameterOverrides() {
-        EvalCommand.Variant v = EvalCommand.variant("hybrid:w_dense=0.7:rrf_k=20");
-        assertThat(v.mode()).isEqualTo("hybrid");
-        assertThat(v.params()).containsExactly(Map.entry("w_dense", 0.7), Map.entry("rrf_k", 20.0));
-        assertThat(EvalCommand.variant("dense").params()).isEmpty();
-        assertThatThrownBy(() -> EvalCommand.variant("densest")).hasMessageContaining("unknown mode");
-        assertThatThrownBy(() -> EvalCommand.variant("hybrid:w_dense")).hasMessageContaining("name=value");
-        assertThatThrownBy(() -> EvalCommand.variant("hybrid:w_dense=much")).hasMessageContaining("not a number");
-        assertThatThrownBy(() -> EvalCommand.variant("dense:rrf_k=3")).hasMessageContaining("no parameter");
-    }
-
-    @Test
     void passesKafkaClientSettingsThroughAndKeepsTheirSecrets() {
         EngramConfig c = from(Map.of(
                 "ENGRAM_BOOTSTRAP_SERVERS", "kafka:9093",
