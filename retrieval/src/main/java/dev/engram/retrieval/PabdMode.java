@@ -133,13 +133,11 @@ final class PabdMode implements Retrieval.Mode {
         double bias = 0;
         int depth = (int) p.get("depth");
         int iterations = 0;
-        Units changed = new Units();
-        List<Double> deltas = new ArrayList<>();
+        Increments increments = new Increments();
         for (int it = 0; it < depth; it++) {
             iterations++;
             // every score below is read from this iteration's start; the increments are applied after it, in order
-            changed.clear();
-            deltas.clear();
+            increments.clear();
             int activated = 0;
             // top-down: facts and relations → their entities
             reached.sort();
@@ -152,8 +150,7 @@ final class PabdMode implements Retrieval.Mode {
                 for (int v : members(g, c)) {
                     int n = stronger(g, v, s);
                     if (s[c] > s[v] && n > 0) {
-                        changed.add(v);
-                        deltas.add((s[c] - s[v]) * preference(n) * gamma);
+                        increments.add(v, (s[c] - s[v]) * preference(n) * gamma);
                         if (!active[v]) {
                             active[v] = true;
                             reached.add(v);
@@ -181,8 +178,7 @@ final class PabdMode implements Retrieval.Mode {
                     double share = (double) n / Math.max(1, ms.length);
                     double tau = (c < ne + nf ? p.get("tau_l") : p.get("tau_h")) - bias;
                     if (s[v] > s[c] && share > tau) {
-                        changed.add(c);
-                        deltas.add((s[v] - s[c]) * (preference(n) * 0.5 + share * share * 0.5) * gamma);
+                        increments.add(c, (s[v] - s[c]) * (preference(n) * 0.5 + share * share * 0.5) * gamma);
                         if (!active[c]) {
                             active[c] = true;
                             reached.add(c);
@@ -191,9 +187,7 @@ final class PabdMode implements Retrieval.Mode {
                     }
                 }
             }
-            for (int i = 0; i < changed.size(); i++) {
-                s[changed.get(i)] += deltas.get(i);
-            }
+            increments.applyTo(s);
             bias = activated == 0 ? Math.min(0.5, bias + 0.05) : Math.max(0, bias - 0.05);
             if (activated == 0 && bias >= 0.5) {
                 break;
@@ -270,6 +264,32 @@ final class PabdMode implements Retrieval.Mode {
         return out;
     }
 
+    /** An iteration's increments to unit scores, applied in the order they were made. */
+    private static final class Increments {
+        private int[] units = new int[64];
+        private double[] amounts = new double[64];
+        private int size;
+
+        void add(int unit, double amount) {
+            if (size == units.length) {
+                units = Arrays.copyOf(units, size * 2);
+                amounts = Arrays.copyOf(amounts, size * 2);
+            }
+            units[size] = unit;
+            amounts[size++] = amount;
+        }
+
+        void applyTo(double[] s) {
+            for (int i = 0; i < size; i++) {
+                s[units[i]] += amounts[i];
+            }
+        }
+
+        void clear() {
+            size = 0;
+        }
+    }
+
     /** A growable list of unit indexes. */
     private static final class Units {
         private int[] items = new int[64];
@@ -288,10 +308,6 @@ final class PabdMode implements Retrieval.Mode {
 
         int size() {
             return size;
-        }
-
-        void clear() {
-            size = 0;
         }
 
         void sort() {
