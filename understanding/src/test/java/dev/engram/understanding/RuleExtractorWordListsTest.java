@@ -155,7 +155,8 @@ class RuleExtractorWordListsTest {
      * asides and quotes, the first description in text order; 4: with the years of the subject's asides; 5: with the
      * qualifier of a title, years without class noun, possessives off names, sentences kept whole after an
      * abbreviation; 9: a title inside a name, a possessive or slash between two names, "X, Y" a place only after a
-     * preposition of place), so no extraction of older rules is reused.
+     * preposition of place; 10: middle initials, quotes with loose spacing, glued possessives after generations and
+     * acronyms, styles of peers), so no extraction of older rules is reused.
      */
     @Test
     void theExtractorIdNamesTheRulesVersion() {
