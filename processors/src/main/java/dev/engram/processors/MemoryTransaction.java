@@ -75,8 +75,8 @@ final class MemoryTransaction {
         this.themes = new StagedStore<>(stores.themes());
         this.mirror = new StagedStore<>(stores.mirror());
         this.compensated = new StagedStore<>(stores.compensated());
+        // the document (its status) is written last: whoever waits for VERIFIED then reads everything it implies
         this.staged = List.of(
-                documents,
                 passages,
                 vectors,
                 embeddings,
@@ -92,7 +92,8 @@ final class MemoryTransaction {
                 gists,
                 themes,
                 mirror,
-                compensated);
+                compensated,
+                documents);
     }
 
     /** A transaction over a namespace's memory, starting from its stored state; {@code clock} tells the time. */
@@ -233,12 +234,18 @@ final class MemoryTransaction {
 
     // ---- the end ---------------------------------------------------------------------------------------------------
 
-    /** Writes everything staged and the namespace's state to the stores; returns the changes to emit, in order. */
+    /**
+     * Writes everything staged and the namespace's state to the stores; returns the changes to emit, in order. The
+     * stores are read while the memory step writes them (interactive queries see each write at once), so the order
+     * is what a reader can rely on: the namespace's state (its version, which the query snapshot follows) after the
+     * graph it describes, and the documents (their status) after both.
+     */
     List<MemoryChange> commit() {
         checkOpen();
         open = false;
-        staged.forEach(StagedStore::commit);
+        staged.stream().filter(s -> s != documents).forEach(StagedStore::commit);
         stores.namespaces().put(state.namespace(), state);
+        documents.commit();
         afterCommit.forEach(Runnable::run);
         return List.copyOf(changes);
     }

@@ -7,11 +7,15 @@ import dev.engram.schemas.Span;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoreSpec;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
@@ -29,15 +33,35 @@ final class MemoryFixture {
     final MemoryStores stores;
 
     MemoryFixture() {
+        this(null);
+    }
+
+    /** Stores that also note, in {@code writes}, the name of the store each write goes to (null: not noted). */
+    MemoryFixture(List<String> writes) {
         for (StoreSpec<?> spec : StateStores.MEMORY) {
             KeyValueStore<String, ?> store = Stores.keyValueStoreBuilder(
                             Stores.inMemoryKeyValueStore(spec.name()), StoreSpec.KEY, spec.values())
                     .withLoggingDisabled()
                     .build();
             store.init(context.getStateStoreContext(), store);
-            context.addStateStore(store);
+            context.addStateStore(writes == null ? store : noting(store, writes));
         }
         stores = MemoryStores.open(context);
+    }
+
+    private static KeyValueStore<?, ?> noting(KeyValueStore<String, ?> store, List<String> writes) {
+        InvocationHandler handler = (proxy, method, args) -> {
+            if (Set.of("put", "putAll", "putIfAbsent", "delete").contains(method.getName())) {
+                writes.add(store.name());
+            }
+            try {
+                return method.invoke(store, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        };
+        return (KeyValueStore<?, ?>) Proxy.newProxyInstance(
+                MemoryFixture.class.getClassLoader(), new Class<?>[] {KeyValueStore.class}, handler);
     }
 
     /** A transaction over the namespace {@link #NS}, at {@link #NOW}. */

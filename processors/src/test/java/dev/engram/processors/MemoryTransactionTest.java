@@ -5,11 +5,14 @@ import static dev.engram.processors.MemoryFixture.surface;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StateStores;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -51,6 +54,37 @@ class MemoryTransactionTest {
         assertThat(state.entities()).isEqualTo(2);
         assertThat(state.surfaces()).isEqualTo(2);
         assertThatThrownBy(() -> tx.change(changes.get(0))).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void theDocumentIsWrittenAfterTheGraphAndTheNamespaceStateItImplies() {
+        // queries read the stores while the memory step writes them: whoever sees a document's new status must find
+        // the entities of its passages, and the query snapshot must not take a version before its graph is written
+        List<String> writes = new ArrayList<>();
+        MemoryFixture noted = new MemoryFixture(writes);
+        MemoryTransaction tx = noted.begin();
+        tx.documents()
+                .put(
+                        Keys.of(NS, "doc"),
+                        new DocumentRecord(
+                                NS,
+                                "doc",
+                                1,
+                                DocumentStatus.VERIFIED,
+                                "T",
+                                "src",
+                                Map.of(),
+                                null,
+                                List.of(),
+                                1,
+                                MemoryFixture.NOW));
+        write(tx, "a1");
+        tx.commit();
+
+        assertThat(writes)
+                .contains(StateStores.MEMORY_ENTITIES.name(), StateStores.MEMORY_ENTITY_INDEX.name())
+                .endsWith(StateStores.MEMORY_NAMESPACES.name(), StateStores.MEMORY_DOCUMENTS.name())
+                .containsOnlyOnce(StateStores.MEMORY_DOCUMENTS.name());
     }
 
     @Test

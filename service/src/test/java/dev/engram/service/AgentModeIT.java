@@ -224,7 +224,8 @@ class AgentModeIT {
                 first.process().destroyForcibly(); // SIGKILL mid-loop, with UNIVAC staged
                 assertThat(first.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
             }
-            ServiceProcess second = ServiceProcess.start(env, ServiceProcess.LOGS.resolve(id + "-2.log"));
+            Path secondLog = ServiceProcess.LOGS.resolve(id + "-2.log");
+            ServiceProcess second = ServiceProcess.start(env, secondLog);
             try {
                 awaitVerified(second.base(), NS, List.of("crash-doc"));
                 assertThat(get(second.base() + "/v1/namespaces/" + NS + "/entities?name=UNIVAC")
@@ -235,6 +236,12 @@ class AgentModeIT {
                 assertThat(get(second.base() + "/v1/namespaces/" + NS + "/entities?name=Grace%20Hopper")
                                 .body()
                                 .path("entities"))
+                        .as(() ->
+                                "the entity of the loop run again; the model was asked " + llm.requestsFor("crash-doc")
+                                        + " times; the document: "
+                                        + get(second.base() + "/v1/namespaces/" + NS + "/documents/crash-doc")
+                                                .body()
+                                        + "; the end of the second instance's log:\n" + ServiceProcess.tail(secondLog))
                         .hasSize(1);
                 assertThat(llm.requestsFor("crash-doc")).isEqualTo(6);
             } finally {
