@@ -97,7 +97,7 @@ public final class IngestBenchmark {
             for (PassageEvent.Upsert p : passages) {
                 Extraction x = understander.extract(p);
                 passageTexts.add(Understander.embeddingText(p));
-                texts.addAll(UnderstandBenchmark.textsToEmbed(p, x));
+                texts.addAll(UnderstandBenchmark.textsToEmbed(understander, p, x));
             }
             textsPerPassage = (double) texts.size() / passages.size();
             Embedder embedder = understander.embedder();

@@ -6,6 +6,7 @@ import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.service.Corpus;
 import dev.engram.service.EngramConfig;
+import dev.engram.understanding.Embedder;
 import dev.engram.understanding.EnglishNlp;
 import dev.engram.understanding.LocalModel;
 import dev.engram.understanding.OnnxEmbedder;
@@ -53,17 +54,21 @@ public final class UnderstandBenchmark {
                 null);
     }
 
-    /** The texts {@link PassageUnderstander} embeds for a passage and its extraction, none reused. */
-    static List<String> textsToEmbed(PassageEvent.Upsert p, Extraction x) {
-        List<String> texts = new ArrayList<>();
-        texts.add(Understander.embeddingText(p));
-        if (!x.memory().equals(p.text()) && !x.memory().isBlank()) {
-            texts.add(x.memory());
-        }
-        x.entities().forEach(e -> texts.add(e.embeddingText()));
-        x.facts().forEach(f -> texts.add(f.text()));
-        texts.addAll(x.questions());
-        return texts;
+    /** The texts {@code understander} embeds for a passage and its extraction, in order, none reused. */
+    static List<String> textsToEmbed(Understander understander, PassageEvent.Upsert p, Extraction x) {
+        return understander.textsToEmbed(p, x).values().stream()
+                .flatMap(List::stream)
+                .toList();
+    }
+
+    /** The embedded understanding as the environment configures it (memory vectors with a Qdrant mirror). */
+    static PassageUnderstander embedded(Embedder embedder, EngramConfig config) {
+        return new PassageUnderstander(
+                new RuleExtractor(new EnglishNlp(), 3),
+                embedder,
+                false,
+                PassageUnderstander.SEEN_TEXTS,
+                config.mirrors().qdrant() != null);
     }
 
     public static void main(String[] args) throws Exception {
@@ -75,17 +80,17 @@ public final class UnderstandBenchmark {
         for (JsonNode doc : corpus) {
             passages.add(wholeDocument(doc));
         }
-        LocalModel model = EngramConfig.local(System.getenv()).understanding().embedder();
+        EngramConfig config = EngramConfig.local(System.getenv());
+        LocalModel model = config.understanding().embedder();
         try (OnnxEmbedder embedder = OnnxEmbedder.load(model, 256, 1);
-                Understander understander =
-                        new PassageUnderstander(new RuleExtractor(new EnglishNlp(), 3), embedder, false)) {
+                Understander understander = embedded(embedder, config)) {
             // warm-up, and the exact texts the understanding embeds
             List<String> texts = new ArrayList<>();
             List<String> passageTexts = new ArrayList<>();
             for (PassageEvent.Upsert p : passages) {
                 Extraction x = understander.extract(p);
                 passageTexts.add(Understander.embeddingText(p));
-                texts.addAll(textsToEmbed(p, x));
+                texts.addAll(textsToEmbed(understander, p, x));
             }
             texts.stream().limit(2000).forEach(embedder::embed); // JIT and ONNX warm-up before any timing
 
@@ -100,8 +105,7 @@ public final class UnderstandBenchmark {
                 texts.forEach(embedder::embed);
                 sameTexts = Math.min(sameTexts, (System.nanoTime() - t0) / 1e9);
                 // a new understanding each round: vectors reused within the corpus count, none from earlier rounds
-                PassageUnderstander fresh =
-                        new PassageUnderstander(new RuleExtractor(new EnglishNlp(), 3), embedder, false);
+                PassageUnderstander fresh = embedded(embedder, config);
                 t0 = System.nanoTime();
                 for (PassageEvent.Upsert p : passages) {
                     fresh.understand(p);

@@ -82,7 +82,9 @@ public final class UnderstanderFactory {
                         && !u.llm().embeddingModel().isEmpty()
                 ? new OpenAiEmbedder(client, u.llm().embeddingModel())
                 : localEmbedder(config);
-        return new PassageUnderstander(extractor, embedder, true, u.embedReuseTexts());
+        // the memory vector's one reader is the Qdrant mirror's memory collection
+        return new PassageUnderstander(
+                extractor, embedder, true, u.embedReuseTexts(), config.mirrors().qdrant() != null);
     }
 
     private static Embedder localEmbedder(EngramConfig config) {

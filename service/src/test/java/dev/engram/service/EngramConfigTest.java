@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.engram.metrics.Meters;
 import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.query.VectorSearch;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
 import dev.engram.understanding.LocalModel;
+import dev.engram.understanding.Understander;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -272,6 +275,36 @@ class EngramConfigTest {
                         Meters.detached()))
                 .as("outside the service the agent would read no memory")
                 .hasMessageContaining("runs in the service only");
+    }
+
+    @Test
+    void theUnderstandingEmbedsMemoriesOnlyForAQdrantMirror() throws Exception {
+        PassageEvent.Upsert p = new PassageEvent.Upsert(
+                "ns",
+                "d",
+                1,
+                "d#0",
+                0,
+                "h",
+                "T",
+                List.of(),
+                "Ada Lovelace wrote notes. She died in London.",
+                0,
+                45,
+                null,
+                null);
+        try (Understander plain = UnderstanderFactory.create(from(Map.of()), Meters.detached());
+                Understander mirrored = UnderstanderFactory.create(
+                        from(Map.of("ENGRAM_QDRANT_URL", "http://qdrant:6334")), Meters.detached())) {
+            Extraction x = plain.extract(p);
+            assertThat(x.memory()).isNotEqualTo(p.text());
+            assertThat(plain.textsToEmbed(p, x).get(Understander.TextKind.MEMORY))
+                    .as("no reader of the memory vector: not embedded")
+                    .isEmpty();
+            assertThat(mirrored.textsToEmbed(p, x).get(Understander.TextKind.MEMORY))
+                    .as("the Qdrant mirror's memory collection reads it")
+                    .containsExactly(x.memory());
+        }
     }
 
     @Test

@@ -7,6 +7,7 @@ import dev.engram.schemas.Understanding;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,9 +15,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An extractor and an embedder. All texts of a passage are embedded in one batched call: the passage (with its title
- * and headings), the memory (unless it equals the passage text), each entity's "name: description", each fact's
- * "head relation tail", and each utility question, whose vector is the normalized mean of its own and the passage's
- * (GEM-RAG §III.B).
+ * and headings), the memory (unless it equals the passage text, or memory vectors are off), each entity's "name:
+ * description", each fact's "head relation tail", and each utility question, whose vector is the normalized mean of its
+ * own and the passage's (GEM-RAG §III.B).
+ *
+ * <p>The memory vector is read by no retrieval mode: only a vector mirror keeps it (its {@code memory} collection).
+ * With memory vectors off it is not embedded, and the passage's understanding carries an empty memory vector.
  */
 public final class PassageUnderstander implements Understander {
 
@@ -26,6 +30,7 @@ public final class PassageUnderstander implements Understander {
     private final Extractor extractor;
     private final Embedder embedder;
     private final boolean ownsEmbedder;
+    private final boolean memoryVectors;
     /**
      * Vectors of entity and fact texts seen before, by namespace and text, least recently used first: an entity's
      * "name: description" recurs across a namespace's passages. Per namespace, so that how fast a passage is understood
@@ -45,12 +50,22 @@ public final class PassageUnderstander implements Understander {
      * @param seenTexts how many entity and fact texts keep their vectors for reuse (0: none)
      */
     public PassageUnderstander(Extractor extractor, Embedder embedder, boolean ownsEmbedder, int seenTexts) {
+        this(extractor, embedder, ownsEmbedder, seenTexts, true);
+    }
+
+    /**
+     * @param seenTexts how many entity and fact texts keep their vectors for reuse (0: none)
+     * @param memoryVectors whether a memory that differs from its passage text is embedded (else its vector is empty)
+     */
+    public PassageUnderstander(
+            Extractor extractor, Embedder embedder, boolean ownsEmbedder, int seenTexts, boolean memoryVectors) {
         if (seenTexts < 0) {
             throw new IllegalArgumentException("seenTexts must not be negative");
         }
         this.extractor = extractor;
         this.embedder = embedder;
         this.ownsEmbedder = ownsEmbedder;
+        this.memoryVectors = memoryVectors;
         this.seen = seenTexts == 0
                 ? null
                 : Collections.synchronizedMap(new LinkedHashMap<>(1024, 0.75f, true) {
@@ -84,24 +99,35 @@ public final class PassageUnderstander implements Understander {
     }
 
     @Override
-    public Understanding embed(PassageEvent.Upsert passage, Extraction extraction) {
-        List<String> texts = new ArrayList<>();
-        texts.add(Understander.embeddingText(passage));
-        boolean separateMemory = !extraction.memory().equals(passage.text())
-                && !extraction.memory().isBlank();
-        if (separateMemory) {
-            texts.add(extraction.memory());
+    public Map<TextKind, List<String>> textsToEmbed(PassageEvent.Upsert passage, Extraction extraction) {
+        Map<TextKind, List<String>> texts = Understander.super.textsToEmbed(passage, extraction);
+        if (!memoryVectors) {
+            texts.put(TextKind.MEMORY, List.of());
         }
-        int entitiesAt = texts.size();
-        extraction.entities().forEach(e -> texts.add(e.embeddingText()));
-        int factsAt = texts.size();
-        extraction.facts().forEach(f -> texts.add(f.text()));
-        int questionsAt = texts.size();
-        texts.addAll(extraction.questions());
+        return texts;
+    }
+
+    @Override
+    public Understanding embed(PassageEvent.Upsert passage, Extraction extraction) {
+        Map<TextKind, List<String>> byKind = textsToEmbed(passage, extraction);
+        List<String> texts = new ArrayList<>();
+        Map<TextKind, Integer> at = new EnumMap<>(TextKind.class);
+        for (Map.Entry<TextKind, List<String>> kind : byKind.entrySet()) {
+            at.put(kind.getKey(), texts.size());
+            texts.addAll(kind.getValue());
+        }
+        int entitiesAt = at.get(TextKind.ENTITY);
+        int factsAt = at.get(TextKind.FACT);
+        int questionsAt = at.get(TextKind.QUESTION);
 
         List<float[]> vectors = embedAll(passage.namespace(), texts, entitiesAt, questionsAt);
         float[] passageVector = vectors.get(0);
-        float[] memoryVector = separateMemory ? vectors.get(1) : passageVector;
+        float[] memoryVector;
+        if (!byKind.get(TextKind.MEMORY).isEmpty()) {
+            memoryVector = vectors.get(at.get(TextKind.MEMORY));
+        } else {
+            memoryVector = memoryVectors ? passageVector : new float[0];
+        }
         List<float[]> questions = new ArrayList<>();
         for (int i = questionsAt; i < vectors.size(); i++) {
             questions.add(meanNormalized(vectors.get(i), passageVector));

@@ -4,6 +4,9 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Understanding;
 import dev.engram.understanding.llm.LlmException;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Understands a passage in two parts: extraction (possibly expensive and cached by the caller) and embedding of the
@@ -21,6 +24,42 @@ public interface Understander extends AutoCloseable {
     }
 
     Understanding embed(PassageEvent.Upsert passage, Extraction extraction);
+
+    /** The kinds of text a passage's understanding embeds, in the order they are embedded. */
+    enum TextKind {
+        PASSAGE,
+        MEMORY,
+        ENTITY,
+        FACT,
+        QUESTION
+    }
+
+    /**
+     * The texts {@link #embed} embeds for a passage and its extraction, by kind: the passage (with its title and
+     * headings), its memory when it differs from the passage text, each entity's "name: description", each fact's text
+     * and each utility question.
+     */
+    default Map<TextKind, List<String>> textsToEmbed(PassageEvent.Upsert passage, Extraction extraction) {
+        Map<TextKind, List<String>> texts = new EnumMap<>(TextKind.class);
+        texts.put(TextKind.PASSAGE, List.of(embeddingText(passage)));
+        texts.put(TextKind.MEMORY, separateMemory(passage, extraction) ? List.of(extraction.memory()) : List.of());
+        texts.put(
+                TextKind.ENTITY,
+                extraction.entities().stream()
+                        .map(Extraction.Entity::embeddingText)
+                        .toList());
+        texts.put(
+                TextKind.FACT,
+                extraction.facts().stream().map(Extraction.Fact::text).toList());
+        texts.put(TextKind.QUESTION, List.copyOf(extraction.questions()));
+        return texts;
+    }
+
+    /** Whether a passage's memory is a text of its own (else its vector is the passage's). */
+    private static boolean separateMemory(PassageEvent.Upsert passage, Extraction extraction) {
+        return !extraction.memory().equals(passage.text())
+                && !extraction.memory().isBlank();
+    }
 
     /** Whether understanding calls a remote model: the extractor's or the embedder's. */
     default boolean remote() {

@@ -104,6 +104,49 @@ class PassageUnderstanderTest {
     }
 
     @Test
+    void theMemoryIsEmbeddedOnlyWithMemoryVectorsOnAndItsVectorIsThenTheModelsOwn() {
+        // a pronoun makes the memory a text of its own ("He" becomes the name)
+        PassageEvent.Upsert p = passage("wiki", "a", "Charles Babbage was a mathematician. He designed the engine.");
+        Extraction x = extractor.extract(p);
+        assertThat(x.memory()).as("the memory differs from the passage").isNotEqualTo(p.text());
+
+        Counting on = new Counting();
+        PassageUnderstander with = new PassageUnderstander(extractor, on, false, 0, true);
+        Understanding kept = with.embed(p, x);
+        assertThat(on.seen).contains(x.memory());
+        assertThat(kept.embeddings().memory()).containsExactly(model.embed(x.memory()));
+        assertThat(with.textsToEmbed(p, x).get(Understander.TextKind.MEMORY)).containsExactly(x.memory());
+
+        Counting off = new Counting();
+        PassageUnderstander without = new PassageUnderstander(extractor, off, false, 0, false);
+        Understanding spared = without.embed(p, x);
+        assertThat(off.seen).doesNotContain(x.memory()).hasSize(on.seen.size() - 1);
+        assertThat(without.textsToEmbed(p, x).get(Understander.TextKind.MEMORY)).isEmpty();
+        assertThat(spared.embeddings().memory()).isEmpty();
+        // everything else is what it is with the memory embedded, bit for bit
+        assertThat(spared.embeddings().passage())
+                .containsExactly(kept.embeddings().passage());
+        assertThat(spared.embeddings().entities())
+                .usingElementComparator((a, b) -> Arrays.equals(a, b) ? 0 : 1)
+                .containsExactlyElementsOf(kept.embeddings().entities());
+        assertThat(spared.embeddings().facts())
+                .usingElementComparator((a, b) -> Arrays.equals(a, b) ? 0 : 1)
+                .containsExactlyElementsOf(kept.embeddings().facts());
+        assertThat(spared.embeddings().questions())
+                .usingElementComparator((a, b) -> Arrays.equals(a, b) ? 0 : 1)
+                .containsExactlyElementsOf(kept.embeddings().questions());
+
+        // a memory equal to its passage is never embedded twice: with memory vectors on it has the passage's vector
+        PassageEvent.Upsert plain = passage("wiki", "b", "Charles Babbage designed the engine.");
+        Extraction same = extractor.extract(plain);
+        assertThat(same.memory()).isEqualTo(plain.text());
+        Understanding shared = with.embed(plain, same);
+        assertThat(shared.embeddings().memory())
+                .containsExactly(shared.embeddings().passage());
+        assertThat(without.embed(plain, same).embeddings().memory()).isEmpty();
+    }
+
+    @Test
     void reuseIsBoundedAndCanBeTurnedOff() {
         Counting counting = new Counting();
         PassageUnderstander none = new PassageUnderstander(extractor, counting, false, 0);
