@@ -9,6 +9,7 @@ import ai.onnxruntime.OrtSession;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.FloatBuffer;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -172,13 +173,19 @@ public final class OnnxEmbedder implements Embedder {
                 inputs.put("token_type_ids", OnnxTensor.createTensor(environment, LongBuffer.wrap(types), shape));
             }
             try (OrtSession.Result result = session.run(inputs)) {
-                float[][][] hidden = (float[][][]) result.get(0).getValue();
+                // the last hidden state, [rows, length, dims], read flat: one copy instead of an array per token
+                FloatBuffer hidden = ((OnnxTensor) result.get(0)).getFloatBuffer();
+                int dims = hidden.capacity() / (rows.length * length);
                 float[][] vectors = new float[rows.length][];
                 for (int r = 0; r < rows.length; r++) {
-                    long[] rowMask = Arrays.copyOfRange(mask, r * length, (r + 1) * length);
-                    vectors[r] = model.pooling() == LocalModel.Pooling.CLS
-                            ? VectorMath.normalize(hidden[r][0].clone())
-                            : meanPoolNormalized(hidden[r], rowMask);
+                    int at = r * length * dims;
+                    if (model.pooling() == LocalModel.Pooling.CLS) {
+                        float[] first = new float[dims];
+                        hidden.get(at, first);
+                        vectors[r] = VectorMath.normalize(first);
+                    } else {
+                        vectors[r] = meanPoolNormalized(hidden, at, length, dims, mask, r * length);
+                    }
                 }
                 return vectors;
             }
@@ -187,17 +194,21 @@ public final class OnnxEmbedder implements Embedder {
         }
     }
 
-    static float[] meanPoolNormalized(float[][] tokens, long[] mask) {
-        int dims = tokens[0].length;
+    /**
+     * The mean of the {@code length} token vectors of {@code dims} values at {@code at} in {@code hidden} whose
+     * attention mask (at {@code maskAt} in {@code mask}) is set, normalized.
+     */
+    static float[] meanPoolNormalized(FloatBuffer hidden, int at, int length, int dims, long[] mask, int maskAt) {
         float[] sum = new float[dims];
         int count = 0;
-        for (int t = 0; t < tokens.length; t++) {
-            if (mask[t] == 0) {
+        for (int t = 0; t < length; t++) {
+            if (mask[maskAt + t] == 0) {
                 continue;
             }
             count++;
+            int token = at + t * dims;
             for (int d = 0; d < dims; d++) {
-                sum[d] += tokens[t][d];
+                sum[d] += hidden.get(token + d);
             }
         }
         for (int d = 0; d < dims; d++) {

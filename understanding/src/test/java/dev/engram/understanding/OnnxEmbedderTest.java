@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import java.nio.FloatBuffer;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -120,9 +121,11 @@ class OnnxEmbedderTest {
 
     @Test
     void meanPoolingIgnoresMaskedTokens() {
-        float[][] tokens = {{1, 0}, {0, 1}, {100, 100}};
+        // two rows of three tokens of two values, flat as the model gives them; the second row's last token is masked
+        FloatBuffer hidden = FloatBuffer.wrap(new float[] {9, 9, 9, 9, 9, 9, 1, 0, 0, 1, 100, 100});
+        long[] mask = {1, 1, 1, 1, 1, 0};
 
-        float[] v = OnnxEmbedder.meanPoolNormalized(tokens, new long[] {1, 1, 0});
+        float[] v = OnnxEmbedder.meanPoolNormalized(hidden, 6, 3, 2, mask, 3);
 
         assertThat(v[0]).isCloseTo((float) Math.sqrt(0.5), within(1e-6f));
         assertThat(v[1]).isCloseTo((float) Math.sqrt(0.5), within(1e-6f));
