@@ -41,7 +41,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code corpus.jsonl}: the first {@code --limit} documents are timed, after the next {@code --warmup} (200) went
  * through the same service in a namespace of their own, so that the pipeline is timed compiled, as the embedder is.
  * With {@code --instances} (1) instances of one application share the work on one broker, in this process; the
- * embedder's limit is then measured on all their ingest threads.
+ * embedder's limit is then measured on all their ingest threads. Where the CPU went during the timed phase, by kind of
+ * thread ({@link CpuShares}), shows what the pipeline spends beside the embedder.
  */
 public final class IngestBenchmark {
 
@@ -113,6 +114,8 @@ public final class IngestBenchmark {
         System.out.printf("embedder alone, %d threads, passages only: %.1f passages/s%n", threads, passagesOnlyRate);
 
         Run run;
+        CpuShares cpu = new CpuShares();
+        Map<String, Double> shares;
         Path state = Files.createTempDirectory("engram-bench-");
         int port = Integer.parseInt(opts.getOrDefault("--port", "18080"));
         List<EngramService> services = new ArrayList<>();
@@ -142,10 +145,12 @@ public final class IngestBenchmark {
                             "warm-up: %d documents, %d passages, %.1f passages/s%n",
                             warming.size(), warm.passages(), warm.rate());
                 }
+                cpu.start();
                 long t0 = System.nanoTime();
                 Corpus.produce(
                         broker.bootstrapServers(), service.topics().documents().name(), "bench", corpus);
                 run = follow(base, "bench", corpus.size(), t0, Duration.ofMinutes(60));
+                shares = cpu.since();
             } finally {
                 for (EngramService s : services) {
                     s.close();
@@ -158,6 +163,17 @@ public final class IngestBenchmark {
         System.out.printf(
                 "ingest / embedder limit: %.2f (second half %.2f)%n",
                 run.rate() / limitRate, run.secondHalfRate() / limitRate);
+        System.out.printf(
+                "CPU of the timed phase, %.2f cores: understand %.0f %%, memory %.0f %%, broker %.0f %%, Kafka clients"
+                        + " %.0f %%, other Java threads %.0f %%, JIT, GC and native threads %.0f %% (%.0f s compiling)%n",
+                shares.get("cores"),
+                100 * shares.get("understand"),
+                100 * shares.get("memory"),
+                100 * shares.get("broker"),
+                100 * shares.get("clients"),
+                100 * shares.get("other"),
+                100 * shares.get("jvm_and_native"),
+                shares.get("compilation_seconds"));
 
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("dataset", data.getFileName().toString());
@@ -174,6 +190,7 @@ public final class IngestBenchmark {
         result.put("embedder_passages_only_per_s", passagesOnlyRate);
         result.put("ingest_vs_limit", run.rate() / limitRate);
         result.put("ingest_second_half_vs_limit", run.secondHalfRate() / limitRate);
+        result.put("cpu_shares", shares);
         if (opts.containsKey("--out")) {
             Files.write(Path.of(opts.get("--out")), Json.toBytes(result));
         }
