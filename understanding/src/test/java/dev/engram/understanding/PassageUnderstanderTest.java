@@ -7,6 +7,7 @@ import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Understanding;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -15,6 +16,9 @@ import org.junit.jupiter.api.Test;
 
 /** The understanding's embeddings, with the real ONNX model and the rule extractor. */
 class PassageUnderstanderTest {
+
+    /** Vectors compared bit for bit. */
+    private static final Comparator<float[]> SAME_BITS = (a, b) -> Arrays.equals(a, b) ? 0 : 1;
 
     private static OnnxEmbedder model;
     private static RuleExtractor extractor;
@@ -89,10 +93,10 @@ class PassageUnderstanderTest {
         assertThat(understander.embedded()).as("texts the model embedded").isEqualTo(counting.texts.get());
         // the same vectors as without reuse, bit for bit
         assertThat(reused.embeddings().entities())
-                .usingElementComparator((p, q) -> Arrays.equals(p, q) ? 0 : 1)
+                .usingElementComparator(SAME_BITS)
                 .containsExactlyElementsOf(alone.embeddings().entities());
         assertThat(reused.embeddings().facts())
-                .usingElementComparator((p, q) -> Arrays.equals(p, q) ? 0 : 1)
+                .usingElementComparator(SAME_BITS)
                 .containsExactlyElementsOf(alone.embeddings().facts());
         assertThat(reused.embeddings().passage())
                 .containsExactly(alone.embeddings().passage());
@@ -127,13 +131,13 @@ class PassageUnderstanderTest {
         assertThat(spared.embeddings().passage())
                 .containsExactly(kept.embeddings().passage());
         assertThat(spared.embeddings().entities())
-                .usingElementComparator((a, b) -> Arrays.equals(a, b) ? 0 : 1)
+                .usingElementComparator(SAME_BITS)
                 .containsExactlyElementsOf(kept.embeddings().entities());
         assertThat(spared.embeddings().facts())
-                .usingElementComparator((a, b) -> Arrays.equals(a, b) ? 0 : 1)
+                .usingElementComparator(SAME_BITS)
                 .containsExactlyElementsOf(kept.embeddings().facts());
         assertThat(spared.embeddings().questions())
-                .usingElementComparator((a, b) -> Arrays.equals(a, b) ? 0 : 1)
+                .usingElementComparator(SAME_BITS)
                 .containsExactlyElementsOf(kept.embeddings().questions());
 
         // a memory equal to its passage is never embedded twice: with memory vectors on it has the passage's vector
