@@ -90,15 +90,10 @@ final class Bridge {
             return query;
         }
         float[] v = new float[query.length];
-        double norm = 0;
         for (int i = 0; i < v.length; i++) {
             v[i] = query[i] + entity[i];
-            norm += (double) v[i] * v[i];
         }
-        float scale = norm == 0 ? 0 : (float) (1 / Math.sqrt(norm));
-        for (int i = 0; i < v.length; i++) {
-            v[i] *= scale;
-        }
+        MemoryGraph.normalize(v);
         return v;
     }
 }

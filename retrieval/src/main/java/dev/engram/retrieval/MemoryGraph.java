@@ -264,7 +264,8 @@ public final class MemoryGraph {
         }
     }
 
-    private static void normalize(float[] v) {
+    /** Scales {@code v} to unit length in place (a zero vector stays as it is). */
+    static void normalize(float[] v) {
         double n = 0;
         for (float x : v) {
             n += (double) x * x;
