@@ -13,6 +13,7 @@ import dev.engram.schemas.Json;
 import dev.engram.schemas.JsonSerde;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.MemoryCommand;
+import dev.engram.schemas.MirrorRecord;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Span;
 import dev.engram.schemas.Understanding;
@@ -29,9 +30,11 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.stream.LongStream;
@@ -292,6 +295,38 @@ class ConstructProcessorTest {
                 .hasSize(1 + 2 * passage.length);
         assertThat(StoredVectors.decode(passageVectors.get(Keys.of(NS, "p1"))))
                 .containsExactly(StoredVectors.round(passage));
+    }
+
+    @Test
+    void aPassageUnderstoodWithoutAMemoryVectorMirrorsNoMemoryPoint() {
+        // without a Qdrant mirror the understanding leaves the memory vector empty: the passage's mirror record then
+        // carries no memory vector, so the sink writes no point for it and the consistency check expects none
+        Extraction.Entity ada = mention(P1, "Ada Lovelace", EntityType.PERSON);
+        Extraction x = new Extraction(
+                P1, List.of(ada), List.of(), List.of(), List.of(), "hand/1", null, Extraction.TokenUsage.NONE);
+        float[] passage = {1, 0, 0};
+        Memory memory = new Memory("memory-vectors", ConstructProcessor.Fault.NONE);
+        for (String id : List.of("p1", "p2")) {
+            float[] memoryVector = id.equals("p1") ? new float[0] : new float[] {0, 1, 0};
+            memory.pipe(new UnderstandingEvent.Understood(
+                    new PassageEvent.Upsert(
+                            NS, "doc-" + id, 1, id, 0, "hash-" + id, "T", List.of(), P1, 0, P1.length(), null, null),
+                    new Understanding(
+                            x,
+                            new Embeddings(passage, memoryVector, List.of(new float[] {0, 0, 1}), List.of(), List.of()),
+                            "test-embedder")));
+        }
+
+        Map<String, Set<MirrorRecord.VectorKind>> kinds = new HashMap<>();
+        memory.emitted.stream()
+                .filter(e -> e instanceof Emission.Mirrored)
+                .map(e -> ((Emission.Mirrored) e).record())
+                .filter(r -> r.kind() == MirrorRecord.Kind.PASSAGE && !r.deleted())
+                .forEach(r -> kinds.put(r.id(), r.vectors().keySet()));
+        assertThat(kinds).containsOnlyKeys("p1", "p2");
+        assertThat(kinds.get("p1")).containsExactly(MirrorRecord.VectorKind.PASSAGE);
+        assertThat(kinds.get("p2"))
+                .containsExactlyInAnyOrder(MirrorRecord.VectorKind.PASSAGE, MirrorRecord.VectorKind.MEMORY);
     }
 
     @Test
