@@ -6,11 +6,9 @@ import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.service.Corpus;
 import dev.engram.service.EngramConfig;
-import dev.engram.understanding.EnglishNlp;
 import dev.engram.understanding.LocalModel;
 import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;
-import dev.engram.understanding.RuleExtractor;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,8 +45,8 @@ public final class EmbedderBenchmark {
         // the texts alone (no embedder is asked): what the understanding embeds as configured, and by kind every text
         // it may embed, the memory included, to show what each kind costs
         PassageUnderstander understander = UnderstandBenchmark.embedded(null, config);
-        PassageUnderstander everything = new PassageUnderstander(
-                new RuleExtractor(new EnglishNlp(), 3), null, false, PassageUnderstander.SEEN_TEXTS, true);
+        PassageUnderstander everything =
+                new PassageUnderstander(understander.extractor(), null, false, PassageUnderstander.SEEN_TEXTS, true);
         for (JsonNode doc : Corpus.read(data.resolve("corpus.jsonl"), limit)) {
             PassageEvent.Upsert p = UnderstandBenchmark.wholeDocument(doc);
             Extraction x = understander.extract(p);
