@@ -228,8 +228,11 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         boolean caughtUp = polled.count() < settings.batchSize();
         while (!ahead.isEmpty() && (ahead.peek().seq() < seq || caughtUp)) {
             Batch b = ahead.poll();
-            if (!positions.containsKey(b.tp()) && graph != null) {
-                continue; // its position is not known yet: paused, read again once it is
+            if (graph != null && !positions.containsKey(b.tp())) {
+                // its position is not known: never written without it, read again from there once Neo4j gives it
+                ahead.removeIf(later -> later.tp().equals(b.tp()));
+                awaitPosition(b.tp());
+                continue;
             }
             if (!process(b.tp(), b.records(), decoded(b))) {
                 // paused: the partition is read again from this batch on
@@ -279,7 +282,9 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         for (Decoded d : decoded) {
             ConsumerRecord<String, byte[]> r = d.source();
             if (d.record() == null) {
-                deadLetter(r, d.error());
+                if (r.offset() >= Math.min(at.graph(), at.vectors())) {
+                    deadLetter(r, d.error());
+                }
                 continue;
             }
             if (r.offset() >= at.graph()) {
@@ -290,6 +295,12 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             }
         }
         try {
+            if (!pendingLetters.isEmpty()) {
+                // a graph-only sink moves its position with the graph write: what it dead-letters is written first
+                List<Future<RecordMetadata>> letters = new ArrayList<>(pendingLetters);
+                pendingLetters.clear();
+                acknowledged(letters);
+            }
             Map<MirrorRecord, String> graphRejected = new LinkedHashMap<>();
             if (graph != null && (!toGraph.isEmpty() || at.graph() < next)) {
                 graphRejected.putAll(writeGraph(tp, toGraph, next));
@@ -329,8 +340,6 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             report(graphRejected, Compensation.Sink.NEO4J, sent);
             report(vectorRejected, Compensation.Sink.QDRANT, sent);
             reportRepairs(toGraph.isEmpty() ? toVectors : toGraph, graphRejected, vectorRejected, sent);
-            sent.addAll(pendingLetters);
-            pendingLetters.clear();
             acknowledged(sent);
             if (graph != null && vectors != null) {
                 retrying(Meters.Sink.NEO4J, () -> {
@@ -382,13 +391,18 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         } catch (Rejection e) {
             meters.sinkWrite(Meters.Sink.NEO4J, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
             // find the records Neo4j refuses, one by one; the position moves past the batch once they are reported
+            long applied = 0;
             for (MirrorRecord r : records) {
                 try {
-                    retrying(Meters.Sink.NEO4J, () -> graph.apply(List.of(r)));
+                    applied += retrying(Meters.Sink.NEO4J, () -> graph.apply(List.of(r)));
                 } catch (Rejection one) {
                     rejected.put(r, SinkFailure.reason(one.getCause()));
                 }
             }
+            int accepted = records.size() - rejected.size();
+            meters.sinkRecords(Meters.Sink.NEO4J, Meters.SinkRecordOutcome.APPLIED, (int) Math.min(applied, accepted));
+            meters.sinkRecords(
+                    Meters.Sink.NEO4J, Meters.SinkRecordOutcome.SUPERSEDED, (int) Math.max(0, accepted - applied));
             if (rejected.isEmpty()) {
                 // refused as a batch, accepted one by one: nothing to report
                 retrying(
@@ -454,6 +468,9 @@ public final class MirrorSink implements Runnable, AutoCloseable {
 
     /** Waits until the compensations and dead letters of a batch are written; the batch is not done before. */
     private void acknowledged(List<Future<RecordMetadata>> sent) {
+        if (sent.isEmpty()) {
+            return;
+        }
         producer.flush();
         for (Future<RecordMetadata> f : sent) {
             try {
@@ -568,7 +585,6 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         }
     }
 
-    /** Loads a partition's position from Neo4j and seeks to it; false when Neo4j cannot be reached. */
     /** After an unexpected failure, every assigned partition is read again from where its written effects end. */
     private void rewind() {
         ahead.clear();
@@ -583,9 +599,20 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             } else if (graph == null) {
                 OffsetAndMetadata c = committed.get(tp);
                 seek(tp, c == null ? -1 : c.offset());
+            } else {
+                awaitPosition(tp);
             }
-            // else its position is still to be read from Neo4j, which seeks
         }
+    }
+
+    /**
+     * A partition whose position Neo4j could not give (it was away when the partition came): paused, and read from
+     * that position once Neo4j gives it ({@link #resumeDue()}), never from wherever the consumer happens to be.
+     */
+    private void awaitPosition(TopicPartition tp) {
+        unpositioned.add(tp);
+        consumer.pause(List.of(tp));
+        pausedUntil.putIfAbsent(tp, clock.instant().plus(settings.pause()));
     }
 
     private void seek(TopicPartition tp, long from) {
@@ -596,6 +623,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         }
     }
 
+    /** Loads a partition's position from Neo4j and seeks to it; false when Neo4j cannot be reached. */
     private boolean position(TopicPartition tp) {
         Neo4jMirror.Position p;
         try {
@@ -605,7 +633,9 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             return false;
         }
         positions.put(tp, p);
-        seek(tp, vectors == null ? p.graph() : Math.min(p.graph(), p.vectors()));
+        long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
+        checkHistory(tp, from, consumer.beginningOffsets(List.of(tp)).getOrDefault(tp, 0L));
+        seek(tp, from);
         return true;
     }
 
@@ -675,8 +705,17 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                 return;
             }
             for (TopicPartition tp : partitions) {
-                Neo4jMirror.Position p =
-                        retrying(Meters.Sink.NEO4J, () -> graph.position(settings.group(), tp.topic(), tp.partition()));
+                Neo4jMirror.Position p;
+                try {
+                    p = retrying(Meters.Sink.NEO4J, () -> graph.position(settings.group(), tp.topic(), tp.partition()));
+                } catch (Paused | Rejection e) {
+                    LOG.warn(
+                            "position of {} not readable from Neo4j yet, the partition waits for it: {}",
+                            tp,
+                            SinkFailure.reason(e.getCause()));
+                    awaitPosition(tp);
+                    continue;
+                }
                 positions.put(tp, p);
                 long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
                 checkHistory(tp, from, start.getOrDefault(tp, 0L));

@@ -332,6 +332,98 @@ class MirrorSinkTest {
         assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).isEqualTo(Map.of("p1", 2L));
     }
 
+    @Test
+    void aPartitionAssignedWhileNeo4jIsAwayWaitsForItsPositionAndIsNeverSkipped() throws Exception {
+        List<byte[]> values = records(
+                document(ns, "doc", 1, "T"),
+                passage(ns, "p1", "doc", 2, "one", 4),
+                passage(ns, "p2", "doc", 3, "two", 4));
+        Neo4jServer neo4j = Neo4jServer.shared();
+        // the sink starts with Neo4j up; it goes away just before the partition is assigned (as when a rebalance comes
+        // while Neo4j is down) and comes back a little later, the records being there all along
+        MockConsumer<String, byte[]> away = new MockConsumer<>("earliest") {
+            @Override
+            public synchronized void seek(TopicPartition partition, long offset) {
+                super.seek(partition, offset);
+                for (long o = offset; o < values.size(); o++) {
+                    addRecord(new ConsumerRecord<>(TOPIC, 0, o, ns, values.get((int) o)));
+                }
+            }
+
+            @Override
+            public synchronized void seekToBeginning(Collection<TopicPartition> partitions) {
+                super.seekToBeginning(partitions);
+                if (partitions.contains(tp)) {
+                    seek(tp, 0);
+                }
+            }
+        };
+        away.updateBeginningOffsets(Map.of(tp, 0L));
+        away.updateEndOffsets(Map.of(tp, (long) values.size()));
+        Thread back = new Thread(() -> {
+            try {
+                Thread.sleep(1_500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            neo4j.start();
+        });
+        away.schedulePollTask(() -> {
+            neo4j.stop();
+            back.start();
+            try {
+                away.rebalance(List.of(tp));
+            } finally {
+                // the consumer holds the partition's records from its start, as Kafka's does after an assignment
+                for (int i = 0; i < values.size(); i++) {
+                    away.addRecord(new ConsumerRecord<>(TOPIC, 0, i, ns, values.get(i)));
+                }
+            }
+        });
+        try {
+            Throwable died = runUntil(sink(away, producer(), null), () -> {
+                try {
+                    return graph.position(group, TOPIC, 0).equals(new Neo4jMirror.Position(3, 3));
+                } catch (RuntimeException neo4jAway) {
+                    return false;
+                }
+            });
+            assertThat(died).isNull();
+            assertThat(passagesInGraph()).isEqualTo(2);
+        } finally {
+            back.join(10_000);
+            neo4j.start();
+        }
+    }
+
+    @Test
+    void aGraphOnlySinkDeadLettersARecordBeforeItsPositionPassesIt() throws Exception {
+        List<byte[]> values = new ArrayList<>();
+        values.add("{not json".getBytes(StandardCharsets.UTF_8));
+        values.addAll(records(document(ns, "doc", 1, "T")));
+        // the process dies when it waits for its first dead letter, which never reached the broker
+        MockProducer<String, byte[]> dying =
+                new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer()) {
+                    @Override
+                    public synchronized void flush() {
+                        throw new Crash();
+                    }
+                };
+        Throwable died = runUntil(sink(consumer(values), dying, null), () -> false);
+        assertThat(died).isInstanceOf(Crash.class);
+        assertThat(graph.position(group, TOPIC, 0))
+                .as("the position did not pass a record whose dead letter was not written")
+                .isEqualTo(Neo4jMirror.Position.NONE);
+
+        MockProducer<String, byte[]> p = producer();
+        Throwable again = runUntil(sink(consumer(values), p, null), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(2, 2)));
+        assertThat(again).isNull();
+        assertThat(p.history())
+                .filteredOn(r -> r.topic().equals("dead-letters"))
+                .hasSize(1);
+    }
+
     /** A vector mirror passing everything to another. */
     private static class Delegating implements VectorMirror {
         private final VectorMirror to;
