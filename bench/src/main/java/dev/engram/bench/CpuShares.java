@@ -73,6 +73,34 @@ final class CpuShares {
         return shares;
     }
 
+    /**
+     * CPU seconds since {@link #start()} by thread name with its digits taken out (a pool's threads together), largest
+     * first, with the JVM's and native threads' time as {@code jvm_and_native}.
+     */
+    Map<String, Double> secondsByThreadName() {
+        Map<String, Long> nanos = new HashMap<>();
+        long java = 0;
+        for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (t == null) {
+                continue;
+            }
+            long now = threads.getThreadCpuTime(t.getThreadId());
+            if (now < 0) {
+                continue;
+            }
+            long spent = now - startCpu.getOrDefault(t.getThreadId(), 0L);
+            java += spent;
+            nanos.merge(t.getThreadName().replaceAll("[0-9]+", "#"), spent, Long::sum);
+        }
+        nanos.put("jvm_and_native", Math.max(0, os.getProcessCpuTime() - startProcess - java));
+        Map<String, Double> out = new LinkedHashMap<>();
+        nanos.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .filter(e -> e.getValue() > 0)
+                .forEach(e -> out.put(e.getKey(), e.getValue() / 1e9));
+        return out;
+    }
+
     private static String kind(String thread) {
         if (thread.contains("StreamThread")) {
             return thread.contains("-ingest-") ? "understand" : "memory";

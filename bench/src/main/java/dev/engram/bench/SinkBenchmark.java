@@ -144,20 +144,28 @@ public final class SinkBenchmark {
             List<Double> startups = new ArrayList<>();
             List<Double> ratios = new ArrayList<>();
             for (int round = 0; round < Math.max(2, rounds); round++) {
-                Replay sink = new Replay(Double.NaN, 0);
+                Replay sink = new Replay(Double.NaN, 0, Map.of());
                 double plain = 0;
                 Map<String, Long> rawNanos = new TreeMap<>();
                 for (boolean sinkTurn : round % 2 == 0 ? new boolean[] {true, false} : new boolean[] {false, true}) {
                     empty(neo4j);
+                    CpuShares cpu = new CpuShares();
+                    cpu.start();
+                    Map<String, Double> spent;
                     if (sinkTurn) {
-                        sink = replay(broker, topics, neo4j, batch, last, records.size(), "bench-replay-" + round);
+                        sink = replay(broker, topics, neo4j, batch, last, records.size(), "bench-replay-" + round, cpu);
+                        spent = sink.cpu();
                     } else {
                         try (RawMerge raw = new RawMerge(neo4j.uri())) {
                             long t0 = System.nanoTime();
                             raw.write(records, batch, rawNanos);
                             plain = (System.nanoTime() - t0) / 1e9;
                         }
+                        spent = cpu.secondsByThreadName();
                     }
+                    System.err.printf(
+                            "round %d, %s: CPU seconds by thread %s%n",
+                            round, sinkTurn ? "sink" : "raw", top(spent, 10));
                 }
                 empty(neo4j);
                 Map<String, Long> nanos = new TreeMap<>();
@@ -168,7 +176,12 @@ public final class SinkBenchmark {
                     model = (System.nanoTime() - t0) / 1e9;
                 }
                 empty(neo4j);
+                CpuShares applyCpu = new CpuShares();
+                applyCpu.start();
                 double apply = applyAlone(neo4j, records, batch, "bench-apply-" + round);
+                System.err.printf(
+                        "round %d, apply alone: CPU seconds by thread %s%n",
+                        round, top(applyCpu.secondsByThreadName(), 10));
                 if (round > 0) {
                     sinkSeconds = Math.min(sinkSeconds, sink.streaming());
                     sinkWithStartup = Math.min(sinkWithStartup, sink.seconds());
@@ -258,7 +271,7 @@ public final class SinkBenchmark {
      * A replay: seconds from the sink's start until Neo4j holds its position past the last record, of which {@code
      * startup} until the sink had its first records (constraints, consumer group join, positions, first fetch).
      */
-    private record Replay(double seconds, double startup) {
+    private record Replay(double seconds, double startup, Map<String, Double> cpu) {
         double streaming() {
             return seconds - startup;
         }
@@ -297,7 +310,8 @@ public final class SinkBenchmark {
             int batch,
             Map<TopicPartition, Long> last,
             int expected,
-            String group)
+            String group,
+            CpuShares cpu)
             throws Exception {
         Map<String, Object> c = new HashMap<>();
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
@@ -360,6 +374,8 @@ public final class SinkBenchmark {
                 throw new IllegalStateException("the sink counted every record but Neo4j's position is behind");
             }
             double seconds = (t1 - t0) / 1e9;
+            // before the sink's threads end, so that their CPU is theirs
+            Map<String, Double> spent = cpu.secondsByThreadName();
             Long first = FirstRecords.AT.remove(group);
             double startup = first == null ? 0 : (first - t0) / 1e9;
             sink.close();
@@ -376,7 +392,7 @@ public final class SinkBenchmark {
                     batches == null ? 0 : batches.count(),
                     batches == null ? 0 : batches.mean(),
                     writes == null ? 0 : writes.totalTime(TimeUnit.SECONDS));
-            return new Replay(seconds, startup);
+            return new Replay(seconds, startup, spent);
         }
     }
 
@@ -484,6 +500,14 @@ public final class SinkBenchmark {
                     "Neo4j stopped mid-replay; " + changed + " updates and " + changed
                             + " deletes while it was away; 6 failed Qdrant calls");
         }
+    }
+
+    /** The first {@code n} entries, in hundredths. */
+    private static List<String> top(Map<String, Double> seconds, int n) {
+        return seconds.entrySet().stream()
+                .limit(n)
+                .map(e -> e.getKey() + "=" + Math.round(e.getValue() * 100) / 100.0)
+                .toList();
     }
 
     private static List<String> millis(Map<String, Long> nanos) {

@@ -116,6 +116,11 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         return t;
     });
 
+    private static final long COMMIT_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Positions Kafka is told of next (with Neo4j), and when it was last told. */
+    private final Map<TopicPartition, OffsetAndMetadata> toCommit = new HashMap<>();
+
+    private long lastCommitNanos;
     private long polls;
     private volatile long lagRecords;
     private volatile Instant oldestPending;
@@ -207,6 +212,13 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             }
         } finally {
             decoder.shutdownNow();
+            if (!toCommit.isEmpty()) {
+                try {
+                    consumer.commitSync(toCommit, Duration.ofSeconds(2));
+                } catch (RuntimeException e) {
+                    LOG.debug("last positions not committed to Kafka (Neo4j holds them): {}", e.toString());
+                }
+            }
             consumer.close();
         }
     }
@@ -241,6 +253,20 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             }
         }
         updateLag(polled);
+        commitDue();
+    }
+
+    /**
+     * With Neo4j, a partition's position is kept there, and Kafka's committed offsets only show the sink group's lag
+     * to Kafka's tools: committed at most once a second, not after every batch.
+     */
+    private void commitDue() {
+        long now = System.nanoTime();
+        if (!toCommit.isEmpty() && now - lastCommitNanos >= COMMIT_EVERY_NANOS) {
+            consumer.commitAsync(new HashMap<>(toCommit), null);
+            toCommit.clear();
+            lastCommitNanos = now;
+        }
     }
 
     /** A polled batch of one partition, and its decoding. */
@@ -357,7 +383,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             }
             positions.put(tp, new Neo4jMirror.Position(next, next));
             if (graph != null) {
-                consumer.commitAsync(Map.of(tp, new OffsetAndMetadata(next)), null);
+                toCommit.put(tp, new OffsetAndMetadata(next));
             }
             return true;
         } catch (Paused e) {
@@ -686,6 +712,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             partitions.forEach(positions::remove);
             partitions.forEach(pausedUntil::remove);
             partitions.forEach(unpositioned::remove);
+            partitions.forEach(toCommit::remove);
             ahead.removeIf(b -> partitions.contains(b.tp()));
         }
 

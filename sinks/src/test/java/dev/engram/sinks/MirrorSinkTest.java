@@ -32,6 +32,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetCommitCallback;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -101,7 +103,25 @@ class MirrorSinkTest {
      * {@link MockConsumer}), it returns records again after a seek back.
      */
     private MockConsumer<String, byte[]> consumer(List<byte[]> values, long start) {
+        return consumer(values, start, new ArrayList<>());
+    }
+
+    /** Like {@link #consumer(List, long)}, noting in {@code commits} each offset committed to Kafka. */
+    private MockConsumer<String, byte[]> consumer(List<byte[]> values, long start, List<Long> commits) {
         MockConsumer<String, byte[]> c = new MockConsumer<>("earliest") {
+            @Override
+            public synchronized void commitAsync(
+                    Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
+                offsets.values().forEach(o -> commits.add(o.offset()));
+                super.commitAsync(offsets, callback);
+            }
+
+            @Override
+            public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
+                offsets.values().forEach(o -> commits.add(o.offset()));
+                super.commitSync(offsets, timeout);
+            }
+
             @Override
             public synchronized void seek(TopicPartition partition, long offset) {
                 super.seek(partition, offset);
@@ -422,6 +442,26 @@ class MirrorSinkTest {
         assertThat(p.history())
                 .filteredOn(r -> r.topic().equals("dead-letters"))
                 .hasSize(1);
+    }
+
+    @Test
+    void kafkaHearsOfTheSinksPositionsAtMostOnceASecondAndWhenItStops() throws Exception {
+        List<byte[]> values = new ArrayList<>();
+        for (int i = 0; i < 250; i++) {
+            values.addAll(records(document(ns, "doc" + i, i + 1, "T")));
+        }
+        List<Long> commits = new ArrayList<>();
+        long t0 = System.nanoTime();
+        Throwable died =
+                runUntil(sink(consumer(values, 0, commits), producer(), null), () -> graph.position(group, TOPIC, 0)
+                        .equals(new Neo4jMirror.Position(250, 250)));
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        assertThat(died).isNull();
+        // three batches of 100: a commit after each would be three in well under a second
+        assertThat(commits)
+                .as("one commit a second at most, and the last position when the sink stops (in %.1f s)", seconds)
+                .hasSizeLessThanOrEqualTo(1 + (int) seconds + 1)
+                .endsWith(250L);
     }
 
     /** A vector mirror passing everything to another. */
