@@ -71,7 +71,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       without Kafka: {@code mirror_apply_per_s}. Each of them starts from an empty store (Neo4j restarted on its
  *       emptied directory, schema online). In rounds ({@code --rounds}, 5): the first warms up; in each of the others the sink
  *       and the raw writes take turns at going first, and {@code ratio} is the median of the rounds' ratios
- *       ({@code ratio_of_bests} compares the best times);
+ *       ({@code ratio_of_bests} compares the best times); a third contestant, taking turns with them, merges the same
+ *       graph as plainly with its links ({@link RawMerge#writeWithLinks}): {@code raw_with_links_per_s} and {@code
+ *       ratio_vs_raw_with_links};
  *   <li>the service starts again with both mirrors (Neo4j and the Qdrant stand-in) on an emptied Neo4j; while its sink
  *       replays, Neo4j is stopped, documents are updated and deleted, Qdrant fails a few calls, and Neo4j comes back:
  *       {@code converge_seconds} is the time from Neo4j's return until the consistency endpoint finds no drift, and
@@ -143,29 +145,38 @@ public final class SinkBenchmark {
             double sinkWithStartup = Double.MAX_VALUE;
             List<Double> startups = new ArrayList<>();
             List<Double> ratios = new ArrayList<>();
+            double linkedSeconds = Double.MAX_VALUE;
+            List<Double> linkedRatios = new ArrayList<>();
             for (int round = 0; round < Math.max(2, rounds); round++) {
                 Replay sink = new Replay(Double.NaN, 0, Map.of());
                 double plain = 0;
+                double linked = 0;
                 Map<String, Long> rawNanos = new TreeMap<>();
-                for (boolean sinkTurn : round % 2 == 0 ? new boolean[] {true, false} : new boolean[] {false, true}) {
+                // the three take turns at going first
+                String[] turns = {"sink", "raw", "raw with links"};
+                for (int turn = 0; turn < turns.length; turn++) {
+                    String contestant = turns[(turn + round) % turns.length];
                     empty(neo4j);
                     CpuShares cpu = new CpuShares();
                     cpu.start();
                     Map<String, Double> spent;
-                    if (sinkTurn) {
+                    if (contestant.equals("sink")) {
                         sink = replay(broker, topics, neo4j, batch, last, records.size(), "bench-replay-" + round, cpu);
                         spent = sink.cpu();
                     } else {
                         try (RawMerge raw = new RawMerge(neo4j.uri())) {
                             long t0 = System.nanoTime();
-                            raw.write(records, batch, rawNanos);
-                            plain = (System.nanoTime() - t0) / 1e9;
+                            if (contestant.equals("raw")) {
+                                raw.write(records, batch, rawNanos);
+                                plain = (System.nanoTime() - t0) / 1e9;
+                            } else {
+                                raw.writeWithLinks(records, batch);
+                                linked = (System.nanoTime() - t0) / 1e9;
+                            }
                         }
                         spent = cpu.secondsByThreadName();
                     }
-                    System.err.printf(
-                            "round %d, %s: CPU seconds by thread %s%n",
-                            round, sinkTurn ? "sink" : "raw", top(spent, 10));
+                    System.err.printf("round %d, %s: CPU seconds by thread %s%n", round, contestant, top(spent, 10));
                 }
                 empty(neo4j);
                 Map<String, Long> nanos = new TreeMap<>();
@@ -190,10 +201,13 @@ public final class SinkBenchmark {
                     modelSeconds = Math.min(modelSeconds, model);
                     applySeconds = Math.min(applySeconds, apply);
                     ratios.add(plain / sink.streaming());
+                    linkedSeconds = Math.min(linkedSeconds, linked);
+                    linkedRatios.add(linked / sink.streaming());
                 }
                 System.err.printf(
                         "round %d: sink %.0f changes/s (%.0f with its start-up), mirror apply %.0f, model %.0f, raw"
-                                + " merge %.0f rows/s (ratio %.2f); ms by element: model %s, raw %s%n",
+                                + " merge %.0f rows/s (ratio %.2f), raw with links %.0f rows/s (ratio %.2f); ms by element:"
+                                + " model %s, raw %s%n",
                         round,
                         records.size() / sink.streaming(),
                         records.size() / sink.seconds(),
@@ -201,12 +215,13 @@ public final class SinkBenchmark {
                         records.size() / model,
                         records.size() / plain,
                         plain / sink.streaming(),
+                        records.size() / linked,
+                        linked / sink.streaming(),
                         millis(nanos),
                         millis(rawNanos));
             }
             Collections.sort(ratios);
-            int mid = ratios.size() / 2;
-            double median = ratios.size() % 2 == 1 ? ratios.get(mid) : (ratios.get(mid - 1) + ratios.get(mid)) / 2;
+            double median = median(ratios);
             result.put("model_merge_per_s", records.size() / modelSeconds);
             result.put("mirror_apply_per_s", records.size() / applySeconds);
             result.put("changes_per_s", records.size() / sinkSeconds);
@@ -217,6 +232,11 @@ public final class SinkBenchmark {
             result.put("ratio", median);
             result.put("ratio_of_bests", rawSeconds / sinkSeconds);
             result.put("ratios", ratios);
+            // beside the goal's ratio: the same graph with its links, merged plainly
+            Collections.sort(linkedRatios);
+            result.put("raw_with_links_per_s", records.size() / linkedSeconds);
+            result.put("ratio_vs_raw_with_links", median(linkedRatios));
+            result.put("ratios_vs_raw_with_links", linkedRatios);
 
             // 4. faults, through the service, judged by its consistency endpoint
             empty(neo4j);
@@ -500,6 +520,11 @@ public final class SinkBenchmark {
                     "Neo4j stopped mid-replay; " + changed + " updates and " + changed
                             + " deletes while it was away; 6 failed Qdrant calls");
         }
+    }
+
+    private static double median(List<Double> sorted) {
+        int mid = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(mid) : (sorted.get(mid - 1) + sorted.get(mid)) / 2;
     }
 
     /** The first {@code n} entries, in hundredths. */

@@ -32,7 +32,7 @@ public final class RawMerge implements AutoCloseable {
      */
     public long write(List<MirrorRecord> records, int batchSize, Map<String, Long> nanos) {
         Map<GraphModel.Element, Long> byElement = new EnumMap<>(GraphModel.Element.class);
-        long written = write(records, batchSize, false, byElement);
+        long written = write(records, batchSize, Mode.PLAIN, byElement);
         byElement.forEach((e, n) -> nanos.put(e.name().toLowerCase(Locale.ROOT), n));
         return written;
     }
@@ -43,12 +43,28 @@ public final class RawMerge implements AutoCloseable {
      */
     public long writeModel(List<MirrorRecord> records, int batchSize, Map<String, Long> nanos) {
         Map<GraphModel.Element, Long> byElement = new EnumMap<>(GraphModel.Element.class);
-        long written = write(records, batchSize, true, byElement);
+        long written = write(records, batchSize, Mode.MODEL, byElement);
         byElement.forEach((e, n) -> nanos.put(e.name().toLowerCase(Locale.ROOT), n));
         return written;
     }
 
-    private long write(List<MirrorRecord> records, int batchSize, boolean model, Map<GraphModel.Element, Long> nanos) {
+    /**
+     * Like {@link #write}, and each node's links of the mirror's graph model too — a passage's {@code PART_OF} its
+     * document, a question's {@code ABOUT} its passage, a merged surface's {@code SAME_AS} its entity, a theme's
+     * {@code HAS_MEMBER} its passages — merged as plainly (nothing that left is removed): the same graph as the sink
+     * writes, with nothing of what keeps it right under reordering, retries and restarts.
+     */
+    public long writeWithLinks(List<MirrorRecord> records, int batchSize) {
+        return write(records, batchSize, Mode.LINKED, new EnumMap<>(GraphModel.Element.class));
+    }
+
+    private enum Mode {
+        PLAIN,
+        LINKED,
+        MODEL
+    }
+
+    private long write(List<MirrorRecord> records, int batchSize, Mode mode, Map<GraphModel.Element, Long> nanos) {
         long written = 0;
         try (Session s = driver.session()) {
             for (int i = 0; i < records.size(); i += batchSize) {
@@ -58,11 +74,16 @@ public final class RawMerge implements AutoCloseable {
                         List<Map<String, Object>> rows =
                                 run.records().stream().map(GraphModel::row).toList();
                         long t0 = System.nanoTime();
-                        String query = !model
-                                ? query(run)
-                                : run.delete()
-                                        ? run.element().delete()
-                                        : run.element().upsert();
+                        String query =
+                                switch (mode) {
+                                    case PLAIN -> query(run);
+                                    case LINKED ->
+                                        run.delete() ? query(run) : query(run).replace("RETURN count(n)", links(run));
+                                    case MODEL ->
+                                        run.delete()
+                                                ? run.element().delete()
+                                                : run.element().upsert();
+                                };
                         written += t.run(query, Map.of("rows", rows))
                                 .single()
                                 .get(0)
@@ -102,6 +123,40 @@ public final class RawMerge implements AutoCloseable {
                 SET x += r.props, x.namespace = r.namespace, x.id = r.id, x.version = r.version
                 RETURN count(x)
                 """.formatted(e.type, e.from, e.to);
+    }
+
+    /** The plain merge of a node's links, then its count. */
+    private static String links(GraphModel.Run run) {
+        String merge =
+                switch (run.element()) {
+                    case PASSAGE -> """
+                            WITH n, r
+                            MERGE (d:Document {namespace: r.namespace, id: r.props.documentId})
+                            MERGE (n)-[:PART_OF]->(d)
+                            """;
+                    case QUESTION -> """
+                            WITH n, r
+                            MERGE (p:Passage {namespace: r.namespace, id: r.props.passageId})
+                            MERGE (n)-[:ABOUT]->(p)
+                            """;
+                    case ENTITY -> """
+                            WITH n, r
+                            FOREACH (_ IN CASE WHEN r.props.resolvedId <> r.id THEN [1] ELSE [] END |
+                              MERGE (c:Entity {namespace: r.namespace, id: r.props.resolvedId})
+                              MERGE (n)-[:SAME_AS]->(c))
+                            """;
+                    case THEME -> """
+                            WITH n, r
+                            CALL (n, r) {
+                              UNWIND r.members AS pid
+                              MATCH (p:Passage {namespace: r.namespace, id: pid})
+                              USING INDEX SEEK p:Passage(namespace, id)
+                              MERGE (n)-[:HAS_MEMBER]->(p)
+                            }
+                            """;
+                    default -> "";
+                };
+        return merge + "RETURN count(n)";
     }
 
     @Override
