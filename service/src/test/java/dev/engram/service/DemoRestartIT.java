@@ -15,6 +15,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,6 +64,9 @@ class DemoRestartIT {
         ServiceProcess third = ServiceProcess.start(
                 env, ServiceProcess.LOGS.resolve("demo-restart-3.log"), "demo", "/v1/health/ready");
         assertThat(memoryOnceIngested(third.base())).isEqualTo(memory);
+        // the demo sent its documents again: idle once the read step has committed past them (a kill inside that
+        // transaction is another case than this test's)
+        awaitCommittedThroughEnd(env.get("ENGRAM_EMBEDDED_KAFKA_PORT"), "engram-ingest", "engram.documents");
         kill(third);
 
         // 4. after a SIGKILL once idle: the same memory again
@@ -67,6 +77,40 @@ class DemoRestartIT {
         } finally {
             fourth.process().destroy();
             fourth.process().waitFor(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Waits until {@code group} has committed, stably, every partition of {@code topic} to its end. */
+    private static void awaitCommittedThroughEnd(String port, String group, String topic) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + port))) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(
+                                group, new ListConsumerGroupOffsetsOptions().requireStable(true))
+                        .partitionsToOffsetAndMetadata()
+                        .get();
+                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                admin.describeTopics(List.of(topic))
+                        .allTopicNames()
+                        .get()
+                        .get(topic)
+                        .partitions()
+                        .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+                boolean idle = true;
+                for (Map.Entry<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> e :
+                        admin.listOffsets(latest).all().get().entrySet()) {
+                    OffsetAndMetadata c = committed.get(e.getKey());
+                    long end = e.getValue().offset();
+                    idle &= end == 0 || (c != null && c.offset() >= end);
+                }
+                if (idle) {
+                    return;
+                }
+                assertThat(System.nanoTime())
+                        .as("%s committed through the end of %s", group, topic)
+                        .isLessThan(deadline);
+                Thread.sleep(100);
+            }
         }
     }
 
