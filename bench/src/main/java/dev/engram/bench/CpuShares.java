@@ -8,6 +8,7 @@ import java.lang.management.ThreadMXBean;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * Where this process's CPU went between two moments, by kind of thread: Engram's stream threads (the ingest
@@ -48,17 +49,7 @@ final class CpuShares {
         for (String kind : new String[] {"understand", "memory", "broker", "clients", "other"}) {
             nanos.put(kind, 0L);
         }
-        for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
-            if (t == null) {
-                continue;
-            }
-            long now = threads.getThreadCpuTime(t.getThreadId());
-            if (now < 0) {
-                continue;
-            }
-            long spent = now - startCpu.getOrDefault(t.getThreadId(), 0L);
-            nanos.merge(kind(t.getThreadName()), spent, Long::sum);
-        }
+        spentByThread((name, spent) -> nanos.merge(kind(name), spent, Long::sum));
         long process = os.getProcessCpuTime() - startProcess;
         long java = nanos.values().stream().mapToLong(Long::longValue).sum();
         // the JVM's own threads (JIT compilers, garbage collectors) and native ones (RocksDB's flushes and
@@ -79,19 +70,8 @@ final class CpuShares {
      */
     Map<String, Double> secondsByThreadName() {
         Map<String, Long> nanos = new HashMap<>();
-        long java = 0;
-        for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
-            if (t == null) {
-                continue;
-            }
-            long now = threads.getThreadCpuTime(t.getThreadId());
-            if (now < 0) {
-                continue;
-            }
-            long spent = now - startCpu.getOrDefault(t.getThreadId(), 0L);
-            java += spent;
-            nanos.merge(t.getThreadName().replaceAll("[0-9]+", "#"), spent, Long::sum);
-        }
+        spentByThread((name, spent) -> nanos.merge(name.replaceAll("[0-9]+", "#"), spent, Long::sum));
+        long java = nanos.values().stream().mapToLong(Long::longValue).sum();
         nanos.put("jvm_and_native", Math.max(0, os.getProcessCpuTime() - startProcess - java));
         Map<String, Double> out = new LinkedHashMap<>();
         nanos.entrySet().stream()
@@ -99,6 +79,19 @@ final class CpuShares {
                 .filter(e -> e.getValue() > 0)
                 .forEach(e -> out.put(e.getKey(), e.getValue() / 1e9));
         return out;
+    }
+
+    /** Each live Java thread's name and the CPU nanoseconds it spent since {@link #start()}. */
+    private void spentByThread(BiConsumer<String, Long> spent) {
+        for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (t == null) {
+                continue;
+            }
+            long now = threads.getThreadCpuTime(t.getThreadId());
+            if (now >= 0) {
+                spent.accept(t.getThreadName(), now - startCpu.getOrDefault(t.getThreadId(), 0L));
+            }
+        }
     }
 
     private static String kind(String thread) {
