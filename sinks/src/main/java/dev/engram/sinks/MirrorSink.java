@@ -658,11 +658,16 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             LOG.warn("position of {} not readable from Neo4j yet: {}", tp, SinkFailure.reason(e));
             return false;
         }
+        placeAt(tp, p, consumer.beginningOffsets(List.of(tp)).getOrDefault(tp, 0L));
+        return true;
+    }
+
+    /** Reads a partition (whose first record still held is {@code start}) from where Neo4j's position {@code p} says. */
+    private void placeAt(TopicPartition tp, Neo4jMirror.Position p, long start) {
         positions.put(tp, p);
         long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
-        checkHistory(tp, from, consumer.beginningOffsets(List.of(tp)).getOrDefault(tp, 0L));
+        checkHistory(tp, from, start);
         seek(tp, from);
-        return true;
     }
 
     private void updateLag(ConsumerRecords<String, byte[]> polled) {
@@ -743,10 +748,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                     awaitPosition(tp);
                     continue;
                 }
-                positions.put(tp, p);
-                long from = vectors == null ? p.graph() : Math.min(p.graph(), p.vectors());
-                checkHistory(tp, from, start.getOrDefault(tp, 0L));
-                seek(tp, from);
+                placeAt(tp, p, start.getOrDefault(tp, 0L));
             }
         }
     }
