@@ -103,11 +103,16 @@ class MirrorSinkTest {
      * {@link MockConsumer}), it returns records again after a seek back.
      */
     private MockConsumer<String, byte[]> consumer(List<byte[]> values, long start) {
-        return consumer(values, start, new ArrayList<>());
+        return consumer(values, start, new ArrayList<>(), () -> {});
     }
 
-    /** Like {@link #consumer(List, long)}, noting in {@code commits} each offset committed to Kafka. */
-    private MockConsumer<String, byte[]> consumer(List<byte[]> values, long start, List<Long> commits) {
+    /**
+     * Like {@link #consumer(List, long)}, noting in {@code commits} each offset committed to Kafka, and running {@code
+     * beforeAssignment} at the first poll, just before the partition is assigned (its records are there even when the
+     * assignment fails, as in Kafka's consumer).
+     */
+    private MockConsumer<String, byte[]> consumer(
+            List<byte[]> values, long start, List<Long> commits, Runnable beforeAssignment) {
         MockConsumer<String, byte[]> c = new MockConsumer<>("earliest") {
             @Override
             public synchronized void commitAsync(
@@ -141,9 +146,13 @@ class MirrorSinkTest {
         c.updateBeginningOffsets(Map.of(tp, start));
         c.updateEndOffsets(Map.of(tp, start + values.size()));
         c.schedulePollTask(() -> {
-            c.rebalance(List.of(tp));
-            for (int i = 0; i < values.size(); i++) {
-                c.addRecord(new ConsumerRecord<>(TOPIC, 0, start + i, ns, values.get(i)));
+            beforeAssignment.run();
+            try {
+                c.rebalance(List.of(tp));
+            } finally {
+                for (int i = 0; i < values.size(); i++) {
+                    c.addRecord(new ConsumerRecord<>(TOPIC, 0, start + i, ns, values.get(i)));
+                }
             }
         });
         return c;
@@ -361,25 +370,6 @@ class MirrorSinkTest {
         Neo4jServer neo4j = Neo4jServer.shared();
         // the sink starts with Neo4j up; it goes away just before the partition is assigned (as when a rebalance comes
         // while Neo4j is down) and comes back a little later, the records being there all along
-        MockConsumer<String, byte[]> away = new MockConsumer<>("earliest") {
-            @Override
-            public synchronized void seek(TopicPartition partition, long offset) {
-                super.seek(partition, offset);
-                for (long o = offset; o < values.size(); o++) {
-                    addRecord(new ConsumerRecord<>(TOPIC, 0, o, ns, values.get((int) o)));
-                }
-            }
-
-            @Override
-            public synchronized void seekToBeginning(Collection<TopicPartition> partitions) {
-                super.seekToBeginning(partitions);
-                if (partitions.contains(tp)) {
-                    seek(tp, 0);
-                }
-            }
-        };
-        away.updateBeginningOffsets(Map.of(tp, 0L));
-        away.updateEndOffsets(Map.of(tp, (long) values.size()));
         Thread back = new Thread(() -> {
             try {
                 Thread.sleep(1_500);
@@ -388,17 +378,9 @@ class MirrorSinkTest {
             }
             neo4j.start();
         });
-        away.schedulePollTask(() -> {
+        MockConsumer<String, byte[]> away = consumer(values, 0, new ArrayList<>(), () -> {
             neo4j.stop();
             back.start();
-            try {
-                away.rebalance(List.of(tp));
-            } finally {
-                // the consumer holds the partition's records from its start, as Kafka's does after an assignment
-                for (int i = 0; i < values.size(); i++) {
-                    away.addRecord(new ConsumerRecord<>(TOPIC, 0, i, ns, values.get(i)));
-                }
-            }
         });
         try {
             Throwable died = runUntil(sink(away, producer(), null), () -> {
@@ -452,9 +434,9 @@ class MirrorSinkTest {
         }
         List<Long> commits = new ArrayList<>();
         long t0 = System.nanoTime();
-        Throwable died =
-                runUntil(sink(consumer(values, 0, commits), producer(), null), () -> graph.position(group, TOPIC, 0)
-                        .equals(new Neo4jMirror.Position(250, 250)));
+        Throwable died = runUntil(
+                sink(consumer(values, 0, commits, () -> {}), producer(), null),
+                () -> graph.position(group, TOPIC, 0).equals(new Neo4jMirror.Position(250, 250)));
         double seconds = (System.nanoTime() - t0) / 1e9;
         assertThat(died).isNull();
         // three batches of 100: a commit after each would be three in well under a second
