@@ -76,9 +76,8 @@ public final class RawMerge implements AutoCloseable {
                         long t0 = System.nanoTime();
                         String query =
                                 switch (mode) {
-                                    case PLAIN -> query(run);
-                                    case LINKED ->
-                                        run.delete() ? query(run) : query(run).replace("RETURN count(n)", links(run));
+                                    case PLAIN -> query(run, false);
+                                    case LINKED -> query(run, true);
                                     case MODEL ->
                                         run.delete()
                                                 ? run.element().delete()
@@ -97,7 +96,8 @@ public final class RawMerge implements AutoCloseable {
         return written;
     }
 
-    private static String query(GraphModel.Run run) {
+    /** The plain statement of a run; {@code withLinks}: a node's links merged too ({@link #links}). */
+    private static String query(GraphModel.Run run, boolean withLinks) {
         GraphModel.Element e = run.element();
         if (run.delete()) {
             return e.node()
@@ -109,8 +109,8 @@ public final class RawMerge implements AutoCloseable {
                             .formatted(e.type);
         }
         return e.node()
-                ? "UNWIND $rows AS r MERGE (n:%s {namespace: r.namespace, id: r.id}) SET n += r.props, n.version = r.version RETURN count(n)"
-                        .formatted(e.label)
+                ? "UNWIND $rows AS r MERGE (n:%s {namespace: r.namespace, id: r.id}) SET n += r.props, n.version = r.version\n%sRETURN count(n)"
+                        .formatted(e.label, withLinks ? links(e) : "")
                 : """
                 UNWIND $rows AS r
                 OPTIONAL MATCH ()-[old:%1$s {namespace: r.namespace, id: r.id}]->()
@@ -125,27 +125,26 @@ public final class RawMerge implements AutoCloseable {
                 """.formatted(e.type, e.from, e.to);
     }
 
-    /** The plain merge of a node's links, then its count. */
-    private static String links(GraphModel.Run run) {
-        String merge =
-                switch (run.element()) {
-                    case PASSAGE -> """
+    /** The plain merge of a node's links. */
+    private static String links(GraphModel.Element e) {
+        return switch (e) {
+            case PASSAGE -> """
                             WITH n, r
                             MERGE (d:Document {namespace: r.namespace, id: r.props.documentId})
                             MERGE (n)-[:PART_OF]->(d)
                             """;
-                    case QUESTION -> """
+            case QUESTION -> """
                             WITH n, r
                             MERGE (p:Passage {namespace: r.namespace, id: r.props.passageId})
                             MERGE (n)-[:ABOUT]->(p)
                             """;
-                    case ENTITY -> """
+            case ENTITY -> """
                             WITH n, r
                             FOREACH (_ IN CASE WHEN r.props.resolvedId <> r.id THEN [1] ELSE [] END |
                               MERGE (c:Entity {namespace: r.namespace, id: r.props.resolvedId})
                               MERGE (n)-[:SAME_AS]->(c))
                             """;
-                    case THEME -> """
+            case THEME -> """
                             WITH n, r
                             CALL (n, r) {
                               UNWIND r.members AS pid
@@ -154,9 +153,8 @@ public final class RawMerge implements AutoCloseable {
                               MERGE (n)-[:HAS_MEMBER]->(p)
                             }
                             """;
-                    default -> "";
-                };
-        return merge + "RETURN count(n)";
+            default -> "";
+        };
     }
 
     @Override
