@@ -39,7 +39,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.knowm.xchart.BitmapEncoder;
@@ -54,8 +53,9 @@ import org.knowm.xchart.style.Styler;
  * <ol>
  *   <li>the base documents (the corpora of {@code --data}) are ingested as they are, with the configured embedder;
  *   <li>the namespace then grows with copies of them in which every proper name that is not common across the corpora
- *       is renamed ({@code Babbage} → {@code Babbageq3}), so that each copy brings its own entities while the common
- *       ones (countries, months, ...) gather passages from every copy, as they would in a real corpus. A copy's texts
+ *       is renamed to a made-up word of that copy ({@code Babbage} → {@code Vorekitu}, see {@link CopyNames}), so that
+ *       each copy brings its own entities while the common ones (countries, months, ...) gather passages from every
+ *       copy, as they would in a real corpus. A copy's texts
  *       are embedded as the base text's vector plus a little seeded noise (cosine about 0.95 to it), which costs no
  *       model time: how long a query takes depends on how many vectors, passages and links there are, not on what
  *       the vectors say;
@@ -77,8 +77,6 @@ public final class ScaleBenchmark {
 
     private static final String NS = "scale";
     private static final List<String> MODES = List.of("dense", "bm25", "fusion", "cogito", "pabd", "gem", "hybrid");
-    private static final Pattern CAPITALIZED = Pattern.compile("\\b[A-Z][a-z]{2,}\\b");
-    private static final Pattern RENAMED = Pattern.compile("\\b([A-Z][a-z]{2,})q\\d+\\b");
 
     private ScaleBenchmark() {}
 
@@ -117,14 +115,14 @@ public final class ScaleBenchmark {
         }
         Collections.shuffle(questions, new Random(7));
         List<String> asked = questions.subList(0, Math.min(queries, questions.size()));
-        Set<String> common = commonWords(base);
+        CopyNames names = new CopyNames(commonWords(base));
 
         EngramConfig defaults = EngramConfig.local(System.getenv());
         Embedder model = OnnxEmbedder.load(
                 defaults.understanding().embedder(),
                 defaults.understanding().embedMaxTokens(),
                 defaults.understanding().embedThreads());
-        CopyEmbedder embedder = new CopyEmbedder(model);
+        CopyEmbedder embedder = new CopyEmbedder(model, names);
         Path state = Files.createTempDirectory("engram-scale-");
         Map<String, Object> result = new LinkedHashMap<>();
         result.put(
@@ -166,7 +164,7 @@ public final class ScaleBenchmark {
                     int batch = Math.max(20, (int) Math.min(2000, (size - passages) / 2));
                     for (int i = 0; i < batch; i++) {
                         JsonNode doc = base.get(next);
-                        Corpus.send(producer, topic, NS, copy == 0 ? doc : renamed(doc, copy, common));
+                        Corpus.send(producer, topic, NS, copy == 0 ? doc : renamed(doc, copy, names));
                         sent++;
                         if (++next == base.size()) {
                             next = 0;
@@ -254,7 +252,7 @@ public final class ScaleBenchmark {
         Map<String, Integer> df = new HashMap<>();
         for (JsonNode d : docs) {
             Set<String> seen = new HashSet<>();
-            Matcher m = CAPITALIZED.matcher(
+            Matcher m = CopyNames.CAPITALIZED.matcher(
                     d.path("title").asText() + "\n" + d.path("text").asText());
             while (m.find()) {
                 seen.add(m.group());
@@ -272,21 +270,12 @@ public final class ScaleBenchmark {
     }
 
     /** Copy {@code k} of a document: its own id, and every uncommon capitalized word renamed. */
-    static JsonNode renamed(JsonNode doc, int k, Set<String> common) {
+    static JsonNode renamed(JsonNode doc, int k, CopyNames names) {
         ObjectNode copy = doc.deepCopy();
         copy.put("doc_id", doc.path("doc_id").asText() + "~" + k);
-        copy.put("title", rename(doc.path("title").asText(), k, common));
-        copy.put("text", rename(doc.path("text").asText(), k, common));
+        copy.put("title", names.rename(doc.path("title").asText(), k));
+        copy.put("text", names.rename(doc.path("text").asText(), k));
         return copy;
-    }
-
-    static String rename(String text, int k, Set<String> common) {
-        Matcher m = CAPITALIZED.matcher(text);
-        StringBuilder out = new StringBuilder();
-        while (m.find()) {
-            m.appendReplacement(out, common.contains(m.group()) ? m.group() : m.group() + "q" + k);
-        }
-        return m.appendTail(out).toString();
     }
 
     /**
@@ -299,10 +288,12 @@ public final class ScaleBenchmark {
      */
     static final class CopyEmbedder implements Embedder {
         private final Embedder model;
+        private final CopyNames names;
         private final Map<String, float[]> base = new ConcurrentHashMap<>();
 
-        CopyEmbedder(Embedder model) {
+        CopyEmbedder(Embedder model, CopyNames names) {
             this.model = model;
+            this.names = names;
         }
 
         @Override
@@ -326,7 +317,7 @@ public final class ScaleBenchmark {
         }
 
         private float[] understood(String text) {
-            String original = RENAMED.matcher(text).replaceAll("$1");
+            String original = names.original(text);
             float[] known = base.computeIfAbsent(original, model::embed);
             if (original.equals(text)) {
                 return known;
