@@ -2,6 +2,7 @@ package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.management.OperatingSystemMXBean;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.Json;
 import dev.engram.service.Corpus;
@@ -193,12 +194,17 @@ public final class ScaleBenchmark {
                 mem.put("ingest_passages_per_s", (passages - previousSize) / ingestSeconds);
                 memory.add(mem);
                 // every mode warmed up before any is timed (the snapshot, its indexes, the JIT), then the modes take
-                // turns on each question, so that no mode is timed colder than another or in a quieter moment
+                // turns on each question, so that no mode is timed colder than another or in a quieter moment; the
+                // work the ingest left behind (compactions, the snapshot the warm-up rebuilds) done first, so that
+                // the latency is that of the namespace at this size and not of its last writes (under_ingest is that)
+                double settled = settle();
                 for (String mode : modes) {
                     for (String q : asked.subList(0, Math.min(5, asked.size()))) {
                         retrieve(http, baseUrl, mode, q);
                     }
                 }
+                settled += settle();
+                mem.put("settle_seconds", settled);
                 Map<String, List<Double>> timed = new LinkedHashMap<>();
                 for (String q : asked) {
                     for (String mode : modes) {
@@ -445,6 +451,28 @@ public final class ScaleBenchmark {
             out.add(x);
         }
         return out;
+    }
+
+    /**
+     * Waits until this process (the service and its broker) is quiet — less than a tenth of a core over two seconds —
+     * or two minutes have passed; returns the seconds waited.
+     */
+    private static double settle() throws InterruptedException {
+        OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long t0 = System.nanoTime();
+        long deadline = t0 + Duration.ofMinutes(2).toNanos();
+        while (System.nanoTime() < deadline) {
+            long cpu = os.getProcessCpuTime();
+            long w0 = System.nanoTime();
+            Thread.sleep(2000);
+            double cores = (os.getProcessCpuTime() - cpu) / (double) (System.nanoTime() - w0);
+            if (cores < 0.1) {
+                break;
+            }
+        }
+        double waited = (System.nanoTime() - t0) / 1e9;
+        System.err.printf(Locale.ROOT, "settled after %.0f s%n", waited);
+        return waited;
     }
 
     private static Map<String, Object> memory(long passages, Path state) throws IOException {
