@@ -1,14 +1,20 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /** Okapi BM25 over lowercase word tokens, with an inverted index. */
 final class Bm25 {
 
+    /** Arrays of per-document sums that {@link #top} reuses, all zero between uses; a few, for concurrent queries. */
+    private static final int SCRATCH_ARRAYS = 4;
+
+    private final ConcurrentLinkedQueue<double[]> scratch = new ConcurrentLinkedQueue<>();
     private final Map<String, int[][]> postings; // term -> [doc, tf] pairs
     private final int[] lengths;
     private final double averageLength;
@@ -79,6 +85,49 @@ final class Bm25 {
                     Character.OTHER_NUMBER -> true;
             default -> false;
         };
+    }
+
+    /**
+     * The {@code k} best documents for the query — those sharing a term with it, as {@link #scores} ranks them (score
+     * descending, then index) and with the same scores — without a pass over every document: the sums go to a reused
+     * array, and only the documents they touched are ranked and cleared. The names of every unit of a large namespace
+     * number in the hundreds of thousands, of which a question touches a few.
+     */
+    List<Retrieval.Scored> top(String query, int k) {
+        double[] sums = scratch.poll();
+        if (sums == null) {
+            sums = new double[lengths.length];
+        }
+        int[] touched = new int[64];
+        int size = 0;
+        int n = lengths.length;
+        for (String t : tokens(query)) {
+            int[][] p = postings.get(t);
+            if (p == null) {
+                continue;
+            }
+            double idf = Math.log(1 + (n - p.length + 0.5) / (p.length + 0.5));
+            for (int[] dt : p) {
+                double tf = dt[1];
+                double norm = tf + k1 * (1 - b + b * lengths[dt[0]] / averageLength);
+                if (sums[dt[0]] == 0) { // every term adds more than 0: a document's first
+                    if (size == touched.length) {
+                        touched = Arrays.copyOf(touched, size * 2);
+                    }
+                    touched[size++] = dt[0];
+                }
+                sums[dt[0]] += idf * tf * (k1 + 1) / norm;
+            }
+        }
+        VectorIndex.TopK best = new VectorIndex.TopK(Math.min(k, size));
+        for (int i = 0; i < size; i++) {
+            best.offer(touched[i], sums[touched[i]]);
+            sums[touched[i]] = 0;
+        }
+        if (scratch.size() < SCRATCH_ARRAYS) {
+            scratch.offer(sums); // all zero again
+        }
+        return best.drain();
     }
 
     /** BM25 score of every document for the query (0 for documents sharing no term). */

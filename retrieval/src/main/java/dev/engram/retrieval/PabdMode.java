@@ -73,8 +73,8 @@ final class PabdMode implements Retrieval.Mode {
         Map<String, Object> explain = new LinkedHashMap<>();
 
         // 1. anchors: BM25 on unit names + dual-focus vector recall, fused by RRF
-        double[] bm25 = g.unitNames.scores(q.text());
-        int[] byName = Retrieval.top(bm25, Math.min(units, (int) p.get("k_max")));
+        // the units whose names share a word with the question, best first (all of them score above 0)
+        List<Retrieval.Scored> byName = g.unitNames.top(q.text(), Math.min(units, (int) p.get("k_max")));
         double m = p.get("match");
         int kGlobal = (int) Math.min(Math.ceil((1 - m / 6) * p.get("k_b") + p.get("k_min")), p.get("k_max"));
         int kLocal = (int) Math.floor(m / 6 * p.get("k_b"));
@@ -97,10 +97,8 @@ final class PabdMode implements Retrieval.Mode {
         double k0 = p.get("rrf_k");
         double[] s = new double[units];
         int rank = 0;
-        for (int u : byName) {
-            if (bm25[u] > 0) {
-                s[u] += 1 / (k0 + ++rank);
-            }
+        for (Retrieval.Scored u : byName) {
+            s[u.passage()] += 1 / (k0 + ++rank);
         }
         for (int i = 0; i < dense.size(); i++) {
             s[dense.get(i)] += 1 / (k0 + i + 1);
@@ -109,7 +107,8 @@ final class PabdMode implements Retrieval.Mode {
         // add up in the order of a scan over all units while its work follows the units the anchors reach
         boolean[] active = new boolean[units];
         Units reached = new Units();
-        for (int u : byName) {
+        for (Retrieval.Scored named : byName) {
+            int u = named.passage();
             if (s[u] > 0 && !active[u]) {
                 active[u] = true;
                 reached.add(u);
@@ -198,7 +197,13 @@ final class PabdMode implements Retrieval.Mode {
         explain.put("window_units", (int) (p.get("k_u") * depth));
         explain.put("window_chunks", (int) (p.get("k_c") * depth));
         List<Map<String, Object>> top = new ArrayList<>();
-        for (int u : Retrieval.top(s, 8)) {
+        // every unit with a score is active: the best are found among them, not in a scan over all units
+        VectorIndex.TopK best = new VectorIndex.TopK(Math.min(8, reached.size()));
+        for (int i = 0; i < reached.size(); i++) {
+            best.offer(reached.get(i), s[reached.get(i)]);
+        }
+        for (Retrieval.Scored b : best.drain()) {
+            int u = b.passage();
             if (s[u] > 0) {
                 Map<String, Object> m2 = new HashMap<>();
                 m2.put("unit", label(g, u));

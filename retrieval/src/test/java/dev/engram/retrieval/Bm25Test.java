@@ -46,4 +46,42 @@ class Bm25Test {
             assertThat(Bm25.tokens(text)).as(text).isEqualTo(byRegex(text));
         }
     }
+
+    /** The merge over postings ranks and scores exactly as the scan of every document's score. */
+    @Test
+    void topRanksAndScoresAsEveryDocumentsScoreDoes() {
+        Random r = new Random(11);
+        String[] words = {"the", "of", "river", "paris", "born", "x", "film", "the", "a", "queen", "zürich"};
+        for (int round = 0; round < 50; round++) {
+            List<String> docs = new ArrayList<>();
+            int n = 1 + r.nextInt(300);
+            for (int d = 0; d < n; d++) {
+                StringBuilder sb = new StringBuilder();
+                for (int i = r.nextInt(12); i > 0; i--) {
+                    sb.append(words[r.nextInt(words.length)]).append(' ');
+                }
+                docs.add(sb.toString());
+            }
+            Bm25 bm25 = new Bm25(docs, 1.2, 0.75);
+            for (int asked = 0; asked < 5; asked++) { // in turn: what one query summed never leaks into the next
+                StringBuilder query = new StringBuilder("unknown ");
+                for (int i = r.nextInt(6); i > 0; i--) {
+                    query.append(words[r.nextInt(words.length)])
+                            .append(' '); // repeated words count twice, as in scores
+                }
+                int k = 1 + r.nextInt(40);
+                double[] all = bm25.scores(query.toString());
+                List<Retrieval.Scored> expected = new ArrayList<>();
+                for (int u : Retrieval.top(all, k)) {
+                    if (all[u] > 0) {
+                        expected.add(new Retrieval.Scored(u, all[u]));
+                    }
+                }
+                assertThat(bm25.top(query.toString(), k))
+                        .as("%s over %s", query, docs)
+                        .isEqualTo(expected);
+            }
+        }
+        assertThat(new Bm25(List.of(), 1.2, 0.75).top("anything", 5)).isEmpty();
+    }
 }

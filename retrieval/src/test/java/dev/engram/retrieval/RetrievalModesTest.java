@@ -226,6 +226,22 @@ class RetrievalModesTest {
         assertThat(ranked.get(1)).isEqualTo("p0");
     }
 
+    /** The passages sharing no word come after those that do, at 0 and in passage order, as a scan of all ranks them. */
+    @Test
+    void bm25RanksExactlyAsEveryPassagesScoreDoes() {
+        MemoryGraph g = graph();
+        Retrieval.Mode bm25 = Retrieval.mode("bm25");
+        for (String query : List.of("when was Swapan Saha born", "copper", "nothing matches", "", "Agni Agni film")) {
+            for (int topK : new int[] {1, 2, 4, 10}) {
+                Retrieval.Result r = bm25.retrieve(
+                        g, new Retrieval.Query(query, QUERY, t -> QUERY), Retrieval.params(bm25, Map.of()), topK);
+                assertThat(r.ranked())
+                        .as("%s, top %d", query, topK)
+                        .isEqualTo(Retrieval.ranked(g.bm25.scores(query), topK));
+            }
+        }
+    }
+
     @Test
     void cogitoDiffusionBringsTheSecondHopAboveDistractors() {
         List<String> ranked = run("cogito", "When was the director of Agni born?", Map.of(), 0);
