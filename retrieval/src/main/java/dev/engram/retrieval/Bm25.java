@@ -6,16 +6,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /** Okapi BM25 over lowercase word tokens, with an inverted index. */
 final class Bm25 {
 
-    /** Arrays of per-document sums that {@link #top} reuses, all zero between uses; a few, for concurrent queries. */
-    private static final int SCRATCH_ARRAYS = 4;
-
-    private final ConcurrentLinkedQueue<double[]> scratch = new ConcurrentLinkedQueue<>();
     private final Map<String, int[][]> postings; // term -> [doc, tf] pairs
+    /** The per-document sums of {@link #top}. */
+    private final Scratch scratch;
+
     private final int[] lengths;
     private final double averageLength;
     private final double k1;
@@ -25,6 +23,7 @@ final class Bm25 {
         this.k1 = k1;
         this.b = b;
         this.lengths = new int[documents.size()];
+        this.scratch = new Scratch(documents.size());
         Map<String, List<int[]>> building = new HashMap<>();
         long total = 0;
         for (int d = 0; d < documents.size(); d++) {
@@ -94,10 +93,7 @@ final class Bm25 {
      * number in the hundreds of thousands, of which a question touches a few.
      */
     List<Retrieval.Scored> top(String query, int k) {
-        double[] sums = scratch.poll();
-        if (sums == null) {
-            sums = new double[lengths.length];
-        }
+        double[] sums = scratch.sums();
         int[] touched = new int[64];
         int size = 0;
         int n = lengths.length;
@@ -124,10 +120,13 @@ final class Bm25 {
             best.offer(touched[i], sums[touched[i]]);
             sums[touched[i]] = 0;
         }
-        if (scratch.size() < SCRATCH_ARRAYS) {
-            scratch.offer(sums); // all zero again
-        }
+        scratch.giveBack(sums);
         return best.drain();
+    }
+
+    /** The most bytes the arrays {@link #top} keeps may take. */
+    long scratchBytes() {
+        return scratch.maxBytes();
     }
 
     /** BM25 score of every document for the query (0 for documents sharing no term). */

@@ -65,6 +65,8 @@ public final class MemoryGraph {
     final int[][] entityRelations;
     /** BM25 over the names of knowledge units: entities, then facts, then relations (IGMiRAG's name corpus). */
     final Bm25 unitNames;
+    /** Per-unit arrays (entities, facts, relations) that queries on this snapshot reuse. */
+    final Scratch unitScratch;
     /** Per passage, its utility questions' vectors (mean of question and passage, normalized); may be empty. */
     final float[][][] passageQuestions;
 
@@ -163,6 +165,7 @@ public final class MemoryGraph {
         facts.forEach(f -> names.add(f.text()));
         relations.forEach(r -> names.add(r.text()));
         this.unitNames = new Bm25(names, 1.2, 0.75);
+        this.unitScratch = new Scratch(names.size());
         this.passageQuestions = new float[passages.size()][][];
         for (int i = 0; i < passageQuestions.length; i++) {
             List<float[]> qs = b.passageQuestions.get(i);
@@ -296,6 +299,8 @@ public final class MemoryGraph {
         for (Fact f : facts) {
             bytes += 48 + 2L * f.text().length();
         }
+        // the arrays its queries reuse, as many as it may keep
+        bytes += unitScratch.maxBytes() + unitNames.scratchBytes() + bm25.scratchBytes();
         return bytes;
     }
 

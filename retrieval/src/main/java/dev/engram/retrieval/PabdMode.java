@@ -95,7 +95,8 @@ final class PabdMode implements Retrieval.Mode {
             }
         }
         double k0 = p.get("rrf_k");
-        double[] s = new double[units];
+        // every unit written below is active and listed in reached: cleared from there at the end, for the next query
+        double[] s = g.unitScratch.sums();
         int rank = 0;
         for (Retrieval.Scored u : byName) {
             s[u.passage()] += 1 / (k0 + ++rank);
@@ -105,7 +106,7 @@ final class PabdMode implements Retrieval.Mode {
         }
         // the active units, kept as a list too: the diffusion visits only them, in index order, so that its sums
         // add up in the order of a scan over all units while its work follows the units the anchors reach
-        boolean[] active = new boolean[units];
+        boolean[] active = g.unitScratch.flags();
         Units reached = new Units();
         for (Retrieval.Scored named : byName) {
             int u = named.passage();
@@ -216,6 +217,12 @@ final class PabdMode implements Retrieval.Mode {
         // 3. final chunk relevance: extended scores fused with the initial ones
         reached.sort();
         double[] extended = chunkScores(g, s, reached);
+        for (int i = 0; i < reached.size(); i++) {
+            s[reached.get(i)] = 0;
+            active[reached.get(i)] = false;
+        }
+        g.unitScratch.giveBack(s);
+        g.unitScratch.giveBack(active);
         double w = p.get("initial_weight");
         double[] fused = new double[g.passageCount()];
         for (int c = 0; c < fused.length; c++) {

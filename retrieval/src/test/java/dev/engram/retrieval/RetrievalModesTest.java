@@ -242,6 +242,25 @@ class RetrievalModesTest {
         }
     }
 
+    /** Queries on one snapshot reuse its per-unit arrays: what one query wrote never reaches the next. */
+    @Test
+    void pabdAnswersTheSameWhateverRanBeforeItOnTheSnapshot() {
+        Retrieval.Mode pabd = Retrieval.mode("pabd");
+        List<String> queries =
+                List.of("When was the director of Agni born?", "copper spices", "Swapan Saha", "rivers in spring");
+        MemoryGraph shared = graph();
+        for (int round = 0; round < 2; round++) {
+            for (String query : queries) {
+                Retrieval.Result fresh = pabd.retrieve(
+                        graph(), new Retrieval.Query(query, QUERY, t -> QUERY), Retrieval.params(pabd, Map.of()), 4);
+                Retrieval.Result reused = pabd.retrieve(
+                        shared, new Retrieval.Query(query, QUERY, t -> QUERY), Retrieval.params(pabd, Map.of()), 4);
+                assertThat(reused.ranked()).as(query).isEqualTo(fresh.ranked());
+                assertThat(reused.explanation()).as(query).isEqualTo(fresh.explanation());
+            }
+        }
+    }
+
     @Test
     void cogitoDiffusionBringsTheSecondHopAboveDistractors() {
         List<String> ranked = run("cogito", "When was the director of Agni born?", Map.of(), 0);

@@ -1,0 +1,53 @@
+package dev.engram.retrieval;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * Arrays of one length that queries on one snapshot reuse, so that a query over a large namespace neither allocates
+ * nor clears an array per unit or per passage: a caller takes one, clears the entries it wrote and gives it back (an
+ * array that is not given back, because its query failed, is simply left to the collector). A few are kept, for
+ * queries running at once.
+ */
+final class Scratch {
+
+    private static final int KEPT = 4;
+
+    private final int length;
+    private final ConcurrentLinkedQueue<double[]> sums = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<boolean[]> flags = new ConcurrentLinkedQueue<>();
+
+    Scratch(int length) {
+        this.length = length;
+    }
+
+    /** The most bytes the arrays kept may take. */
+    long maxBytes() {
+        return (long) KEPT * length * (Double.BYTES + 1);
+    }
+
+    /** An array of zeros. */
+    double[] sums() {
+        double[] a = sums.poll();
+        return a == null ? new double[length] : a;
+    }
+
+    /** An array of {@code false}. */
+    boolean[] flags() {
+        boolean[] a = flags.poll();
+        return a == null ? new boolean[length] : a;
+    }
+
+    /** Takes back an array the caller has set to zero again. */
+    void giveBack(double[] a) {
+        if (sums.size() < KEPT) {
+            sums.offer(a);
+        }
+    }
+
+    /** Takes back an array the caller has set to {@code false} again. */
+    void giveBack(boolean[] a) {
+        if (flags.size() < KEPT) {
+            flags.offer(a);
+        }
+    }
+}
