@@ -10,21 +10,46 @@ import java.util.Map;
 /** Okapi BM25 over lowercase word tokens, with an inverted index. */
 final class Bm25 {
 
-    private final Map<String, int[][]> postings; // term -> [doc, tf] pairs
+    /**
+     * The documents of a term, ascending, and the term's frequency in each: two flat arrays, which a query walks
+     * without following a reference per document.
+     */
+    private record Postings(int[] docs, int[] tfs) {}
+
+    /** A term's postings while they are gathered. */
+    private static final class Gathering {
+        int[] docs = new int[4];
+        int[] tfs = new int[4];
+        int size;
+
+        void add(int doc, int tf) {
+            if (size == docs.length) {
+                docs = Arrays.copyOf(docs, size * 2);
+                tfs = Arrays.copyOf(tfs, size * 2);
+            }
+            docs[size] = doc;
+            tfs[size++] = tf;
+        }
+
+        Postings done() {
+            return new Postings(Arrays.copyOf(docs, size), Arrays.copyOf(tfs, size));
+        }
+    }
+
+    private final Map<String, Postings> postings;
     /** The per-document sums of {@link #top}. */
     private final Scratch scratch;
 
-    private final int[] lengths;
-    private final double averageLength;
+    /** Per document, {@code k1 · (1 − b + b · length / average length)}: the part of a term's weight that is the document's. */
+    private final double[] lengthWeights;
+
     private final double k1;
-    private final double b;
 
     Bm25(List<String> documents, double k1, double b) {
         this.k1 = k1;
-        this.b = b;
-        this.lengths = new int[documents.size()];
+        int[] lengths = new int[documents.size()];
         this.scratch = new Scratch(documents.size());
-        Map<String, List<int[]>> building = new HashMap<>();
+        Map<String, Gathering> building = new HashMap<>();
         long total = 0;
         for (int d = 0; d < documents.size(); d++) {
             Map<String, Integer> tf = new HashMap<>();
@@ -34,12 +59,16 @@ final class Bm25 {
             }
             total += lengths[d];
             for (Map.Entry<String, Integer> e : tf.entrySet()) {
-                building.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(new int[] {d, e.getValue()});
+                building.computeIfAbsent(e.getKey(), k -> new Gathering()).add(d, e.getValue());
             }
         }
-        this.averageLength = documents.isEmpty() ? 0 : (double) total / documents.size();
+        double averageLength = documents.isEmpty() ? 0 : (double) total / documents.size();
+        this.lengthWeights = new double[documents.size()];
+        for (int d = 0; d < lengths.length; d++) {
+            lengthWeights[d] = k1 * (1 - b + b * lengths[d] / averageLength);
+        }
         this.postings = new HashMap<>();
-        building.forEach((k, v) -> postings.put(k, v.toArray(new int[0][])));
+        building.forEach((k, v) -> postings.put(k, v.done()));
     }
 
     /**
@@ -96,23 +125,25 @@ final class Bm25 {
         double[] sums = scratch.sums();
         int[] touched = new int[64];
         int size = 0;
-        int n = lengths.length;
+        int n = lengthWeights.length;
         for (String t : tokens(query)) {
-            int[][] p = postings.get(t);
+            Postings p = postings.get(t);
             if (p == null) {
                 continue;
             }
-            double idf = Math.log(1 + (n - p.length + 0.5) / (p.length + 0.5));
-            for (int[] dt : p) {
-                double tf = dt[1];
-                double norm = tf + k1 * (1 - b + b * lengths[dt[0]] / averageLength);
-                if (sums[dt[0]] == 0) { // every term adds more than 0: a document's first
+            int[] docs = p.docs();
+            int[] tfs = p.tfs();
+            double idf = Math.log(1 + (n - docs.length + 0.5) / (docs.length + 0.5));
+            for (int i = 0; i < docs.length; i++) {
+                int d = docs[i];
+                double tf = tfs[i];
+                if (sums[d] == 0) { // every term adds more than 0: a document's first
                     if (size == touched.length) {
                         touched = Arrays.copyOf(touched, size * 2);
                     }
-                    touched[size++] = dt[0];
+                    touched[size++] = d;
                 }
-                sums[dt[0]] += idf * tf * (k1 + 1) / norm;
+                sums[d] += idf * tf * (k1 + 1) / (tf + lengthWeights[d]);
             }
         }
         VectorIndex.TopK best = new VectorIndex.TopK(Math.min(k, size));
@@ -131,18 +162,19 @@ final class Bm25 {
 
     /** BM25 score of every document for the query (0 for documents sharing no term). */
     double[] scores(String query) {
-        double[] out = new double[lengths.length];
-        int n = lengths.length;
+        double[] out = new double[lengthWeights.length];
+        int n = lengthWeights.length;
         for (String t : tokens(query)) {
-            int[][] p = postings.get(t);
+            Postings p = postings.get(t);
             if (p == null) {
                 continue;
             }
-            double idf = Math.log(1 + (n - p.length + 0.5) / (p.length + 0.5));
-            for (int[] dt : p) {
-                double tf = dt[1];
-                double norm = tf + k1 * (1 - b + b * lengths[dt[0]] / averageLength);
-                out[dt[0]] += idf * tf * (k1 + 1) / norm;
+            int[] docs = p.docs();
+            int[] tfs = p.tfs();
+            double idf = Math.log(1 + (n - docs.length + 0.5) / (docs.length + 0.5));
+            for (int i = 0; i < docs.length; i++) {
+                double tf = tfs[i];
+                out[docs[i]] += idf * tf * (k1 + 1) / (tf + lengthWeights[docs[i]]);
             }
         }
         return out;

@@ -84,4 +84,50 @@ class Bm25Test {
         }
         assertThat(new Bm25(List.of(), 1.2, 0.75).top("anything", 5)).isEmpty();
     }
+
+    /** Okapi BM25 as written in the textbook, term by term in the question's order: the scores must be exactly these. */
+    private static double[] reference(List<String> docs, String query, double k1, double b) {
+        List<List<String>> tokens = docs.stream().map(Bm25::tokens).toList();
+        double average = tokens.stream().mapToInt(List::size).average().orElse(0);
+        double[] out = new double[docs.size()];
+        for (String t : Bm25.tokens(query)) {
+            long df = tokens.stream().filter(d -> d.contains(t)).count();
+            double idf = Math.log(1 + (docs.size() - df + 0.5) / (df + 0.5));
+            for (int d = 0; d < docs.size(); d++) {
+                double tf = tokens.get(d).stream().filter(t::equals).count();
+                if (tf > 0) {
+                    out[d] += idf
+                            * tf
+                            * (k1 + 1)
+                            / (tf + k1 * (1 - b + b * tokens.get(d).size() / average));
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void scoresAreOkapiBm25ToTheLastBit() {
+        Random r = new Random(3);
+        String[] words = {"the", "of", "river", "paris", "born", "x", "film", "the", "a", "queen", "zürich"};
+        for (int round = 0; round < 30; round++) {
+            List<String> docs = new ArrayList<>();
+            for (int d = 1 + r.nextInt(100); d > 0; d--) {
+                StringBuilder sb = new StringBuilder();
+                for (int i = r.nextInt(15); i > 0; i--) {
+                    sb.append(words[r.nextInt(words.length)]).append(' ');
+                }
+                docs.add(sb.toString());
+            }
+            StringBuilder query = new StringBuilder();
+            for (int i = 1 + r.nextInt(5); i > 0; i--) {
+                query.append(words[r.nextInt(words.length)]).append(' ');
+            }
+            double k1 = 0.5 + r.nextDouble();
+            double b = r.nextDouble();
+            assertThat(new Bm25(docs, k1, b).scores(query.toString()))
+                    .as("%s over %s", query, docs)
+                    .containsExactly(reference(docs, query.toString(), k1, b));
+        }
+    }
 }
