@@ -412,17 +412,22 @@ public final class ScaleBenchmark {
         ObjectNode params = body.putObject("params");
         variant.params().forEach(params::put);
         long t0 = System.nanoTime();
-        HttpResponse<String> r = http.send(
-                HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS + "/retrieve"))
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = post(http, base, body);
         double ms = (System.nanoTime() - t0) / 1e6;
         if (r.statusCode() != 200) {
             throw new IllegalStateException(mode + " answered " + r.statusCode() + ": " + r.body());
         }
         return ms;
+    }
+
+    /** A retrieval request to the namespace. */
+    private static HttpResponse<String> post(HttpClient http, String base, ObjectNode body) throws Exception {
+        return http.send(
+                HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS + "/retrieve"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private static Map<String, Object> row(long from, long passages, String mode, List<Double> ms) {
@@ -466,12 +471,7 @@ public final class ScaleBenchmark {
         while (true) {
             ObjectNode body = Json.mapper().createObjectNode();
             body.put("query", question).put("mode", "dense").put("top_k", 1);
-            HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS + "/retrieve"))
-                            .header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = post(http, base, body);
             JsonNode watermark = Json.mapper().readTree(r.body()).path("watermark");
             if (watermark.path("graph_version").asLong(-1)
                     == watermark.path("version").asLong(-2)) {

@@ -123,33 +123,13 @@ final class Bm25 {
      */
     List<Retrieval.Scored> top(String query, int k) {
         double[] sums = scratch.sums();
-        int[] touched = new int[64];
-        int size = 0;
-        int n = lengthWeights.length;
-        for (String t : tokens(query)) {
-            Postings p = postings.get(t);
-            if (p == null) {
-                continue;
-            }
-            int[] docs = p.docs();
-            int[] tfs = p.tfs();
-            double idf = Math.log(1 + (n - docs.length + 0.5) / (docs.length + 0.5));
-            for (int i = 0; i < docs.length; i++) {
-                int d = docs[i];
-                double tf = tfs[i];
-                if (sums[d] == 0) { // every term adds more than 0: a document's first
-                    if (size == touched.length) {
-                        touched = Arrays.copyOf(touched, size * 2);
-                    }
-                    touched[size++] = d;
-                }
-                sums[d] += idf * tf * (k1 + 1) / (tf + lengthWeights[d]);
-            }
-        }
-        VectorIndex.TopK best = new VectorIndex.TopK(Math.min(k, size));
-        for (int i = 0; i < size; i++) {
-            best.offer(touched[i], sums[touched[i]]);
-            sums[touched[i]] = 0;
+        Touched touched = new Touched();
+        sum(query, sums, touched);
+        VectorIndex.TopK best = new VectorIndex.TopK(Math.min(k, touched.size));
+        for (int i = 0; i < touched.size; i++) {
+            int d = touched.docs[i];
+            best.offer(d, sums[d]);
+            sums[d] = 0;
         }
         scratch.giveBack(sums);
         return best.drain();
@@ -163,6 +143,28 @@ final class Bm25 {
     /** BM25 score of every document for the query (0 for documents sharing no term). */
     double[] scores(String query) {
         double[] out = new double[lengthWeights.length];
+        sum(query, out, null);
+        return out;
+    }
+
+    /** The documents a query's terms reached, in the order they were first reached. */
+    private static final class Touched {
+        int[] docs = new int[64];
+        int size;
+
+        void add(int d) {
+            if (size == docs.length) {
+                docs = Arrays.copyOf(docs, size * 2);
+            }
+            docs[size++] = d;
+        }
+    }
+
+    /**
+     * Adds each query term's weight in each document to {@code sums}, term by term in the query's order (a repeated
+     * term counts again); the documents first reached go to {@code touched} when given ({@code sums} all zero then).
+     */
+    private void sum(String query, double[] sums, Touched touched) {
         int n = lengthWeights.length;
         for (String t : tokens(query)) {
             Postings p = postings.get(t);
@@ -173,10 +175,13 @@ final class Bm25 {
             int[] tfs = p.tfs();
             double idf = Math.log(1 + (n - docs.length + 0.5) / (docs.length + 0.5));
             for (int i = 0; i < docs.length; i++) {
+                int d = docs[i];
                 double tf = tfs[i];
-                out[docs[i]] += idf * tf * (k1 + 1) / (tf + lengthWeights[docs[i]]);
+                if (touched != null && sums[d] == 0) { // every term adds more than 0: a document's first
+                    touched.add(d);
+                }
+                sums[d] += idf * tf * (k1 + 1) / (tf + lengthWeights[d]);
             }
         }
-        return out;
     }
 }
