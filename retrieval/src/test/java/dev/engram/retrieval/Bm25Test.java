@@ -47,39 +47,41 @@ class Bm25Test {
         }
     }
 
-    /** The merge over postings ranks and scores exactly as the scan of every document's score. */
+    /** The best documents from the sums a question's words touched rank and score exactly as every document's score. */
+    private static final String[] WORDS = {
+        "the", "of", "river", "paris", "born", "x", "film", "the", "a", "queen", "zürich"
+    };
+
+    /** Up to {@code max} words of {@link #WORDS}, repeats and all, each followed by a space. */
+    private static String words(Random r, int max) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = r.nextInt(max); i > 0; i--) {
+            sb.append(WORDS[r.nextInt(WORDS.length)]).append(' ');
+        }
+        return sb.toString();
+    }
+
     @Test
     void topRanksAndScoresAsEveryDocumentsScoreDoes() {
         Random r = new Random(11);
-        String[] words = {"the", "of", "river", "paris", "born", "x", "film", "the", "a", "queen", "zürich"};
         for (int round = 0; round < 50; round++) {
             List<String> docs = new ArrayList<>();
             int n = 1 + r.nextInt(300);
             for (int d = 0; d < n; d++) {
-                StringBuilder sb = new StringBuilder();
-                for (int i = r.nextInt(12); i > 0; i--) {
-                    sb.append(words[r.nextInt(words.length)]).append(' ');
-                }
-                docs.add(sb.toString());
+                docs.add(words(r, 12));
             }
             Bm25 bm25 = new Bm25(docs, 1.2, 0.75);
             for (int asked = 0; asked < 5; asked++) { // in turn: what one query summed never leaks into the next
-                StringBuilder query = new StringBuilder("unknown ");
-                for (int i = r.nextInt(6); i > 0; i--) {
-                    query.append(words[r.nextInt(words.length)])
-                            .append(' '); // repeated words count twice, as in scores
-                }
+                String query = "unknown " + words(r, 6); // a repeated word counts twice, as in scores
                 int k = 1 + r.nextInt(40);
-                double[] all = bm25.scores(query.toString());
+                double[] all = bm25.scores(query);
                 List<Retrieval.Scored> expected = new ArrayList<>();
                 for (int u : Retrieval.top(all, k)) {
                     if (all[u] > 0) {
                         expected.add(new Retrieval.Scored(u, all[u]));
                     }
                 }
-                assertThat(bm25.top(query.toString(), k))
-                        .as("%s over %s", query, docs)
-                        .isEqualTo(expected);
+                assertThat(bm25.top(query, k)).as("%s over %s", query, docs).isEqualTo(expected);
             }
         }
         assertThat(new Bm25(List.of(), 1.2, 0.75).top("anything", 5)).isEmpty();
@@ -109,25 +111,17 @@ class Bm25Test {
     @Test
     void scoresAreOkapiBm25ToTheLastBit() {
         Random r = new Random(3);
-        String[] words = {"the", "of", "river", "paris", "born", "x", "film", "the", "a", "queen", "zürich"};
         for (int round = 0; round < 30; round++) {
             List<String> docs = new ArrayList<>();
             for (int d = 1 + r.nextInt(100); d > 0; d--) {
-                StringBuilder sb = new StringBuilder();
-                for (int i = r.nextInt(15); i > 0; i--) {
-                    sb.append(words[r.nextInt(words.length)]).append(' ');
-                }
-                docs.add(sb.toString());
+                docs.add(words(r, 15));
             }
-            StringBuilder query = new StringBuilder();
-            for (int i = 1 + r.nextInt(5); i > 0; i--) {
-                query.append(words[r.nextInt(words.length)]).append(' ');
-            }
+            String query = WORDS[r.nextInt(WORDS.length)] + " " + words(r, 5);
             double k1 = 0.5 + r.nextDouble();
             double b = r.nextDouble();
-            assertThat(new Bm25(docs, k1, b).scores(query.toString()))
+            assertThat(new Bm25(docs, k1, b).scores(query))
                     .as("%s over %s", query, docs)
-                    .containsExactly(reference(docs, query.toString(), k1, b));
+                    .containsExactly(reference(docs, query, k1, b));
         }
     }
 }
