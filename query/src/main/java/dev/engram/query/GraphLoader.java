@@ -14,6 +14,7 @@ import dev.engram.stores.ThemeSet;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -129,7 +130,12 @@ public final class GraphLoader implements AutoCloseable {
 
     /** The namespace's snapshot, built from this instance's stores when it is missing or stale. */
     public MemoryGraph graph(String ns, NamespaceState state, MemoryReader memory) {
-        return graph(ns, state.version(), () -> build(ns, state.version(), memory));
+        return graph(ns, state.version(), state.updatedAt(), () -> build(ns, state.version(), memory));
+    }
+
+    /** {@link #graph(String, long, Instant, Supplier)} for a namespace whose last write time is not known. */
+    public MemoryGraph graph(String ns, long version, Supplier<MemoryGraph> build) {
+        return graph(ns, version, null, build);
     }
 
     /**
@@ -137,13 +143,23 @@ public final class GraphLoader implements AutoCloseable {
      * to build is rebuilt right away; an expensive one (a large namespace) is rebuilt in the background and the
      * previous one served meanwhile, so a write burst never makes queries wait for a full rebuild. Responses carry
      * the snapshot's {@code graph_version}; passages deleted since are never served (the caller checks the stores).
+     *
+     * <p>The bound on the share of a core that rebuilds take holds only while the namespace is written: once it has
+     * not changed since {@code changedAt} for as long as its last build took (and at least {@code maxStaleness}), a
+     * stale snapshot is rebuilt at once, so that answers catch up with the last write within about two build times
+     * rather than four or more. Quiet spans of that length allow at most one rebuild each, which keeps rebuilds
+     * under half a core whatever the write pattern.
+     *
+     * @param changedAt when the namespace last changed, by this instance's clock (null: not known, never quiet)
      */
-    public MemoryGraph graph(String ns, long version, Supplier<MemoryGraph> build) {
+    public MemoryGraph graph(String ns, long version, Instant changedAt, Supplier<MemoryGraph> build) {
         long now = System.nanoTime();
         lastUsed.put(ns, now);
         evictIdle(now);
         Cached c = cache.get(ns);
-        if (c != null && (c.graph().version() == version || now - c.builtAtNanos() < servesFor(c))) {
+        if (c != null
+                && (c.graph().version() == version
+                        || (now - c.builtAtNanos() < servesFor(c) && !quiet(c, changedAt)))) {
             return c.graph();
         }
         if (c != null && c.buildNanos() > inlineBuildNanos) {
@@ -167,6 +183,15 @@ public final class GraphLoader implements AutoCloseable {
     /** How long a snapshot serves while its namespace changes: the staleness bound, longer for a costly build. */
     private long servesFor(Cached c) {
         return Math.max(maxStalenessNanos, (long) (c.buildNanos() * agePerBuildNanos));
+    }
+
+    /** Whether the namespace has not changed for as long as its snapshot's last build took. */
+    private boolean quiet(Cached c, Instant changedAt) {
+        if (changedAt == null) {
+            return false;
+        }
+        long quietNanos = Duration.between(changedAt, Instant.now()).toNanos();
+        return quietNanos >= Math.max(maxStalenessNanos, c.buildNanos());
     }
 
     private MemoryGraph rebuild(String ns, long version, Supplier<MemoryGraph> build, Meters.SnapshotHow how) {

@@ -11,6 +11,7 @@ import dev.engram.retrieval.Retrieval;
 import dev.engram.retrieval.VectorIndexer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -105,6 +106,37 @@ class GraphLoaderTest {
         }
         assertThatThrownBy(() -> new GraphLoader(0, 0, null, SEARCH, 1, Duration.ofDays(1), null, 0, meters))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void onceTheNamespaceIsQuietForABuildTimeAStaleSnapshotIsRebuiltAtOnce() throws Exception {
+        // a quarter of a core: the 200 ms build would serve for 600 ms while the namespace is written
+        try (GraphLoader loader =
+                new GraphLoader(0, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofDays(1), null, 0.25, meters)) {
+            Supplier<MemoryGraph> slow = () -> {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return snapshot(1).get();
+            };
+            loader.graph("ns", 1, null, slow);
+            long built = System.nanoTime();
+            // written just now: not quiet, the costly snapshot keeps serving
+            MemoryGraph written = loader.graph("ns", 2, Instant.now(), snapshot(2));
+            // last written 150 ms ago, less than the build took: still served
+            MemoryGraph recent = loader.graph("ns", 2, Instant.now().minusMillis(150), snapshot(2));
+            assumeTrue(System.nanoTime() - built < TimeUnit.MILLISECONDS.toNanos(500));
+            assertThat(written.version()).isEqualTo(1);
+            assertThat(recent.version()).isEqualTo(1);
+            // last written longer ago than the build took: rebuilt by this query, well within the 600 ms
+            assertThat(loader.graph("ns", 2, Instant.now().minusMillis(250), snapshot(2))
+                            .version())
+                    .isEqualTo(2);
+            assumeTrue(System.nanoTime() - built < TimeUnit.MILLISECONDS.toNanos(500));
+            assertThat(builds).hasValue(2);
+        }
     }
 
     @Test
