@@ -161,6 +161,7 @@ public final class ScaleBenchmark {
                         : Thread.ofPlatform().name("scale-asker").start(asker);
                 long t0 = System.nanoTime();
                 int sentBefore = sent;
+                double[] buildsBefore = snapshotBuilds(http, baseUrl);
                 while (passages < size) {
                     int batch = Math.max(20, (int) Math.min(2000, (size - passages) / 2));
                     for (int i = 0; i < batch; i++) {
@@ -188,26 +189,32 @@ public final class ScaleBenchmark {
                         underIngest.add(row(previousSize, passages, e.getKey(), e.getValue()));
                     }
                 }
+                double[] buildsAfter = snapshotBuilds(http, baseUrl);
+                // a snapshot serves for a while after the namespace moved on (GraphLoader): how long after the last
+                // write a query, asked every second, is answered from the namespace as it is now; the modes are
+                // timed on the namespace at this size, not on a snapshot of it from earlier in the ingest
+                double caughtUp = awaitCurrentSnapshot(http, baseUrl, asked.get(0));
                 Map<String, Object> mem = memory(passages, state);
                 mem.put("documents", sent);
                 mem.put("ingest_documents_per_s", (sent - sentBefore) / ingestSeconds);
                 mem.put("ingest_passages_per_s", (passages - previousSize) / ingestSeconds);
+                mem.put("snapshot_current", caughtUp >= 0);
+                mem.put("catch_up_seconds", Math.abs(caughtUp));
+                long builds = Math.round(buildsAfter[1] - buildsBefore[1]);
+                mem.put("snapshot_builds_while_growing", builds);
+                mem.put("snapshot_build_mean_seconds", builds == 0 ? 0 : (buildsAfter[0] - buildsBefore[0]) / builds);
+                mem.put("snapshot_build_recent_max_seconds", buildsAfter[2]);
                 memory.add(mem);
                 // every mode warmed up before any is timed (the snapshot, its indexes, the JIT), then the modes take
                 // turns on each question, so that no mode is timed colder than another or in a quieter moment; the
-                // work the ingest left behind (compactions, the snapshot the warm-up rebuilds) done first, so that
-                // the latency is that of the namespace at this size and not of its last writes (under_ingest is that)
+                // work the ingest left behind (compactions) done first, so that the latency is that of the namespace
+                // at this size and not of its last writes (under_ingest is that)
                 double settled = settle();
                 for (String mode : modes) {
                     for (String q : asked.subList(0, Math.min(5, asked.size()))) {
                         retrieve(http, baseUrl, mode, q);
                     }
                 }
-                // a snapshot serves for a while after the namespace moved on (GraphLoader): the modes are timed on
-                // the namespace at this size, not on a snapshot of it from earlier in the ingest
-                double caughtUp = awaitCurrentSnapshot(http, baseUrl, asked.get(0));
-                mem.put("snapshot_current", caughtUp >= 0);
-                settled += Math.abs(caughtUp);
                 settled += settle();
                 mem.put("settle_seconds", settled);
                 Map<String, List<Double>> timed = new LinkedHashMap<>();
@@ -487,6 +494,30 @@ public final class ScaleBenchmark {
             }
             Thread.sleep(1000);
         }
+    }
+
+    /**
+     * The snapshot builds so far, from the service's Prometheus endpoint: the seconds they took in all, how many there
+     * were, and the longest of the last few minutes (Micrometer's decaying maximum).
+     */
+    private static double[] snapshotBuilds(HttpClient http, String base) throws Exception {
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create(base + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+        double[] sumCountMax = new double[3];
+        for (String line : r.body().split("\n")) {
+            if (!line.startsWith("engram_snapshot_builds_seconds") || !line.contains("outcome=\"ok\"")) {
+                continue;
+            }
+            double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            if (line.startsWith("engram_snapshot_builds_seconds_sum")) {
+                sumCountMax[0] += value;
+            } else if (line.startsWith("engram_snapshot_builds_seconds_count")) {
+                sumCountMax[1] += value;
+            } else if (line.startsWith("engram_snapshot_builds_seconds_max")) {
+                sumCountMax[2] = Math.max(sumCountMax[2], value);
+            }
+        }
+        return sumCountMax;
     }
 
     /**
