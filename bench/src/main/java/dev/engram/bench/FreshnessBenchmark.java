@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -86,6 +87,8 @@ public final class FreshnessBenchmark {
                 double rate = maxRate * load;
                 System.out.printf("maximum rate: %.2f documents/s; steady load: %.2f documents/s%n", maxRate, rate);
 
+                HttpClient http = HttpClient.newHttpClient();
+                double[] buildsBefore = ScaleBenchmark.snapshotBuilds(http, base);
                 Watcher watcher = new Watcher(base, pollMs);
                 Thread watching = Thread.ofPlatform().name("freshness-watcher").start(watcher);
                 Map<String, Long> acknowledged = new LinkedHashMap<>();
@@ -111,6 +114,7 @@ public final class FreshnessBenchmark {
                 }
                 watcher.stop.set(true);
                 watching.join();
+                double[] buildsAfter = ScaleBenchmark.snapshotBuilds(http, base);
 
                 List<double[]> points = new ArrayList<>(); // {seconds since the first send, freshness seconds}
                 List<Double> freshness = new ArrayList<>();
@@ -134,6 +138,17 @@ public final class FreshnessBenchmark {
                 result.put("freshness_p99_s", quantile(sorted, 0.99));
                 result.put("freshness_max_s", sorted.get(sorted.size() - 1));
                 result.put("goal_p99_s", 2.0);
+                // what the freshness costs: the watcher's retrievals meanwhile, and the snapshot rebuilds they caused
+                List<Double> retrievals =
+                        watcher.retrievalMillis.stream().sorted().toList();
+                result.put("retrievals", retrievals.size());
+                result.put("retrieval_p50_ms", quantile(retrievals, 0.5));
+                result.put("retrieval_p99_ms", quantile(retrievals, 0.99));
+                long builds = Math.round(buildsAfter[1] - buildsBefore[1]);
+                result.put("snapshot_builds", builds);
+                result.put("snapshot_builds_per_s", builds / ((System.nanoTime() - start) / 1e9));
+                result.put(
+                        "snapshot_build_mean_ms", builds == 0 ? 0 : 1000 * (buildsAfter[0] - buildsBefore[0]) / builds);
                 if (opts.containsKey("--plot")) {
                     plot(points, rate, Path.of(opts.get("--plot")));
                 }
@@ -177,6 +192,9 @@ public final class FreshnessBenchmark {
     private static final class Watcher implements Runnable {
         final Map<String, Long> queryable = new ConcurrentHashMap<>();
         final AtomicBoolean stop = new AtomicBoolean();
+        /** How long each of the watcher's retrievals took, while the documents went in. */
+        final List<Double> retrievalMillis = new CopyOnWriteArrayList<>();
+
         private final Map<String, Long> verifiedAtVersion = new HashMap<>();
         private final String base;
         private final long pollMs;
@@ -220,6 +238,7 @@ public final class FreshnessBenchmark {
             for (String id : verified) {
                 verifiedAtVersion.putIfAbsent(id, version);
             }
+            long asked = System.nanoTime();
             HttpResponse<String> r = http.send(
                     HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS + "/retrieve"))
                             .header("Content-Type", "application/json")
@@ -231,6 +250,7 @@ public final class FreshnessBenchmark {
             if (r.statusCode() != 200) {
                 return;
             }
+            retrievalMillis.add((now - asked) / 1e6);
             long graph = Json.mapper()
                     .readTree(r.body())
                     .path("watermark")

@@ -500,7 +500,7 @@ public final class ScaleBenchmark {
      * The snapshot builds so far, from the service's Prometheus endpoint: the seconds they took in all, how many there
      * were, and the longest of the last few minutes (Micrometer's decaying maximum).
      */
-    private static double[] snapshotBuilds(HttpClient http, String base) throws Exception {
+    static double[] snapshotBuilds(HttpClient http, String base) throws Exception {
         HttpResponse<String> r = http.send(
                 HttpRequest.newBuilder(URI.create(base + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
         double[] sumCountMax = new double[3];

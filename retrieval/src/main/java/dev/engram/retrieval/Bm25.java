@@ -16,26 +16,6 @@ final class Bm25 {
      */
     private record Postings(int[] docs, int[] tfs) {}
 
-    /** A term's postings while they are gathered. */
-    private static final class Gathering {
-        int[] docs = new int[4];
-        int[] tfs = new int[4];
-        int size;
-
-        void add(int doc, int tf) {
-            if (size == docs.length) {
-                docs = Arrays.copyOf(docs, size * 2);
-                tfs = Arrays.copyOf(tfs, size * 2);
-            }
-            docs[size] = doc;
-            tfs[size++] = tf;
-        }
-
-        Postings done() {
-            return new Postings(Arrays.copyOf(docs, size), Arrays.copyOf(tfs, size));
-        }
-    }
-
     private final Map<String, Postings> postings;
     /** The per-document sums of {@link #top}. */
     private final Scratch scratch;
@@ -47,28 +27,80 @@ final class Bm25 {
 
     Bm25(List<String> documents, double k1, double b) {
         this.k1 = k1;
-        int[] lengths = new int[documents.size()];
-        this.scratch = new Scratch(documents.size());
-        Map<String, Gathering> building = new HashMap<>();
+        int n = documents.size();
+        int[] lengths = new int[n];
+        this.scratch = new Scratch(n);
+        // One pass numbers the terms and keeps each document's distinct terms with their counts, flat; a second lays
+        // out each term's postings in one array of its exact size. Every token costs one lookup of its term.
+        Map<String, Integer> ids = new HashMap<>();
+        List<String> terms = new ArrayList<>();
+        int[] df = new int[256];
+        int[] pairTerms = new int[1024];
+        int[] pairCounts = new int[1024];
+        int pairs = 0;
+        int[] firstPair = new int[n + 1];
+        int[] doc = new int[64];
         long total = 0;
-        for (int d = 0; d < documents.size(); d++) {
-            Map<String, Integer> tf = new HashMap<>();
+        for (int d = 0; d < n; d++) {
+            int len = 0;
             for (String t : tokens(documents.get(d))) {
-                tf.merge(t, 1, Integer::sum);
-                lengths[d]++;
+                Integer id = ids.get(t);
+                if (id == null) {
+                    id = terms.size();
+                    ids.put(t, id);
+                    terms.add(t);
+                }
+                if (len == doc.length) {
+                    doc = Arrays.copyOf(doc, len * 2);
+                }
+                doc[len++] = id;
             }
-            total += lengths[d];
-            for (Map.Entry<String, Integer> e : tf.entrySet()) {
-                building.computeIfAbsent(e.getKey(), k -> new Gathering()).add(d, e.getValue());
+            lengths[d] = len;
+            total += len;
+            Arrays.sort(doc, 0, len);
+            if (pairs + len > pairTerms.length) {
+                int size = Math.max(pairTerms.length * 2, pairs + len);
+                pairTerms = Arrays.copyOf(pairTerms, size);
+                pairCounts = Arrays.copyOf(pairCounts, size);
+            }
+            for (int i = 0; i < len; ) {
+                int j = i;
+                while (j < len && doc[j] == doc[i]) {
+                    j++;
+                }
+                if (doc[i] >= df.length) {
+                    df = Arrays.copyOf(df, Math.max(df.length * 2, doc[i] + 1));
+                }
+                df[doc[i]]++;
+                pairTerms[pairs] = doc[i];
+                pairCounts[pairs++] = j - i;
+                i = j;
+            }
+            firstPair[d + 1] = pairs;
+        }
+        int[][] docs = new int[terms.size()][];
+        int[][] tfs = new int[terms.size()][];
+        for (int t = 0; t < docs.length; t++) {
+            docs[t] = new int[df[t]];
+            tfs[t] = new int[df[t]];
+        }
+        int[] filled = new int[terms.size()];
+        for (int d = 0; d < n; d++) { // in document order: each term's documents ascend
+            for (int i = firstPair[d]; i < firstPair[d + 1]; i++) {
+                int t = pairTerms[i];
+                docs[t][filled[t]] = d;
+                tfs[t][filled[t]++] = pairCounts[i];
             }
         }
-        double averageLength = documents.isEmpty() ? 0 : (double) total / documents.size();
-        this.lengthWeights = new double[documents.size()];
-        for (int d = 0; d < lengths.length; d++) {
+        double averageLength = n == 0 ? 0 : (double) total / n;
+        this.lengthWeights = new double[n];
+        for (int d = 0; d < n; d++) {
             lengthWeights[d] = k1 * (1 - b + b * lengths[d] / averageLength);
         }
-        this.postings = new HashMap<>();
-        building.forEach((k, v) -> postings.put(k, v.done()));
+        this.postings = HashMap.newHashMap(terms.size());
+        for (int t = 0; t < docs.length; t++) {
+            postings.put(terms.get(t), new Postings(docs[t], tfs[t]));
+        }
     }
 
     /**
