@@ -149,6 +149,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             return new Indexed(out, () -> {}); // nothing to index, nothing indexed before
         }
         open();
+        long writeNanos = 0;
         Set<String> keep = new HashSet<>();
         for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
             Batch b = e.getKey();
@@ -170,7 +171,9 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
                     doc.add(new StoredField(FINGERPRINT, fp));
                     doc.add(new KnnFloatVectorField(field, v, VectorSimilarityFunction.DOT_PRODUCT));
-                    writer.updateDocument(new Term(ID, id), doc);
+                    long w0 = System.nanoTime();
+                    writer.updateDocument(new Term(ID, id), doc); // adds the vector to the segment's graph
+                    writeNanos += System.nanoTime() - w0;
                     fingerprints.put(id, fp);
                     written++;
                     uncommitted = true;
@@ -186,6 +189,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 uncommitted = true;
             }
         }
+        long w0 = System.nanoTime();
         DirectoryReader fresh = DirectoryReader.openIfChanged(reader, writer);
         if (fresh != null) {
             reader.decRef();
@@ -194,10 +198,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (uncommitted && System.nanoTime() - lastCommitNanos > 30_000_000_000L) {
             commit();
         }
+        writeNanos += System.nanoTime() - w0;
         indexedKinds.clear();
         indexed.keySet().forEach(b -> indexedKinds.add(b.kind()));
         if (indexed.isEmpty()) {
-            return new Indexed(out, () -> {});
+            return new Indexed(out, () -> {}, writeNanos);
         }
         DirectoryReader snapshot = reader;
         snapshot.incRef();
@@ -213,7 +218,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             out.put(b.kind(), new Hnsw(snapshot, field(b.kind(), e.getValue()), positions, b.vectors(), efSearch));
         }
         AtomicBoolean released = new AtomicBoolean();
-        return new Indexed(out, () -> {
+        Runnable release = () -> {
             if (released.compareAndSet(false, true)) { // once: a second release must not close a reader in use
                 try {
                     snapshot.decRef();
@@ -221,7 +226,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     throw new UncheckedIOException(ex);
                 }
             }
-        });
+        };
+        return new Indexed(out, release, writeNanos);
     }
 
     private void open() throws IOException {
