@@ -92,7 +92,7 @@ public final class ScaleBenchmark {
                         opts.getOrDefault("--sizes", "1000,10000,30000,100000").split(","))
                 .map(Integer::parseInt)
                 .toList();
-        int queries = Integer.parseInt(opts.getOrDefault("--queries", "50"));
+        int queries = Integer.parseInt(opts.getOrDefault("--queries", "200"));
         // modes, or variants with parameters ("cogito:push_epsilon=1e-5"), timed side by side
         List<String> modes = opts.containsKey("--modes")
                 ? Arrays.stream(opts.get("--modes").split(","))
