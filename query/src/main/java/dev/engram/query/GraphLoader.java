@@ -102,7 +102,7 @@ public final class GraphLoader implements AutoCloseable {
      *     vectors are not comparable with the query's, until it is understood again (null: every passage is kept)
      * @param buildShare while a namespace is written, rebuilding its snapshot takes at most about this share of one
      *     core: a snapshot that took {@code b} to build serves for at least {@code b × (1 − share) / share} (1: no
-     *     bound beyond {@code maxStaleness}), where {@code b} leaves out the time spent indexing new vectors
+     *     bound beyond {@code maxStaleness})
      */
     public GraphLoader(
             long maxStalenessMillis,
@@ -180,14 +180,9 @@ public final class GraphLoader implements AutoCloseable {
         return rebuild(ns, version, build, Meters.SnapshotHow.INLINE);
     }
 
-    /**
-     * How long a snapshot serves while its namespace changes: the staleness bound, longer for a costly build. What a
-     * build spent adding new vectors to the HNSW indexes does not count: that work follows the writes, and a later
-     * build would have done it instead, so serving longer would only defer it (and make the next build longer).
-     */
+    /** How long a snapshot serves while its namespace changes: the staleness bound, longer for a costly build. */
     private long servesFor(Cached c) {
-        long repeated = Math.max(0, c.buildNanos() - c.graph().indexWriteNanos());
-        return Math.max(maxStalenessNanos, (long) (repeated * agePerBuildNanos));
+        return Math.max(maxStalenessNanos, (long) (c.buildNanos() * agePerBuildNanos));
     }
 
     /** Whether the namespace has not changed for as long as its snapshot's last build took. */

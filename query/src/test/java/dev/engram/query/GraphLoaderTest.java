@@ -109,32 +109,6 @@ class GraphLoaderTest {
     }
 
     @Test
-    void indexingNewVectorsDoesNotMakeASnapshotServeLonger() throws Exception {
-        // a quarter of a core, but the 200 ms build was all writing new vectors to the index: work that follows the
-        // writes and that the next build would do instead, so the snapshot serves for the 0 ms staleness bound only
-        try (GraphLoader loader =
-                new GraphLoader(0, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofDays(1), null, 0.25, meters)) {
-            loader.graph("ns", 1, null, () -> MemoryGraph.builder(1)
-                    .indexer(batches -> {
-                        long t0 = System.nanoTime();
-                        try {
-                            Thread.sleep(200);
-                        } catch (InterruptedException e) {
-                            throw new IllegalStateException(e);
-                        }
-                        return new VectorIndexer.Indexed(
-                                VectorIndexer.EXACT.index(batches).byKind(), () -> {}, System.nanoTime() - t0);
-                    })
-                    .build());
-            // the rest of the build took a few milliseconds, so it serves for three times that; counted whole, the
-            // build would make it serve for 600 ms
-            Thread.sleep(100);
-            assertThat(loader.graph("ns", 2, Instant.now(), snapshot(2)).version())
-                    .isEqualTo(2);
-        }
-    }
-
-    @Test
     void onceTheNamespaceIsQuietForABuildTimeAStaleSnapshotIsRebuiltAtOnce() throws Exception {
         // a quarter of a core: the 200 ms build would serve for 600 ms while the namespace is written
         try (GraphLoader loader =

@@ -149,7 +149,6 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             return new Indexed(out, () -> {}); // nothing to index, nothing indexed before
         }
         open();
-        long writeNanos = 0;
         Set<String> keep = new HashSet<>();
         for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
             Batch b = e.getKey();
@@ -171,9 +170,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
                     doc.add(new StoredField(FINGERPRINT, fp));
                     doc.add(new KnnFloatVectorField(field, v, VectorSimilarityFunction.DOT_PRODUCT));
-                    long w0 = System.nanoTime();
-                    writer.updateDocument(new Term(ID, id), doc); // adds the vector to the segment's graph
-                    writeNanos += System.nanoTime() - w0;
+                    writer.updateDocument(new Term(ID, id), doc);
                     fingerprints.put(id, fp);
                     written++;
                     uncommitted = true;
@@ -189,7 +186,6 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 uncommitted = true;
             }
         }
-        long w0 = System.nanoTime();
         DirectoryReader fresh = DirectoryReader.openIfChanged(reader, writer);
         if (fresh != null) {
             reader.decRef();
@@ -198,11 +194,10 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (uncommitted && System.nanoTime() - lastCommitNanos > 30_000_000_000L) {
             commit();
         }
-        writeNanos += System.nanoTime() - w0;
         indexedKinds.clear();
         indexed.keySet().forEach(b -> indexedKinds.add(b.kind()));
         if (indexed.isEmpty()) {
-            return new Indexed(out, () -> {}, writeNanos);
+            return new Indexed(out, () -> {});
         }
         DirectoryReader snapshot = reader;
         snapshot.incRef();
@@ -218,7 +213,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             out.put(b.kind(), new Hnsw(snapshot, field(b.kind(), e.getValue()), positions, b.vectors(), efSearch));
         }
         AtomicBoolean released = new AtomicBoolean();
-        Runnable release = () -> {
+        return new Indexed(out, () -> {
             if (released.compareAndSet(false, true)) { // once: a second release must not close a reader in use
                 try {
                     snapshot.decRef();
@@ -226,8 +221,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     throw new UncheckedIOException(ex);
                 }
             }
-        };
-        return new Indexed(out, release, writeNanos);
+        });
     }
 
     private void open() throws IOException {

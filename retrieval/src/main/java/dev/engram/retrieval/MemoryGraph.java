@@ -90,7 +90,6 @@ public final class MemoryGraph {
     final VectorIndex barePassageSearch;
 
     private final Runnable release;
-    private final long indexWriteNanos;
     private final AtomicBoolean released = new AtomicBoolean();
 
     private final Map<String, Integer> entityIndexById;
@@ -247,15 +246,6 @@ public final class MemoryGraph {
         this.questionSearch = indexed.byKind().get("question");
         this.barePassageSearch = allBare ? passageSearch : indexed.byKind().get("bare_passage");
         this.release = indexed.release();
-        this.indexWriteNanos = indexed.writeNanos();
-    }
-
-    /**
-     * How long this snapshot's build spent writing new or changed vectors to the HNSW indexes: work that follows what
-     * was written to the namespace, and that a later build would have done instead.
-     */
-    public long indexWriteNanos() {
-        return indexWriteNanos;
     }
 
     /** How each kind of vector is searched in this snapshot: "exact" or "hnsw". */

@@ -19,16 +19,8 @@ public interface VectorIndexer {
         }
     }
 
-    /**
-     * A snapshot's indexes by kind, what to call when the snapshot is no longer served, and how long writing the
-     * vectors that were new or changed took (the part of a snapshot's build that grows with what was written since
-     * the last one, not with the namespace).
-     */
-    record Indexed(Map<String, VectorIndex> byKind, Runnable release, long writeNanos) {
-        public Indexed(Map<String, VectorIndex> byKind, Runnable release) {
-            this(byKind, release, 0);
-        }
-    }
+    /** A snapshot's indexes by kind, and what to call when the snapshot is no longer served. */
+    record Indexed(Map<String, VectorIndex> byKind, Runnable release) {}
 
     Indexed index(List<Batch> batches);
 
