@@ -142,13 +142,16 @@ final class PabdMode implements Retrieval.Mode {
             // top-down: facts and relations → their entities
             reached.sort();
             int sizeBefore = reached.size();
+            // HC(v) of each entity, once per iteration (scores do not change within one): a hub entity belongs to
+            // thousands of facts in a large namespace, and many active facts share it
+            Map<Integer, Integer> strongerOf = new HashMap<>();
             for (int i = 0; i < sizeBefore; i++) {
                 int c = reached.get(i);
                 if (c < ne) {
                     continue;
                 }
                 for (int v : members(g, c)) {
-                    int n = stronger(g, v, s);
+                    int n = strongerOf.computeIfAbsent(v, e -> stronger(g, e, s));
                     if (s[c] > s[v] && n > 0) {
                         increments.add(v, (s[c] - s[v]) * preference(n) * gamma);
                         if (!active[v]) {
@@ -167,15 +170,30 @@ final class PabdMode implements Retrieval.Mode {
                 if (v >= ne) {
                     break; // sorted: the entities come first
                 }
-                for (int c : owners(g, v)) {
-                    int[] ms = members(g, c);
+                int facts = g.entityFacts[v].length;
+                int owners = facts + g.entityRelations[v].length;
+                for (int o = 0; o < owners; o++) {
+                    int c = o < facts ? ne + g.entityFacts[v][o] : ne + nf + g.entityRelations[v][o - facts];
+                    // counted in place: a hub entity's owners number in the thousands in a large namespace
                     int n = 0;
-                    for (int w : ms) {
-                        if (s[w] > s[c]) {
-                            n++;
+                    int size = 0;
+                    if (c < ne + nf) {
+                        MemoryGraph.Fact f = g.facts.get(c - ne);
+                        if (f.head() >= 0) {
+                            size++;
+                            n += s[f.head()] > s[c] ? 1 : 0;
+                        }
+                        if (f.tail() >= 0) {
+                            size++;
+                            n += s[f.tail()] > s[c] ? 1 : 0;
+                        }
+                    } else {
+                        for (int w : g.relations.get(c - ne - nf).entities()) {
+                            size++;
+                            n += s[w] > s[c] ? 1 : 0;
                         }
                     }
-                    double share = (double) n / Math.max(1, ms.length);
+                    double share = (double) n / Math.max(1, size);
                     double tau = (c < ne + nf ? p.get("tau_l") : p.get("tau_h")) - bias;
                     if (s[v] > s[c] && share > tau) {
                         increments.add(c, (s[v] - s[c]) * (preference(n) * 0.5 + share * share * 0.5) * gamma);
@@ -338,27 +356,19 @@ final class PabdMode implements Retrieval.Mode {
         return g.relations.get(unit - ne - nf).entities();
     }
 
-    /** The fact and relation units an entity belongs to. */
-    private static int[] owners(MemoryGraph g, int entity) {
-        int ne = g.entityCount();
-        int nf = g.factCount();
-        int[] f = g.entityFacts[entity];
-        int[] r = g.entityRelations[entity];
-        int[] out = new int[f.length + r.length];
-        for (int i = 0; i < f.length; i++) {
-            out[i] = ne + f[i];
-        }
-        for (int i = 0; i < r.length; i++) {
-            out[f.length + i] = ne + nf + r[i];
-        }
-        return out;
-    }
-
     /** HC(v, FORWARD): how many of the entity's facts and relations score above it. */
     private static int stronger(MemoryGraph g, int entity, double[] s) {
+        int ne = g.entityCount();
+        int nf = g.factCount();
+        double own = s[entity];
         int n = 0;
-        for (int c : owners(g, entity)) {
-            if (s[c] > s[entity]) {
+        for (int f : g.entityFacts[entity]) {
+            if (s[ne + f] > own) {
+                n++;
+            }
+        }
+        for (int r : g.entityRelations[entity]) {
+            if (s[ne + nf + r] > own) {
                 n++;
             }
         }
