@@ -50,6 +50,18 @@ class GraphLoaderTest {
         };
     }
 
+    /** A snapshot that takes 200 ms to build. */
+    private Supplier<MemoryGraph> slowSnapshot(long version) {
+        return () -> {
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            return snapshot(version).get();
+        };
+    }
+
     private static MemoryGraph awaitVersion(GraphLoader loader, long version) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (System.nanoTime() < deadline) {
@@ -83,15 +95,7 @@ class GraphLoaderTest {
         // a quarter of a core: a build of 200 ms serves for at least 600 ms, beyond the 0 ms staleness bound
         try (GraphLoader loader =
                 new GraphLoader(0, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofDays(1), null, 0.25, meters)) {
-            Supplier<MemoryGraph> slow = () -> {
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                return snapshot(1).get();
-            };
-            loader.graph("ns", 1, slow);
+            loader.graph("ns", 1, slowSnapshot(1));
             long built = System.nanoTime();
             MemoryGraph served = loader.graph("ns", 2, snapshot(2));
             // (a machine that stalled for most of the window proves nothing either way: skipped, not passed)
@@ -113,15 +117,7 @@ class GraphLoaderTest {
         // a quarter of a core: the 200 ms build would serve for 600 ms while the namespace is written
         try (GraphLoader loader =
                 new GraphLoader(0, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofDays(1), null, 0.25, meters)) {
-            Supplier<MemoryGraph> slow = () -> {
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                return snapshot(1).get();
-            };
-            loader.graph("ns", 1, null, slow);
+            loader.graph("ns", 1, null, slowSnapshot(1));
             long built = System.nanoTime();
             // written just now: not quiet, the costly snapshot keeps serving
             MemoryGraph written = loader.graph("ns", 2, Instant.now(), snapshot(2));
