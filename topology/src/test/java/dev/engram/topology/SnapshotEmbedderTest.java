@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.engram.metrics.Meters;
 import dev.engram.query.GraphLoader;
 import dev.engram.query.VectorSearch;
+import dev.engram.retrieval.MemoryGraph;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Properties;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -49,6 +51,50 @@ class SnapshotEmbedderTest {
             assertThat(snapshotPassages("bge-small-en-v1.5-q", state, memory)).isZero();
             // a loader that does not know its embedder keeps every passage
             assertThat(snapshotPassages(null, state, memory)).isEqualTo(2);
+        }
+    }
+
+    /**
+     * The memory step stamps the namespace's state with when it last changed, and the loader reads it: once the
+     * namespace has been quiet for as long as the last build took, the stale snapshot is rebuilt although the build
+     * share (1 %) would have it serve for 99 times its build.
+     */
+    @Test
+    void aQuietNamespaceGetsItsStaleSnapshotRebuiltAtOnce() throws Exception {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "snapshot-quiet-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        try (TopologyTestDriver driver = new TopologyTestDriver(
+                        EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()),
+                        props);
+                GraphLoader loader = new GraphLoader(
+                        0,
+                        60_000,
+                        null,
+                        new VectorSearch(50_000, 100),
+                        Long.MAX_VALUE,
+                        Duration.ofDays(1),
+                        null,
+                        0.01,
+                        Meters.detached())) {
+            TestInputTopic<byte[], byte[]> documents = TestTopics.input(driver, TOPICS.documents());
+            documents.pipeInput(
+                    "a".getBytes(StandardCharsets.UTF_8),
+                    TestDocuments.upsert("wiki", "a", "", "Ada Lovelace wrote the first program."));
+            MemoryReader memory = new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name));
+            long t0 = System.nanoTime();
+            MemoryGraph first = loader.graph("wiki", memory.namespace("wiki").orElseThrow(), memory);
+            long build = System.nanoTime() - t0;
+            documents.pipeInput(
+                    "b".getBytes(StandardCharsets.UTF_8),
+                    TestDocuments.upsert("wiki", "b", "", "Charles Babbage designed the Analytical Engine."));
+            NamespaceState written = memory.namespace("wiki").orElseThrow();
+            assertThat(written.version()).isGreaterThan(first.version());
+            assertThat(written.updatedAt()).isBetween(Instant.now().minusSeconds(60), Instant.now());
+            // quiet for longer than the first build took, far less than the 99 builds it would serve for
+            Thread.sleep(Math.max(50, 2 * build / 1_000_000));
+            assertThat(loader.graph("wiki", written, memory).version()).isEqualTo(written.version());
         }
     }
 
