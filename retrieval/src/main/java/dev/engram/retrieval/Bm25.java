@@ -3,6 +3,7 @@ package dev.engram.retrieval;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -12,9 +13,10 @@ final class Bm25 {
 
     /**
      * The documents of a term, ascending, and the term's frequency in each: two flat arrays, which a query walks
-     * without following a reference per document.
+     * without following a reference per document; and the most the term's saturated frequency {@code tf·(k1 + 1) /
+     * (tf + length weight)} reaches in any of them, which bounds what the term adds to a document's score.
      */
-    private record Postings(int[] docs, int[] tfs) {}
+    private record Postings(int[] docs, int[] tfs, double maxWeight) {}
 
     private final Map<String, Postings> postings;
     /** The per-document sums of {@link #top}. */
@@ -99,7 +101,12 @@ final class Bm25 {
         }
         this.postings = HashMap.newHashMap(terms.size());
         for (int t = 0; t < docs.length; t++) {
-            postings.put(terms.get(t), new Postings(docs[t], tfs[t]));
+            double max = 0;
+            for (int i = 0; i < docs[t].length; i++) {
+                double tf = tfs[t][i];
+                max = Math.max(max, tf * (k1 + 1) / (tf + lengthWeights[docs[t][i]]));
+            }
+            postings.put(terms.get(t), new Postings(docs[t], tfs[t], max));
         }
     }
 
@@ -149,22 +156,162 @@ final class Bm25 {
 
     /**
      * The {@code k} best documents for the query — those sharing a term with it, as {@link #scores} ranks them (score
-     * descending, then index) and with the same scores — without a pass over every document: the sums go to a reused
-     * array, and only the documents they touched are ranked and cleared. The names of every unit of a large namespace
-     * number in the hundreds of thousands, of which a question touches a few.
+     * descending, then index) and with the same scores — without a pass over every document, and mostly without
+     * walking the postings of its commonest words.
+     *
+     * <p>Exact top-k with term upper bounds (the MaxScore idea): the question's terms are taken rarest first, summing
+     * what each adds into a reused array; once {@code k} documents sum more than the most the terms not yet taken could
+     * add to any document, no document outside those reached can enter the best {@code k}. Of the reached ones, only
+     * those whose sum plus that most still reaches the {@code k}-th best sum can; they are scored exactly, each term
+     * found by a search in its postings and added in the question's order, so that every score is the one {@link
+     * #scores} gives, to the last bit. In a large namespace a question's "the" and "of" touch most of the hundreds of
+     * thousands of unit names, and its rarer words settle the best few without walking those.
      */
     List<Retrieval.Scored> top(String query, int k) {
+        return search(query, k).best();
+    }
+
+    /** What {@link #top} found, and how many postings it walked or looked up to find it (for tests). */
+    record Search(List<Retrieval.Scored> best, long postingsVisited) {}
+
+    Search search(String query, int k) {
+        int n = lengthWeights.length;
+        // the question's terms in its order (a repeated term counts again), and each distinct one, rarest first
+        List<Postings> asked = new ArrayList<>();
+        Map<Postings, Integer> times = new LinkedHashMap<>();
+        for (String t : tokens(query)) {
+            Postings p = postings.get(t);
+            if (p != null) {
+                asked.add(p);
+                times.merge(p, 1, Integer::sum);
+            }
+        }
+        if (asked.isEmpty() || k <= 0) {
+            return new Search(List.of(), 0);
+        }
+        List<Postings> rarestFirst = new ArrayList<>(times.keySet());
+        rarestFirst.sort((a, b) -> Integer.compare(a.docs().length, b.docs().length));
+        double[] bounds = new double[rarestFirst.size()];
+        double rest = 0;
+        for (int i = 0; i < bounds.length; i++) {
+            Postings p = rarestFirst.get(i);
+            bounds[i] = times.get(p) * idf(p, n) * p.maxWeight();
+            rest += bounds[i];
+        }
         double[] sums = scratch.sums();
         Touched touched = new Touched();
-        sum(query, sums, touched);
-        VectorIndex.TopK best = new VectorIndex.TopK(Math.min(k, touched.size));
+        long visited = 0;
+        // 1. the rarest terms until the others cannot change the best k: sums here only bound the scores from below
+        int taken = 0;
+        while (taken < rarestFirst.size()) {
+            Postings p = rarestFirst.get(taken);
+            // a check costs a pass over the reached documents: worth it only before a term that costs more
+            if (touched.size >= k && p.docs().length > touched.size && settled(sums, touched, k, rest)) {
+                break;
+            }
+            double w = times.get(p) * idf(p, n);
+            for (int i = 0; i < p.docs().length; i++) {
+                int d = p.docs()[i];
+                if (sums[d] == 0) { // every term adds more than 0: a document's first
+                    touched.add(d);
+                }
+                double tf = p.tfs()[i];
+                sums[d] += w * tf * (k1 + 1) / (tf + lengthWeights[d]);
+            }
+            visited += p.docs().length;
+            rest = 0; // summed again rather than subtracted: no rounding left over when every term is taken
+            for (int i = ++taken; i < bounds.length; i++) {
+                rest += bounds[i];
+            }
+        }
+        // 2. the documents that can still be among the best k: those whose sum so far, plus the most the terms not
+        // taken could add, reaches the k-th best sum so far; every other one scores below k documents
+        double kth = touched.size <= k ? 0 : kthLargest(sums, touched, k);
+        double bar = kth * (1 - 1e-9) - rest * (1 + 1e-9);
+        int[] candidates = new int[touched.size];
+        int count = 0;
         for (int i = 0; i < touched.size; i++) {
             int d = touched.docs[i];
-            best.offer(d, sums[d]);
+            if (sums[d] * (1 + 1e-9) >= bar) {
+                candidates[count++] = d;
+            }
             sums[d] = 0;
         }
         scratch.giveBack(sums);
-        return best.drain();
+        candidates = Arrays.copyOf(candidates, count);
+        Arrays.sort(candidates);
+        // 3. those scored exactly, term by term in the question's order: the sums of scores(), to the last bit
+        double[] exact = new double[count];
+        for (Postings p : asked) {
+            double idf = idf(p, n);
+            int[] docs = p.docs();
+            int at = 0;
+            for (int c = 0; c < count && at < docs.length; c++) {
+                at = seek(docs, at, candidates[c]);
+                if (at < docs.length && docs[at] == candidates[c]) {
+                    double tf = p.tfs()[at];
+                    exact[c] += idf * tf * (k1 + 1) / (tf + lengthWeights[candidates[c]]);
+                }
+                visited++;
+            }
+        }
+        VectorIndex.TopK best = new VectorIndex.TopK(Math.min(k, count));
+        for (int c = 0; c < count; c++) {
+            best.offer(candidates[c], exact[c]);
+        }
+        return new Search(best.drain(), visited);
+    }
+
+    /** The {@code k}-th largest of the touched documents' sums ({@code k} at most their number). */
+    private static double kthLargest(double[] sums, Touched touched, int k) {
+        VectorIndex.TopK top = new VectorIndex.TopK(k);
+        for (int i = 0; i < touched.size; i++) {
+            top.offer(touched.docs[i], sums[touched.docs[i]]);
+        }
+        List<Retrieval.Scored> best = top.drain();
+        return best.get(best.size() - 1).score();
+    }
+
+    private static double idf(Postings p, int n) {
+        return Math.log(1 + (n - p.docs().length + 0.5) / (p.docs().length + 0.5));
+    }
+
+    /**
+     * Whether no document outside {@code touched} can be among the best {@code k}: at least {@code k} reached documents
+     * already sum more than {@code rest}, the most any other document can score. Both sides carry a margin far above
+     * the rounding of a few additions, so the answer never depends on it.
+     */
+    private static boolean settled(double[] sums, Touched touched, int k, double rest) {
+        double bar = rest * (1 + 1e-9) / (1 - 1e-9);
+        int above = 0;
+        for (int i = 0; i < touched.size && above < k; i++) {
+            if (sums[touched.docs[i]] > bar) {
+                above++;
+            }
+        }
+        return above >= k;
+    }
+
+    /** The first index at or after {@code from} whose document is not below {@code d} (galloping, then binary). */
+    private static int seek(int[] docs, int from, int d) {
+        int step = 1;
+        int lo = from;
+        int hi = from;
+        while (hi < docs.length && docs[hi] < d) {
+            lo = hi + 1;
+            hi += step;
+            step <<= 1;
+        }
+        hi = Math.min(hi, docs.length);
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (docs[mid] < d) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /** The most bytes the arrays {@link #top} keeps may take. */

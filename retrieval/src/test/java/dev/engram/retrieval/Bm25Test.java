@@ -3,6 +3,7 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -85,6 +86,70 @@ class Bm25Test {
             }
         }
         assertThat(new Bm25(List.of(), 1.2, 0.75).top("anything", 5)).isEmpty();
+    }
+
+    /**
+     * Words drawn as in real text (Zipf: a few words in most documents, most words in a few), over enough documents
+     * that the best few are settled by a question's rare words: {@link Bm25#top} must then skip most of the common
+     * words' postings, and still rank and score exactly as every document's score does, ties and repeated words too.
+     */
+    @Test
+    void topSkipsTheCommonWordsPostingsAndStaysExact() {
+        Random r = new Random(17);
+        int vocabulary = 3000;
+        double[] cumulative = new double[vocabulary];
+        double total = 0;
+        for (int w = 0; w < vocabulary; w++) {
+            total += 1.0 / (w + 1);
+            cumulative[w] = total;
+        }
+        long visited = 0;
+        long walkedAll = 0;
+        int pruned = 0;
+        for (int round = 0; round < 4; round++) {
+            List<String> docs = new ArrayList<>();
+            for (int d = 0; d < 4000; d++) {
+                docs.add(zipf(r, cumulative, total, 3 + r.nextInt(20)));
+            }
+            docs.add(""); // an empty document, and a document twice
+            docs.add(docs.get(7));
+            Bm25 bm25 = new Bm25(docs, 1.2, 0.75);
+            for (int asked = 0; asked < 60; asked++) {
+                String query = zipf(r, cumulative, total, 1 + r.nextInt(12)) + (asked % 5 == 0 ? " w0 w0" : "");
+                int k = 1 + r.nextInt(30);
+                double[] all = bm25.scores(query);
+                List<Retrieval.Scored> expected = new ArrayList<>();
+                for (int u : Retrieval.top(all, k)) {
+                    if (all[u] > 0) {
+                        expected.add(new Retrieval.Scored(u, all[u]));
+                    }
+                }
+                Bm25.Search found = bm25.search(query, k);
+                assertThat(found.best()).as("%s, k %d", query, k).isEqualTo(expected);
+                long postings = 0;
+                for (String t : Bm25.tokens(query)) {
+                    postings += docs.stream()
+                            .filter(d -> Bm25.tokens(d).contains(t))
+                            .count();
+                }
+                visited += found.postingsVisited();
+                walkedAll += postings;
+                pruned += found.postingsVisited() < postings ? 1 : 0;
+            }
+        }
+        // most questions hold a common word, and their best few are settled without its postings
+        assertThat(pruned).isGreaterThan(120);
+        assertThat(visited).isLessThan(walkedAll / 2);
+    }
+
+    /** {@code count} words {@code w0, w1, …} drawn by Zipf's law over the vocabulary, each followed by a space. */
+    private static String zipf(Random r, double[] cumulative, double total, int count) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < count; i++) {
+            int w = Arrays.binarySearch(cumulative, r.nextDouble() * total);
+            sb.append('w').append(w < 0 ? -w - 1 : w).append(' ');
+        }
+        return sb.toString();
     }
 
     /** Okapi BM25 as written in the textbook, term by term in the question's order: the scores must be exactly these. */
