@@ -79,7 +79,14 @@ final class PabdMode implements Retrieval.Mode {
         int kGlobal = (int) Math.min(Math.ceil((1 - m / 6) * p.get("k_b") + p.get("k_min")), p.get("k_max"));
         int kLocal = (int) Math.floor(m / 6 * p.get("k_b"));
         // global: entities and facts together by cosine; local: entities alone (the target layer)
-        List<Retrieval.Scored> global = new ArrayList<>(g.entitySearch.nearest(q.vector(), kGlobal));
+        // one entity search serves both quotas where the smaller is exactly the head of the larger
+        int kEntities = Math.max(kGlobal, kLocal);
+        List<Retrieval.Scored> entities =
+                kEntities <= g.entitySearch.headsAgreeUpTo() ? g.entitySearch.nearest(q.vector(), kEntities) : null;
+        List<Retrieval.Scored> global = new ArrayList<>(
+                entities != null
+                        ? entities.subList(0, Math.min(kGlobal, entities.size()))
+                        : g.entitySearch.nearest(q.vector(), kGlobal));
         g.factSearch
                 .nearest(q.vector(), kGlobal)
                 .forEach(f -> global.add(new Retrieval.Scored(ne + f.passage(), f.score())));
@@ -89,7 +96,10 @@ final class PabdMode implements Retrieval.Mode {
         for (Retrieval.Scored u : global.subList(0, Math.min(kGlobal, global.size()))) {
             dense.add(u.passage());
         }
-        for (Retrieval.Scored e : g.entitySearch.nearest(q.vector(), kLocal)) {
+        List<Retrieval.Scored> local = entities != null
+                ? entities.subList(0, Math.min(kLocal, entities.size()))
+                : g.entitySearch.nearest(q.vector(), kLocal);
+        for (Retrieval.Scored e : local) {
             if (!dense.contains(e.passage())) {
                 dense.add(e.passage()); // local (target-layer) rankings follow the global ones
             }
