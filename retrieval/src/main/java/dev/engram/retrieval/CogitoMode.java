@@ -123,15 +123,41 @@ final class CogitoMode implements Retrieval.Mode {
      * residual exceeds {@code epsilon} times its degree, so the total work is O(1 / (ε·γ)) whatever the graph's size.
      */
     static double[] push(MemoryGraph g, double[] pi0, double restart, double epsilon, Map<String, Object> explain) {
+        int nodes = pi0.length;
+        double[] estimate = new double[nodes];
+        push(
+                g,
+                pi0.clone(),
+                estimate,
+                new int[nodes],
+                new boolean[nodes],
+                new boolean[nodes],
+                restart,
+                epsilon,
+                explain);
+        return estimate;
+    }
+
+    /**
+     * The push over arrays the caller gives (a query reuses them: at 100k passages each is a few megabytes): {@code
+     * residual} starts as π0 and is consumed, {@code estimate} (zeros) gets π; {@code queued} (all false) is all false
+     * again at the end, and {@code seen} marks the nodes pushed; {@code queue} may hold anything.
+     */
+    private static void push(
+            MemoryGraph g,
+            double[] residual,
+            double[] estimate,
+            int[] queue,
+            boolean[] queued,
+            boolean[] seen,
+            double restart,
+            double epsilon,
+            Map<String, Object> explain) {
         int entities = g.entityCount();
         int nodes = entities + g.passageCount();
-        double[] estimate = new double[nodes];
-        double[] residual = pi0.clone();
         // first in, first out, on a ring of ints: a node is queued at most once at a time, so it never overflows
-        int[] queue = new int[Math.max(1, nodes)];
         int head = 0;
         int size = 0;
-        boolean[] queued = new boolean[nodes];
         for (int u = 0; u < nodes; u++) {
             if (residual[u] > 0) {
                 queue[size++] = u;
@@ -140,10 +166,9 @@ final class CogitoMode implements Retrieval.Mode {
         }
         long pushes = 0;
         int touched = 0;
-        boolean[] seen = new boolean[nodes];
         while (size > 0) {
             int u = queue[head];
-            head = head + 1 == queue.length ? 0 : head + 1;
+            head = head + 1 == nodes ? 0 : head + 1;
             size--;
             queued[u] = false;
             int[] neighbours = u < entities ? g.entityPassages[u] : g.passageEntities[u - entities];
@@ -171,14 +196,13 @@ final class CogitoMode implements Retrieval.Mode {
                 int degree = v < entities ? g.entityPassages[v].length : g.passageEntities[v - entities].length;
                 if (residual[v] > epsilon * Math.max(1, degree)) {
                     int tail = head + size++;
-                    queue[tail >= queue.length ? tail - queue.length : tail] = v;
+                    queue[tail >= nodes ? tail - nodes : tail] = v;
                     queued[v] = true;
                 }
             }
         }
         explain.put("diffusion_pushes", pushes);
         explain.put("diffusion_nodes_touched", touched);
-        return estimate;
     }
 
     private Single single(MemoryGraph g, Retrieval.Query q, String text, float[] qv, Retrieval.Params p, int topK) {
@@ -205,7 +229,8 @@ final class CogitoMode implements Retrieval.Mode {
         double alpha = p.get("alpha");
         double beta = p.get("beta");
         int nodes = g.entityCount() + g.passageCount();
-        double[] pi0 = new double[nodes];
+        // arrays over every node, reused by the snapshot's queries: each is cleared before it is given back
+        double[] pi0 = g.nodeScratch.sums();
         double total = 0;
         List<double[]> activated = new ArrayList<>();
         for (int v = 0; v < g.entityCount(); v++) {
@@ -239,6 +264,8 @@ final class CogitoMode implements Retrieval.Mode {
             double[] cos = new double[g.passageCount()];
             Arrays.fill(cos, Double.NEGATIVE_INFINITY);
             nearest.forEach(n -> cos[n.passage()] = n.score());
+            Arrays.fill(pi0, 0);
+            g.nodeScratch.giveBack(pi0);
             return new Single(cos, explain);
         }
         for (int i = 0; i < nodes; i++) {
@@ -246,7 +273,11 @@ final class CogitoMode implements Retrieval.Mode {
         }
         // (16) random walk with restart over the bipartite passage–entity graph, solved by local push: work is
         // bounded by the neighbourhood the activation reaches, not by the size of the graph
-        double[] pi = push(g, pi0, p.get("restart"), p.get("push_epsilon"), explain);
+        double[] pi = g.nodeScratch.sums();
+        int[] queue = g.nodeScratch.ints();
+        boolean[] queued = g.nodeScratch.flags();
+        boolean[] seen = g.nodeScratch.flags();
+        push(g, pi0, pi, queue, queued, seen, p.get("restart"), p.get("push_epsilon"), explain);
         // (17)-(18) CogniRank over the candidates: passages the diffusion reached, plus the best by cosine
         double[] diff = new double[g.passageCount()];
         double[] cos = new double[g.passageCount()];
@@ -262,6 +293,15 @@ final class CogitoMode implements Retrieval.Mode {
                 cos[passage] = Retrieval.cosine(g, passage, qv);
             }
         }
+        // pi0 held the residuals; queued is all false again once the push is done
+        Arrays.fill(pi0, 0);
+        Arrays.fill(pi, 0);
+        Arrays.fill(seen, false);
+        g.nodeScratch.giveBack(pi0);
+        g.nodeScratch.giveBack(pi);
+        g.nodeScratch.giveBack(queue);
+        g.nodeScratch.giveBack(queued);
+        g.nodeScratch.giveBack(seen);
         double eps = p.get("epsilon");
         double[] nd = Retrieval.minMax(diff, candidate, 1e-12);
         double[] nc = Retrieval.minMax(cos, candidate, 1e-12);

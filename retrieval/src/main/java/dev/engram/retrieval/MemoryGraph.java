@@ -67,6 +67,8 @@ public final class MemoryGraph {
     final Bm25 unitNames;
     /** Per-unit arrays (entities, facts, relations) that queries on this snapshot reuse. */
     final Scratch unitScratch;
+    /** Per-node arrays of the passage–entity graph (entities, then passages) that queries on this snapshot reuse. */
+    final Scratch nodeScratch;
     /** Per passage, its utility questions' vectors (mean of question and passage, normalized); may be empty. */
     final float[][][] passageQuestions;
 
@@ -166,6 +168,7 @@ public final class MemoryGraph {
         relations.forEach(r -> names.add(r.text()));
         this.unitNames = new Bm25(names, 1.2, 0.75);
         this.unitScratch = new Scratch(names.size());
+        this.nodeScratch = new Scratch(entityNames.size() + passages.size());
         this.passageQuestions = new float[passages.size()][][];
         for (int i = 0; i < passageQuestions.length; i++) {
             List<float[]> qs = b.passageQuestions.get(i);
@@ -300,7 +303,7 @@ public final class MemoryGraph {
             bytes += 48 + 2L * f.text().length();
         }
         // the arrays its queries reuse, as many as it may keep
-        bytes += unitScratch.maxBytes() + unitNames.scratchBytes() + bm25.scratchBytes();
+        bytes += unitScratch.maxBytes() + nodeScratch.maxBytes() + unitNames.scratchBytes() + bm25.scratchBytes();
         return bytes;
     }
 

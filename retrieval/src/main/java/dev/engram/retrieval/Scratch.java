@@ -15,6 +15,7 @@ final class Scratch {
     private final int length;
     private final ConcurrentLinkedQueue<double[]> sums = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<boolean[]> flags = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<int[]> ints = new ConcurrentLinkedQueue<>();
 
     Scratch(int length) {
         this.length = length;
@@ -22,7 +23,7 @@ final class Scratch {
 
     /** The most bytes the arrays kept may take. */
     long maxBytes() {
-        return (long) KEPT * length * (Double.BYTES + 1);
+        return (long) KEPT * length * (Double.BYTES + 1 + Integer.BYTES);
     }
 
     /** An array of zeros. */
@@ -35,6 +36,19 @@ final class Scratch {
     boolean[] flags() {
         boolean[] a = flags.poll();
         return a == null ? new boolean[length] : a;
+    }
+
+    /** An array of ints whose values the caller must not rely on (a work queue, say). */
+    int[] ints() {
+        int[] a = ints.poll();
+        return a == null ? new int[length] : a;
+    }
+
+    /** Takes back an array of ints, whatever it holds. */
+    void giveBack(int[] a) {
+        if (ints.size() < KEPT) {
+            ints.offer(a);
+        }
     }
 
     /** Takes back an array the caller has set to zero again. */

@@ -282,6 +282,27 @@ class RetrievalModesTest {
         assertThat(none.ranked().get(0).passage()).isZero();
     }
 
+    /** Cogito reuses its arrays over all nodes from query to query of a snapshot: nothing of one may reach the next. */
+    @Test
+    void cogitoAnswersTheSameWhateverTheSnapshotAnsweredBefore() {
+        Retrieval.Mode m = Retrieval.mode("cogito");
+        Retrieval.Params defaults = Retrieval.params(m, Map.of());
+        Retrieval.Query first = new Retrieval.Query("When was the director of Agni born?", QUERY, t -> QUERY);
+        Retrieval.Result fresh = m.retrieve(graph(), first, defaults, 3);
+        MemoryGraph used = graph();
+        for (int round = 0; round < 3; round++) {
+            m.retrieve(used, new Retrieval.Query("director of Agni", QUERY, t -> QUERY), defaults, 3);
+            m.retrieve(
+                    used,
+                    new Retrieval.Query("x", QUERY, t -> QUERY),
+                    Retrieval.params(m, Map.of("top_facts", 0.0)),
+                    3);
+            Retrieval.Result again = m.retrieve(used, first, defaults, 3);
+            assertThat(again.ranked()).isEqualTo(fresh.ranked());
+            assertThat(again.explanation()).isEqualTo(fresh.explanation());
+        }
+    }
+
     @Test
     void localPushConvergesToTheRandomWalkWithRestart() {
         MemoryGraph g = graph();
