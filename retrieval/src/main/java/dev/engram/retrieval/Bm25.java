@@ -199,7 +199,8 @@ final class Bm25 {
             rest += bounds[i];
         }
         double[] sums = scratch.sums();
-        Touched touched = new Touched();
+        // a document is reached once at most: an array of one per document, reused by the snapshot's queries
+        Touched touched = new Touched(scratch.ints());
         long visited = 0;
         // 1. the rarest terms until the others cannot change the best k: sums here only bound the scores from below
         int taken = 0;
@@ -228,7 +229,7 @@ final class Bm25 {
         // taken could add, reaches the k-th best sum so far; every other one scores below k documents
         double kth = touched.size <= k ? 0 : kthLargest(sums, touched, k);
         double bar = kth * (1 - 1e-9) - rest * (1 + 1e-9);
-        int[] candidates = new int[touched.size];
+        int[] candidates = touched.docs; // kept in place: a document is written at or before where it was read
         int count = 0;
         for (int i = 0; i < touched.size; i++) {
             int d = touched.docs[i];
@@ -238,8 +239,7 @@ final class Bm25 {
             sums[d] = 0;
         }
         scratch.giveBack(sums);
-        candidates = Arrays.copyOf(candidates, count);
-        Arrays.sort(candidates);
+        Arrays.sort(candidates, 0, count);
         // 3. those scored exactly, term by term in the question's order: the sums of scores(), to the last bit
         double[] exact = new double[count];
         for (Postings p : asked) {
@@ -259,6 +259,7 @@ final class Bm25 {
         for (int c = 0; c < count; c++) {
             best.offer(candidates[c], exact[c]);
         }
+        scratch.giveBack(candidates);
         return new Search(best.drain(), visited);
     }
 
@@ -319,48 +320,39 @@ final class Bm25 {
         return scratch.maxBytes();
     }
 
-    /** BM25 score of every document for the query (0 for documents sharing no term). */
-    double[] scores(String query) {
-        double[] out = new double[lengthWeights.length];
-        sum(query, out, null);
-        return out;
-    }
-
-    /** The documents a query's terms reached, in the order they were first reached. */
-    private static final class Touched {
-        int[] docs = new int[64];
-        int size;
-
-        void add(int d) {
-            if (size == docs.length) {
-                docs = Arrays.copyOf(docs, size * 2);
-            }
-            docs[size++] = d;
-        }
-    }
-
     /**
-     * Adds each query term's weight in each document to {@code sums}, term by term in the query's order (a repeated
-     * term counts again); the documents first reached go to {@code touched} when given ({@code sums} all zero then).
+     * BM25 score of every document for the query (0 for documents sharing no term): each query term's weight in each
+     * document, term by term in the query's order (a repeated term counts again).
      */
-    private void sum(String query, double[] sums, Touched touched) {
+    double[] scores(String query) {
         int n = lengthWeights.length;
+        double[] out = new double[n];
         for (String t : tokens(query)) {
             Postings p = postings.get(t);
             if (p == null) {
                 continue;
             }
-            int[] docs = p.docs();
-            int[] tfs = p.tfs();
-            double idf = Math.log(1 + (n - docs.length + 0.5) / (docs.length + 0.5));
-            for (int i = 0; i < docs.length; i++) {
-                int d = docs[i];
-                double tf = tfs[i];
-                if (touched != null && sums[d] == 0) { // every term adds more than 0: a document's first
-                    touched.add(d);
-                }
-                sums[d] += idf * tf * (k1 + 1) / (tf + lengthWeights[d]);
+            double idf = idf(p, n);
+            for (int i = 0; i < p.docs().length; i++) {
+                int d = p.docs()[i];
+                double tf = p.tfs()[i];
+                out[d] += idf * tf * (k1 + 1) / (tf + lengthWeights[d]);
             }
+        }
+        return out;
+    }
+
+    /** The documents a query's terms reached, in the order they were first reached: at most one of each. */
+    private static final class Touched {
+        final int[] docs;
+        int size;
+
+        Touched(int[] docs) {
+            this.docs = docs;
+        }
+
+        void add(int d) {
+            docs[size++] = d;
         }
     }
 }
