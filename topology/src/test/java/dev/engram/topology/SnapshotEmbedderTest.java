@@ -27,14 +27,33 @@ class SnapshotEmbedderTest {
     @TempDir
     Path stateDir;
 
-    @Test
-    void passagesEmbeddedByAnotherModelAreLeftOutOfSnapshots() {
+    /** The whole topology over real RocksDB stores in the test's state directory. */
+    private TopologyTestDriver driver(String applicationId) {
         Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "snapshot-embedder-test");
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        try (TopologyTestDriver driver = new TopologyTestDriver(
-                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props)) {
+        return new TopologyTestDriver(
+                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+    }
+
+    /** A loader that rebuilds a changed namespace's snapshot at once, but for {@code buildShare}. */
+    private static GraphLoader loader(String embedder, double buildShare) {
+        return new GraphLoader(
+                0,
+                60_000,
+                null,
+                new VectorSearch(50_000, 100),
+                Long.MAX_VALUE,
+                Duration.ofDays(1),
+                embedder,
+                buildShare,
+                Meters.detached());
+    }
+
+    @Test
+    void passagesEmbeddedByAnotherModelAreLeftOutOfSnapshots() {
+        try (TopologyTestDriver driver = driver("snapshot-embedder-test")) {
             TestInputTopic<byte[], byte[]> documents = TestTopics.input(driver, TOPICS.documents());
             documents.pipeInput(
                     "a".getBytes(StandardCharsets.UTF_8),
@@ -61,23 +80,8 @@ class SnapshotEmbedderTest {
      */
     @Test
     void aQuietNamespaceGetsItsStaleSnapshotRebuiltAtOnce() throws Exception {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "snapshot-quiet-test");
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        try (TopologyTestDriver driver = new TopologyTestDriver(
-                        EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()),
-                        props);
-                GraphLoader loader = new GraphLoader(
-                        0,
-                        60_000,
-                        null,
-                        new VectorSearch(50_000, 100),
-                        Long.MAX_VALUE,
-                        Duration.ofDays(1),
-                        null,
-                        0.01,
-                        Meters.detached())) {
+        try (TopologyTestDriver driver = driver("snapshot-quiet-test");
+                GraphLoader loader = loader(null, 0.01)) {
             TestInputTopic<byte[], byte[]> documents = TestTopics.input(driver, TOPICS.documents());
             documents.pipeInput(
                     "a".getBytes(StandardCharsets.UTF_8),
@@ -99,16 +103,7 @@ class SnapshotEmbedderTest {
     }
 
     private static int snapshotPassages(String embedder, NamespaceState state, MemoryReader memory) {
-        try (GraphLoader loader = new GraphLoader(
-                0,
-                60_000,
-                null,
-                new VectorSearch(50_000, 100),
-                Long.MAX_VALUE,
-                Duration.ofDays(1),
-                embedder,
-                1.0,
-                Meters.detached())) {
+        try (GraphLoader loader = loader(embedder, 1.0)) {
             return loader.graph("wiki", state, memory).passageCount();
         }
     }
