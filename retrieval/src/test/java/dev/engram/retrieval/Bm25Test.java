@@ -62,6 +62,18 @@ class Bm25Test {
         return sb.toString();
     }
 
+    /** The k best documents with a score above 0, ranked from every document's score. */
+    private static List<Retrieval.Scored> bestByEveryScore(Bm25 bm25, String query, int k) {
+        double[] all = bm25.scores(query);
+        List<Retrieval.Scored> out = new ArrayList<>();
+        for (int u : Retrieval.top(all, k)) {
+            if (all[u] > 0) {
+                out.add(new Retrieval.Scored(u, all[u]));
+            }
+        }
+        return out;
+    }
+
     @Test
     void topRanksAndScoresAsEveryDocumentsScoreDoes() {
         Random r = new Random(11);
@@ -75,13 +87,7 @@ class Bm25Test {
             for (int asked = 0; asked < 5; asked++) { // in turn: what one query summed never leaks into the next
                 String query = "unknown " + words(r, 6); // a repeated word counts twice, as in scores
                 int k = 1 + r.nextInt(40);
-                double[] all = bm25.scores(query);
-                List<Retrieval.Scored> expected = new ArrayList<>();
-                for (int u : Retrieval.top(all, k)) {
-                    if (all[u] > 0) {
-                        expected.add(new Retrieval.Scored(u, all[u]));
-                    }
-                }
+                List<Retrieval.Scored> expected = bestByEveryScore(bm25, query, k);
                 assertThat(bm25.top(query, k)).as("%s over %s", query, docs).isEqualTo(expected);
             }
         }
@@ -117,13 +123,7 @@ class Bm25Test {
             for (int asked = 0; asked < 60; asked++) {
                 String query = zipf(r, cumulative, total, 1 + r.nextInt(12)) + (asked % 5 == 0 ? " w0 w0" : "");
                 int k = 1 + r.nextInt(30);
-                double[] all = bm25.scores(query);
-                List<Retrieval.Scored> expected = new ArrayList<>();
-                for (int u : Retrieval.top(all, k)) {
-                    if (all[u] > 0) {
-                        expected.add(new Retrieval.Scored(u, all[u]));
-                    }
-                }
+                List<Retrieval.Scored> expected = bestByEveryScore(bm25, query, k);
                 Bm25.Search found = bm25.search(query, k);
                 assertThat(found.best()).as("%s, k %d", query, k).isEqualTo(expected);
                 long postings = 0;
