@@ -176,17 +176,9 @@ final class Bm25 {
 
     Search search(String query, int k) {
         int n = lengthWeights.length;
-        // the question's terms in its order (a repeated term counts again), and each distinct one, rarest first
-        List<Postings> asked = new ArrayList<>();
-        Map<Postings, Integer> times = new LinkedHashMap<>();
-        for (String t : tokens(query)) {
-            Postings p = postings.get(t);
-            if (p != null) {
-                asked.add(p);
-                times.merge(p, 1, Integer::sum);
-            }
-        }
-        if (asked.isEmpty() || k <= 0) {
+        // the question's distinct terms in the order they first occur, with how often each occurs; then rarest first
+        Map<Postings, Integer> times = asked(query);
+        if (times.isEmpty() || k <= 0) {
             return new Search(List.of(), 0);
         }
         List<Postings> rarestFirst = new ArrayList<>(times.keySet());
@@ -216,8 +208,7 @@ final class Bm25 {
                 if (sums[d] == 0) { // every term adds more than 0: a document's first
                     touched.add(d);
                 }
-                double tf = p.tfs()[i];
-                sums[d] += w * tf * (k1 + 1) / (tf + lengthWeights[d]);
+                sums[d] += weight(w, p.tfs()[i], lengthWeights[d]);
             }
             visited += p.docs().length;
             rest = 0; // summed again rather than subtracted: no rounding left over when every term is taken
@@ -242,15 +233,15 @@ final class Bm25 {
         Arrays.sort(candidates, 0, count);
         // 3. those scored exactly, term by term in the question's order: the sums of scores(), to the last bit
         double[] exact = new double[count];
-        for (Postings p : asked) {
-            double idf = idf(p, n);
+        for (Map.Entry<Postings, Integer> e : times.entrySet()) {
+            Postings p = e.getKey();
+            double w = e.getValue() * idf(p, n);
             int[] docs = p.docs();
             int at = 0;
             for (int c = 0; c < count && at < docs.length; c++) {
                 at = seek(docs, at, candidates[c]);
                 if (at < docs.length && docs[at] == candidates[c]) {
-                    double tf = p.tfs()[at];
-                    exact[c] += idf * tf * (k1 + 1) / (tf + lengthWeights[candidates[c]]);
+                    exact[c] += weight(w, p.tfs()[at], lengthWeights[candidates[c]]);
                 }
                 visited++;
             }
@@ -321,25 +312,41 @@ final class Bm25 {
     }
 
     /**
-     * BM25 score of every document for the query (0 for documents sharing no term): each query term's weight in each
-     * document, term by term in the query's order (a repeated term counts again).
+     * BM25 score of every document for the query (0 for documents sharing no term): each distinct query term's weight
+     * in each document, times how often the query has the term, summed in the order the terms first occur in it.
      */
     double[] scores(String query) {
         int n = lengthWeights.length;
         double[] out = new double[n];
-        for (String t : tokens(query)) {
-            Postings p = postings.get(t);
-            if (p == null) {
-                continue;
-            }
-            double idf = idf(p, n);
+        for (Map.Entry<Postings, Integer> e : asked(query).entrySet()) {
+            Postings p = e.getKey();
+            double w = e.getValue() * idf(p, n);
             for (int i = 0; i < p.docs().length; i++) {
                 int d = p.docs()[i];
-                double tf = p.tfs()[i];
-                out[d] += idf * tf * (k1 + 1) / (tf + lengthWeights[d]);
+                out[d] += weight(w, p.tfs()[i], lengthWeights[d]);
             }
         }
         return out;
+    }
+
+    /**
+     * The query's terms that some document has, each once, in the order they first occur, with how often the query
+     * has each: what a query costs is bounded by its distinct words, however often it repeats one.
+     */
+    private Map<Postings, Integer> asked(String query) {
+        Map<Postings, Integer> times = new LinkedHashMap<>();
+        for (String t : tokens(query)) {
+            Postings p = postings.get(t);
+            if (p != null) {
+                times.merge(p, 1, Integer::sum);
+            }
+        }
+        return times;
+    }
+
+    /** What a term of query weight {@code w} (its count times its idf) adds to a document: one expression for all. */
+    private double weight(double w, double tf, double lengthWeight) {
+        return w * tf * (k1 + 1) / (tf + lengthWeight);
     }
 
     /** The documents a query's terms reached, in the order they were first reached: at most one of each. */

@@ -152,18 +152,24 @@ class Bm25Test {
         return sb.toString();
     }
 
-    /** Okapi BM25 as written in the textbook, term by term in the question's order: the scores must be exactly these. */
+    /**
+     * Okapi BM25 as written in the textbook, each distinct word of the question in the order it first occurs, weighted
+     * by how often the question has it: the scores must be exactly these.
+     */
     private static double[] reference(List<String> docs, String query, double k1, double b) {
         List<List<String>> tokens = docs.stream().map(Bm25::tokens).toList();
         double average = tokens.stream().mapToInt(List::size).average().orElse(0);
         double[] out = new double[docs.size()];
-        for (String t : Bm25.tokens(query)) {
+        List<String> asked = Bm25.tokens(query);
+        for (String t : asked.stream().distinct().toList()) {
             long df = tokens.stream().filter(d -> d.contains(t)).count();
             double idf = Math.log(1 + (docs.size() - df + 0.5) / (df + 0.5));
+            double qtf = asked.stream().filter(t::equals).count();
             for (int d = 0; d < docs.size(); d++) {
                 double tf = tokens.get(d).stream().filter(t::equals).count();
                 if (tf > 0) {
-                    out[d] += idf
+                    out[d] += qtf
+                            * idf
                             * tf
                             * (k1 + 1)
                             / (tf + k1 * (1 - b + b * tokens.get(d).size() / average));
@@ -171,6 +177,27 @@ class Bm25Test {
             }
         }
         return out;
+    }
+
+    /**
+     * A question of the longest length made of one common word over and over (a hostile or careless client) costs what
+     * the word asked once costs: one pass over its postings, not one per repetition.
+     */
+    @Test
+    void aRepeatedWordCostsOnePassOverItsPostings() {
+        Random r = new Random(23);
+        List<String> docs = new ArrayList<>();
+        for (int d = 0; d < 3000; d++) {
+            docs.add("the " + words(r, 10) + (d % 100 == 0 ? "needle" : ""));
+        }
+        Bm25 bm25 = new Bm25(docs, 1.2, 0.75);
+        String query = "needle " + "the ".repeat(1000);
+        Bm25.Search found = bm25.search(query, 10);
+        assertThat(found.best()).isEqualTo(bestByEveryScore(bm25, query, 10));
+        // "the" is in every document: the question reaches the 30 needles and every document once, no more
+        long postings =
+                docs.size() + docs.stream().filter(d -> d.contains("needle")).count();
+        assertThat(found.postingsVisited()).isLessThanOrEqualTo(2 * postings);
     }
 
     @Test
