@@ -59,7 +59,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private final Path path;
     private final int minVectors;
     private final int efSearch;
-    private final Map<String, Long> fingerprints = new HashMap<>();
+    /** Per kind, per key: what the index holds for each vector (keys are not joined to their kind per snapshot). */
+    private final Map<String, Map<String, Entry>> entries = new HashMap<>();
+    /** Snapshots synchronized: stamps which entries the last one still had. */
+    private long syncs;
+
+    private int size;
     private Directory directory;
     private IndexWriter writer;
     private DirectoryReader reader; // this store's reference; each snapshot takes one more
@@ -101,7 +106,17 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
     /** Vectors indexed now. */
     public synchronized int size() {
-        return fingerprints.size();
+        return size;
+    }
+
+    /** A vector in the index: the fingerprint of its values, and the last synchronization whose snapshot had it. */
+    private static final class Entry {
+        long fingerprint;
+        long seen;
+
+        Entry(long fingerprint) {
+            this.fingerprint = fingerprint;
+        }
     }
 
     @Override
@@ -128,15 +143,20 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private Indexed sync(List<Batch> batches) throws IOException {
         Map<String, VectorIndex> out = new LinkedHashMap<>();
         Map<Batch, Integer> indexed = new LinkedHashMap<>();
+        // each vector's fingerprint, and whether it can be indexed: one pass over its values for both
+        Map<Batch, long[]> prints = new HashMap<>();
         Map<Batch, boolean[]> usable = new HashMap<>();
         for (Batch b : batches) {
             int dim = uniformDimension(b.vectors());
             int count = 0;
-            boolean[] ok = new boolean[b.vectors().length];
+            long[] fp = new long[b.vectors().length];
+            boolean[] ok = new boolean[fp.length];
             for (int i = 0; i < ok.length; i++) {
-                ok[i] = indexable(b.vectors()[i]);
+                float[] v = b.vectors()[i];
+                ok[i] = v != null && fingerprint(v, fp, i); // a missing or non-finite vector is never found
                 count += ok[i] ? 1 : 0;
             }
+            prints.put(b, fp);
             usable.put(b, ok);
             int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
             if (count < threshold || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
@@ -149,41 +169,59 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             return new Indexed(out, () -> {}); // nothing to index, nothing indexed before
         }
         open();
-        Set<String> keep = new HashSet<>();
+        long sync = ++syncs;
         for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
             Batch b = e.getKey();
             String field = field(b.kind(), e.getValue());
             boolean[] ok = usable.get(b);
-            for (int i = 0; i < b.vectors().length; i++) {
-                float[] v = b.vectors()[i];
+            long[] fp = prints.get(b);
+            Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
+            for (int i = 0; i < ok.length; i++) {
                 if (!ok[i]) {
-                    continue; // a missing or non-finite vector is never found (the exact scan skips it too)
+                    continue;
                 }
-                String id = docId(b.kind(), b.keys().get(i));
-                keep.add(id);
-                long fp = fingerprint(v);
-                Long old = fingerprints.get(id);
-                if (old == null || old != fp) {
+                String key = b.keys().get(i);
+                Entry entry = known.get(key);
+                if (entry == null || entry.fingerprint != fp[i]) {
+                    if (entry == null) {
+                        entry = new Entry(fp[i]);
+                        known.put(key, entry);
+                        size++;
+                    }
+                    entry.fingerprint = fp[i];
+                    String id = docId(b.kind(), key);
                     Document doc = new Document();
                     doc.add(new StringField(ID, id, Field.Store.YES));
                     doc.add(new SortedDocValuesField(ID, new BytesRef(id)));
                     doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
-                    doc.add(new StoredField(FINGERPRINT, fp));
-                    doc.add(new KnnFloatVectorField(field, v, VectorSimilarityFunction.DOT_PRODUCT));
+                    doc.add(new StoredField(FINGERPRINT, fp[i]));
+                    doc.add(new KnnFloatVectorField(field, b.vectors()[i], VectorSimilarityFunction.DOT_PRODUCT));
                     writer.updateDocument(new Term(ID, id), doc);
-                    fingerprints.put(id, fp);
                     written++;
                     uncommitted = true;
                 }
+                entry.seen = sync;
             }
         }
-        for (Iterator<String> it = fingerprints.keySet().iterator(); it.hasNext(); ) {
-            String id = it.next();
-            if (!keep.contains(id)) {
-                writer.deleteDocuments(new Term(ID, id));
-                it.remove();
-                deleted++;
-                uncommitted = true;
+        // what this snapshot no longer has, including every vector of a kind it searches exactly now
+        for (Iterator<Map.Entry<String, Map<String, Entry>>> kinds =
+                        entries.entrySet().iterator();
+                kinds.hasNext(); ) {
+            Map.Entry<String, Map<String, Entry>> kind = kinds.next();
+            for (Iterator<Map.Entry<String, Entry>> it =
+                            kind.getValue().entrySet().iterator();
+                    it.hasNext(); ) {
+                Map.Entry<String, Entry> e = it.next();
+                if (e.getValue().seen != sync) {
+                    writer.deleteDocuments(new Term(ID, docId(kind.getKey(), e.getKey())));
+                    it.remove();
+                    size--;
+                    deleted++;
+                    uncommitted = true;
+                }
+            }
+            if (kind.getValue().isEmpty()) {
+                kinds.remove();
             }
         }
         DirectoryReader fresh = DirectoryReader.openIfChanged(reader, writer);
@@ -203,11 +241,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         snapshot.incRef();
         for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
             Batch b = e.getKey();
-            Map<String, Integer> positions = new HashMap<>(b.keys().size() * 2);
+            Map<String, Integer> positions = HashMap.newHashMap(b.keys().size());
             boolean[] ok = usable.get(b);
             for (int i = 0; i < b.keys().size(); i++) {
                 if (ok[i]) {
-                    positions.put(docId(b.kind(), b.keys().get(i)), i);
+                    positions.put(b.keys().get(i), i);
                 }
             }
             out.put(b.kind(), new Hnsw(snapshot, field(b.kind(), e.getValue()), positions, b.vectors(), efSearch));
@@ -234,7 +272,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         Directory dir = path == null ? new ByteBuffersDirectory() : FSDirectory.open(path);
         IndexWriter w = null;
         DirectoryReader r = null;
-        Map<String, Long> loaded = new HashMap<>();
+        Map<String, Map<String, Entry>> loaded = new HashMap<>();
+        int count = 0;
         try {
             IndexWriterConfig config = new IndexWriterConfig()
                     .setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND)
@@ -255,9 +294,15 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 for (int d = 0; d < leaf.reader().maxDoc(); d++) {
                     if (live == null || live.get(d)) {
                         Document doc = stored.document(d);
-                        loaded.put(
-                                doc.get(ID),
+                        String id = doc.get(ID);
+                        int cut = id.indexOf('\u0000');
+                        Entry entry = new Entry(
                                 doc.getField(FINGERPRINT).numericValue().longValue());
+                        if (loaded.computeIfAbsent(id.substring(0, cut), k -> new HashMap<>())
+                                        .put(id.substring(cut + 1), entry)
+                                == null) {
+                            count++;
+                        }
                     }
                 }
             }
@@ -268,10 +313,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         directory = dir;
         writer = w;
         reader = r;
-        fingerprints.clear();
-        fingerprints.putAll(loaded);
+        entries.clear();
+        entries.putAll(loaded);
+        size = count;
         indexedKinds.clear();
-        loaded.keySet().forEach(id -> indexedKinds.add(id.substring(0, id.indexOf('\u0000'))));
+        indexedKinds.addAll(loaded.keySet());
         uncommitted = false;
     }
 
@@ -294,7 +340,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         writer = null;
         reader = null;
         directory = null;
-        fingerprints.clear();
+        entries.clear();
+        size = 0;
         indexedKinds.clear();
     }
 
@@ -316,14 +363,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         writer = null;
         reader = null;
         directory = null;
-        fingerprints.clear();
+        entries.clear();
+        size = 0;
         indexedKinds.clear();
         // each is closed whatever the others do; closing the writer commits what is pending
         IOUtils.close(r::decRef, w, dir);
-    }
-
-    private static boolean indexable(float[] v) {
-        return v != null && VectorIndex.Exact.finite(v);
     }
 
     private static String docId(String kind, String key) {
@@ -350,14 +394,21 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         return dim;
     }
 
-    /** FNV-1a over the float bits: tells a changed vector from an unchanged one. */
-    static long fingerprint(float[] v) {
+    /**
+     * FNV-1a over the float bits, which tells a changed vector from an unchanged one, into {@code out[at]}; and whether
+     * every value is finite (a vector that is not is never indexed), in the same pass over the values.
+     */
+    static boolean fingerprint(float[] v, long[] out, int at) {
         long h = 0xcbf29ce484222325L ^ v.length;
+        boolean finite = true;
         for (float x : v) {
-            h ^= Float.floatToIntBits(x);
+            int bits = Float.floatToIntBits(x);
+            finite &= (bits & 0x7f800000) != 0x7f800000; // all exponent bits set: infinite or NaN
+            h ^= bits;
             h *= 0x100000001b3L;
         }
-        return h;
+        out[at] = h;
+        return finite;
     }
 
     /** A snapshot's graph search over one kind; falls back to a scan once the snapshot has been released. */
@@ -445,7 +496,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 if (ids == null || !ids.advanceExact(doc)) {
                     continue;
                 }
-                Integer p = positions.get(ids.lookupOrd(ids.ordValue()).utf8ToString());
+                String id = ids.lookupOrd(ids.ordValue()).utf8ToString();
+                Integer p = positions.get(id.substring(id.indexOf('\u0000') + 1));
                 if (p != null) {
                     top.offer(p, Retrieval.dot(query, vectors[p]));
                 }
