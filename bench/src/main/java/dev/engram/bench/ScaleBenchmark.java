@@ -61,7 +61,8 @@ import org.knowm.xchart.style.Styler;
  *       model time: how long a query takes depends on how many vectors, passages and links there are, not on what
  *       the vectors say;
  *   <li>at each size of {@code --sizes}, once every document is in memory, each offline retrieval mode answers the
- *       same {@code --queries} questions of the sets, timed end to end over HTTP ({@code by_size}): every mode is
+ *       same {@code --queries} questions of the sets, each asked {@code --rounds} times, timed end to end over HTTP
+ *       ({@code by_size}): every mode is
  *       warmed up first, then the modes take turns on each question; every mode's time includes the model embedding
  *       the question, which is also timed alone ({@code query_embedding});
  *       and while the namespace grows to the next size, a client asks a {@code dense} and a {@code hybrid} question
@@ -70,7 +71,7 @@ import org.knowm.xchart.style.Styler;
  *   <li>at each size: heap after a collection, resident memory, and the state directory's size (RocksDB).
  * </ol>
  *
- * Usage: {@code ScaleBenchmark [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50]
+ * Usage: {@code ScaleBenchmark [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50] [--rounds 1]
  * [--ask-per-second 1] [--modes dense,cogito,cogito:push_epsilon=1e-5,...] [--out FILE] [--plot FILE.png]}; a mode with
  * parameters is timed as a variant of its own, side by side with the others.
  */
@@ -93,6 +94,11 @@ public final class ScaleBenchmark {
                 .map(Integer::parseInt)
                 .toList();
         int queries = Integer.parseInt(opts.getOrDefault("--queries", "200"));
+        // every question asked this many times: the sets hold 200 questions, whose p99 is the second slowest answer
+        int rounds = Integer.parseInt(opts.getOrDefault("--rounds", "1"));
+        if (rounds < 1) {
+            throw new IllegalArgumentException("--rounds must be at least 1: " + rounds);
+        }
         // modes, or variants with parameters ("cogito:push_epsilon=1e-5"), timed side by side
         List<String> modes = opts.containsKey("--modes")
                 ? Arrays.stream(opts.get("--modes").split(","))
@@ -130,7 +136,9 @@ public final class ScaleBenchmark {
                 "datasets", data.stream().map(p -> p.getFileName().toString()).toList());
         result.put("base_documents", base.size());
         result.put("embedder", model.modelId());
-        result.put("queries_per_mode", asked.size());
+        result.put("queries_per_mode", asked.size() * rounds);
+        result.put("questions", asked.size());
+        result.put("rounds", rounds);
         List<Map<String, Object>> bySize = new ArrayList<>();
         List<Map<String, Object>> underIngest = new ArrayList<>();
         List<Map<String, Object>> queryEmbedding = new ArrayList<>();
@@ -218,9 +226,11 @@ public final class ScaleBenchmark {
                 settled += settle();
                 mem.put("settle_seconds", settled);
                 Map<String, List<Double>> timed = new LinkedHashMap<>();
-                for (String q : asked) {
-                    for (String mode : modes) {
-                        timed.computeIfAbsent(mode, m -> new ArrayList<>()).add(retrieve(http, baseUrl, mode, q));
+                for (int round = 0; round < rounds; round++) {
+                    for (String q : asked) {
+                        for (String mode : modes) {
+                            timed.computeIfAbsent(mode, m -> new ArrayList<>()).add(retrieve(http, baseUrl, mode, q));
+                        }
                     }
                 }
                 // what every mode's time includes: the model embedding the question (bm25 too, as the service
