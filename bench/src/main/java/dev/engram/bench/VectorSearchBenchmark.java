@@ -25,7 +25,7 @@ import java.util.Random;
  * so each query has many near ties, as with real embeddings of one subject.
  *
  * <p>Usage: {@code VectorSearchBenchmark [--sizes 5000,20000,60000] [--dim 384] [--queries 200] [--ef 100]
- * [--change 0.01] [--topics 500] [--spread 1.0] [--out FILE]}
+ * [--change 0.01] [--topics 500] [--spread 1.0] [--graphs 16:100,16:50] [--out FILE]}
  */
 public final class VectorSearchBenchmark {
 
@@ -141,9 +141,69 @@ public final class VectorSearchBenchmark {
         update.put("unchanged_vs_one_pass", unchangedMs / onePassMs);
         update.put("rebuild_over_incremental", rebuildMs / incrementalMs);
         results.put("snapshot_update", update);
+        if (opts.containsKey("--graphs")) {
+            results.put("graphs", graphs(opts.get("--graphs"), base, queries, ef, k));
+        }
         if (opts.containsKey("--out")) {
             Files.write(Path.of(opts.get("--out")), Json.toBytes(results));
         }
+    }
+
+    /**
+     * Graph parameters side by side ({@code M:beam,...}, the first the reference), in two rounds taking turns: the
+     * time to build a graph of all {@code vectors} from nothing, its merges included (the whole work; an index then
+     * closed), and on another one built the same way, recall@10 against an exact scan and milliseconds per query.
+     */
+    private static List<Map<String, Object>> graphs(String spec, float[][] vectors, float[][] queries, int ef, int k)
+            throws Exception {
+        List<int[]> params = Arrays.stream(spec.split(","))
+                .map(g ->
+                        Arrays.stream(g.split(":")).mapToInt(Integer::parseInt).toArray())
+                .toList();
+        VectorIndex exact = VectorIndex.exact(vectors);
+        double[][] builds = new double[params.size()][2];
+        double[] recall = new double[params.size()];
+        double[] msPerQuery = new double[params.size()];
+        for (int round = 0; round < 2; round++) {
+            for (int j = 0; j < params.size(); j++) {
+                int g = round == 0 ? j : params.size() - 1 - j;
+                int[] p = params.get(g);
+                long t0 = System.nanoTime();
+                try (HnswVectors store = new HnswVectors(null, 1, ef, p[0], p[1])) {
+                    store.index(List.of(batch(vectors))).release().run();
+                } // closing waits for the merges
+                builds[g][round] = (System.nanoTime() - t0) / 1e9;
+                if (round == 1) {
+                    try (HnswVectors store = new HnswVectors(null, 1, ef, p[0], p[1])) {
+                        VectorIndexer.Indexed indexed = store.index(List.of(batch(vectors)));
+                        VectorIndex hnsw = indexed.byKind().get("passage");
+                        recall[g] = recall(exact, hnsw, queries, k);
+                        msPerQuery[g] = perQuery(hnsw, queries, k);
+                        indexed.release().run();
+                    }
+                }
+            }
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        double reference = Math.min(builds[0][0], builds[0][1]);
+        System.out.printf("%7s %6s %12s %10s %10s %10s%n", "M", "beam", "build s", "vs first", "recall@10", "ms/query");
+        for (int g = 0; g < params.size(); g++) {
+            double best = Math.min(builds[g][0], builds[g][1]);
+            System.out.printf(
+                    "%7d %6d %12.2f %10.2f %10.3f %10.3f%n",
+                    params.get(g)[0], params.get(g)[1], best, best / reference, recall[g], msPerQuery[g]);
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("max_conn", params.get(g)[0]);
+            row.put("beam_width", params.get(g)[1]);
+            row.put("vectors", vectors.length);
+            row.put("build_seconds", best);
+            row.put("build_seconds_rounds", List.of(builds[g][0], builds[g][1]));
+            row.put("build_vs_first", best / reference);
+            row.put("recall_at_10", recall[g]);
+            row.put("hnsw_ms_per_query", msPerQuery[g]);
+            out.add(row);
+        }
+        return out;
     }
 
     /**

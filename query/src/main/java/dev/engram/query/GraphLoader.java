@@ -294,7 +294,12 @@ public final class GraphLoader implements AutoCloseable {
     HnswVectors vectors(String ns) {
         return vectors.computeIfAbsent(
                 ns,
-                n -> new HnswVectors(indexDir == null ? null : indexDir.resolve(n), search.minVectors(), search.ef()));
+                n -> new HnswVectors(
+                        indexDir == null ? null : indexDir.resolve(n),
+                        search.minVectors(),
+                        search.ef(),
+                        search.maxConn(),
+                        search.beamWidth()));
     }
 
     /** The namespaces whose vector indexes are open. */

@@ -59,6 +59,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private final Path path;
     private final int minVectors;
     private final int efSearch;
+    private final EngramHnswFormat format;
     /** Per kind, per key: what the index holds for each vector (keys are not joined to their kind per snapshot). */
     private final Map<String, Map<String, Entry>> entries = new HashMap<>();
     /** Snapshots synchronized: stamps which entries the last one still had. */
@@ -74,16 +75,25 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private boolean uncommitted;
     private boolean closed;
 
+    /** With the default graph parameters ({@link EngramHnswFormat}). */
+    public HnswVectors(Path path, int minVectors, int efSearch) {
+        this(path, minVectors, efSearch, EngramHnswFormat.DEFAULT_MAX_CONN, EngramHnswFormat.DEFAULT_BEAM_WIDTH);
+    }
+
     /**
      * @param path where the index lives, or null to keep it in memory
      * @param minVectors the size from which a kind is indexed (below it a scan is as fast and exact)
      * @param efSearch candidates gathered by a graph search (at least the number asked for); more is slower and
      *     nearer to exact
+     * @param maxConn neighbours per node of the graphs written from now on
+     * @param beamWidth candidates a node's insertion keeps while it searches for its neighbours: building costs about
+     *     in proportion
      */
-    public HnswVectors(Path path, int minVectors, int efSearch) {
+    public HnswVectors(Path path, int minVectors, int efSearch, int maxConn, int beamWidth) {
         if (minVectors < 1 || efSearch < 1) {
             throw new IllegalArgumentException("minVectors and efSearch must be positive");
         }
+        this.format = new EngramHnswFormat(maxConn, beamWidth); // checks the graph's parameters
         this.path = path;
         this.minVectors = minVectors;
         this.efSearch = efSearch;
@@ -279,11 +289,9 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     .setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND)
                     .setRAMBufferSizeMB(64)
                     .setCodec(new Lucene104Codec() {
-                        private final KnnVectorsFormat hnsw = new EngramHnswFormat();
-
                         @Override
                         public KnnVectorsFormat getKnnVectorsFormatForField(String field) {
-                            return hnsw;
+                            return format;
                         }
                     });
             w = new IndexWriter(dir, config);

@@ -195,6 +195,26 @@ class HnswVectorsTest {
         }
     }
 
+    /** The graph's parameters shape only how new graphs are built: a store opened with others reads the index as it is. */
+    @Test
+    void anIndexBuiltWithOtherGraphParametersIsReadAsItIs(@TempDir Path dir) throws Exception {
+        float[][] vectors = clustered(1500, 32, 8, 9);
+        try (HnswVectors store = new HnswVectors(dir, 100, 100, 12, 40)) {
+            store.index(List.of(batch("passage", vectors))).release().run();
+        }
+        try (HnswVectors reopened = new HnswVectors(dir, 100, 100)) {
+            VectorIndexer.Indexed indexed = reopened.index(List.of(batch("passage", vectors)));
+            assertThat(reopened.written()).isZero();
+            VectorIndex graph = indexed.byKind().get("passage");
+            assertThat(graph.kind()).isEqualTo("hnsw");
+            for (int q = 0; q < 50; q++) { // each vector is found as its own nearest
+                assertThat(graph.nearest(vectors[q * 30], 1).get(0).passage()).isEqualTo(q * 30);
+            }
+            indexed.release().run();
+        }
+        assertThatThrownBy(() -> new HnswVectors(dir, 100, 100, 0, 64)).isInstanceOf(IllegalArgumentException.class);
+    }
+
     @Test
     void aKindStaysIndexedUntilItShrinksBelowHalfTheThreshold() throws Exception {
         try (HnswVectors store = new HnswVectors(null, 500, 100)) {

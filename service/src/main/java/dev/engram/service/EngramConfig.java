@@ -3,6 +3,7 @@ package dev.engram.service;
 import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.VectorSearch;
+import dev.engram.retrieval.EngramHnswFormat;
 import dev.engram.sinks.Neo4jMirror;
 import dev.engram.sinks.QdrantMirror;
 import dev.engram.understanding.LocalModel;
@@ -383,7 +384,9 @@ public record EngramConfig(
         Query query = new Query(
                 new VectorSearch(
                         env.integer("ENGRAM_ANN_MIN_VECTORS", 20_000, 1, Integer.MAX_VALUE),
-                        env.integer("ENGRAM_ANN_EF", 100, 1, 10_000)),
+                        env.integer("ENGRAM_ANN_EF", 100, 1, 10_000),
+                        env.integer("ENGRAM_ANN_M", EngramHnswFormat.DEFAULT_MAX_CONN, 2, 512),
+                        env.integer("ENGRAM_ANN_BEAM_WIDTH", EngramHnswFormat.DEFAULT_BEAM_WIDTH, 8, 3200)),
                 env.integer("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", 1000, 0, 3_600_000),
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 200, 0, Integer.MAX_VALUE),
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),

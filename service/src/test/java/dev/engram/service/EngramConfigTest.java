@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.engram.metrics.Meters;
 import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.query.VectorSearch;
+import dev.engram.retrieval.EngramHnswFormat;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.understanding.LocalModel;
@@ -331,6 +332,15 @@ class EngramConfigTest {
                         .query()
                         .vectorSearch())
                 .isEqualTo(new VectorSearch(10, 40));
+        assertThat(from(Map.of()).query().vectorSearch())
+                .isEqualTo(new VectorSearch(20_000, 100, 16, EngramHnswFormat.DEFAULT_BEAM_WIDTH));
+        assertThat(from(Map.of("ENGRAM_ANN_M", "24", "ENGRAM_ANN_BEAM_WIDTH", "200"))
+                        .query()
+                        .vectorSearch())
+                .isEqualTo(new VectorSearch(20_000, 100, 24, 200));
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_M", "1"))).hasMessageContaining("ENGRAM_ANN_M");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_BEAM_WIDTH", "4000")))
+                .hasMessageContaining("ENGRAM_ANN_BEAM_WIDTH");
     }
 
     @Test
