@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -107,28 +108,15 @@ public final class MemoryGraph {
         this.facts = List.copyOf(b.facts);
         this.factRelations = List.copyOf(b.factRelations);
         this.factVectors = b.factVectors.toArray(new float[0][]);
-        int[][] ep = new int[entityIds.size()][];
-        for (int e = 0; e < ep.length; e++) {
-            ep[e] = b.entityPassages.get(e).stream()
-                    .mapToInt(Integer::intValue)
-                    .distinct()
-                    .toArray();
-        }
-        this.entityPassages = ep;
-        int[][] pe = new int[passages.size()][];
-        List<List<Integer>> byPassage = new ArrayList<>();
-        for (int p = 0; p < passages.size(); p++) {
-            byPassage.add(new ArrayList<>());
-        }
-        for (int e = 0; e < ep.length; e++) {
-            for (int p : ep[e]) {
-                byPassage.get(p).add(e);
+        // the links as flat arrays per node, without an object per link: a snapshot of 100k passages has millions
+        this.entityPassages = b.links.grouped(entityIds.size(), passages.size());
+        Pairs byPassage = new Pairs();
+        for (int e = 0; e < entityPassages.length; e++) {
+            for (int p : entityPassages[e]) {
+                byPassage.add(p, e);
             }
         }
-        for (int p = 0; p < pe.length; p++) {
-            pe[p] = byPassage.get(p).stream().mapToInt(Integer::intValue).toArray();
-        }
-        this.passageEntities = pe;
+        this.passageEntities = byPassage.grouped(passages.size(), entityIds.size());
         List<String> docs = new ArrayList<>();
         for (Passage p : passages) {
             docs.add(p.title() + "\n" + p.text());
@@ -139,30 +127,24 @@ public final class MemoryGraph {
         for (int e = 0; e < entityVectors.length; e++) {
             entityVectors[e] = b.entityVectors.get(e);
         }
-        List<List<Integer>> ef = new ArrayList<>();
-        List<List<Integer>> er = new ArrayList<>();
-        for (int e = 0; e < entityIds.size(); e++) {
-            ef.add(new ArrayList<>());
-            er.add(new ArrayList<>());
-        }
+        Pairs ef = new Pairs();
         for (int f = 0; f < facts.size(); f++) {
-            for (int v : new int[] {facts.get(f).head(), facts.get(f).tail()}) {
-                if (v >= 0) {
-                    ef.get(v).add(f);
-                }
+            Fact fact = facts.get(f);
+            if (fact.head() >= 0) {
+                ef.add(fact.head(), f);
+            }
+            if (fact.tail() >= 0) {
+                ef.add(fact.tail(), f);
             }
         }
+        this.entityFacts = ef.grouped(entityIds.size(), facts.size());
+        Pairs er = new Pairs();
         for (int r = 0; r < relations.size(); r++) {
             for (int v : relations.get(r).entities()) {
-                er.get(v).add(r);
+                er.add(v, r);
             }
         }
-        this.entityFacts = ef.stream()
-                .map(l -> l.stream().mapToInt(Integer::intValue).distinct().toArray())
-                .toArray(int[][]::new);
-        this.entityRelations = er.stream()
-                .map(l -> l.stream().mapToInt(Integer::intValue).distinct().toArray())
-                .toArray(int[][]::new);
+        this.entityRelations = er.grouped(entityIds.size(), relations.size());
         List<String> names = new ArrayList<>(entityNames);
         facts.forEach(f -> names.add(f.text()));
         relations.forEach(r -> names.add(r.text()));
@@ -207,13 +189,17 @@ public final class MemoryGraph {
             ts.add(new ThemeNode(t.rank(), t.eigenvalue(), members, t.summary(), qv.toArray(new float[0][])));
         }
         this.themes = List.copyOf(ts);
-        List<float[]> qv = new ArrayList<>();
-        List<Integer> qp = new ArrayList<>();
-        List<String> qk = new ArrayList<>();
-        for (int i = 0; i < passageQuestions.length; i++) {
-            for (int j = 0; j < passageQuestions[i].length; j++) {
-                qv.add(passageQuestions[i][j]);
-                qp.add(i);
+        int questionCount = 0;
+        for (float[][] qs : passageQuestions) {
+            questionCount += qs.length;
+        }
+        float[][] qv = new float[questionCount][];
+        int[] qp = new int[questionCount];
+        List<String> qk = new ArrayList<>(questionCount);
+        for (int i = 0, at = 0; i < passageQuestions.length; i++) {
+            for (int j = 0; j < passageQuestions[i].length; j++, at++) {
+                qv[at] = passageQuestions[i][j];
+                qp[at] = i;
                 qk.add(passages.get(i).id() + "#q" + j);
             }
         }
@@ -222,8 +208,8 @@ public final class MemoryGraph {
             most = Math.max(most, qs.length);
         }
         this.maxQuestionsPerPassage = most;
-        this.questionVectors = qv.toArray(new float[0][]);
-        this.questionPassage = qp.stream().mapToInt(Integer::intValue).toArray();
+        this.questionVectors = qv;
+        this.questionPassage = qp;
         List<String> passageIds = passages.stream().map(Passage::id).toList();
         float[][] bare = new float[passages.size()][];
         int bareCount = 0;
@@ -380,7 +366,9 @@ public final class MemoryGraph {
         private final List<String> entityNames = new ArrayList<>();
         private final List<EntityType> entityTypes = new ArrayList<>();
         private final Map<String, Integer> entityIndex = new HashMap<>();
-        private final List<List<Integer>> entityPassages = new ArrayList<>();
+        /** Entity → passage links, as added (repeats are dropped at the build). */
+        private final Pairs links = new Pairs();
+
         private final List<Fact> facts = new ArrayList<>();
         private final List<float[]> factVectors = new ArrayList<>();
         private final List<Relation> relations = new ArrayList<>();
@@ -389,7 +377,9 @@ public final class MemoryGraph {
         private final List<PendingTheme> themes = new ArrayList<>();
         private final List<String> factKeys = new ArrayList<>();
         private final List<String> factRelations = new ArrayList<>();
-        private final Map<Integer, Integer> factsPerPassage = new HashMap<>();
+        /** Per passage, how many facts it has so far (what numbers a fact's key). */
+        private int[] factsPerPassage = new int[256];
+
         private VectorIndexer indexer = VectorIndexer.EXACT;
 
         private record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
@@ -418,7 +408,6 @@ public final class MemoryGraph {
                 entityIds.add(id);
                 entityNames.add(name);
                 entityTypes.add(type == null ? EntityType.OTHER : type);
-                entityPassages.add(new ArrayList<>());
                 entityVectors.add(null);
                 return entityIds.size() - 1;
             });
@@ -438,7 +427,9 @@ public final class MemoryGraph {
 
         /** Links an entity to a passage. */
         public void link(int entity, int passage) {
-            entityPassages.get(entity).add(passage);
+            Objects.checkIndex(entity, entityIds.size());
+            Objects.checkIndex(passage, passages.size());
+            links.add(entity, passage);
         }
 
         /** Adds a fact of a passage; head and tail are entity indices or -1. */
@@ -452,7 +443,10 @@ public final class MemoryGraph {
             factRelations.add(relation.strip().toLowerCase(Locale.ROOT));
             facts.add(new Fact(text, passage, head, tail, confidence));
             factVectors.add(vector);
-            factKeys.add(passages.get(passage).id() + "#f" + factsPerPassage.merge(passage, 1, Integer::sum));
+            if (passage >= factsPerPassage.length) {
+                factsPerPassage = Arrays.copyOf(factsPerPassage, Math.max(passage + 1, factsPerPassage.length * 2));
+            }
+            factKeys.add(passages.get(passage).id() + "#f" + ++factsPerPassage[passage]);
         }
 
         /** How the snapshot's vectors are to be searched; exact scans unless set. */

@@ -1,0 +1,45 @@
+package dev.engram.retrieval;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PairsTest {
+
+    @Test
+    void eachGroupHasItsValuesInTheOrderAddedEachOnce() {
+        Random r = new Random(29);
+        for (int round = 0; round < 200; round++) {
+            int groups = 1 + r.nextInt(40);
+            int range = 1 + r.nextInt(60);
+            List<Set<Integer>> expected = new ArrayList<>();
+            for (int g = 0; g < groups; g++) {
+                expected.add(new LinkedHashSet<>());
+            }
+            Pairs pairs = new Pairs();
+            for (int i = r.nextInt(1000); i > 0; i--) { // past the first growth, groups interleaved, repeats
+                int g = r.nextInt(groups);
+                int v = r.nextInt(range);
+                pairs.add(g, v);
+                expected.get(g).add(v);
+            }
+            int[][] grouped = pairs.grouped(groups, range);
+            assertThat(grouped.length).isEqualTo(groups);
+            for (int g = 0; g < groups; g++) {
+                assertThat(grouped[g])
+                        .as("group %d", g)
+                        .containsExactly(expected.get(g).stream()
+                                .mapToInt(Integer::intValue)
+                                .toArray());
+            }
+        }
+        assertThat(new Pairs().grouped(3, 0)).isDeepEqualTo(new int[][] {{}, {}, {}});
+        assertThatThrownBy(() -> new Pairs().add(-1, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+}
