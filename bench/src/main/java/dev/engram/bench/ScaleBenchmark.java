@@ -15,6 +15,7 @@ import dev.engram.understanding.OnnxEmbedder;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.RuleExtractor;
 import dev.engram.understanding.Understander;
+import java.awt.Color;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -45,7 +46,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * Query latency against the size of one namespace, from a thousand passages to a hundred thousand, on one instance with
@@ -71,7 +75,7 @@ import org.knowm.xchart.style.Styler;
  *   <li>at each size: heap after a collection, resident memory, and the state directory's size (RocksDB).
  * </ol>
  *
- * Usage: {@code ScaleBenchmark [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50] [--rounds 1]
+ * Usage: {@code ScaleBenchmark [--replot RESULTS.json --plot FILE.png] [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50] [--rounds 1]
  * [--ask-per-second 1] [--modes dense,cogito,cogito:push_epsilon=1e-5,...] [--out FILE] [--plot FILE.png]}; a mode with
  * parameters is timed as a variant of its own, side by side with the others.
  */
@@ -84,6 +88,23 @@ public final class ScaleBenchmark {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = IngestBenchmark.options(args);
+        if (opts.containsKey("--replot")) { // the plot of an earlier run's results, without running it again
+            JsonNode earlier =
+                    Json.mapper().readTree(Path.of(opts.get("--replot")).toFile());
+            List<Map<String, Object>> rows = new ArrayList<>();
+            List<String> seen = new ArrayList<>();
+            for (JsonNode r : earlier.path("by_size")) {
+                rows.add(Map.of(
+                        "passages", r.path("passages").asLong(),
+                        "mode", r.path("mode").asText(),
+                        "p99_ms", r.path("p99_ms").asDouble()));
+                if (!seen.contains(r.path("mode").asText())) {
+                    seen.add(r.path("mode").asText());
+                }
+            }
+            plot(rows, seen, Path.of(opts.getOrDefault("--plot", "scale.png")));
+            return;
+        }
         List<Path> data = Stream.of(
                         opts.getOrDefault("--data", "../shared/data/musique-train100,../shared/data/hotpotqa-train100")
                                 .split(","))
@@ -611,8 +632,10 @@ public final class ScaleBenchmark {
                 .xAxisTitle("passages in the namespace")
                 .yAxisTitle("p99 (ms)")
                 .build();
+        // sizes a decade apart on a logarithmic axis; latencies on a linear one from 0, labelled, with the goal drawn
         chart.getStyler().setXAxisLogarithmic(true);
-        chart.getStyler().setYAxisLogarithmic(true);
+        chart.getStyler().setYAxisMin(0.0);
+        chart.getStyler().setYAxisDecimalPattern("0");
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
         for (String mode : modes) {
             List<Map<String, Object>> rows =
@@ -623,6 +646,21 @@ public final class ScaleBenchmark {
                             .mapToDouble(r -> ((Number) r.get("passages")).doubleValue())
                             .toArray(),
                     rows.stream().mapToDouble(r -> (Double) r.get("p99_ms")).toArray());
+        }
+        List<Map<String, Object>> dense =
+                bySize.stream().filter(r -> r.get("mode").equals("dense")).toList();
+        if (!dense.isEmpty()) {
+            XYSeries goal = chart.addSeries(
+                    "3 × dense (goal)",
+                    dense.stream()
+                            .mapToDouble(r -> ((Number) r.get("passages")).doubleValue())
+                            .toArray(),
+                    dense.stream()
+                            .mapToDouble(r -> 3 * (Double) r.get("p99_ms"))
+                            .toArray());
+            goal.setLineStyle(SeriesLines.DASH_DASH);
+            goal.setMarker(SeriesMarkers.NONE);
+            goal.setLineColor(Color.GRAY);
         }
         BitmapEncoder.saveBitmap(chart, png.toString().replaceFirst("\\.png$", ""), BitmapEncoder.BitmapFormat.PNG);
     }
