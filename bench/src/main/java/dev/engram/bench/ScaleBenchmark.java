@@ -115,7 +115,8 @@ public final class ScaleBenchmark {
                 .map(Integer::parseInt)
                 .toList();
         int queries = Integer.parseInt(opts.getOrDefault("--queries", "200"));
-        // every question asked this many times: the sets hold 200 questions, whose p99 is the second slowest answer
+        // every question asked this many times: the sets hold 200 questions, whose p99 (nearest rank) is the third
+        // slowest answer
         int rounds = Integer.parseInt(opts.getOrDefault("--rounds", "1"));
         if (rounds < 1) {
             throw new IllegalArgumentException("--rounds must be at least 1: " + rounds);

@@ -25,7 +25,7 @@ import java.util.Random;
  * so each query has many near ties, as with real embeddings of one subject.
  *
  * <p>Usage: {@code VectorSearchBenchmark [--sizes 5000,20000,60000] [--dim 384] [--queries 200] [--ef 100]
- * [--change 0.01] [--topics 500] [--spread 1.0] [--graphs 16:100,16:50] [--out FILE]}
+ * [--change 0.01] [--topics 500] [--spread 1.0] [--graphs 16:100,16:64] [--out FILE]}
  */
 public final class VectorSearchBenchmark {
 
@@ -157,8 +157,13 @@ public final class VectorSearchBenchmark {
     private static List<Map<String, Object>> graphs(String spec, float[][] vectors, float[][] queries, int ef, int k)
             throws Exception {
         List<int[]> params = Arrays.stream(spec.split(","))
-                .map(g ->
-                        Arrays.stream(g.split(":")).mapToInt(Integer::parseInt).toArray())
+                .map(g -> {
+                    String[] mb = g.split(":");
+                    if (mb.length != 2) {
+                        throw new IllegalArgumentException("--graphs takes M:beam pairs, e.g. 16:100,16:64: " + g);
+                    }
+                    return new int[] {Integer.parseInt(mb[0].strip()), Integer.parseInt(mb[1].strip())};
+                })
                 .toList();
         VectorIndex exact = VectorIndex.exact(vectors);
         double[][] builds = new double[params.size()][2];

@@ -157,6 +157,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         Map<Batch, long[]> prints = new HashMap<>();
         Map<Batch, boolean[]> usable = new HashMap<>();
         for (Batch b : batches) {
+            int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
+            if (b.vectors().length < threshold) { // searched exactly whatever its vectors are: nothing to fingerprint
+                out.put(b.kind(), VectorIndex.exact(b.vectors()));
+                continue;
+            }
             int dim = uniformDimension(b.vectors());
             int count = 0;
             long[] fp = new long[b.vectors().length];
@@ -168,7 +173,6 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             }
             prints.put(b, fp);
             usable.put(b, ok);
-            int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
             if (count < threshold || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
                 out.put(b.kind(), VectorIndex.exact(b.vectors()));
             } else {
@@ -345,6 +349,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             cause.addSuppressed(e);
         }
         IOUtils.closeWhileHandlingException(directory);
+        forget();
+    }
+
+    /** Lets go of the writer, its reader and directory, and of what they were known to hold. */
+    private void forget() {
         writer = null;
         reader = null;
         directory = null;
@@ -368,12 +377,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         IndexWriter w = writer;
         DirectoryReader r = reader;
         Directory dir = directory;
-        writer = null;
-        reader = null;
-        directory = null;
-        entries.clear();
-        size = 0;
-        indexedKinds.clear();
+        forget();
         // each is closed whatever the others do; closing the writer commits what is pending
         IOUtils.close(r::decRef, w, dir);
     }

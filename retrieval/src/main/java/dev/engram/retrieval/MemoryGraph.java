@@ -440,6 +440,10 @@ public final class MemoryGraph {
         /** Adds a fact of a passage with its relation type; head and tail are entity indices or -1. */
         public void fact(
                 String text, String relation, int passage, int head, int tail, double confidence, float[] vector) {
+            Objects.checkIndex(passage, passages.size());
+            if (head >= entityIds.size() || tail >= entityIds.size()) {
+                throw new IndexOutOfBoundsException("no entity " + Math.max(head, tail) + " of " + entityIds.size());
+            }
             factRelations.add(relation.strip().toLowerCase(Locale.ROOT));
             facts.add(new Fact(text, passage, head, tail, confidence));
             factVectors.add(vector);

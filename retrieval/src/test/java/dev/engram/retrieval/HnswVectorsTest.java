@@ -195,6 +195,58 @@ class HnswVectorsTest {
         }
     }
 
+    /**
+     * Two kinds with the same keys (a passage and its question, say) are two vectors each: both indexed, one kind
+     * dropped while the other stays, and both read back from disk by kind and key.
+     */
+    @Test
+    void kindsWithTheSameKeysAreKeptApartAcrossSnapshotsAndRestarts(@TempDir Path dir) throws Exception {
+        float[][] passages = clustered(300, 16, 4, 31);
+        float[][] questions = clustered(300, 16, 4, 37);
+        try (HnswVectors store = new HnswVectors(dir, 100, 100)) {
+            VectorIndexer.Indexed both = store.index(List.of(batch("passage", passages), batch("question", questions)));
+            assertThat(store.size()).isEqualTo(600);
+            assertThat(store.liveDocs()).isEqualTo(600);
+            for (int i = 0; i < 300; i += 37) { // each kind finds its own vector at its own position
+                assertThat(both.byKind()
+                                .get("passage")
+                                .nearest(passages[i], 1)
+                                .get(0)
+                                .passage())
+                        .isEqualTo(i);
+                assertThat(both.byKind()
+                                .get("question")
+                                .nearest(questions[i], 1)
+                                .get(0)
+                                .passage())
+                        .isEqualTo(i);
+            }
+            both.release().run();
+            // the questions leave the snapshot: theirs are deleted, the passages' stay as they are
+            store.index(List.of(batch("passage", passages))).release().run();
+            assertThat(store.size()).isEqualTo(300);
+            assertThat(store.liveDocs()).isEqualTo(300);
+            assertThat(store.deleted()).isEqualTo(300);
+            assertThat(store.written()).isEqualTo(600);
+            store.index(List.of(batch("passage", passages), batch("question", questions)))
+                    .release()
+                    .run();
+        }
+        try (HnswVectors reopened = new HnswVectors(dir, 100, 100)) {
+            VectorIndexer.Indexed again =
+                    reopened.index(List.of(batch("passage", passages), batch("question", questions)));
+            assertThat(reopened.written()).isZero();
+            assertThat(reopened.size()).isEqualTo(600);
+            assertThat(again.byKind()
+                            .get("question")
+                            .nearest(questions[5], 1)
+                            .get(0)
+                            .passage())
+                    .isEqualTo(5);
+            again.release().run();
+        }
+    }
+
     /** The graph's parameters shape only how new graphs are built: a store opened with others reads the index as it is. */
     @Test
     void anIndexBuiltWithOtherGraphParametersIsReadAsItIs(@TempDir Path dir) throws Exception {

@@ -42,4 +42,23 @@ class PairsTest {
         assertThat(new Pairs().grouped(3, 0)).isDeepEqualTo(new int[][] {{}, {}, {}});
         assertThatThrownBy(() -> new Pairs().add(-1, 0)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    /** A link or fact that names a passage or entity the builder does not have fails where it is added. */
+    @Test
+    void aBuilderRefusesLinksAndFactsToWhatItDoesNotHave() {
+        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        int p = b.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "memory", 0, 4), new float[] {1});
+        int e = b.entity("e", "E");
+        assertThatThrownBy(() -> b.link(e, p + 1)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> b.link(e + 1, p)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> b.fact("f", Integer.MAX_VALUE, e, -1, 1.0, new float[] {1}))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> b.fact("f", p, e, e + 1, 1.0, new float[] {1}))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        b.link(e, p);
+        b.fact("f", p, e, -1, 1.0, new float[] {1});
+        MemoryGraph g = b.build();
+        assertThat(g.entityPassages[e]).containsExactly(p);
+        assertThat(g.factCount()).isEqualTo(1);
+    }
 }
