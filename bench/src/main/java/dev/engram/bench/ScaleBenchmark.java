@@ -75,7 +75,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  *   <li>at each size: heap after a collection, resident memory, and the state directory's size (RocksDB).
  * </ol>
  *
- * Usage: {@code ScaleBenchmark [--replot RESULTS.json --plot FILE.png] [--data DIR,DIR] [--sizes 1000,10000,30000,100000] [--queries 50] [--rounds 1]
+ * Usage: {@code ScaleBenchmark [--replot RESULTS.json --plot FILE.png] [--data DIR,DIR]
+ * [--sizes 1000,10000,30000,100000] [--queries 50] [--rounds 1]
  * [--ask-per-second 1] [--modes dense,cogito,cogito:push_epsilon=1e-5,...] [--out FILE] [--plot FILE.png]}; a mode with
  * parameters is timed as a variant of its own, side by side with the others.
  */

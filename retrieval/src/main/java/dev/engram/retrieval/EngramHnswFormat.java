@@ -26,7 +26,8 @@ public final class EngramHnswFormat extends KnnVectorsFormat {
      * Candidates a node's insertion keeps while it searches for its neighbours. Lucene's default is 100; building
      * costs about in proportion, and most of a large namespace's snapshot builds is inserting new vectors. With 64 a
      * graph builds in about half to three quarters of the time, and a search, with its candidates rescored exactly,
-     * loses up to about one point of recall@10 on clustered synthetic vectors, more on harder data (see {@code bench/README.md}, vector search).
+     * loses up to about one point of recall@10 on clustered synthetic vectors, more on harder data (see {@code
+     * bench/README.md}, vector search).
      */
     public static final int DEFAULT_BEAM_WIDTH = 64;
 

@@ -247,7 +247,9 @@ class HnswVectorsTest {
         }
     }
 
-    /** The graph's parameters shape only how new graphs are built: a store opened with others reads the index as it is. */
+    /**
+     * The graph's parameters shape only how new graphs are built: a store opened with others reads the index as it is.
+     */
     @Test
     void anIndexBuiltWithOtherGraphParametersIsReadAsItIs(@TempDir Path dir) throws Exception {
         float[][] vectors = clustered(1500, 32, 8, 9);
