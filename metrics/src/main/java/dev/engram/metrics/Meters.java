@@ -46,6 +46,10 @@ public final class Meters {
     public static final String UNDERSTAND_RETRIES = "engram.understand.retries";
     /** Passages this instance's understand tasks hold while a remote model understands them; a gauge. */
     public static final String UNDERSTAND_PENDING = "engram.understand.pending";
+    /** Vectors the latest query snapshots scan beside their HNSW graphs while the graphs are written; a gauge. */
+    public static final String VECTOR_INDEX_WAITING = "engram.vector.index.waiting";
+    /** Background writes of snapshots' vectors into the HNSW indexes that failed; a counter. */
+    public static final String VECTOR_INDEX_WRITE_FAILURES = "engram.vector.index.write.failures";
 
     public static final String EMBEDDING_TEXTS = "engram.embedding.texts";
     /** Extraction-cache lookups, by result: hit, miss. */
@@ -524,7 +528,29 @@ public final class Meters {
         snapshotTimer(how.tag(), ok ? Outcome.OK : Outcome.FAILED).record(took);
     }
 
-    /** Vectors written to and deleted from an HNSW index by one snapshot. */
+    /**
+     * The gauge of vectors the latest snapshots of the namespaces scan beside their HNSW graphs while the background
+     * writes them into the graphs, read from {@code state} whenever scraped.
+     */
+    public <T> void vectorIndexWaiting(T state, ToDoubleFunction<T> waiting) {
+        Gauge.builder(VECTOR_INDEX_WAITING, state, waiting)
+                .description("Vectors the latest query snapshots scan beside their HNSW graphs until they are written")
+                .register(registry);
+        writeFailureCounter(); // exported from the start, at zero
+    }
+
+    /** A background write of snapshots' vectors into an HNSW index failed (the next snapshot writes them itself). */
+    public void vectorIndexWriteFailed() {
+        writeFailureCounter().increment();
+    }
+
+    private Counter writeFailureCounter() {
+        return Counter.builder(VECTOR_INDEX_WRITE_FAILURES)
+                .description("Background writes into the HNSW indexes that failed; the next snapshot writes itself")
+                .register(registry);
+    }
+
+    /** Vectors written to and deleted from an HNSW index by one write of a snapshot's changes. */
     public void vectorIndexWrites(long written, long deleted) {
         vectorIndexCounter(VectorIndexOp.WRITE).increment(written);
         vectorIndexCounter(VectorIndexOp.DELETE).increment(deleted);

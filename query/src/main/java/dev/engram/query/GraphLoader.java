@@ -58,6 +58,13 @@ public final class GraphLoader implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+    /** Writes snapshots' new vectors into the namespaces' HNSW graphs while the snapshots are served. */
+    private final ExecutorService indexing = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "engram-vector-index");
+        t.setDaemon(true);
+        return t;
+    });
+
     private volatile boolean closed;
     private final Meters meters;
     private final long maxStalenessNanos;
@@ -126,6 +133,12 @@ public final class GraphLoader implements AutoCloseable {
         this.inlineBuildNanos = inlineBuildMillis * 1_000_000L;
         this.indexDir = indexDir;
         this.search = search;
+        meters.vectorIndexWaiting(this, GraphLoader::waitingVectors);
+    }
+
+    /** Vectors the namespaces' latest snapshots scan beside their graphs while the background writes them. */
+    private double waitingVectors() {
+        return vectors.values().stream().mapToLong(HnswVectors::waiting).sum();
     }
 
     /** The namespace's snapshot, built from this instance's stores when it is missing or stale. */
@@ -299,7 +312,21 @@ public final class GraphLoader implements AutoCloseable {
                         search.minVectors(),
                         search.ef(),
                         search.maxConn(),
-                        search.beamWidth()));
+                        search.beamWidth(),
+                        indexing,
+                        new HnswVectors.Listener() {
+                            @Override
+                            public void applied(long written, long deleted) {
+                                meters.vectorIndexWrites(written, deleted);
+                            }
+
+                            @Override
+                            public void failed(Exception e) {
+                                meters.vectorIndexWriteFailed();
+                                // the next snapshot writes its vectors itself, from the index's last commit
+                                LOG.warn("writing the vector index of namespace {} failed: {}", n, e.toString());
+                            }
+                        }));
     }
 
     /** The namespaces whose vector indexes are open. */
@@ -343,6 +370,7 @@ public final class GraphLoader implements AutoCloseable {
             }
         }
         Set.copyOf(vectors.keySet()).forEach(this::closeVectors);
+        indexing.shutdown(); // a write still running stops at its next vector when its index closes
     }
 
     private MemoryGraph build(String ns, long version, MemoryReader memory) {
@@ -356,11 +384,7 @@ public final class GraphLoader implements AutoCloseable {
                 return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
             }
             try {
-                long written = hnsw.written();
-                long deleted = hnsw.deleted();
-                VectorIndexer.Indexed indexed = hnsw.index(batches);
-                meters.vectorIndexWrites(hnsw.written() - written, hnsw.deleted() - deleted);
-                return indexed;
+                return hnsw.index(batches);
             } catch (RuntimeException e) {
                 meters.vectorIndexUnavailable();
                 // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile

@@ -5,15 +5,18 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.lucene.codecs.KnnVectorsFormat;
 import org.apache.lucene.codecs.lucene104.Lucene104Codec;
@@ -32,9 +35,14 @@ import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
+import org.apache.lucene.search.MatchAllDocsQuery;
+import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TermInSetQuery;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
@@ -49,21 +57,55 @@ import org.apache.lucene.util.IOUtils;
  * afterwards is the snapshot's point-in-time view (later writes never show through it). Kinds with fewer than
  * {@code minVectors} vectors are searched exactly and not indexed. On disk the index outlives a restart: its
  * fingerprints are read back on open and the first snapshot writes only the difference.
+ *
+ * <p>With a background executor, a snapshot does not wait for its vectors to be inserted into the graphs, which is
+ * most of what a snapshot of a large namespace costs: it searches the graphs as they are and scans the vectors they do
+ * not hold yet (new or changed since) beside them, exactly, while the background writes them; the next snapshot finds
+ * them in the graphs. Answers are the same as if every vector were in the graphs, up to the graph search's
+ * approximation. Only when more than {@code minVectors} vectors of one kind wait (the background does not keep up, or
+ * a kind has just reached the threshold) does a snapshot write them itself first.
  */
 public final class HnswVectors implements VectorIndexer, Closeable {
 
     private static final String ID = "id";
     private static final String KIND = "kind";
     private static final String FINGERPRINT = "fp";
+    private static final long COMMIT_EVERY_NANOS = 30_000_000_000L;
+
+    /** Hears what the background writes and when it fails. */
+    public interface Listener {
+        /** Vectors written to and deleted from the index by one write of a snapshot's changes. */
+        void applied(long written, long deleted);
+
+        /** A background write failed; the next snapshot writes its changes itself, from the last commit. */
+        void failed(Exception e);
+    }
+
+    private static final Listener SILENT = new Listener() {
+        @Override
+        public void applied(long written, long deleted) {}
+
+        @Override
+        public void failed(Exception e) {}
+    };
 
     private final Path path;
     private final int minVectors;
     private final int efSearch;
     private final EngramHnswFormat format;
-    /** Per kind, per key: what the index holds for each vector (keys are not joined to their kind per snapshot). */
+    /** Where snapshots' changes are written while they are served (null: each snapshot writes its own first). */
+    private final Executor background;
+
+    private final Listener listener;
+    /**
+     * Per kind, per key: what the index's current reader holds for each vector (keys are not joined to their kind per
+     * snapshot). Changed only when a write of changes is published, with the reader.
+     */
     private final Map<String, Map<String, Entry>> entries = new HashMap<>();
-    /** Snapshots synchronized: stamps which entries the last one still had. */
+    /** Comparisons with the entries made: stamps which entries the last one still had. */
     private long syncs;
+    /** Publications of written changes (and reopenings): a comparison made before the last one is out of date. */
+    private long generation;
 
     private int size;
     private Directory directory;
@@ -71,25 +113,53 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private DirectoryReader reader; // this store's reference; each snapshot takes one more
     private long written;
     private long deleted;
-    private long lastCommitNanos = System.nanoTime();
-    private boolean uncommitted;
-    private boolean closed;
+    /** Vectors the last snapshot scanned beside the graphs while they waited to be written. */
+    private int waiting;
+    /** One writer of changes at a time: the background or a snapshot that cannot wait for it. */
+    private boolean applying;
+    /** The newest snapshot's changes still to be written in the background, and whether a task is queued for them. */
+    private Pending pending;
 
-    /** With the default graph parameters ({@link EngramHnswFormat}). */
+    private boolean scheduled;
+    /** Snapshots planned: a write of changes supersedes any pending plan made before it. */
+    private long plans;
+    /** Touched by the writing thread only. */
+    private long lastCommitNanos = System.nanoTime();
+
+    private boolean uncommitted;
+    private volatile boolean closed;
+
+    /** With the default graph parameters ({@link EngramHnswFormat}), each snapshot writing its own changes. */
     public HnswVectors(Path path, int minVectors, int efSearch) {
         this(path, minVectors, efSearch, EngramHnswFormat.DEFAULT_MAX_CONN, EngramHnswFormat.DEFAULT_BEAM_WIDTH);
     }
 
+    /** Each snapshot writing its own changes before it is served. */
+    public HnswVectors(Path path, int minVectors, int efSearch, int maxConn, int beamWidth) {
+        this(path, minVectors, efSearch, maxConn, beamWidth, null, SILENT);
+    }
+
     /**
      * @param path where the index lives, or null to keep it in memory
-     * @param minVectors the size from which a kind is indexed (below it a scan is as fast and exact)
+     * @param minVectors the size from which a kind is indexed (below it a scan is as fast and exact), and how many
+     *     vectors of a kind a snapshot scans at most beside its graph while they wait to be written
      * @param efSearch candidates gathered by a graph search (at least the number asked for); more is slower and
      *     nearer to exact
      * @param maxConn neighbours per node of the graphs written from now on
      * @param beamWidth candidates a node's insertion keeps while it searches for its neighbours: building costs about
      *     in proportion
+     * @param background where snapshots' changes are written while the snapshots are served (one task at a time per
+     *     store), or null for each snapshot to write its own before it is served
+     * @param listener hears what is written and when a background write fails
      */
-    public HnswVectors(Path path, int minVectors, int efSearch, int maxConn, int beamWidth) {
+    public HnswVectors(
+            Path path,
+            int minVectors,
+            int efSearch,
+            int maxConn,
+            int beamWidth,
+            Executor background,
+            Listener listener) {
         if (minVectors < 1 || efSearch < 1) {
             throw new IllegalArgumentException("minVectors and efSearch must be positive");
         }
@@ -97,6 +167,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         this.path = path;
         this.minVectors = minVectors;
         this.efSearch = efSearch;
+        this.background = background;
+        this.listener = Objects.requireNonNull(listener, "listener");
     }
 
     /** Vectors written (new or changed) since this store was opened. */
@@ -119,9 +191,21 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         return size;
     }
 
-    /** A vector in the index: the fingerprint of its values, and the last synchronization whose snapshot had it. */
+    /** Vectors (new, changed or deleted) the last snapshot found not yet written and scanned beside the graphs. */
+    public synchronized int waiting() {
+        return waiting;
+    }
+
+    /** Waits until no write of changes is queued or running (for tests and benchmarks). */
+    public synchronized void awaitWritten() throws InterruptedException {
+        while (scheduled || applying) {
+            wait();
+        }
+    }
+
+    /** A vector in the index: the fingerprint of its values, and the last comparison whose snapshot had it. */
     private static final class Entry {
-        long fingerprint;
+        final long fingerprint;
         long seen;
 
         Entry(long fingerprint) {
@@ -129,30 +213,85 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
     }
 
-    @Override
-    public synchronized Indexed index(List<Batch> batches) {
-        if (closed) {
-            return EXACT.index(batches); // a snapshot built while shutting down
-        }
-        try {
-            return sync(batches);
-        } catch (IOException | RuntimeException e) {
-            // The writer may be gone (a full disk closes it) and the fingerprints no longer match what was written:
-            // let go of everything; the next snapshot reopens from the last commit and writes the difference again.
-            reset(e);
-            if (e instanceof IOException io) {
-                throw new UncheckedIOException("vector index at " + path + ": " + io.getMessage(), io);
+    /**
+     * A snapshot's vectors sorted out: the batches searched exactly, and for the ones to index their width, each
+     * vector's fingerprint and whether it can be indexed (present and finite).
+     */
+    private record Plan(
+            long number,
+            List<Batch> batches,
+            Map<String, VectorIndex> exact,
+            Map<Batch, Integer> widths,
+            Map<Batch, long[]> prints,
+            Map<Batch, boolean[]> usable) {}
+
+    /**
+     * How a plan differs from the index's reader of {@code generation}: per indexed batch, the positions of the vectors
+     * to write (new or changed); per kind, the keys to delete; and per indexed kind, the keys whose vector in the
+     * reader is no longer the snapshot's (changed or deleted), which its graph searches leave out.
+     */
+    private record Diff(
+            long generation,
+            Map<Batch, int[]> writes,
+            Map<String, List<String>> deletes,
+            Map<String, List<String>> stale,
+            int most) {
+
+        int changes() {
+            int n = 0;
+            for (int[] w : writes.values()) {
+                n += w.length;
             }
-            throw (RuntimeException) e;
+            for (List<String> d : deletes.values()) {
+                n += d.size();
+            }
+            return n;
+        }
+    }
+
+    private record Pending(Plan plan, Diff diff) {}
+
+    @Override
+    public Indexed index(List<Batch> batches) {
+        try {
+            Plan plan;
+            Diff diff;
+            synchronized (this) {
+                if (closed) {
+                    return EXACT.index(batches); // a snapshot built while shutting down
+                }
+                plan = plan(batches);
+                if (plan.widths().isEmpty() && writer == null && (path == null || !Files.isDirectory(path))) {
+                    return new Indexed(plan.exact(), () -> {}); // nothing to index, nothing indexed before
+                }
+                open();
+                diff = diff(plan);
+                if (background != null && diff.most() <= minVectors) {
+                    Indexed served = view(plan, diff);
+                    if (diff.changes() > 0) {
+                        schedule(new Pending(plan, diff));
+                    }
+                    return served;
+                }
+            }
+            boolean exactly = apply(plan, diff);
+            synchronized (this) {
+                if (closed || writer == null) {
+                    return EXACT.index(batches); // closed meanwhile
+                }
+                return view(plan, exactly ? written(diff) : diff(plan));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("vector index at " + path + ": " + e.getMessage(), e);
         }
     }
 
     /** Kinds indexed now: a kind stays indexed until it shrinks below half the threshold (no flapping around it). */
     private final Set<String> indexedKinds = new HashSet<>();
 
-    private Indexed sync(List<Batch> batches) throws IOException {
+    private Plan plan(List<Batch> batches) {
         Map<String, VectorIndex> out = new LinkedHashMap<>();
-        Map<Batch, Integer> indexed = new LinkedHashMap<>();
+        Map<Batch, Integer> widths = new LinkedHashMap<>();
         // each vector's fingerprint, and whether it can be indexed: one pass over its values for both
         Map<Batch, long[]> prints = new HashMap<>();
         Map<Batch, boolean[]> usable = new HashMap<>();
@@ -176,93 +315,108 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             if (count < threshold || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
                 out.put(b.kind(), VectorIndex.exact(b.vectors()));
             } else {
-                indexed.put(b, dim);
+                widths.put(b, dim);
             }
         }
-        if (indexed.isEmpty() && writer == null && (path == null || !Files.isDirectory(path))) {
-            return new Indexed(out, () -> {}); // nothing to index, nothing indexed before
-        }
-        open();
-        long sync = ++syncs;
-        for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
+        indexedKinds.clear();
+        widths.keySet().forEach(b -> indexedKinds.add(b.kind()));
+        return new Plan(++plans, batches, out, widths, prints, usable);
+    }
+
+    /** Compares a plan with what the index's reader holds now. */
+    private Diff diff(Plan plan) {
+        long stamp = ++syncs;
+        Map<Batch, int[]> writes = new LinkedHashMap<>();
+        Map<String, List<String>> stale = new HashMap<>();
+        Map<String, Integer> perKind = new HashMap<>();
+        for (Map.Entry<Batch, Integer> e : plan.widths().entrySet()) {
             Batch b = e.getKey();
-            String field = field(b.kind(), e.getValue());
-            boolean[] ok = usable.get(b);
-            long[] fp = prints.get(b);
-            Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
+            boolean[] ok = plan.usable().get(b);
+            long[] fp = plan.prints().get(b);
+            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
+            int[] w = new int[ok.length];
+            int n = 0;
             for (int i = 0; i < ok.length; i++) {
                 if (!ok[i]) {
                     continue;
                 }
-                String key = b.keys().get(i);
-                Entry entry = known.get(key);
+                Entry entry = known.get(b.keys().get(i));
                 if (entry == null || entry.fingerprint != fp[i]) {
-                    if (entry == null) {
-                        entry = new Entry(fp[i]);
-                        known.put(key, entry);
-                        size++;
+                    w[n++] = i;
+                    if (entry != null) {
+                        stale.computeIfAbsent(b.kind(), k -> new ArrayList<>())
+                                .add(b.keys().get(i));
                     }
-                    entry.fingerprint = fp[i];
-                    String id = docId(b.kind(), key);
-                    Document doc = new Document();
-                    doc.add(new StringField(ID, id, Field.Store.YES));
-                    doc.add(new SortedDocValuesField(ID, new BytesRef(id)));
-                    doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
-                    doc.add(new StoredField(FINGERPRINT, fp[i]));
-                    doc.add(new KnnFloatVectorField(field, b.vectors()[i], VectorSimilarityFunction.DOT_PRODUCT));
-                    writer.updateDocument(new Term(ID, id), doc);
-                    written++;
-                    uncommitted = true;
                 }
-                entry.seen = sync;
+                if (entry != null) {
+                    entry.seen = stamp;
+                }
             }
+            writes.put(b, Arrays.copyOf(w, n));
+            perKind.merge(b.kind(), n, Integer::sum);
         }
         // what this snapshot no longer has, including every vector of a kind it searches exactly now
-        for (Iterator<Map.Entry<String, Map<String, Entry>>> kinds =
-                        entries.entrySet().iterator();
-                kinds.hasNext(); ) {
-            Map.Entry<String, Map<String, Entry>> kind = kinds.next();
-            for (Iterator<Map.Entry<String, Entry>> it =
-                            kind.getValue().entrySet().iterator();
-                    it.hasNext(); ) {
-                Map.Entry<String, Entry> e = it.next();
-                if (e.getValue().seen != sync) {
-                    writer.deleteDocuments(new Term(ID, docId(kind.getKey(), e.getKey())));
-                    it.remove();
-                    size--;
-                    deleted++;
-                    uncommitted = true;
+        Map<String, List<String>> deletes = new HashMap<>();
+        for (Map.Entry<String, Map<String, Entry>> kind : entries.entrySet()) {
+            for (Map.Entry<String, Entry> e : kind.getValue().entrySet()) {
+                if (e.getValue().seen != stamp) {
+                    deletes.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
+                            .add(e.getKey());
+                    if (indexedKinds.contains(kind.getKey())) {
+                        stale.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
+                                .add(e.getKey());
+                    }
                 }
             }
-            if (kind.getValue().isEmpty()) {
-                kinds.remove();
-            }
         }
-        DirectoryReader fresh = DirectoryReader.openIfChanged(reader, writer);
-        if (fresh != null) {
-            reader.decRef();
-            reader = fresh;
-        }
-        if (uncommitted && System.nanoTime() - lastCommitNanos > 30_000_000_000L) {
-            commit();
-        }
-        indexedKinds.clear();
-        indexed.keySet().forEach(b -> indexedKinds.add(b.kind()));
-        if (indexed.isEmpty()) {
+        deletes.forEach((kind, keys) -> perKind.merge(kind, keys.size(), Integer::sum));
+        int most = perKind.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+        return new Diff(generation, writes, deletes, stale, most);
+    }
+
+    /** What is left of a diff once it has been written: nothing, at the generation its publication made. */
+    private Diff written(Diff diff) {
+        Map<Batch, int[]> none = new LinkedHashMap<>();
+        diff.writes().keySet().forEach(b -> none.put(b, new int[0]));
+        return new Diff(generation, none, Map.of(), Map.of(), 0);
+    }
+
+    /** The snapshot's indexes: each indexed kind's graph as the reader holds it, and what it lacks scanned beside. */
+    private Indexed view(Plan plan, Diff diff) {
+        Map<String, VectorIndex> out = new LinkedHashMap<>(plan.exact());
+        waiting = diff.changes();
+        if (plan.widths().isEmpty()) {
             return new Indexed(out, () -> {});
         }
         DirectoryReader snapshot = reader;
         snapshot.incRef();
-        for (Map.Entry<Batch, Integer> e : indexed.entrySet()) {
+        for (Map.Entry<Batch, Integer> e : plan.widths().entrySet()) {
             Batch b = e.getKey();
             Map<String, Integer> positions = HashMap.newHashMap(b.keys().size());
-            boolean[] ok = usable.get(b);
+            boolean[] ok = plan.usable().get(b);
             for (int i = 0; i < b.keys().size(); i++) {
                 if (ok[i]) {
                     positions.put(b.keys().get(i), i);
                 }
             }
-            out.put(b.kind(), new Hnsw(snapshot, field(b.kind(), e.getValue()), positions, b.vectors(), efSearch));
+            List<String> stale = diff.stale().getOrDefault(b.kind(), List.of());
+            Query leftOut = stale.isEmpty()
+                    ? null
+                    : new TermInSetQuery(
+                            ID,
+                            stale.stream()
+                                    .map(key -> new BytesRef(docId(b.kind(), key)))
+                                    .toList());
+            out.put(
+                    b.kind(),
+                    new Hnsw(
+                            snapshot,
+                            field(b.kind(), e.getValue()),
+                            positions,
+                            b.vectors(),
+                            efSearch,
+                            diff.writes().get(b),
+                            leftOut));
         }
         AtomicBoolean released = new AtomicBoolean();
         return new Indexed(out, () -> {
@@ -274,6 +428,167 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 }
             }
         });
+    }
+
+    /** Queues the newest snapshot's changes; a write queued or running takes them when it is done. */
+    private void schedule(Pending next) {
+        pending = next;
+        if (scheduled) {
+            return;
+        }
+        scheduled = true;
+        try {
+            background.execute(this::writePending);
+        } catch (RejectedExecutionException e) {
+            scheduled = false; // shutting down: the next snapshot (if any) writes its own
+            pending = null;
+            notifyAll();
+        }
+    }
+
+    private void writePending() {
+        while (true) {
+            Pending p;
+            synchronized (this) {
+                p = pending;
+                pending = null;
+                if (p == null || closed) {
+                    scheduled = false;
+                    notifyAll();
+                    return;
+                }
+            }
+            try {
+                apply(p.plan(), p.diff());
+            } catch (IOException | RuntimeException e) {
+                listener.failed(e);
+            }
+        }
+    }
+
+    /**
+     * Writes a plan's changes and publishes a reader that has them. The diff is used if the reader it was made against
+     * is still the current one, made again otherwise. The writing is done outside this store's lock, so snapshots are
+     * planned and served meanwhile. False if the writes were not exactly {@code diff}'s (made again, or given up at
+     * close).
+     */
+    private boolean apply(Plan plan, Diff diff) throws IOException {
+        synchronized (this) {
+            while (applying) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while waiting for the vector index's writer", e);
+                }
+            }
+            if (closed) {
+                return false;
+            }
+            applying = true;
+        }
+        try {
+            IndexWriter w;
+            DirectoryReader base;
+            Diff d;
+            boolean asPlanned;
+            synchronized (this) {
+                open();
+                asPlanned = diff.generation() == generation;
+                d = asPlanned ? diff : diff(plan);
+                w = writer;
+                base = reader;
+            }
+            long wrote = 0;
+            for (Map.Entry<Batch, int[]> e : d.writes().entrySet()) {
+                Batch b = e.getKey();
+                String field = field(b.kind(), plan.widths().get(b));
+                long[] fp = plan.prints().get(b);
+                for (int i : e.getValue()) {
+                    if (closed) {
+                        return false; // what was written is committed at close and read back on open
+                    }
+                    String id = docId(b.kind(), b.keys().get(i));
+                    Document doc = new Document();
+                    doc.add(new StringField(ID, id, Field.Store.YES));
+                    doc.add(new SortedDocValuesField(ID, new BytesRef(id)));
+                    doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
+                    doc.add(new StoredField(FINGERPRINT, fp[i]));
+                    doc.add(new KnnFloatVectorField(field, b.vectors()[i], VectorSimilarityFunction.DOT_PRODUCT));
+                    w.updateDocument(new Term(ID, id), doc);
+                    wrote++;
+                }
+            }
+            long removed = 0;
+            for (Map.Entry<String, List<String>> e : d.deletes().entrySet()) {
+                for (String key : e.getValue()) {
+                    w.deleteDocuments(new Term(ID, docId(e.getKey(), key)));
+                    removed++;
+                }
+            }
+            uncommitted |= wrote + removed > 0;
+            DirectoryReader fresh = DirectoryReader.openIfChanged(base, w);
+            if (uncommitted && System.nanoTime() - lastCommitNanos > COMMIT_EVERY_NANOS) {
+                w.commit();
+                uncommitted = false;
+                lastCommitNanos = System.nanoTime();
+            }
+            synchronized (this) {
+                publish(plan, d, fresh);
+                written += wrote;
+                deleted += removed;
+            }
+            listener.applied(wrote, removed);
+            return asPlanned;
+        } catch (IOException | RuntimeException e) {
+            // The writer may be gone (a full disk closes it) and the fingerprints no longer match what was written:
+            // let go of everything; the next snapshot reopens from the last commit and writes the difference again.
+            synchronized (this) {
+                reset(e);
+            }
+            throw e;
+        } finally {
+            synchronized (this) {
+                applying = false;
+                notifyAll();
+            }
+        }
+    }
+
+    /** Makes written changes the index's current state: its entries and its reader. */
+    private void publish(Plan plan, Diff d, DirectoryReader fresh) throws IOException {
+        for (Map.Entry<Batch, int[]> e : d.writes().entrySet()) {
+            Batch b = e.getKey();
+            long[] fp = plan.prints().get(b);
+            Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
+            for (int i : e.getValue()) {
+                if (known.put(b.keys().get(i), new Entry(fp[i])) == null) {
+                    size++;
+                }
+            }
+        }
+        for (Map.Entry<String, List<String>> e : d.deletes().entrySet()) {
+            Map<String, Entry> known = entries.get(e.getKey());
+            if (known == null) {
+                continue;
+            }
+            for (String key : e.getValue()) {
+                if (known.remove(key) != null) {
+                    size--;
+                }
+            }
+            if (known.isEmpty()) {
+                entries.remove(e.getKey());
+            }
+        }
+        if (fresh != null) {
+            reader.decRef();
+            reader = fresh;
+        }
+        generation++;
+        if (pending != null && pending.plan().number() < plan.number()) {
+            pending = null; // superseded by what was just written
+        }
     }
 
     private void open() throws IOException {
@@ -328,8 +643,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         entries.clear();
         entries.putAll(loaded);
         size = count;
-        indexedKinds.clear();
-        indexedKinds.addAll(loaded.keySet());
+        generation++; // what any earlier comparison was made against is gone
         uncommitted = false;
     }
 
@@ -360,17 +674,28 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         entries.clear();
         size = 0;
         indexedKinds.clear();
+        generation++;
     }
 
-    private void commit() throws IOException {
-        writer.commit();
-        uncommitted = false;
-        lastCommitNanos = System.nanoTime();
-    }
-
+    /**
+     * Closes the index, committing what was written; a background write in progress stops at its next vector (what it
+     * wrote is committed, and read back when the index is opened again).
+     */
     @Override
     public synchronized void close() throws IOException {
         closed = true;
+        pending = null;
+        boolean interrupted = false;
+        while (applying) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         if (writer == null) {
             return;
         }
@@ -423,21 +748,44 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         return finite;
     }
 
-    /** A snapshot's graph search over one kind; falls back to a scan once the snapshot has been released. */
+    /**
+     * A snapshot's search over one kind: the graph of its reader, leaving out vectors the snapshot no longer has as
+     * they were, and a scan of the vectors the graph does not hold yet; falls back to a scan of everything once the
+     * snapshot has been released.
+     */
     static final class Hnsw implements VectorIndex {
         private final DirectoryReader reader;
         private final String field;
         private final Map<String, Integer> positions;
         private final float[][] vectors;
         private final int efSearch;
+        /** Positions of the vectors the graph does not hold (or holds with other values): scanned. */
+        private final int[] tail;
+        /** The documents of the graph whose vectors are stale (changed or gone), or null when none are. */
+        private final Query stale;
+
         private volatile VectorIndex exact; // made on first need: after the snapshot's release
 
-        Hnsw(DirectoryReader reader, String field, Map<String, Integer> positions, float[][] vectors, int efSearch) {
+        Hnsw(
+                DirectoryReader reader,
+                String field,
+                Map<String, Integer> positions,
+                float[][] vectors,
+                int efSearch,
+                int[] tail,
+                Query stale) {
             this.reader = reader;
             this.field = field;
             this.positions = positions;
             this.vectors = vectors;
             this.efSearch = efSearch;
+            this.tail = tail;
+            this.stale = stale == null
+                    ? null
+                    : new BooleanQuery.Builder()
+                            .add(new MatchAllDocsQuery(), BooleanClause.Occur.FILTER)
+                            .add(stale, BooleanClause.Occur.MUST_NOT)
+                            .build();
         }
 
         @Override
@@ -449,6 +797,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         @Override
         public int headsAgreeUpTo() {
             return efSearch;
+        }
+
+        /** Vectors scanned beside the graph. */
+        int tail() {
+            return tail.length;
         }
 
         private VectorIndex scan() {
@@ -491,11 +844,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
         private List<Retrieval.Scored> search(float[] query, int k) throws IOException {
             int n = Math.min(Math.max(k, efSearch), Math.max(1, positions.size()));
-            ScoreDoc[] hits = new IndexSearcher(reader).search(new KnnFloatVectorQuery(field, query, n), n).scoreDocs;
+            ScoreDoc[] hits =
+                    new IndexSearcher(reader).search(new KnnFloatVectorQuery(field, query, n, stale), n).scoreDocs;
             // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
             Arrays.sort(hits, Comparator.comparingInt((ScoreDoc h) -> h.doc));
             List<LeafReaderContext> leaves = reader.leaves();
-            VectorIndex.TopK top = new VectorIndex.TopK(Math.min(k, n));
+            VectorIndex.TopK top = new VectorIndex.TopK(Math.min(k, positions.size()));
             SortedDocValues ids = null;
             int leaf = -1;
             for (ScoreDoc hit : hits) {
@@ -510,11 +864,20 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 }
                 String id = ids.lookupOrd(ids.ordValue()).utf8ToString();
                 Integer p = positions.get(id.substring(id.indexOf('\u0000') + 1));
-                if (p != null) {
+                if (p != null && stale == null) {
                     top.offer(p, Retrieval.dot(query, vectors[p]));
+                } else if (p != null && !inTail(p)) {
+                    top.offer(p, Retrieval.dot(query, vectors[p])); // a changed vector is offered once, from the tail
                 }
             }
+            for (int p : tail) {
+                top.offer(p, Retrieval.dot(query, vectors[p]));
+            }
             return top.drain();
+        }
+
+        private boolean inTail(int p) {
+            return Arrays.binarySearch(tail, p) >= 0; // ascending: positions in batch order
         }
     }
 }

@@ -6,9 +6,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.Queue;
 import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -135,6 +145,173 @@ class HnswVectorsTest {
             assertThat(then.nearest(before[9], 1).get(0).passage()).isEqualTo(9);
             assertThat(now.nearest(after[1500], 1).get(0).passage()).isEqualTo(1500);
             second.release().run();
+        }
+    }
+
+    /** Runs what is queued only when told: a background that lags as far as a test wants. */
+    private static final class Manual implements Executor {
+        private final Queue<Runnable> queued = new ArrayDeque<>();
+
+        @Override
+        public synchronized void execute(Runnable task) {
+            queued.add(task);
+        }
+
+        synchronized int runAll() {
+            int n = 0;
+            for (Runnable r; (r = queued.poll()) != null; n++) {
+                r.run();
+            }
+            return n;
+        }
+    }
+
+    /** Records what the background wrote and how it failed. */
+    private static final class Heard implements HnswVectors.Listener {
+        final AtomicLong written = new AtomicLong();
+        final AtomicLong deleted = new AtomicLong();
+        final List<Exception> failures = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void applied(long w, long d) {
+            written.addAndGet(w);
+            deleted.addAndGet(d);
+        }
+
+        @Override
+        public void failed(Exception e) {
+            failures.add(e);
+        }
+    }
+
+    /**
+     * With a background, a snapshot is served before its new and changed vectors are in the graph: it scans them beside
+     * it, leaves the graph's stale copies out, and answers as a snapshot that waited would.
+     */
+    @Test
+    void aSnapshotIsServedBeforeItsVectorsAreWrittenAndScansWhatTheGraphLacks() throws Exception {
+        float[][] before = clustered(1500, 32, 10, 21);
+        Manual background = new Manual();
+        Heard heard = new Heard();
+        try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, heard)) {
+            // more than minVectors waiting (a kind reaching the threshold): the snapshot writes them itself
+            store.index(List.of(batch("passage", before))).release().run();
+            assertThat(store.written()).isEqualTo(1500);
+            assertThat(store.waiting()).isZero();
+            assertThat(background.runAll()).isZero();
+            // vector 7 changes to sit beside vector 100, vector 9 leaves, 200 are added
+            float[][] after = new float[1700][];
+            System.arraycopy(before, 0, after, 0, 1500);
+            after[7] = before[100].clone();
+            after[7][0] += 1e-3f;
+            after[9] = null;
+            float[][] added = clustered(200, 32, 10, 22);
+            System.arraycopy(added, 0, after, 1500, 200);
+            VectorIndexer.Indexed served = store.index(List.of(batch("passage", after)));
+            assertThat(store.written()).as("nothing written yet").isEqualTo(1500);
+            assertThat(store.waiting()).isEqualTo(202);
+            VectorIndex index = served.byKind().get("passage");
+            assertThat(((HnswVectors.Hnsw) index).tail()).isEqualTo(201);
+            assertThat(index.nearest(added[17], 1).get(0).passage()).isEqualTo(1517);
+            assertThat(index.nearest(before[9], 3)).noneMatch(s -> s.passage() == 9);
+            // the changed vector is found where it is now, once, and scored as it is now
+            List<Retrieval.Scored> nearHundred = index.nearest(before[100], 2);
+            assertThat(nearHundred).extracting(Retrieval.Scored::passage).containsExactlyInAnyOrder(100, 7);
+            assertThat(index.nearest(before[7], 20)).noneMatch(s -> s.passage() == 7);
+            float[][] queries = clustered(60, 32, 10, 23);
+            assertThat(recall(index, after, queries, 10)).isGreaterThan(0.95);
+            // the background writes them; the snapshot served keeps its view, the next one has nothing waiting
+            assertThat(background.runAll()).isEqualTo(1);
+            assertThat(store.written()).isEqualTo(1701);
+            assertThat(store.deleted()).isEqualTo(1);
+            assertThat(heard.written.get()).isEqualTo(1701);
+            assertThat(heard.deleted.get()).isEqualTo(1);
+            assertThat(index.nearest(added[17], 1).get(0).passage()).isEqualTo(1517);
+            VectorIndexer.Indexed next = store.index(List.of(batch("passage", after)));
+            assertThat(store.waiting()).isZero();
+            assertThat(((HnswVectors.Hnsw) next.byKind().get("passage")).tail()).isZero();
+            assertThat(recall(next.byKind().get("passage"), after, queries, 10)).isGreaterThan(0.95);
+            assertThat(store.liveDocs()).isEqualTo(1699);
+            served.release().run();
+            next.release().run();
+            assertThat(heard.failures).isEmpty();
+        }
+    }
+
+    /** Only the newest snapshot's changes are written when the background lags several snapshots behind. */
+    @Test
+    void aLaggingBackgroundWritesOnlyTheNewestSnapshot() throws Exception {
+        Manual background = new Manual();
+        float[][] all = clustered(1600, 16, 6, 24);
+        try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, new Heard())) {
+            store.index(List.of(batch("passage", Arrays.copyOf(all, 1200))))
+                    .release()
+                    .run();
+            for (int n = 1300; n <= 1600; n += 100) {
+                store.index(List.of(batch("passage", Arrays.copyOf(all, n))))
+                        .release()
+                        .run();
+            }
+            assertThat(store.waiting()).isEqualTo(400);
+            assertThat(background.runAll()).isEqualTo(1);
+            assertThat(store.written()).isEqualTo(1600);
+            assertThat(store.size()).isEqualTo(1600);
+        }
+    }
+
+    /**
+     * Snapshots taken while a real background thread writes: every one answers as a scan of its own vectors would
+     * (up to the graph's approximation), never with a vector it does not have; then the store closes mid-write and
+     * reopens from what was committed.
+     */
+    @Test
+    void snapshotsTakenWhileTheBackgroundWritesAnswerFromTheirOwnVectors(@TempDir Path dir) throws Exception {
+        ExecutorService background = Executors.newSingleThreadExecutor();
+        Heard heard = new Heard();
+        float[][] pool = clustered(4000, 24, 12, 25);
+        float[][] queries = clustered(30, 24, 12, 26);
+        Random random = new Random(27);
+        float[][] last = null;
+        long scanned = 0;
+        try (HnswVectors store = new HnswVectors(dir, 500, 100, 16, 64, background, heard)) {
+            int n = 600;
+            for (int round = 0; round < 25; round++, n += 120) {
+                float[][] now = Arrays.copyOf(pool, n);
+                for (int i = 0; i < 10; i++) { // some leave, some change
+                    int at = random.nextInt(n);
+                    now[at] = random.nextBoolean() ? null : pool[random.nextInt(pool.length)];
+                }
+                VectorIndexer.Indexed served = store.index(List.of(batch("passage", now)));
+                scanned += store.waiting();
+                VectorIndex index = served.byKind().get("passage");
+                for (float[] q : queries) {
+                    List<Retrieval.Scored> top = index.nearest(q, 10);
+                    assertThat(top).allMatch(s -> now[s.passage()] != null);
+                    assertThat(top.stream().map(Retrieval.Scored::passage).distinct())
+                            .hasSize(top.size());
+                    for (Retrieval.Scored s : top) {
+                        assertThat(s.score()).isEqualTo(Retrieval.dot(q, now[s.passage()]));
+                    }
+                }
+                assertThat(recall(index, now, queries, 10)).isGreaterThan(0.9);
+                served.release().run();
+                last = now;
+            }
+        } finally {
+            background.shutdown();
+            assertThat(background.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(heard.failures).isEmpty();
+        assertThat(scanned)
+                .as("snapshots were served before their vectors were written")
+                .isPositive();
+        try (HnswVectors reopened = new HnswVectors(dir, 500, 100)) {
+            VectorIndexer.Indexed again = reopened.index(List.of(batch("passage", last)));
+            long live = Arrays.stream(last).filter(Objects::nonNull).count();
+            assertThat(reopened.size()).isEqualTo(live);
+            assertThat(reopened.liveDocs()).isEqualTo(live);
+            assertThat(recall(again.byKind().get("passage"), last, queries, 10)).isGreaterThan(0.9);
+            again.release().run();
         }
     }
 
