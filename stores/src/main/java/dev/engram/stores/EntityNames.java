@@ -87,6 +87,50 @@ public final class EntityNames {
     }
 
     public static String normalize(String name) {
+        String ascii = normalizeAscii(name);
+        return ascii != null ? ascii : normalizeUnicode(name);
+    }
+
+    /**
+     * {@link #normalize} of a name of ASCII characters only, in one pass without a regular expression (names are
+     * normalized for every mention a snapshot or the memory step reads); null for any other name.
+     */
+    static String normalizeAscii(String name) {
+        StringBuilder out = new StringBuilder(name.length());
+        boolean gap = false;
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c >= 0x80) {
+                return null;
+            }
+            boolean word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (c >= 'A' && c <= 'Z') {
+                c = (char) (c + ('a' - 'A'));
+                word = true;
+            }
+            if (!word) {
+                gap = true; // a run of anything else is one space, none at either end
+            } else {
+                if (gap && !out.isEmpty()) {
+                    out.append(' ');
+                }
+                gap = false;
+                out.append(c);
+            }
+        }
+        String s = out.toString();
+        for (String article : ARTICLES) {
+            if (s.startsWith(article) && s.length() > article.length()) {
+                return s.substring(article.length());
+            }
+        }
+        return s;
+    }
+
+    private static final String[] ARTICLES = {"the ", "a ", "an "};
+
+    /** Compatibility decomposition, marks dropped, then as {@link #normalizeAscii}. */
+    static String normalizeUnicode(String name) {
         String s = Normalizer.normalize(name, Normalizer.Form.NFKD);
         s = MARKS.matcher(s).replaceAll("");
         s = NON_WORD.matcher(s.toLowerCase(Locale.ROOT)).replaceAll(" ").strip();
