@@ -33,9 +33,9 @@ final class Bm25 {
         int[] lengths = new int[n];
         this.scratch = new Scratch(n);
         // One pass numbers the terms and keeps each document's distinct terms with their counts, flat; a second lays
-        // out each term's postings in one array of its exact size. Every token costs one lookup of its term.
-        Map<String, Integer> ids = new HashMap<>();
-        List<String> terms = new ArrayList<>();
+        // out each term's postings in one array of its exact size. Every token costs one lookup of its term, made on
+        // the characters of the text: a string is made only for a term seen for the first time.
+        Terms ids = new Terms();
         int[] df = new int[256];
         int[] pairTerms = new int[1024];
         int[] pairCounts = new int[1024];
@@ -44,18 +44,23 @@ final class Bm25 {
         int[] doc = new int[64];
         long total = 0;
         for (int d = 0; d < n; d++) {
+            String lower = documents.get(d).toLowerCase(Locale.ROOT);
             int len = 0;
-            for (String t : tokens(documents.get(d))) {
-                Integer id = ids.get(t);
-                if (id == null) {
-                    id = terms.size();
-                    ids.put(t, id);
-                    terms.add(t);
+            int start = -1;
+            for (int i = 0; i <= lower.length(); ) {
+                int cp = i < lower.length() ? lower.codePointAt(i) : ' ';
+                if (i < lower.length() && wordChar(cp)) {
+                    if (start < 0) {
+                        start = i;
+                    }
+                } else if (start >= 0) {
+                    if (len == doc.length) {
+                        doc = Arrays.copyOf(doc, len * 2);
+                    }
+                    doc[len++] = ids.id(lower, start, i);
+                    start = -1;
                 }
-                if (len == doc.length) {
-                    doc = Arrays.copyOf(doc, len * 2);
-                }
-                doc[len++] = id;
+                i += i < lower.length() ? Character.charCount(cp) : 1;
             }
             lengths[d] = len;
             total += len;
@@ -80,6 +85,7 @@ final class Bm25 {
             }
             firstPair[d + 1] = pairs;
         }
+        List<String> terms = ids.terms();
         int[][] docs = new int[terms.size()][];
         int[][] tfs = new int[terms.size()][];
         for (int t = 0; t < docs.length; t++) {
@@ -107,6 +113,67 @@ final class Bm25 {
                 max = Math.max(max, tf * (k1 + 1) / (tf + lengthWeights[docs[t][i]]));
             }
             postings.put(terms.get(t), new Postings(docs[t], tfs[t], max));
+        }
+    }
+
+    /**
+     * Term ids by the characters of a token, in an open-addressing table: no string is made for a token whose term is
+     * known, which is most of them.
+     */
+    private static final class Terms {
+        private final List<String> terms = new ArrayList<>();
+        private int[] slots = new int[1024]; // term id + 1, or 0 for an empty slot
+        private int[] hashes = new int[1024];
+
+        int id(String text, int start, int end) {
+            int h = 0;
+            for (int i = start; i < end; i++) {
+                h = 31 * h + text.charAt(i); // String.hashCode of the token
+            }
+            int mask = slots.length - 1;
+            for (int at = mix(h) & mask; ; at = (at + 1) & mask) {
+                int slot = slots[at];
+                if (slot == 0) {
+                    int id = terms.size();
+                    terms.add(text.substring(start, end));
+                    slots[at] = id + 1;
+                    hashes[at] = h;
+                    if (terms.size() * 2 > slots.length) {
+                        grow();
+                    }
+                    return id;
+                }
+                String t = terms.get(slot - 1);
+                if (hashes[at] == h && t.length() == end - start && text.regionMatches(start, t, 0, t.length())) {
+                    return slot - 1;
+                }
+            }
+        }
+
+        private void grow() {
+            int[] oldSlots = slots;
+            int[] oldHashes = hashes;
+            slots = new int[oldSlots.length * 2];
+            hashes = new int[oldSlots.length * 2];
+            int mask = slots.length - 1;
+            for (int i = 0; i < oldSlots.length; i++) {
+                if (oldSlots[i] != 0) {
+                    int at = mix(oldHashes[i]) & mask;
+                    while (slots[at] != 0) {
+                        at = (at + 1) & mask;
+                    }
+                    slots[at] = oldSlots[i];
+                    hashes[at] = oldHashes[i];
+                }
+            }
+        }
+
+        private static int mix(int h) {
+            return h ^ (h >>> 16) ^ (h >>> 7);
+        }
+
+        List<String> terms() {
+            return terms;
         }
     }
 
