@@ -325,6 +325,7 @@ public final class GraphLoader implements AutoCloseable {
                                 meters.vectorIndexWriteFailed();
                                 // the next snapshot writes its vectors itself, from the index's last commit
                                 LOG.warn("writing the vector index of namespace {} failed: {}", n, e.toString());
+                                LOG.debug("writing the vector index of namespace {} failed", n, e);
                             }
                         }));
     }

@@ -113,16 +113,18 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private DirectoryReader reader; // this store's reference; each snapshot takes one more
     private long written;
     private long deleted;
-    /** Vectors the last snapshot scanned beside the graphs while they waited to be written. */
-    private int waiting;
+    /** Vectors (new, changed or deleted) the last snapshot found not yet written; read without the lock. */
+    private volatile int waiting;
     /** One writer of changes at a time: the background or a snapshot that cannot wait for it. */
     private boolean applying;
     /** The newest snapshot's changes still to be written in the background, and whether a task is queued for them. */
     private Pending pending;
 
     private boolean scheduled;
-    /** Snapshots planned: a write of changes supersedes any pending plan made before it. */
+    /** Snapshots planned: a write of changes supersedes any plan made before it. */
     private long plans;
+    /** The newest plan whose changes were published: an older plan is never written after it. */
+    private long publishedPlan;
     /** Touched by the writing thread only. */
     private long lastCommitNanos = System.nanoTime();
 
@@ -191,8 +193,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         return size;
     }
 
-    /** Vectors (new, changed or deleted) the last snapshot found not yet written and scanned beside the graphs. */
-    public synchronized int waiting() {
+    /**
+     * Vectors the last snapshot found not yet written: new and changed ones, which it scans beside the graphs, and
+     * deleted ones, which its graph searches leave out.
+     */
+    public int waiting() {
         return waiting;
     }
 
@@ -270,16 +275,20 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     Indexed served = view(plan, diff);
                     if (diff.changes() > 0) {
                         schedule(new Pending(plan, diff));
+                    } else {
+                        pending = null; // the index is this snapshot: an older plan must not be written over it
                     }
                     return served;
                 }
             }
-            boolean exactly = apply(plan, diff);
+            Applied applied = apply(plan, diff);
+            heard(applied);
             synchronized (this) {
                 if (closed || writer == null) {
                     return EXACT.index(batches); // closed meanwhile
                 }
-                return view(plan, exactly ? written(diff) : diff(plan));
+                // the index is this plan's if nothing was published since its write; otherwise compare again
+                return view(plan, applied != null && applied.generation() == generation ? written(plan) : diff(plan));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("vector index at " + path + ": " + e.getMessage(), e);
@@ -356,13 +365,15 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             perKind.merge(b.kind(), n, Integer::sum);
         }
         // what this snapshot no longer has, including every vector of a kind it searches exactly now
+        Set<String> graphs = new HashSet<>();
+        plan.widths().keySet().forEach(b -> graphs.add(b.kind()));
         Map<String, List<String>> deletes = new HashMap<>();
         for (Map.Entry<String, Map<String, Entry>> kind : entries.entrySet()) {
             for (Map.Entry<String, Entry> e : kind.getValue().entrySet()) {
                 if (e.getValue().seen != stamp) {
                     deletes.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
                             .add(e.getKey());
-                    if (indexedKinds.contains(kind.getKey())) {
+                    if (graphs.contains(kind.getKey())) {
                         stale.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
                                 .add(e.getKey());
                     }
@@ -374,10 +385,10 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         return new Diff(generation, writes, deletes, stale, most);
     }
 
-    /** What is left of a diff once it has been written: nothing, at the generation its publication made. */
-    private Diff written(Diff diff) {
+    /** The diff of a plan with the index that holds it: nothing to write, at the current generation. */
+    private Diff written(Plan plan) {
         Map<Batch, int[]> none = new LinkedHashMap<>();
-        diff.writes().keySet().forEach(b -> none.put(b, new int[0]));
+        plan.widths().keySet().forEach(b -> none.put(b, new int[0]));
         return new Diff(generation, none, Map.of(), Map.of(), 0);
     }
 
@@ -400,7 +411,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 }
             }
             List<String> stale = diff.stale().getOrDefault(b.kind(), List.of());
-            Query leftOut = stale.isEmpty()
+            // a few stale vectors: the graph search gathers as many more candidates; many: it filters them out
+            Query leftOut = stale.size() <= efSearch
                     ? null
                     : new TermInSetQuery(
                             ID,
@@ -416,6 +428,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                             b.vectors(),
                             efSearch,
                             diff.writes().get(b),
+                            stale.size(),
                             leftOut));
         }
         AtomicBoolean released = new AtomicBoolean();
@@ -446,33 +459,58 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
     }
 
+    /** The background task: writes the newest pending changes until none are left. */
     private void writePending() {
-        while (true) {
-            Pending p;
-            synchronized (this) {
-                p = pending;
-                pending = null;
-                if (p == null || closed) {
-                    scheduled = false;
-                    notifyAll();
-                    return;
+        try {
+            for (Pending p = takePending(); p != null; p = takePending()) {
+                try {
+                    heard(apply(p.plan(), p.diff()));
+                } catch (IOException | RuntimeException e) {
+                    try {
+                        listener.failed(e);
+                    } catch (RuntimeException ignored) {
+                        // a listener's failure must not stop the writes
+                    }
                 }
             }
-            try {
-                apply(p.plan(), p.diff());
-            } catch (IOException | RuntimeException e) {
-                listener.failed(e);
+        } finally {
+            synchronized (this) {
+                scheduled = false;
+                notifyAll();
+                if (pending != null && !closed) {
+                    schedule(pending); // left by an error, or queued as this task was ending
+                }
             }
         }
     }
 
+    private synchronized Pending takePending() {
+        Pending p = pending;
+        pending = null;
+        return closed ? null : p;
+    }
+
+    private void heard(Applied applied) {
+        if (applied == null) {
+            return;
+        }
+        try {
+            listener.applied(applied.written(), applied.deleted());
+        } catch (RuntimeException ignored) {
+            // a listener's failure must not undo a write that succeeded
+        }
+    }
+
+    /** A published write: the generation it made, and how many vectors it wrote and deleted. */
+    private record Applied(long generation, long written, long deleted) {}
+
     /**
      * Writes a plan's changes and publishes a reader that has them. The diff is used if the reader it was made against
      * is still the current one, made again otherwise. The writing is done outside this store's lock, so snapshots are
-     * planned and served meanwhile. False if the writes were not exactly {@code diff}'s (made again, or given up at
-     * close).
+     * planned and served meanwhile. Null if nothing was published: the store closed, or a newer plan was published
+     * first (whose state must not be written over).
      */
-    private boolean apply(Plan plan, Diff diff) throws IOException {
+    private Applied apply(Plan plan, Diff diff) throws IOException {
         synchronized (this) {
             while (applying) {
                 try {
@@ -482,20 +520,20 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     throw new IOException("interrupted while waiting for the vector index's writer", e);
                 }
             }
-            if (closed) {
-                return false;
+            if (closed || plan.number() < publishedPlan) {
+                return null;
             }
             applying = true;
         }
+        DirectoryReader fresh = null;
+        boolean published = false;
         try {
             IndexWriter w;
             DirectoryReader base;
             Diff d;
-            boolean asPlanned;
             synchronized (this) {
                 open();
-                asPlanned = diff.generation() == generation;
-                d = asPlanned ? diff : diff(plan);
+                d = diff.generation() == generation ? diff : diff(plan);
                 w = writer;
                 base = reader;
             }
@@ -506,7 +544,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 long[] fp = plan.prints().get(b);
                 for (int i : e.getValue()) {
                     if (closed) {
-                        return false; // what was written is committed at close and read back on open
+                        return null; // what was written is committed at close and read back on open
                     }
                     String id = docId(b.kind(), b.keys().get(i));
                     Document doc = new Document();
@@ -527,20 +565,23 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 }
             }
             uncommitted |= wrote + removed > 0;
-            DirectoryReader fresh = DirectoryReader.openIfChanged(base, w);
+            fresh = DirectoryReader.openIfChanged(base, w);
             if (uncommitted && System.nanoTime() - lastCommitNanos > COMMIT_EVERY_NANOS) {
                 w.commit();
                 uncommitted = false;
                 lastCommitNanos = System.nanoTime();
             }
             synchronized (this) {
+                published = true; // from here on the reader is the store's, whatever publish does
                 publish(plan, d, fresh);
                 written += wrote;
                 deleted += removed;
+                return new Applied(generation, wrote, removed);
             }
-            listener.applied(wrote, removed);
-            return asPlanned;
         } catch (IOException | RuntimeException e) {
+            if (!published) {
+                IOUtils.closeWhileHandlingException(fresh);
+            }
             // The writer may be gone (a full disk closes it) and the fingerprints no longer match what was written:
             // let go of everything; the next snapshot reopens from the last commit and writes the difference again.
             synchronized (this) {
@@ -581,13 +622,15 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 entries.remove(e.getKey());
             }
         }
-        if (fresh != null) {
-            reader.decRef();
-            reader = fresh;
-        }
         generation++;
+        publishedPlan = Math.max(publishedPlan, plan.number());
         if (pending != null && pending.plan().number() < plan.number()) {
             pending = null; // superseded by what was just written
+        }
+        if (fresh != null) {
+            DirectoryReader old = reader;
+            reader = fresh;
+            old.decRef();
         }
     }
 
@@ -761,7 +804,13 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         private final int efSearch;
         /** Positions of the vectors the graph does not hold (or holds with other values): scanned. */
         private final int[] tail;
-        /** The documents of the graph whose vectors are stale (changed or gone), or null when none are. */
+        /** How many of the graph's vectors are stale (changed or gone): found, then left out. */
+        private final int staleCount;
+        /**
+         * Leaves the graph's stale documents out of its search, or null: then the search gathers {@link #staleCount}
+         * more candidates instead (a filter costs a pass over the index's documents per search, more than a few extra
+         * candidates).
+         */
         private final Query stale;
 
         private volatile VectorIndex exact; // made on first need: after the snapshot's release
@@ -773,6 +822,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 float[][] vectors,
                 int efSearch,
                 int[] tail,
+                int staleCount,
                 Query stale) {
             this.reader = reader;
             this.field = field;
@@ -780,6 +830,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             this.vectors = vectors;
             this.efSearch = efSearch;
             this.tail = tail;
+            this.staleCount = staleCount;
             this.stale = stale == null
                     ? null
                     : new BooleanQuery.Builder()
@@ -844,8 +895,10 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
         private List<Retrieval.Scored> search(float[] query, int k) throws IOException {
             int n = Math.min(Math.max(k, efSearch), Math.max(1, positions.size()));
-            ScoreDoc[] hits =
-                    new IndexSearcher(reader).search(new KnnFloatVectorQuery(field, query, n, stale), n).scoreDocs;
+            int gathered = stale == null ? n + staleCount : n;
+            ScoreDoc[] hits = new IndexSearcher(reader)
+                    .search(new KnnFloatVectorQuery(field, query, gathered, stale), gathered)
+                    .scoreDocs;
             // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
             Arrays.sort(hits, Comparator.comparingInt((ScoreDoc h) -> h.doc));
             List<LeafReaderContext> leaves = reader.leaves();
@@ -864,9 +917,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 }
                 String id = ids.lookupOrd(ids.ordValue()).utf8ToString();
                 Integer p = positions.get(id.substring(id.indexOf('\u0000') + 1));
-                if (p != null && stale == null) {
-                    top.offer(p, Retrieval.dot(query, vectors[p]));
-                } else if (p != null && !inTail(p)) {
+                if (p != null && (staleCount == 0 || !inTail(p))) {
                     top.offer(p, Retrieval.dot(query, vectors[p])); // a changed vector is offered once, from the tail
                 }
             }

@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.assertj.core.api.Assertions;
@@ -311,6 +312,147 @@ class HnswVectorsTest {
             assertThat(reopened.size()).isEqualTo(live);
             assertThat(reopened.liveDocs()).isEqualTo(live);
             assertThat(recall(again.byKind().get("passage"), last, queries, 10)).isGreaterThan(0.9);
+            again.release().run();
+        }
+    }
+
+    /** The exact top {@code k} of a query, as positions. */
+    private static List<Integer> exactTop(float[][] vectors, float[] query, int k) {
+        return VectorIndex.exact(vectors).nearest(query, k).stream()
+                .map(Retrieval.Scored::passage)
+                .toList();
+    }
+
+    /**
+     * Vectors that moved away or left while the background has not written it yet still sit in the graph where they
+     * were: a search near them must not let them crowd out what is now nearest, whether a few (more candidates) or
+     * many (a filter) are stale.
+     */
+    @Test
+    void staleVectorsInTheGraphNeverCrowdOutTheNearest() throws Exception {
+        for (int moved : new int[] {6, 100}) { // below and above efSearch
+            float[][] before = clustered(1200, 16, 8, 40);
+            float[] centre = before[0];
+            // the 150 nearest to vector 0, which a search near it would find first
+            List<Integer> near = exactTop(before, centre, 150);
+            Manual background = new Manual();
+            try (HnswVectors store = new HnswVectors(null, 1000, 10, 16, 64, background, new Heard())) {
+                store.index(List.of(batch("passage", before))).release().run();
+                float[][] after = before.clone();
+                float[] far = unit(centre.clone());
+                for (int i = 0; i < far.length; i++) {
+                    far[i] = -far[i];
+                }
+                for (int i = 1; i <= moved; i++) {
+                    int at = near.get(i);
+                    if (i % 2 == 0) {
+                        after[at] = null; // gone
+                    } else {
+                        after[at] = far.clone(); // moved to the other side
+                        after[at][i % far.length] += 1e-3f * i;
+                    }
+                }
+                VectorIndexer.Indexed served = store.index(List.of(batch("passage", after)));
+                assertThat(store.waiting()).isEqualTo(moved);
+                VectorIndex index = served.byKind().get("passage");
+                // a graph search of 10 candidates is approximate; left to crowd, the stale ones would take 9 of 10
+                List<Integer> found = index.nearest(centre, 10).stream()
+                        .map(Retrieval.Scored::passage)
+                        .toList();
+                assertThat(found).as("%d stale", moved).allMatch(p -> after[p] == before[p]);
+                assertThat(found.stream().filter(exactTop(after, centre, 10)::contains))
+                        .as("%d stale", moved)
+                        .hasSizeGreaterThanOrEqualTo(8);
+                // and the heads of searches for fewer agree with a search for more
+                assertThat(index.nearest(centre, 4))
+                        .containsExactlyElementsOf(index.nearest(centre, 10).subList(0, 4));
+                served.release().run();
+            }
+        }
+    }
+
+    /**
+     * A background write that fails (a key Lucene refuses) is reported; the snapshot served meanwhile keeps answering,
+     * and the next snapshot without the bad vector is right again.
+     */
+    @Test
+    void aFailedBackgroundWriteIsReportedAndTheNextSnapshotIsRight() throws Exception {
+        float[][] vectors = clustered(1300, 16, 6, 41);
+        Manual background = new Manual();
+        Heard heard = new Heard();
+        try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, heard)) {
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
+                    .release()
+                    .run();
+            List<String> keys = new ArrayList<>(keys(1300, "k"));
+            keys.set(1250, "x".repeat(40_000)); // longer than a Lucene term may be
+            VectorIndexer.Indexed served = store.index(List.of(new VectorIndexer.Batch("passage", keys, vectors)));
+            background.runAll();
+            assertThat(heard.failures).hasSize(1);
+            store.awaitWritten();
+            VectorIndex index = served.byKind().get("passage");
+            assertThat(index.nearest(vectors[1250], 1).get(0).passage()).isEqualTo(1250);
+            assertThat(index.nearest(vectors[3], 1).get(0).passage()).isEqualTo(3);
+            served.release().run();
+            VectorIndexer.Indexed next = store.index(List.of(batch("passage", vectors)));
+            background.runAll();
+            assertThat(store.size()).isEqualTo(1300);
+            assertThat(store.liveDocs()).isEqualTo(1300);
+            assertThat(recall(next.byKind().get("passage"), vectors, clustered(40, 16, 6, 42), 10))
+                    .isGreaterThan(0.95);
+            next.release().run();
+        }
+    }
+
+    /** A background that takes no more tasks (shutting down): snapshots scan what waits, then write it themselves. */
+    @Test
+    void aBackgroundThatRefusesTasksLeavesEachSnapshotRight() throws Exception {
+        Executor refusing = task -> {
+            throw new RejectedExecutionException("shut down");
+        };
+        float[][] vectors = clustered(1900, 16, 6, 43);
+        try (HnswVectors store = new HnswVectors(null, 500, 100, 16, 64, refusing, new Heard())) {
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 600))))
+                    .release()
+                    .run();
+            VectorIndexer.Indexed scanned = store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1000))));
+            store.awaitWritten(); // returns: nothing is queued
+            assertThat(store.waiting()).isEqualTo(400);
+            assertThat(scanned.byKind()
+                            .get("passage")
+                            .nearest(vectors[999], 1)
+                            .get(0)
+                            .passage())
+                    .isEqualTo(999);
+            scanned.release().run();
+            // more than minVectors waiting: written by the snapshot itself
+            store.index(List.of(batch("passage", vectors))).release().run();
+            assertThat(store.waiting()).isZero();
+            assertThat(store.size()).isEqualTo(1900);
+        }
+    }
+
+    /** Changes of an older snapshot are never written over those of a newer one that wrote its own. */
+    @Test
+    void anOlderSnapshotsChangesAreNotWrittenOverANewerOnes() throws Exception {
+        Manual background = new Manual();
+        float[][] vectors = clustered(2600, 16, 6, 44);
+        try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, new Heard())) {
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1100))))
+                    .release()
+                    .run();
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
+                    .release()
+                    .run(); // queued
+            store.index(List.of(batch("passage", vectors))).release().run(); // 1,500 waiting: written at once
+            assertThat(store.written()).isEqualTo(2600);
+            background.runAll();
+            assertThat(store.written())
+                    .as("the older snapshot's changes were dropped")
+                    .isEqualTo(2600);
+            assertThat(store.size()).isEqualTo(2600);
+            VectorIndexer.Indexed again = store.index(List.of(batch("passage", vectors)));
+            assertThat(store.waiting()).isZero();
             again.release().run();
         }
     }
