@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.lucene.codecs.KnnVectorsFormat;
 import org.apache.lucene.codecs.lucene104.Lucene104Codec;
@@ -151,7 +150,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
      * @param beamWidth candidates a node's insertion keeps while it searches for its neighbours: building costs about
      *     in proportion
      * @param background where snapshots' changes are written while the snapshots are served (one task at a time per
-     *     store), or null for each snapshot to write its own before it is served
+     *     store; it must run tasks on a thread of its own, never in the caller), or null for each snapshot to write its
+     *     own before it is served
      * @param listener hears what is written and when a background write fails
      */
     public HnswVectors(
@@ -273,10 +273,13 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 diff = diff(plan);
                 if (background != null && diff.most() <= minVectors) {
                     Indexed served = view(plan, diff);
-                    if (diff.changes() > 0) {
+                    if (diff.changes() > 0 || applying) {
+                        // a write in progress publishes an older state: this snapshot's follows it, compared again
                         schedule(new Pending(plan, diff));
                     } else {
-                        pending = null; // the index is this snapshot: an older plan must not be written over it
+                        // the index is this snapshot: no older plan, queued or taken, is written over it
+                        pending = null;
+                        publishedPlan = Math.max(publishedPlan, plan.number());
                     }
                     return served;
                 }
@@ -452,8 +455,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         scheduled = true;
         try {
             background.execute(this::writePending);
-        } catch (RejectedExecutionException e) {
-            scheduled = false; // shutting down: the next snapshot (if any) writes its own
+        } catch (RuntimeException e) { // rejected (shutting down): the next snapshot (if any) writes its own
+            scheduled = false;
             pending = null;
             notifyAll();
         }
@@ -598,6 +601,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
     /** Makes written changes the index's current state: its entries and its reader. */
     private void publish(Plan plan, Diff d, DirectoryReader fresh) throws IOException {
+        DirectoryReader old = null;
+        if (fresh != null) { // first: whatever happens next, the store owns the new reader
+            old = reader;
+            reader = fresh;
+        }
         for (Map.Entry<Batch, int[]> e : d.writes().entrySet()) {
             Batch b = e.getKey();
             long[] fp = plan.prints().get(b);
@@ -627,9 +635,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (pending != null && pending.plan().number() < plan.number()) {
             pending = null; // superseded by what was just written
         }
-        if (fresh != null) {
-            DirectoryReader old = reader;
-            reader = fresh;
+        if (old != null) {
             old.decRef();
         }
     }

@@ -216,4 +216,40 @@ class Bm25Test {
                     .containsExactly(reference(docs, query, k1, b));
         }
     }
+    /**
+     * The index's own tokenizing (on the characters of the text, with its table of terms growing past a thousand)
+     * scores as the reference over {@link Bm25#tokens} does: random text of many scripts, surrogate pairs and marks,
+     * ending in a word or not.
+     */
+    @Test
+    void theIndexTokenizesEveryTextAsTheQueryTokenizerDoes() {
+        String alphabet = "abcdefghijklmnopqrstuvwxyzAZ09_ -.,'\u00e9\u00df\u0301\u0660\u2163\u00b2\u4e2d\u0130"
+                + "\ud83d\ude42\ud835\udc00";
+        Random r = new Random(11);
+        List<String> docs = new ArrayList<>();
+        for (int d = 0; d < 300; d++) {
+            StringBuilder sb = new StringBuilder();
+            for (int i = 5 + r.nextInt(60); i > 0; i--) {
+                int at = r.nextInt(alphabet.length());
+                char c = alphabet.charAt(at);
+                if (Character.isLowSurrogate(c)) {
+                    continue;
+                }
+                sb.append(c);
+                if (Character.isHighSurrogate(c)) {
+                    sb.append(alphabet.charAt(at + 1));
+                }
+            }
+            docs.add(sb.toString());
+        }
+        long distinct =
+                docs.stream().flatMap(t -> Bm25.tokens(t).stream()).distinct().count();
+        assertThat(distinct).isGreaterThan(1000);
+        Bm25 bm25 = new Bm25(docs, 1.2, 0.75);
+        for (int q = 0; q < 40; q++) {
+            List<String> from = Bm25.tokens(docs.get(r.nextInt(docs.size())));
+            String query = String.join(" ", from.subList(0, Math.min(3, from.size())));
+            assertThat(bm25.scores(query)).as(query).containsExactly(reference(docs, query, 1.2, 0.75));
+        }
+    }
 }

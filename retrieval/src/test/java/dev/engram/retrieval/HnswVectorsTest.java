@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.AbstractList;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,11 +15,14 @@ import java.util.Objects;
 import java.util.Queue;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
@@ -454,6 +458,119 @@ class HnswVectorsTest {
             VectorIndexer.Indexed again = store.index(List.of(batch("passage", vectors)));
             assertThat(store.waiting()).isZero();
             again.release().run();
+        }
+    }
+
+    /**
+     * Keys that hold the reader of key {@code holdAt} (counting every read) until released: the first {@code size()}
+     * reads are the snapshot's comparison with the index, the next ones its own write of what changed.
+     */
+    private static final class HeldKeys extends AbstractList<String> {
+        private final List<String> keys;
+        private final int holdAt;
+        private final CountDownLatch held = new CountDownLatch(1);
+        private final CountDownLatch release = new CountDownLatch(1);
+        private final AtomicInteger reads = new AtomicInteger();
+
+        HeldKeys(List<String> keys, int holdAt) {
+            this.keys = keys;
+            this.holdAt = holdAt;
+        }
+
+        @Override
+        public String get(int i) {
+            if (reads.incrementAndGet() == holdAt) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return keys.get(i);
+        }
+
+        @Override
+        public int size() {
+            return keys.size();
+        }
+    }
+
+    /**
+     * The background takes an older snapshot's changes while a newer snapshot writes its own: once the newer one is
+     * published, the older one is dropped, not written over it.
+     */
+    @Test
+    void anOlderSnapshotTakenByTheBackgroundIsNotWrittenOverANewerOne() throws Exception {
+        Manual background = new Manual();
+        float[][] vectors = clustered(2600, 16, 6, 45);
+        try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, new Heard())) {
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1100))))
+                    .release()
+                    .run();
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
+                    .release()
+                    .run(); // queued
+            // 1,500 new: written by the snapshot itself, held at its first write
+            HeldKeys keys = new HeldKeys(keys(2600, "k"), 2601);
+            ExecutorService threads = Executors.newFixedThreadPool(2);
+            try {
+                Future<VectorIndexer.Indexed> newer =
+                        threads.submit(() -> store.index(List.of(new VectorIndexer.Batch("passage", keys, vectors))));
+                assertThat(keys.held.await(30, TimeUnit.SECONDS)).isTrue();
+                Future<Integer> older = threads.submit(background::runAll); // takes the queued snapshot, waits
+                Thread.sleep(200);
+                keys.release.countDown();
+                newer.get(30, TimeUnit.SECONDS).release().run();
+                assertThat(older.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+            } finally {
+                threads.shutdownNow();
+            }
+            assertThat(store.deleted())
+                    .as("nothing of the newer snapshot was taken back")
+                    .isZero();
+            assertThat(store.size()).isEqualTo(2600);
+            assertThat(store.liveDocs()).isEqualTo(2600);
+            store.index(List.of(batch("passage", vectors))).release().run();
+            assertThat(store.waiting()).isZero();
+        }
+    }
+
+    /** A listener that throws does not stop the background: the next snapshot's changes are written too. */
+    @Test
+    void aListenerThatThrowsDoesNotStopTheBackground() throws Exception {
+        Manual background = new Manual();
+        HnswVectors.Listener throwing = new HnswVectors.Listener() {
+            @Override
+            public void applied(long written, long deleted) {
+                throw new IllegalStateException("listener");
+            }
+
+            @Override
+            public void failed(Exception e) {
+                throw new IllegalStateException("listener");
+            }
+        };
+        float[][] vectors = clustered(1400, 16, 6, 46);
+        try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, throwing)) {
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1100))))
+                    .release()
+                    .run();
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
+                    .release()
+                    .run();
+            assertThat(background.runAll()).isEqualTo(1);
+            assertThat(store.written()).isEqualTo(1200);
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1300))))
+                    .release()
+                    .run();
+            assertThat(background.runAll()).isEqualTo(1);
+            store.awaitWritten();
+            assertThat(store.written()).isEqualTo(1300);
+            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1300))))
+                    .release()
+                    .run();
+            assertThat(store.waiting()).isZero();
         }
     }
 
