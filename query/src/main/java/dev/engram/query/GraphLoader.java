@@ -313,7 +313,7 @@ public final class GraphLoader implements AutoCloseable {
                         search.ef(),
                         search.maxConn(),
                         search.beamWidth(),
-                        indexing,
+                        search.backgroundWrites() ? indexing : null,
                         new HnswVectors.Listener() {
                             @Override
                             public void applied(long written, long deleted) {

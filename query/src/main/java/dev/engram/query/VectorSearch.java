@@ -6,12 +6,18 @@ import dev.engram.retrieval.EngramHnswFormat;
  * Approximate nearest-neighbour search: a kind of vector (passages, facts, entities, questions) of a namespace is
  * indexed in an HNSW graph from {@code minVectors} vectors on and searched exactly below; a graph search gathers
  * {@code ef} candidates. The graphs have {@code maxConn} neighbours per node, and a node's insertion keeps {@code
- * beamWidth} candidates while it looks for them.
+ * beamWidth} candidates while it looks for them. With {@code backgroundWrites}, a snapshot is served before its new
+ * vectors are inserted into the graphs (it scans them meanwhile) and a background thread inserts them.
  */
-public record VectorSearch(int minVectors, int ef, int maxConn, int beamWidth) {
+public record VectorSearch(int minVectors, int ef, int maxConn, int beamWidth, boolean backgroundWrites) {
 
-    /** With the default graph parameters. */
+    /** With the default graph parameters, each snapshot inserting its own vectors before it is served. */
     public VectorSearch(int minVectors, int ef) {
         this(minVectors, ef, EngramHnswFormat.DEFAULT_MAX_CONN, EngramHnswFormat.DEFAULT_BEAM_WIDTH);
+    }
+
+    /** Each snapshot inserting its own vectors before it is served. */
+    public VectorSearch(int minVectors, int ef, int maxConn, int beamWidth) {
+        this(minVectors, ef, maxConn, beamWidth, false);
     }
 }

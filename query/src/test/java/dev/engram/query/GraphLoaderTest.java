@@ -12,6 +12,8 @@ import dev.engram.retrieval.VectorIndexer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -299,6 +301,41 @@ class GraphLoaderTest {
                         .containsExactly(0);
                 indexed.release().run();
             }
+        }
+    }
+    /**
+     * With background writes, a snapshot's vectors are written by the loader's indexing thread: the snapshot is
+     * served first, and closing the loader with a write queued neither hangs nor loses what was written.
+     */
+    @Test
+    void backgroundWritesAreWrittenByTheLoadersThreadAndSurviveItsClose(@TempDir Path dir) throws Exception {
+        float[][] vectors = new float[40][];
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < vectors.length; i++) {
+            double a = i * 0.15;
+            vectors[i] = new float[] {(float) Math.cos(a), (float) Math.sin(a)};
+            keys.add("p" + i);
+        }
+        VectorSearch background = new VectorSearch(30, 100, 16, 64, true);
+        try (GraphLoader loader = new GraphLoader(
+                60_000, 60_000, dir, background, Long.MAX_VALUE, Duration.ofDays(1), null, 1.0, meters)) {
+            HnswVectors hnsw = loader.vectors("ns");
+            hnsw.index(List.of(new VectorIndexer.Batch("passage", keys.subList(0, 35), Arrays.copyOf(vectors, 35))))
+                    .release()
+                    .run(); // more than 30 waiting: written by the snapshot itself
+            VectorIndexer.Indexed served = hnsw.index(List.of(new VectorIndexer.Batch("passage", keys, vectors)));
+            assertThat(served.byKind().get("passage").nearest(vectors[38], 1))
+                    .extracting(Retrieval.Scored::passage)
+                    .containsExactly(38);
+            hnsw.awaitWritten();
+            assertThat(hnsw.written()).isEqualTo(40);
+            assertThat(hnsw.waiting()).isEqualTo(5);
+            served.release().run();
+        }
+        try (HnswVectors again = new HnswVectors(dir.resolve("ns"), 30, 100)) {
+            VectorIndexer.Indexed indexed = again.index(List.of(new VectorIndexer.Batch("passage", keys, vectors)));
+            assertThat(again.written()).as("all forty were committed at close").isZero();
+            indexed.release().run();
         }
     }
 }

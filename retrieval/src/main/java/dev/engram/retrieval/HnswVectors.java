@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.lucene.codecs.KnnVectorsFormat;
 import org.apache.lucene.codecs.lucene104.Lucene104Codec;
 import org.apache.lucene.document.Document;
@@ -124,6 +123,10 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private long plans;
     /** The newest plan whose changes were published: an older plan is never written after it. */
     private long publishedPlan;
+    /** The newest snapshot that scans vectors beside its graph, and its plan: completed when that plan is published. */
+    private Served waitingView;
+
+    private long waitingPlan;
     /** Touched by the writing thread only. */
     private long lastCommitNanos = System.nanoTime();
 
@@ -402,8 +405,11 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (plan.widths().isEmpty()) {
             return new Indexed(out, () -> {});
         }
-        DirectoryReader snapshot = reader;
-        snapshot.incRef();
+        Served served = new Served(reader);
+        if (diff.changes() > 0) {
+            waitingView = served;
+            waitingPlan = plan.number();
+        }
         for (Map.Entry<Batch, Integer> e : plan.widths().entrySet()) {
             Batch b = e.getKey();
             Map<String, Integer> positions = HashMap.newHashMap(b.keys().size());
@@ -425,7 +431,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             out.put(
                     b.kind(),
                     new Hnsw(
-                            snapshot,
+                            served,
                             field(b.kind(), e.getValue()),
                             positions,
                             b.vectors(),
@@ -434,16 +440,61 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                             stale.size(),
                             leftOut));
         }
-        AtomicBoolean released = new AtomicBoolean();
-        return new Indexed(out, () -> {
-            if (released.compareAndSet(false, true)) { // once: a second release must not close a reader in use
-                try {
-                    snapshot.decRef();
-                } catch (IOException ex) {
-                    throw new UncheckedIOException(ex);
+        return new Indexed(out, served::release);
+    }
+
+    /**
+     * The reader a snapshot's searches use, shared by its kinds: first the index as the snapshot found it, with what
+     * the snapshot has beyond it scanned; once the background has published exactly the snapshot's vectors, the index
+     * that holds them, with nothing scanned, so a snapshot that keeps serving (its namespace went quiet) stops paying
+     * for the scan.
+     */
+    static final class Served {
+        /** A reader, and whether it holds exactly the snapshot's vectors (nothing to scan or leave out). */
+        record State(DirectoryReader reader, boolean complete) {}
+
+        private volatile State state;
+        private boolean released;
+
+        Served(DirectoryReader reader) {
+            reader.incRef();
+            this.state = new State(reader, false);
+        }
+
+        State state() {
+            return state;
+        }
+
+        /** Searches from now on use {@code complete}, which holds exactly the snapshot's vectors. */
+        void complete(DirectoryReader complete) throws IOException {
+            DirectoryReader old;
+            synchronized (this) {
+                if (released) {
+                    return;
                 }
+                complete.incRef();
+                old = state.reader();
+                state = new State(complete, true);
             }
-        });
+            old.decRef(); // a search running on it holds a reference of its own
+        }
+
+        /** Once: a second release must not close a reader in use. */
+        void release() {
+            DirectoryReader r;
+            synchronized (this) {
+                if (released) {
+                    return;
+                }
+                released = true;
+                r = state.reader();
+            }
+            try {
+                r.decRef();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     }
 
     /** Queues the newest snapshot's changes; a write queued or running takes them when it is done. */
@@ -635,6 +686,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (pending != null && pending.plan().number() < plan.number()) {
             pending = null; // superseded by what was just written
         }
+        if (waitingView != null && waitingPlan <= plan.number()) {
+            if (waitingPlan == plan.number()) {
+                waitingView.complete(reader);
+            }
+            waitingView = null; // a newer state than the snapshot's is not its own
+        }
         if (old != null) {
             old.decRef();
         }
@@ -803,7 +860,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
      * snapshot has been released.
      */
     static final class Hnsw implements VectorIndex {
-        private final DirectoryReader reader;
+        private final Served served;
         private final String field;
         private final Map<String, Integer> positions;
         private final float[][] vectors;
@@ -822,7 +879,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         private volatile VectorIndex exact; // made on first need: after the snapshot's release
 
         Hnsw(
-                DirectoryReader reader,
+                Served served,
                 String field,
                 Map<String, Integer> positions,
                 float[][] vectors,
@@ -830,7 +887,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 int[] tail,
                 int staleCount,
                 Query stale) {
-            this.reader = reader;
+            this.served = served;
             this.field = field;
             this.positions = positions;
             this.vectors = vectors;
@@ -858,7 +915,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
         /** Vectors scanned beside the graph. */
         int tail() {
-            return tail.length;
+            return served.state().complete() ? 0 : tail.length;
         }
 
         private VectorIndex scan() {
@@ -872,17 +929,30 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
         /** Whether graph searches are still possible (false once the snapshot's reader is closed). */
         boolean searchable() {
-            return reader.getRefCount() > 0;
+            return served.state().reader().getRefCount() > 0;
         }
 
         @Override
         public List<Retrieval.Scored> nearest(float[] query, int k) {
-            if (k <= 0 || !field.endsWith("_" + query.length) || !reader.tryIncRef()) {
+            Served.State state = served.state();
+            if (!state.reader().tryIncRef()) {
+                state = served.state(); // completed meanwhile, or released
+                if (!state.reader().tryIncRef()) {
+                    return scan().nearest(query, k);
+                }
+            }
+            DirectoryReader reader = state.reader();
+            if (k <= 0 || !field.endsWith("_" + query.length)) {
+                try {
+                    reader.decRef();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
                 return scan().nearest(query, k); // a width mismatch gets the scan's clear error
             }
             List<Retrieval.Scored> found;
             try {
-                found = search(query, k);
+                found = search(reader, state.complete(), query, k);
             } catch (IOException | RuntimeException e) {
                 try {
                     reader.decRef();
@@ -899,11 +969,14 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             return found;
         }
 
-        private List<Retrieval.Scored> search(float[] query, int k) throws IOException {
+        private List<Retrieval.Scored> search(DirectoryReader reader, boolean complete, float[] query, int k)
+                throws IOException {
             int n = Math.min(Math.max(k, efSearch), Math.max(1, positions.size()));
-            int gathered = stale == null ? n + staleCount : n;
+            int stales = complete ? 0 : staleCount;
+            Query filter = complete ? null : stale;
+            int gathered = filter == null ? n + stales : n;
             ScoreDoc[] hits = new IndexSearcher(reader)
-                    .search(new KnnFloatVectorQuery(field, query, gathered, stale), gathered)
+                    .search(new KnnFloatVectorQuery(field, query, gathered, filter), gathered)
                     .scoreDocs;
             // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
             Arrays.sort(hits, Comparator.comparingInt((ScoreDoc h) -> h.doc));
@@ -923,12 +996,14 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 }
                 String id = ids.lookupOrd(ids.ordValue()).utf8ToString();
                 Integer p = positions.get(id.substring(id.indexOf('\u0000') + 1));
-                if (p != null && (staleCount == 0 || !inTail(p))) {
+                if (p != null && (stales == 0 || !inTail(p))) {
                     top.offer(p, Retrieval.dot(query, vectors[p])); // a changed vector is offered once, from the tail
                 }
             }
-            for (int p : tail) {
-                top.offer(p, Retrieval.dot(query, vectors[p]));
+            if (!complete) {
+                for (int p : tail) {
+                    top.offer(p, Retrieval.dot(query, vectors[p]));
+                }
             }
             return top.drain();
         }

@@ -231,7 +231,11 @@ class HnswVectorsTest {
             assertThat(store.deleted()).isEqualTo(1);
             assertThat(heard.written.get()).isEqualTo(1701);
             assertThat(heard.deleted.get()).isEqualTo(1);
+            // the snapshot still served now searches the graph that holds exactly its vectors, and scans nothing
+            assertThat(((HnswVectors.Hnsw) index).tail()).isZero();
             assertThat(index.nearest(added[17], 1).get(0).passage()).isEqualTo(1517);
+            assertThat(index.nearest(before[9], 3)).noneMatch(s -> s.passage() == 9);
+            assertThat(recall(index, after, queries, 10)).isGreaterThan(0.95);
             VectorIndexer.Indexed next = store.index(List.of(batch("passage", after)));
             assertThat(store.waiting()).isZero();
             assertThat(((HnswVectors.Hnsw) next.byKind().get("passage")).tail()).isZero();
@@ -252,13 +256,30 @@ class HnswVectorsTest {
             store.index(List.of(batch("passage", Arrays.copyOf(all, 1200))))
                     .release()
                     .run();
-            for (int n = 1300; n <= 1600; n += 100) {
-                store.index(List.of(batch("passage", Arrays.copyOf(all, n))))
-                        .release()
-                        .run();
+            VectorIndexer.Indexed older = store.index(List.of(batch("passage", Arrays.copyOf(all, 1300))));
+            VectorIndexer.Indexed newest = null;
+            for (int n = 1400; n <= 1600; n += 100) {
+                if (newest != null) {
+                    newest.release().run();
+                }
+                newest = store.index(List.of(batch("passage", Arrays.copyOf(all, n))));
             }
             assertThat(store.waiting()).isEqualTo(400);
             assertThat(background.runAll()).isEqualTo(1);
+            // the newest snapshot searches the graph of its own vectors; an older one keeps scanning what it lacks
+            assertThat(((HnswVectors.Hnsw) newest.byKind().get("passage")).tail())
+                    .isZero();
+            assertThat(((HnswVectors.Hnsw) older.byKind().get("passage")).tail())
+                    .isEqualTo(100);
+            assertThat(older.byKind()
+                            .get("passage")
+                            .nearest(all[1250], 1)
+                            .get(0)
+                            .passage())
+                    .isEqualTo(1250);
+            assertThat(older.byKind().get("passage").nearest(all[1450], 3)).noneMatch(s -> s.passage() >= 1300);
+            older.release().run();
+            newest.release().run();
             assertThat(store.written()).isEqualTo(1600);
             assertThat(store.size()).isEqualTo(1600);
         }

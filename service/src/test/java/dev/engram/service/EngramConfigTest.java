@@ -338,6 +338,12 @@ class EngramConfigTest {
                         .query()
                         .vectorSearch())
                 .isEqualTo(new VectorSearch(20_000, 100, 24, 200));
+        assertThat(from(Map.of()).query().vectorSearch().backgroundWrites()).isFalse();
+        assertThat(from(Map.of("ENGRAM_ANN_BACKGROUND_WRITES", "true"))
+                        .query()
+                        .vectorSearch()
+                        .backgroundWrites())
+                .isTrue();
         assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_M", "1"))).hasMessageContaining("ENGRAM_ANN_M");
         assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_BEAM_WIDTH", "4000")))
                 .hasMessageContaining("ENGRAM_ANN_BEAM_WIDTH");
