@@ -153,6 +153,13 @@ class HnswVectorsTest {
         }
     }
 
+    /** A snapshot of the first {@code n} vectors as passages, released at once (its changes written or queued). */
+    private static void snapshot(HnswVectors store, float[][] vectors, int n) {
+        store.index(List.of(batch("passage", Arrays.copyOf(vectors, n))))
+                .release()
+                .run();
+    }
+
     /** Runs what is queued only when told: a background that lags as far as a test wants. */
     private static final class Manual implements Executor {
         private final Queue<Runnable> queued = new ArrayDeque<>();
@@ -253,9 +260,7 @@ class HnswVectorsTest {
         Manual background = new Manual();
         float[][] all = clustered(1600, 16, 6, 24);
         try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, new Heard())) {
-            store.index(List.of(batch("passage", Arrays.copyOf(all, 1200))))
-                    .release()
-                    .run();
+            snapshot(store, all, 1200);
             VectorIndexer.Indexed older = store.index(List.of(batch("passage", Arrays.copyOf(all, 1300))));
             VectorIndexer.Indexed newest = null;
             for (int n = 1400; n <= 1600; n += 100) {
@@ -406,9 +411,7 @@ class HnswVectorsTest {
         Manual background = new Manual();
         Heard heard = new Heard();
         try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, heard)) {
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
-                    .release()
-                    .run();
+            snapshot(store, vectors, 1200);
             List<String> keys = new ArrayList<>(keys(1300, "k"));
             keys.set(1250, "x".repeat(40_000)); // longer than a Lucene term may be
             VectorIndexer.Indexed served = store.index(List.of(new VectorIndexer.Batch("passage", keys, vectors)));
@@ -437,9 +440,7 @@ class HnswVectorsTest {
         };
         float[][] vectors = clustered(1900, 16, 6, 43);
         try (HnswVectors store = new HnswVectors(null, 500, 100, 16, 64, refusing, new Heard())) {
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 600))))
-                    .release()
-                    .run();
+            snapshot(store, vectors, 600);
             VectorIndexer.Indexed scanned = store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1000))));
             store.awaitWritten(); // returns: nothing is queued
             assertThat(store.waiting()).isEqualTo(400);
@@ -463,12 +464,8 @@ class HnswVectorsTest {
         Manual background = new Manual();
         float[][] vectors = clustered(2600, 16, 6, 44);
         try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, new Heard())) {
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1100))))
-                    .release()
-                    .run();
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
-                    .release()
-                    .run(); // queued
+            snapshot(store, vectors, 1100);
+            snapshot(store, vectors, 1200); // queued
             store.index(List.of(batch("passage", vectors))).release().run(); // 1,500 waiting: written at once
             assertThat(store.written()).isEqualTo(2600);
             background.runAll();
@@ -526,12 +523,8 @@ class HnswVectorsTest {
         Manual background = new Manual();
         float[][] vectors = clustered(2600, 16, 6, 45);
         try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, new Heard())) {
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1100))))
-                    .release()
-                    .run();
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
-                    .release()
-                    .run(); // queued
+            snapshot(store, vectors, 1100);
+            snapshot(store, vectors, 1200); // queued
             // 1,500 new: written by the snapshot itself, held at its first write
             HeldKeys keys = new HeldKeys(keys(2600, "k"), 2601);
             ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -574,23 +567,15 @@ class HnswVectorsTest {
         };
         float[][] vectors = clustered(1400, 16, 6, 46);
         try (HnswVectors store = new HnswVectors(null, 1000, 100, 16, 64, background, throwing)) {
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1100))))
-                    .release()
-                    .run();
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1200))))
-                    .release()
-                    .run();
+            snapshot(store, vectors, 1100);
+            snapshot(store, vectors, 1200);
             assertThat(background.runAll()).isEqualTo(1);
             assertThat(store.written()).isEqualTo(1200);
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1300))))
-                    .release()
-                    .run();
+            snapshot(store, vectors, 1300);
             assertThat(background.runAll()).isEqualTo(1);
             store.awaitWritten();
             assertThat(store.written()).isEqualTo(1300);
-            store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1300))))
-                    .release()
-                    .run();
+            snapshot(store, vectors, 1300);
             assertThat(store.waiting()).isZero();
         }
     }
