@@ -197,8 +197,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     }
 
     /**
-     * Vectors the last snapshot found not yet written: new and changed ones, which it scans beside the graphs, and
-     * deleted ones, which its graph searches leave out.
+     * Vectors the last snapshot found not yet written, until they are: new and changed ones, which it scans beside the
+     * graphs, and deleted ones, which its graph searches leave out.
      */
     public int waiting() {
         return waiting;
@@ -691,6 +691,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 waitingView.complete(reader);
             }
             waitingView = null; // a newer state than the snapshot's is not its own
+            waiting = 0; // what the latest snapshot lacked is written
         }
         if (old != null) {
             old.decRef();

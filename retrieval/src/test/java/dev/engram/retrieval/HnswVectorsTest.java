@@ -240,6 +240,7 @@ class HnswVectorsTest {
             assertThat(heard.deleted.get()).isEqualTo(1);
             // the snapshot still served now searches the graph that holds exactly its vectors, and scans nothing
             assertThat(((HnswVectors.Hnsw) index).tail()).isZero();
+            assertThat(store.waiting()).isZero();
             assertThat(index.nearest(added[17], 1).get(0).passage()).isEqualTo(1517);
             assertThat(index.nearest(before[9], 3)).noneMatch(s -> s.passage() == 9);
             assertThat(recall(index, after, queries, 10)).isGreaterThan(0.95);
