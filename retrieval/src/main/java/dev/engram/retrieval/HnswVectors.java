@@ -70,6 +70,14 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private static final String FINGERPRINT = "fp";
     private static final long COMMIT_EVERY_NANOS = 30_000_000_000L;
 
+    /** Opens the directory of an index: on disk at a path, in memory without one. */
+    @FunctionalInterface
+    interface Directories {
+        Directory open(Path path) throws IOException;
+
+        Directories DEFAULT = path -> path == null ? new ByteBuffersDirectory() : FSDirectory.open(path);
+    }
+
     /** Hears what the background writes and when it fails. */
     public interface Listener {
         /** Vectors written to and deleted from the index by one write of a snapshot's changes. */
@@ -95,6 +103,9 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private final Executor background;
 
     private final Listener listener;
+    private final Directories directories;
+    /** Written changes are committed when the last commit is older than this. */
+    private final long commitEveryNanos;
     /**
      * Per kind, per key: what the index's current reader holds for each vector (keys are not joined to their kind per
      * snapshot). Changed only when a write of changes is published, with the reader.
@@ -165,6 +176,29 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             int beamWidth,
             Executor background,
             Listener listener) {
+        this(
+                path,
+                minVectors,
+                efSearch,
+                maxConn,
+                beamWidth,
+                background,
+                listener,
+                Directories.DEFAULT,
+                COMMIT_EVERY_NANOS);
+    }
+
+    /** Like the public constructor, with the directory and the commit interval chosen (tests: faults, commits). */
+    HnswVectors(
+            Path path,
+            int minVectors,
+            int efSearch,
+            int maxConn,
+            int beamWidth,
+            Executor background,
+            Listener listener,
+            Directories directories,
+            long commitEveryNanos) {
         if (minVectors < 1 || efSearch < 1) {
             throw new IllegalArgumentException("minVectors and efSearch must be positive");
         }
@@ -174,6 +208,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         this.efSearch = efSearch;
         this.background = background;
         this.listener = Objects.requireNonNull(listener, "listener");
+        this.directories = Objects.requireNonNull(directories, "directories");
+        this.commitEveryNanos = commitEveryNanos;
     }
 
     /** Vectors written (new or changed) since this store was opened. */
@@ -620,7 +656,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             }
             uncommitted |= wrote + removed > 0;
             fresh = DirectoryReader.openIfChanged(base, w);
-            if (uncommitted && System.nanoTime() - lastCommitNanos > COMMIT_EVERY_NANOS) {
+            if (uncommitted && System.nanoTime() - lastCommitNanos >= commitEveryNanos) {
                 w.commit();
                 uncommitted = false;
                 lastCommitNanos = System.nanoTime();
@@ -705,7 +741,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (path != null) {
             Files.createDirectories(path);
         }
-        Directory dir = path == null ? new ByteBuffersDirectory() : FSDirectory.open(path);
+        Directory dir = directories.open(path);
         IndexWriter w = null;
         DirectoryReader r = null;
         Map<String, Map<String, Entry>> loaded = new HashMap<>();

@@ -3,6 +3,7 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +11,7 @@ import java.util.AbstractList;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Queue;
@@ -22,8 +24,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.store.FilterDirectory;
+import org.apache.lucene.store.FilterIndexInput;
+import org.apache.lucene.store.IOContext;
+import org.apache.lucene.store.IndexInput;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -615,6 +624,84 @@ class HnswVectorsTest {
             assertThat(store.liveDocs()).isEqualTo(200);
             indexed.release().run();
         }
+    }
+
+    /** A directory on disk that counts the files it opened and has not closed, and whose syncs fail when told to. */
+    private static final class FaultyDirectory extends FilterDirectory {
+        private final AtomicInteger open;
+        private final AtomicBoolean failSync;
+
+        FaultyDirectory(Directory in, AtomicInteger open, AtomicBoolean failSync) {
+            super(in);
+            this.open = open;
+            this.failSync = failSync;
+        }
+
+        @Override
+        public IndexInput openInput(String name, IOContext context) throws IOException {
+            IndexInput input = super.openInput(name, context);
+            open.incrementAndGet();
+            return new FilterIndexInput("counted " + name, input) {
+                private boolean closed;
+
+                @Override
+                public void close() throws IOException {
+                    if (!closed) {
+                        closed = true;
+                        open.decrementAndGet();
+                    }
+                    super.close();
+                }
+            };
+        }
+
+        @Override
+        public void sync(Collection<String> names) throws IOException {
+            if (failSync.get()) {
+                throw new IOException("sync refused (a disk that fails)");
+            }
+            super.sync(names);
+        }
+    }
+
+    /**
+     * A commit that fails after the written changes were opened for reading: the new reader is closed (no file left
+     * open once the store closes), the snapshot fails, and the next one writes its changes again from the last commit.
+     */
+    @Test
+    void aFailedCommitClosesTheNewReaderAndTheNextSnapshotWritesFromTheLastCommit(@TempDir Path dir) throws Exception {
+        float[][] vectors = clustered(300, 16, 4, 51);
+        float[][] changed = vectors.clone();
+        for (int i = 0; i < 20; i++) {
+            changed[i] = clustered(1, 16, 1, 100 + i)[0];
+        }
+        AtomicInteger open = new AtomicInteger();
+        AtomicBoolean failSync = new AtomicBoolean();
+        HnswVectors.Directories directories = p -> new FaultyDirectory(FSDirectory.open(p), open, failSync);
+        // every write is committed at once
+        try (HnswVectors store =
+                new HnswVectors(dir.resolve("index"), 100, 100, 16, 64, null, new Heard(), directories, 0)) {
+            snapshot(store, vectors, 300);
+            assertThat(store.written()).isEqualTo(300);
+            failSync.set(true);
+            assertThatThrownBy(() -> store.index(List.of(batch("passage", changed))))
+                    .isInstanceOf(UncheckedIOException.class)
+                    .hasRootCauseMessage("sync refused (a disk that fails)");
+            assertThat(store.written()).as("a failed write is not counted").isEqualTo(300);
+            failSync.set(false);
+            VectorIndexer.Indexed next = store.index(List.of(batch("passage", changed)));
+            assertThat(store.written())
+                    .as("the changes again, on the last commit")
+                    .isEqualTo(320);
+            assertThat(store.liveDocs()).isEqualTo(300);
+            VectorIndex index = next.byKind().get("passage");
+            assertThat(index.kind()).isEqualTo("hnsw");
+            for (int i : new int[] {0, 7, 19, 20, 299}) {
+                assertThat(index.nearest(changed[i], 1).get(0).passage()).isEqualTo(i);
+            }
+            next.release().run();
+        }
+        assertThat(open.get()).as("files left open by readers never released").isZero();
     }
 
     @Test
