@@ -35,9 +35,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -133,6 +135,11 @@ public final class SinkBenchmark {
             List<MirrorRecord> records = readMirror(broker.bootstrapServers(), topics, last);
             result.put("mirror_records", records.size());
             System.err.printf("mirror topic: %d records%n", records.size());
+
+            if (opts.containsKey("--profile")) {
+                profile(neo4j, records, batch);
+                return;
+            }
 
             // 2 and 3. the sink alone into an empty Neo4j, and the same rows raw and with the sink's statements, in
             // rounds: the first warms up. The machine is shared with the broker and Neo4j, so the sink and the raw
@@ -428,6 +435,38 @@ public final class SinkBenchmark {
                 graph.apply(records.subList(i, end), group, "bench", 0, end, true);
             }
             return (System.nanoTime() - t0) / 1e9;
+        }
+    }
+
+    /**
+     * {@code --profile}: the rows written by the plain statements, the plain ones with links and the sink's own, each
+     * into an empty Neo4j with every statement profiled; prints, per element, each one's database hits and, for the
+     * sink's statements, the operators that make them.
+     */
+    private static void profile(Neo4jServer neo4j, List<MirrorRecord> records, int batch) {
+        Map<RawMerge.Mode, Map<String, Map<String, long[]>>> byMode = new EnumMap<>(RawMerge.Mode.class);
+        for (RawMerge.Mode mode : RawMerge.Mode.values()) {
+            empty(neo4j);
+            try (RawMerge raw = new RawMerge(neo4j.uri())) {
+                byMode.put(mode, raw.profile(records, batch, mode));
+            }
+        }
+        Map<String, Map<String, long[]>> model = byMode.get(RawMerge.Mode.MODEL);
+        for (String element : model.keySet()) {
+            StringBuilder line = new StringBuilder(element).append(": db hits");
+            for (RawMerge.Mode mode : RawMerge.Mode.values()) {
+                long hits = byMode.get(mode).getOrDefault(element, Map.of()).values().stream()
+                        .mapToLong(h -> h[0])
+                        .sum();
+                line.append(' ')
+                        .append(mode.name().toLowerCase(Locale.ROOT))
+                        .append('=')
+                        .append(hits);
+            }
+            System.err.println(line);
+            model.get(element)
+                    .forEach((operator, h) ->
+                            System.err.printf("    model %-40s db hits %9d rows %9d%n", operator, h[0], h[1]));
         }
     }
 

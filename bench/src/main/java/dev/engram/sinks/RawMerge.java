@@ -5,11 +5,13 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import org.neo4j.driver.AuthTokens;
 import org.neo4j.driver.Driver;
 import org.neo4j.driver.GraphDatabase;
 import org.neo4j.driver.Session;
 import org.neo4j.driver.Transaction;
+import org.neo4j.driver.summary.ProfiledPlan;
 
 /**
  * The physical baseline of the graph mirror: the same rows as the sink writes ({@link GraphModel#row}), in the same
@@ -58,10 +60,58 @@ public final class RawMerge implements AutoCloseable {
         return write(records, batchSize, Mode.LINKED, new EnumMap<>(GraphModel.Element.class));
     }
 
-    private enum Mode {
+    /** Which statements write the rows: the plain ones, the plain ones with links, or the sink's own. */
+    public enum Mode {
         PLAIN,
         LINKED,
         MODEL
+    }
+
+    /**
+     * Writes the records as {@link #write} does, each statement profiled by Neo4j: per element, per operator
+     * ({@code Operator@depth}), the database hits and rows summed over every batch. Database hits count the store
+     * and index accesses an operator makes, whatever else runs on the machine: statements are compared by them.
+     */
+    public Map<String, Map<String, long[]>> profile(List<MirrorRecord> records, int batchSize, Mode mode) {
+        Map<String, Map<String, long[]>> out = new TreeMap<>();
+        try (Session s = driver.session()) {
+            for (int i = 0; i < records.size(); i += batchSize) {
+                List<MirrorRecord> batch = records.subList(i, Math.min(records.size(), i + batchSize));
+                try (Transaction t = s.beginTransaction()) {
+                    for (GraphModel.Run run : Neo4jMirror.runs(batch)) {
+                        List<Map<String, Object>> rows =
+                                run.records().stream().map(GraphModel::row).toList();
+                        String query = statement(run, mode);
+                        ProfiledPlan plan = t.run("PROFILE " + query, Map.of("rows", rows))
+                                .consume()
+                                .profile();
+                        String element =
+                                run.element().name().toLowerCase(Locale.ROOT) + (run.delete() ? " delete" : "");
+                        sum(plan, 0, out.computeIfAbsent(element, k -> new TreeMap<>()));
+                    }
+                    t.commit();
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void sum(ProfiledPlan plan, int depth, Map<String, long[]> into) {
+        long[] hitsAndRows =
+                into.computeIfAbsent(plan.operatorType().replaceFirst("@.*", "") + "@" + depth, k -> new long[2]);
+        hitsAndRows[0] += plan.dbHits();
+        hitsAndRows[1] += plan.records();
+        for (ProfiledPlan child : plan.children()) {
+            sum(child, depth + 1, into);
+        }
+    }
+
+    private static String statement(GraphModel.Run run, Mode mode) {
+        return switch (mode) {
+            case PLAIN -> query(run, false);
+            case LINKED -> query(run, true);
+            case MODEL -> run.delete() ? run.element().delete() : run.element().upsert();
+        };
     }
 
     private long write(List<MirrorRecord> records, int batchSize, Mode mode, Map<GraphModel.Element, Long> nanos) {
@@ -74,15 +124,7 @@ public final class RawMerge implements AutoCloseable {
                         List<Map<String, Object>> rows =
                                 run.records().stream().map(GraphModel::row).toList();
                         long t0 = System.nanoTime();
-                        String query =
-                                switch (mode) {
-                                    case PLAIN -> query(run, false);
-                                    case LINKED -> query(run, true);
-                                    case MODEL ->
-                                        run.delete()
-                                                ? run.element().delete()
-                                                : run.element().upsert();
-                                };
+                        String query = statement(run, mode);
                         written += t.run(query, Map.of("rows", rows))
                                 .single()
                                 .get(0)
