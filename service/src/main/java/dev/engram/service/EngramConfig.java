@@ -387,7 +387,7 @@ public record EngramConfig(
                         env.integer("ENGRAM_ANN_EF", 100, 1, 10_000),
                         env.integer("ENGRAM_ANN_M", EngramHnswFormat.DEFAULT_MAX_CONN, 2, 512),
                         env.integer("ENGRAM_ANN_BEAM_WIDTH", EngramHnswFormat.DEFAULT_BEAM_WIDTH, 8, 3200),
-                        env.bool("ENGRAM_ANN_BACKGROUND_WRITES", false)),
+                        env.bool("ENGRAM_ANN_BACKGROUND_WRITES", true)),
                 env.integer("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", 1000, 0, 3_600_000),
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 200, 0, Integer.MAX_VALUE),
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),

@@ -327,23 +327,26 @@ class EngramConfigTest {
 
     @Test
     void readsTheVectorSearchSettings() {
-        assertThat(from(Map.of()).query().vectorSearch()).isEqualTo(new VectorSearch(20_000, 100));
+        assertThat(from(Map.of()).query().vectorSearch())
+                .isEqualTo(new VectorSearch(
+                        20_000, 100, EngramHnswFormat.DEFAULT_MAX_CONN, EngramHnswFormat.DEFAULT_BEAM_WIDTH, true));
         assertThat(from(Map.of("ENGRAM_ANN_MIN_VECTORS", "10", "ENGRAM_ANN_EF", "40"))
                         .query()
                         .vectorSearch())
-                .isEqualTo(new VectorSearch(10, 40));
+                .isEqualTo(new VectorSearch(
+                        10, 40, EngramHnswFormat.DEFAULT_MAX_CONN, EngramHnswFormat.DEFAULT_BEAM_WIDTH, true));
         assertThat(from(Map.of()).query().vectorSearch())
-                .isEqualTo(new VectorSearch(20_000, 100, 16, EngramHnswFormat.DEFAULT_BEAM_WIDTH));
+                .isEqualTo(new VectorSearch(20_000, 100, 16, EngramHnswFormat.DEFAULT_BEAM_WIDTH, true));
         assertThat(from(Map.of("ENGRAM_ANN_M", "24", "ENGRAM_ANN_BEAM_WIDTH", "200"))
                         .query()
                         .vectorSearch())
-                .isEqualTo(new VectorSearch(20_000, 100, 24, 200));
-        assertThat(from(Map.of()).query().vectorSearch().backgroundWrites()).isFalse();
-        assertThat(from(Map.of("ENGRAM_ANN_BACKGROUND_WRITES", "true"))
+                .isEqualTo(new VectorSearch(20_000, 100, 24, 200, true));
+        assertThat(from(Map.of()).query().vectorSearch().backgroundWrites()).isTrue();
+        assertThat(from(Map.of("ENGRAM_ANN_BACKGROUND_WRITES", "false"))
                         .query()
                         .vectorSearch()
                         .backgroundWrites())
-                .isTrue();
+                .isFalse();
         assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_M", "1"))).hasMessageContaining("ENGRAM_ANN_M");
         assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_BEAM_WIDTH", "4000")))
                 .hasMessageContaining("ENGRAM_ANN_BEAM_WIDTH");
