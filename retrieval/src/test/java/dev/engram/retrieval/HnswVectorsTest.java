@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.store.FilterDirectory;
@@ -702,6 +703,53 @@ class HnswVectorsTest {
             next.release().run();
         }
         assertThat(open.get()).as("files left open by readers never released").isZero();
+    }
+
+    /**
+     * A namespace growing through many snapshots, each replacing the one before as a loader does, its vectors written by a
+     * real background thread: every reader is let go of (no file stays open once the last snapshot is released and the
+     * store closed), and the index on disk is what each snapshot writing its own vectors leaves.
+     */
+    @Test
+    void snapshotsWrittenInTheBackgroundLeaveNoReaderOpen(@TempDir Path dir) throws Exception {
+        float[][] all = clustered(12_000, 16, 20, 61);
+        long[] sizes = new long[2];
+        for (int mode = 0; mode < 2; mode++) {
+            AtomicInteger open = new AtomicInteger();
+            ExecutorService background = Executors.newSingleThreadExecutor();
+            Path path = dir.resolve("index-" + mode);
+            HnswVectors.Directories directories =
+                    p -> new FaultyDirectory(FSDirectory.open(p), open, new AtomicBoolean());
+            HnswVectors store =
+                    new HnswVectors(path, 500, 100, 16, 64, mode == 1 ? background : null, new Heard(), directories, 0);
+            VectorIndexer.Indexed previous = null;
+            for (int n = 1000; n <= all.length; n += 1000) {
+                VectorIndexer.Indexed now = store.index(List.of(batch("passage", Arrays.copyOf(all, n))));
+                assertThat(now.byKind()
+                                .get("passage")
+                                .nearest(all[n - 1], 1)
+                                .get(0)
+                                .passage())
+                        .isEqualTo(n - 1);
+                if (previous != null) {
+                    previous.release().run();
+                }
+                previous = now;
+            }
+            store.awaitWritten();
+            assertThat(store.size()).isEqualTo(all.length);
+            previous.release().run();
+            store.close();
+            background.shutdown();
+            assertThat(background.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(open.get()).as("files left open, mode %d", mode).isZero();
+            try (Stream<Path> files = Files.walk(path)) {
+                sizes[mode] = files.filter(Files::isRegularFile)
+                        .mapToLong(f -> f.toFile().length())
+                        .sum();
+            }
+        }
+        assertThat((double) sizes[1]).isCloseTo(sizes[0], Assertions.withinPercentage(25));
     }
 
     @Test
