@@ -706,42 +706,52 @@ class HnswVectorsTest {
     }
 
     /**
-     * A namespace growing through many snapshots, each replacing the one before as a loader does, its vectors written by a
-     * real background thread: every reader is let go of (no file stays open once the last snapshot is released and the
-     * store closed), and the index on disk is what each snapshot writing its own vectors leaves.
+     * A namespace growing through many snapshots, each replacing the one before as a loader does, with the vectors they
+     * lack written by a real background thread: every reader is let go of (no file stays open once the last snapshot is
+     * released and the store closed), and the index on disk is about what snapshots writing their own vectors leave.
      */
     @Test
     void snapshotsWrittenInTheBackgroundLeaveNoReaderOpen(@TempDir Path dir) throws Exception {
-        float[][] all = clustered(12_000, 16, 20, 61);
+        float[][] all = clustered(12_200, 16, 20, 61);
         long[] sizes = new long[2];
         for (int mode = 0; mode < 2; mode++) {
             AtomicInteger open = new AtomicInteger();
-            ExecutorService background = Executors.newSingleThreadExecutor();
+            AtomicInteger tasks = new AtomicInteger();
+            ExecutorService thread = Executors.newSingleThreadExecutor();
+            Executor background = task -> thread.execute(() -> {
+                tasks.incrementAndGet();
+                task.run();
+            });
             Path path = dir.resolve("index-" + mode);
             HnswVectors.Directories directories =
                     p -> new FaultyDirectory(FSDirectory.open(p), open, new AtomicBoolean());
-            HnswVectors store =
-                    new HnswVectors(path, 500, 100, 16, 64, mode == 1 ? background : null, new Heard(), directories, 0);
-            VectorIndexer.Indexed previous = null;
-            for (int n = 1000; n <= all.length; n += 1000) {
-                VectorIndexer.Indexed now = store.index(List.of(batch("passage", Arrays.copyOf(all, n))));
-                assertThat(now.byKind()
-                                .get("passage")
-                                .nearest(all[n - 1], 1)
-                                .get(0)
-                                .passage())
-                        .isEqualTo(n - 1);
-                if (previous != null) {
-                    previous.release().run();
+            try (HnswVectors store = new HnswVectors(
+                    path, 1000, 100, 16, 64, mode == 1 ? background : null, new Heard(), directories, 0)) {
+                VectorIndexer.Indexed previous = null;
+                // 400 new vectors a snapshot: fewer than the 1,000 a snapshot scans at most while they wait
+                for (int n = 1000; n <= all.length; n += 400) {
+                    VectorIndexer.Indexed now = store.index(List.of(batch("passage", Arrays.copyOf(all, n))));
+                    assertThat(now.byKind()
+                                    .get("passage")
+                                    .nearest(all[n - 1], 1)
+                                    .get(0)
+                                    .passage())
+                            .isEqualTo(n - 1);
+                    if (previous != null) {
+                        previous.release().run();
+                    }
+                    previous = now;
                 }
-                previous = now;
+                store.awaitWritten();
+                assertThat(store.size()).isEqualTo(all.length);
+                previous.release().run();
+            } finally {
+                thread.shutdown();
+                assertThat(thread.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
             }
-            store.awaitWritten();
-            assertThat(store.size()).isEqualTo(all.length);
-            previous.release().run();
-            store.close();
-            background.shutdown();
-            assertThat(background.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+            if (mode == 1) {
+                assertThat(tasks.get()).as("writes made by the background").isPositive();
+            }
             assertThat(open.get()).as("files left open, mode %d", mode).isZero();
             try (Stream<Path> files = Files.walk(path)) {
                 sizes[mode] = files.filter(Files::isRegularFile)
