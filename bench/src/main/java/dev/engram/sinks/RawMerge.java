@@ -74,26 +74,38 @@ public final class RawMerge implements AutoCloseable {
      */
     public Map<String, Map<String, long[]>> profile(List<MirrorRecord> records, int batchSize, Mode mode) {
         Map<String, Map<String, long[]>> out = new TreeMap<>();
+        eachRun(records, batchSize, (t, run, rows) -> {
+            ProfiledPlan plan = t.run("PROFILE " + statement(run, mode), Map.of("rows", rows))
+                    .consume()
+                    .profile();
+            String element = run.element().name().toLowerCase(Locale.ROOT) + (run.delete() ? " delete" : "");
+            sum(plan, 0, out.computeIfAbsent(element, k -> new TreeMap<>()));
+        });
+        return out;
+    }
+
+    /** Writes one run's rows in the batch's transaction. */
+    @FunctionalInterface
+    private interface RunWriter {
+        void write(Transaction t, GraphModel.Run run, List<Map<String, Object>> rows);
+    }
+
+    /** The records in batches of {@code batchSize}, one transaction per batch, run by run as the sink groups them. */
+    private void eachRun(List<MirrorRecord> records, int batchSize, RunWriter writer) {
         try (Session s = driver.session()) {
             for (int i = 0; i < records.size(); i += batchSize) {
                 List<MirrorRecord> batch = records.subList(i, Math.min(records.size(), i + batchSize));
                 try (Transaction t = s.beginTransaction()) {
                     for (GraphModel.Run run : Neo4jMirror.runs(batch)) {
-                        List<Map<String, Object>> rows =
-                                run.records().stream().map(GraphModel::row).toList();
-                        String query = statement(run, mode);
-                        ProfiledPlan plan = t.run("PROFILE " + query, Map.of("rows", rows))
-                                .consume()
-                                .profile();
-                        String element =
-                                run.element().name().toLowerCase(Locale.ROOT) + (run.delete() ? " delete" : "");
-                        sum(plan, 0, out.computeIfAbsent(element, k -> new TreeMap<>()));
+                        writer.write(
+                                t,
+                                run,
+                                run.records().stream().map(GraphModel::row).toList());
                     }
                     t.commit();
                 }
             }
         }
-        return out;
     }
 
     private static void sum(ProfiledPlan plan, int depth, Map<String, long[]> into) {
@@ -115,27 +127,16 @@ public final class RawMerge implements AutoCloseable {
     }
 
     private long write(List<MirrorRecord> records, int batchSize, Mode mode, Map<GraphModel.Element, Long> nanos) {
-        long written = 0;
-        try (Session s = driver.session()) {
-            for (int i = 0; i < records.size(); i += batchSize) {
-                List<MirrorRecord> batch = records.subList(i, Math.min(records.size(), i + batchSize));
-                try (Transaction t = s.beginTransaction()) {
-                    for (GraphModel.Run run : Neo4jMirror.runs(batch)) {
-                        List<Map<String, Object>> rows =
-                                run.records().stream().map(GraphModel::row).toList();
-                        long t0 = System.nanoTime();
-                        String query = statement(run, mode);
-                        written += t.run(query, Map.of("rows", rows))
-                                .single()
-                                .get(0)
-                                .asLong();
-                        nanos.merge(run.element(), System.nanoTime() - t0, Long::sum);
-                    }
-                    t.commit();
-                }
-            }
-        }
-        return written;
+        long[] written = {0};
+        eachRun(records, batchSize, (t, run, rows) -> {
+            long t0 = System.nanoTime();
+            written[0] += t.run(statement(run, mode), Map.of("rows", rows))
+                    .single()
+                    .get(0)
+                    .asLong();
+            nanos.merge(run.element(), System.nanoTime() - t0, Long::sum);
+        });
+        return written[0];
     }
 
     /** The plain statement of a run; {@code withLinks}: a node's links merged too ({@link #links}). */
