@@ -41,27 +41,11 @@ final class Bm25 {
         int[] pairCounts = new int[1024];
         int pairs = 0;
         int[] firstPair = new int[n + 1];
-        int[] doc = new int[64];
         long total = 0;
         for (int d = 0; d < n; d++) {
-            String lower = documents.get(d).toLowerCase(Locale.ROOT);
-            int len = 0;
-            int start = -1;
-            for (int i = 0; i <= lower.length(); ) {
-                int cp = i < lower.length() ? lower.codePointAt(i) : ' ';
-                if (i < lower.length() && wordChar(cp)) {
-                    if (start < 0) {
-                        start = i;
-                    }
-                } else if (start >= 0) {
-                    if (len == doc.length) {
-                        doc = Arrays.copyOf(doc, len * 2);
-                    }
-                    doc[len++] = ids.id(lower, start, i);
-                    start = -1;
-                }
-                i += i < lower.length() ? Character.charCount(cp) : 1;
-            }
+            ids.read(documents.get(d).toLowerCase(Locale.ROOT));
+            int[] doc = ids.doc;
+            int len = ids.length;
             lengths[d] = len;
             total += len;
             Arrays.sort(doc, 0, len);
@@ -124,6 +108,21 @@ final class Bm25 {
         private final List<String> terms = new ArrayList<>();
         private int[] slots = new int[1024]; // term id + 1, or 0 for an empty slot
         private int[] hashes = new int[1024];
+        /** The term ids of the last document read, in text order: the first {@code length} of them. */
+        int[] doc = new int[64];
+
+        int length;
+
+        /** Reads the tokens of a lowercased document into {@link #doc}. */
+        void read(String lower) {
+            length = 0;
+            scan(lower, (start, end) -> {
+                if (length == doc.length) {
+                    doc = Arrays.copyOf(doc, length * 2);
+                }
+                doc[length++] = id(lower, start, end);
+            });
+        }
 
         int id(String text, int start, int end) {
             int h = 0;
@@ -185,6 +184,18 @@ final class Bm25 {
     static List<String> tokens(String text) {
         String lower = text.toLowerCase(Locale.ROOT);
         List<String> out = new ArrayList<>();
+        scan(lower, (start, end) -> out.add(lower.substring(start, end)));
+        return out;
+    }
+
+    /** Where a token of a text starts and ends. */
+    @FunctionalInterface
+    private interface TokenBounds {
+        void at(int start, int end);
+    }
+
+    /** The bounds of each token of a lowercased text, in order: the one tokenizer of documents and queries. */
+    private static void scan(String lower, TokenBounds token) {
         int start = -1;
         for (int i = 0; i < lower.length(); ) {
             int cp = lower.codePointAt(i);
@@ -193,15 +204,14 @@ final class Bm25 {
                     start = i;
                 }
             } else if (start >= 0) {
-                out.add(lower.substring(start, i));
+                token.at(start, i);
                 start = -1;
             }
             i += Character.charCount(cp);
         }
         if (start >= 0) {
-            out.add(lower.substring(start));
+            token.at(start, lower.length());
         }
-        return out;
     }
 
     private static boolean wordChar(int cp) {
