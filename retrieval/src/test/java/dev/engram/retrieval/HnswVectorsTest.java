@@ -86,6 +86,16 @@ class HnswVectorsTest {
         return new VectorIndexer.Batch(kind, keys(vectors.length, "k"), vectors);
     }
 
+    /** The passage nearest to the query in a snapshot's passages. */
+    private static int top(VectorIndexer.Indexed indexed, float[] query) {
+        return top(indexed.byKind().get("passage"), query);
+    }
+
+    /** The nearest vector to the query. */
+    private static int top(VectorIndex index, float[] query) {
+        return index.nearest(query, 1).get(0).passage();
+    }
+
     /** The share of the exact top {@code k} that the index finds, over queries near the data. */
     private static double recall(VectorIndex index, float[][] vectors, float[][] queries, int k) {
         VectorIndex exact = VectorIndex.exact(vectors);
@@ -146,19 +156,19 @@ class HnswVectorsTest {
                     .as("Lucene holds one document per live vector")
                     .isEqualTo(1500);
             VectorIndex now = second.byKind().get("passage");
-            assertThat(now.nearest(after[1500], 1).get(0).passage()).isEqualTo(1500);
-            assertThat(now.nearest(after[7], 1).get(0).passage()).isEqualTo(7);
+            assertThat(top(now, after[1500])).isEqualTo(1500);
+            assertThat(top(now, after[7])).isEqualTo(7);
             // the first snapshot's reader still holds vector 9 as it was: its graph search finds it
             VectorIndex then = first.byKind().get("passage");
-            assertThat(then.nearest(before[9], 1).get(0).passage()).isEqualTo(9);
-            assertThat(then.nearest(before[7], 1).get(0).passage()).isEqualTo(7);
+            assertThat(top(then, before[9])).isEqualTo(9);
+            assertThat(top(then, before[7])).isEqualTo(7);
             // released (and no longer the store's reader), its reader closes and it scans its own vectors
             first.release().run();
             first.release().run(); // a second release changes nothing
             assertThat(((HnswVectors.Hnsw) then).searchable()).isFalse();
             assertThat(((HnswVectors.Hnsw) now).searchable()).isTrue();
-            assertThat(then.nearest(before[9], 1).get(0).passage()).isEqualTo(9);
-            assertThat(now.nearest(after[1500], 1).get(0).passage()).isEqualTo(1500);
+            assertThat(top(then, before[9])).isEqualTo(9);
+            assertThat(top(now, after[1500])).isEqualTo(1500);
             second.release().run();
         }
     }
@@ -234,7 +244,7 @@ class HnswVectorsTest {
             assertThat(store.waiting()).isEqualTo(202);
             VectorIndex index = served.byKind().get("passage");
             assertThat(((HnswVectors.Hnsw) index).tail()).isEqualTo(201);
-            assertThat(index.nearest(added[17], 1).get(0).passage()).isEqualTo(1517);
+            assertThat(top(index, added[17])).isEqualTo(1517);
             assertThat(index.nearest(before[9], 3)).noneMatch(s -> s.passage() == 9);
             // the changed vector is found where it is now, once, and scored as it is now
             List<Retrieval.Scored> nearHundred = index.nearest(before[100], 2);
@@ -251,7 +261,7 @@ class HnswVectorsTest {
             // the snapshot still served now searches the graph that holds exactly its vectors, and scans nothing
             assertThat(((HnswVectors.Hnsw) index).tail()).isZero();
             assertThat(store.waiting()).isZero();
-            assertThat(index.nearest(added[17], 1).get(0).passage()).isEqualTo(1517);
+            assertThat(top(index, added[17])).isEqualTo(1517);
             assertThat(index.nearest(before[9], 3)).noneMatch(s -> s.passage() == 9);
             assertThat(recall(index, after, queries, 10)).isGreaterThan(0.95);
             VectorIndexer.Indexed next = store.index(List.of(batch("passage", after)));
@@ -287,12 +297,7 @@ class HnswVectorsTest {
                     .isZero();
             assertThat(((HnswVectors.Hnsw) older.byKind().get("passage")).tail())
                     .isEqualTo(100);
-            assertThat(older.byKind()
-                            .get("passage")
-                            .nearest(all[1250], 1)
-                            .get(0)
-                            .passage())
-                    .isEqualTo(1250);
+            assertThat(top(older, all[1250])).isEqualTo(1250);
             assertThat(older.byKind().get("passage").nearest(all[1450], 3)).noneMatch(s -> s.passage() >= 1300);
             older.release().run();
             newest.release().run();
@@ -430,8 +435,8 @@ class HnswVectorsTest {
             assertThat(heard.failures).hasSize(1);
             store.awaitWritten();
             VectorIndex index = served.byKind().get("passage");
-            assertThat(index.nearest(vectors[1250], 1).get(0).passage()).isEqualTo(1250);
-            assertThat(index.nearest(vectors[3], 1).get(0).passage()).isEqualTo(3);
+            assertThat(top(index, vectors[1250])).isEqualTo(1250);
+            assertThat(top(index, vectors[3])).isEqualTo(3);
             served.release().run();
             VectorIndexer.Indexed next = store.index(List.of(batch("passage", vectors)));
             background.runAll();
@@ -455,12 +460,7 @@ class HnswVectorsTest {
             VectorIndexer.Indexed scanned = store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1000))));
             store.awaitWritten(); // returns: nothing is queued
             assertThat(store.waiting()).isEqualTo(400);
-            assertThat(scanned.byKind()
-                            .get("passage")
-                            .nearest(vectors[999], 1)
-                            .get(0)
-                            .passage())
-                    .isEqualTo(999);
+            assertThat(top(scanned, vectors[999])).isEqualTo(999);
             scanned.release().run();
             // more than minVectors waiting: written by the snapshot itself
             store.index(List.of(batch("passage", vectors))).release().run();
@@ -698,7 +698,7 @@ class HnswVectorsTest {
             VectorIndex index = next.byKind().get("passage");
             assertThat(index.kind()).isEqualTo("hnsw");
             for (int i : new int[] {0, 7, 19, 20, 299}) {
-                assertThat(index.nearest(changed[i], 1).get(0).passage()).isEqualTo(i);
+                assertThat(top(index, changed[i])).isEqualTo(i);
             }
             next.release().run();
         }
@@ -731,12 +731,7 @@ class HnswVectorsTest {
                 // 400 new vectors a snapshot: fewer than the 1,000 a snapshot scans at most while they wait
                 for (int n = 1000; n <= all.length; n += 400) {
                     VectorIndexer.Indexed now = store.index(List.of(batch("passage", Arrays.copyOf(all, n))));
-                    assertThat(now.byKind()
-                                    .get("passage")
-                                    .nearest(all[n - 1], 1)
-                                    .get(0)
-                                    .passage())
-                            .isEqualTo(n - 1);
+                    assertThat(top(now, all[n - 1])).isEqualTo(n - 1);
                     if (previous != null) {
                         previous.release().run();
                     }
@@ -773,12 +768,7 @@ class HnswVectorsTest {
             VectorIndexer.Indexed indexed = reopened.index(List.of(batch("passage", vectors)));
             assertThat(reopened.written()).isEqualTo(1);
             assertThat(reopened.size()).isEqualTo(1200);
-            assertThat(indexed.byKind()
-                            .get("passage")
-                            .nearest(vectors[3], 1)
-                            .get(0)
-                            .passage())
-                    .isEqualTo(3);
+            assertThat(top(indexed, vectors[3])).isEqualTo(3);
             indexed.release().run();
         }
     }
@@ -796,12 +786,7 @@ class HnswVectorsTest {
             assertThat(store.size()).isEqualTo(600);
             assertThat(store.liveDocs()).isEqualTo(600);
             for (int i = 0; i < 300; i += 37) { // each kind finds its own vector at its own position
-                assertThat(both.byKind()
-                                .get("passage")
-                                .nearest(passages[i], 1)
-                                .get(0)
-                                .passage())
-                        .isEqualTo(i);
+                assertThat(top(both, passages[i])).isEqualTo(i);
                 assertThat(both.byKind()
                                 .get("question")
                                 .nearest(questions[i], 1)
@@ -850,7 +835,7 @@ class HnswVectorsTest {
             VectorIndex graph = indexed.byKind().get("passage");
             assertThat(graph.kind()).isEqualTo("hnsw");
             for (int q = 0; q < 50; q++) { // each vector is found as its own nearest
-                assertThat(graph.nearest(vectors[q * 30], 1).get(0).passage()).isEqualTo(q * 30);
+                assertThat(top(graph, vectors[q * 30])).isEqualTo(q * 30);
             }
             indexed.release().run();
         }
@@ -887,7 +872,7 @@ class HnswVectorsTest {
             VectorIndex index =
                     store.index(List.of(batch("passage", wide))).byKind().get("passage");
             assertThat(index.kind()).isEqualTo("hnsw");
-            assertThat(index.nearest(wide[42], 1).get(0).passage()).isEqualTo(42);
+            assertThat(top(index, wide[42])).isEqualTo(42);
             // a query of another width is refused with the scan's message, not a Lucene error
             assertThatThrownBy(() -> index.nearest(new float[384], 3)).hasMessageContaining("re-embed");
         }
