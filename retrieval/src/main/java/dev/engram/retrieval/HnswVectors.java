@@ -24,7 +24,10 @@ import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.SortedDocValuesField;
 import org.apache.lucene.document.StoredField;
 import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.CorruptIndexException;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexFormatTooNewException;
+import org.apache.lucene.index.IndexFormatTooOldException;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReaderContext;
@@ -83,7 +86,10 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         /** Vectors written to and deleted from the index by one write of a snapshot's changes. */
         void applied(long written, long deleted);
 
-        /** A background write failed; the next snapshot writes its changes itself, from the last commit. */
+        /**
+         * A background write failed (the next snapshot writes its changes itself, from the last commit), or the index on
+         * disk was unreadable (damaged, or of another Lucene format) and was started again empty.
+         */
         void failed(Exception e);
     }
 
@@ -742,6 +748,31 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             Files.createDirectories(path);
         }
         Directory dir = directories.open(path);
+        try {
+            try {
+                load(dir);
+            } catch (CorruptIndexException | IndexFormatTooOldException | IndexFormatTooNewException e) {
+                // the index only holds what the stores hold: a damaged or unreadable one is started again empty, and
+                // the snapshot writes every vector into it
+                for (String file : dir.listAll()) {
+                    dir.deleteFile(file);
+                }
+                load(dir);
+                try {
+                    listener.failed(
+                            new IOException("vector index unreadable, started again empty: " + e.getMessage(), e));
+                } catch (RuntimeException ignored) {
+                    // the index is open: a listener's failure must not undo that
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            IOUtils.closeWhileHandlingException(dir);
+            throw e;
+        }
+    }
+
+    /** Opens a writer and a reader on the directory and reads what the index holds; closes them if that fails. */
+    private void load(Directory dir) throws IOException {
         IndexWriter w = null;
         DirectoryReader r = null;
         Map<String, Map<String, Entry>> loaded = new HashMap<>();
@@ -777,7 +808,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            IOUtils.closeWhileHandlingException(r, w, dir);
+            IOUtils.closeWhileHandlingException(r, w);
             throw e;
         }
         directory = dir;

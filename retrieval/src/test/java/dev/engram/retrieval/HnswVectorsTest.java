@@ -777,6 +777,42 @@ class HnswVectorsTest {
      * Two kinds with the same keys (a passage and its question, say) are two vectors each: both indexed, one kind
      * dropped while the other stays, and both read back from disk by kind and key.
      */
+    /**
+     * An index damaged on disk (its commit overwritten, as a disk that lost a write leaves it) is started again empty
+     * and written from the snapshot, which answers right; the listener hears why. Before, the namespace was searched
+     * exactly for good, each snapshot failing to open it.
+     */
+    @Test
+    void aDamagedIndexOnDiskIsStartedAgainFromTheSnapshot(@TempDir Path dir) throws Exception {
+        float[][] vectors = clustered(1200, 32, 8, 71);
+        try (HnswVectors store = new HnswVectors(dir, 100, 100)) {
+            snapshot(store, vectors, 1200);
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path commit : files.filter(f -> f.getFileName().toString().startsWith("segments_"))
+                    .toList()) {
+                Files.write(commit, new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
+            }
+        }
+        Heard heard = new Heard();
+        try (HnswVectors reopened = new HnswVectors(dir, 100, 100, 16, 64, null, heard)) {
+            VectorIndexer.Indexed indexed = reopened.index(List.of(batch("passage", vectors)));
+            assertThat(indexed.byKind().get("passage").kind()).isEqualTo("hnsw");
+            assertThat(reopened.written()).isEqualTo(1200);
+            assertThat(reopened.liveDocs()).isEqualTo(1200);
+            assertThat(top(indexed, vectors[5])).isEqualTo(5);
+            assertThat(heard.failures).hasSize(1);
+            assertThat(heard.failures.get(0)).hasMessageContaining("started again empty");
+            indexed.release().run();
+        }
+        // and it is an index like any other: reopened, it writes only what changed
+        vectors[3] = clustered(1, 32, 1, 72)[0];
+        try (HnswVectors again = new HnswVectors(dir, 100, 100)) {
+            again.index(List.of(batch("passage", vectors))).release().run();
+            assertThat(again.written()).isEqualTo(1);
+        }
+    }
+
     @Test
     void kindsWithTheSameKeysAreKeptApartAcrossSnapshotsAndRestarts(@TempDir Path dir) throws Exception {
         float[][] passages = clustered(300, 16, 4, 31);
