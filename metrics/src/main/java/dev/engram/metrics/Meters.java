@@ -105,6 +105,11 @@ public final class Meters {
 
     /** Query snapshots built, by how (inline, background) and outcome (ok, failed); a timer. */
     public static final String SNAPSHOT_BUILDS = "engram.snapshot.builds";
+    /**
+     * Passages put into query snapshots, by source: read from the state stores (new or changed since the namespace's
+     * previous snapshot), or kept from it as decoded.
+     */
+    public static final String SNAPSHOT_PASSAGES = "engram.snapshot.passages";
     /** Vectors written to or deleted from the HNSW indexes, by op (write, delete). */
     public static final String VECTOR_INDEX_WRITES = "engram.vector.index.writes";
     /** Snapshots searched exactly because their namespace's HNSW index could not be written. */
@@ -178,6 +183,12 @@ public final class Meters {
     public enum SnapshotHow implements TagValue {
         INLINE,
         BACKGROUND
+    }
+
+    /** Where a snapshot's passage came from (tag {@code source} of {@link #SNAPSHOT_PASSAGES}). */
+    public enum SnapshotSource implements TagValue {
+        STORES,
+        KEPT
     }
 
     /** What the memory step emitted for the mirrors (tag {@code op} of {@link #MIRROR_RECORDS}). */
@@ -270,6 +281,9 @@ public final class Meters {
             for (Outcome outcome : Outcome.values()) {
                 snapshotTimer(how.tag(), outcome);
             }
+        }
+        for (SnapshotSource source : SnapshotSource.values()) {
+            snapshotPassageCounter(source);
         }
         for (VectorIndexOp op : VectorIndexOp.values()) {
             vectorIndexCounter(op);
@@ -528,6 +542,12 @@ public final class Meters {
         snapshotTimer(how.tag(), ok ? Outcome.OK : Outcome.FAILED).record(took);
     }
 
+    /** A snapshot build put {@code stores} passages read from the stores and {@code kept} ones kept from the last. */
+    public void snapshotPassages(long stores, long kept) {
+        snapshotPassageCounter(SnapshotSource.STORES).increment(stores);
+        snapshotPassageCounter(SnapshotSource.KEPT).increment(kept);
+    }
+
     /**
      * The gauge of vectors the latest snapshots of the namespaces scan beside their HNSW graphs while the background
      * writes them into the graphs, read from {@code state} whenever scraped.
@@ -653,6 +673,14 @@ public final class Meters {
                 .tag("how", how)
                 .tag("outcome", outcome.tag())
                 .register(registry);
+    }
+
+    private Counter snapshotPassageCounter(SnapshotSource source) {
+        return counter(
+                SNAPSHOT_PASSAGES,
+                "Passages put into query snapshots, read from the stores or kept from the last snapshot",
+                "source",
+                source.tag());
     }
 
     private Counter vectorIndexCounter(VectorIndexOp op) {

@@ -4,19 +4,21 @@ import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.VectorIndexer;
-import dev.engram.schemas.Embeddings;
-import dev.engram.schemas.Extraction;
+import dev.engram.schemas.MirrorRecord;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -26,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -38,6 +41,11 @@ import org.slf4j.LoggerFactory;
  * a core that rebuilds take while a namespace is written), so a burst of writes does not rebuild it on every query;
  * namespaces whose snapshot is costly to build are rebuilt in the background (see {@link #graph(String, long,
  * Supplier)}).
+ *
+ * <p>A build reads from the stores only the passages that changed since the namespace's previous snapshot: memory
+ * records the version each passage last changed at (its mirror entry), and the loader keeps every passage's decoded
+ * {@link PassagePart} with the version it was read at. Which resolved entity each surface belongs to is read afresh
+ * at every build, as a merge changes it without changing any passage.
  */
 public final class GraphLoader implements AutoCloseable {
 
@@ -53,6 +61,7 @@ public final class GraphLoader implements AutoCloseable {
 
     private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<String, HnswVectors> vectors = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Parts> parts = new ConcurrentHashMap<>();
     private final ExecutorService background = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "engram-snapshots");
         t.setDaemon(true);
@@ -143,7 +152,7 @@ public final class GraphLoader implements AutoCloseable {
 
     /** The namespace's snapshot, built from this instance's stores when it is missing or stale. */
     public MemoryGraph graph(String ns, NamespaceState state, MemoryReader memory) {
-        return graph(ns, state.version(), state.updatedAt(), () -> build(ns, state.version(), memory));
+        return graph(ns, state.version(), state.updatedAt(), () -> build(ns, state, memory));
     }
 
     /** {@link #graph(String, long, Instant, Supplier)} for a namespace whose last write time is not known. */
@@ -229,7 +238,9 @@ public final class GraphLoader implements AutoCloseable {
                 g.release(); // built while closing: served to this caller only, never cached
                 return g;
             }
-            Cached previous = cache.put(ns, new Cached(g, now, now - t0, g.estimatedBytes()));
+            Parts kept = parts.get(ns);
+            long bytes = g.estimatedBytes() + (kept == null ? 0 : kept.extraBytes());
+            Cached previous = cache.put(ns, new Cached(g, now, now - t0, bytes));
             if (previous != null) {
                 previous.graph().release();
             }
@@ -290,6 +301,7 @@ public final class GraphLoader implements AutoCloseable {
             }
             Cached c = cache.remove(ns);
             lastUsed.remove(ns);
+            parts.remove(ns);
             if (c != null) {
                 c.graph().release();
                 LOG.debug("snapshot of namespace {} evicted ({}, {} bytes)", ns, why, c.bytes());
@@ -363,6 +375,7 @@ public final class GraphLoader implements AutoCloseable {
             lock.lock();
             try {
                 Cached c = cache.remove(ns);
+                parts.remove(ns);
                 if (c != null) {
                     c.graph().release();
                 }
@@ -374,11 +387,88 @@ public final class GraphLoader implements AutoCloseable {
         indexing.shutdown(); // a write still running stops at its next vector when its index closes
     }
 
-    private MemoryGraph build(String ns, long version, MemoryReader memory) {
+    /**
+     * The parts of a namespace's passages as its last snapshot read them, by passage id, and the snapshot's version.
+     * Only the build of the namespace, under its lock, reads and replaces them.
+     */
+    private record Parts(long version, Map<String, PassagePart> byId, long extraBytes) {}
+
+    private MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
+        long version = state.version();
+        Parts last = parts.get(ns);
+        if (last != null && last.version() > version) {
+            last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted
+        }
+        Map<String, PassagePart> kept = last == null ? Map.of() : last.byId();
         Resolved resolved = Resolved.of(ns, memory);
         // names repeat across passages: normalize each once per build
         Map<String, String> normalized = new HashMap<>();
         Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
+        // Each passage's version, read before the passage itself: what is read is at least that new, so a part is
+        // kept only as long as it is at least as new as memory says the passage is.
+        Map<String, Long> versions = new LinkedHashMap<>();
+        memory.forEachMirrorEntry(ns, MirrorRecord.Kind.PASSAGE, (id, e) -> versions.put(id, e.version()));
+        List<PassagePart> ordered = new ArrayList<>(versions.size());
+        Map<String, PassagePart> next = HashMap.newHashMap(versions.size());
+        long[] counts = {0, 0}; // read from the stores, kept
+        Consumer<PassagePart> add = part -> {
+            ordered.add(part);
+            if (part.version() >= 0) {
+                next.put(part.passage().id(), part);
+            }
+        };
+        if (versions.size() >= state.passages()) {
+            versions.forEach((id, v) -> {
+                PassagePart part = kept.get(id);
+                if (part != null && part.version() == v) {
+                    counts[1]++;
+                    add.accept(part);
+                    return;
+                }
+                memory.passage(ns, id).ifPresent(p -> {
+                    PassagePart read = read(ns, p, v, memory, normalize);
+                    if (read != null) {
+                        counts[0]++;
+                        add.accept(read);
+                    }
+                });
+            });
+        } else {
+            // memory holds passages it wrote before it recorded their versions, or the passages changed while the
+            // versions were read: every passage is read from the stores
+            memory.forEachPassage(ns, p -> {
+                PassagePart read = read(ns, p, versions.getOrDefault(p.passageId(), -1L), memory, normalize);
+                if (read != null) {
+                    counts[0]++;
+                    add.accept(read);
+                }
+            });
+        }
+        meters.snapshotPassages(counts[0], counts[1]);
+        MemoryGraph g = assemble(ns, version, ordered, resolved, memory);
+        if (!closed) {
+            long extra = 0;
+            for (PassagePart part : next.values()) {
+                extra += part.extraBytes();
+            }
+            parts.put(ns, new Parts(version, next, extra));
+        }
+        return g;
+    }
+
+    /** The part of a passage read from the stores; null when its vector is not there (written since, or deleted). */
+    private static PassagePart read(
+            String ns, StoredPassage p, long version, MemoryReader memory, Function<String, String> normalize) {
+        float[] vector = memory.passageVector(ns, p.passageId());
+        if (vector == null) {
+            return null; // written between the two reads; the next snapshot has it
+        }
+        return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize);
+    }
+
+    /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
+    private MemoryGraph assemble(
+            String ns, long version, List<PassagePart> ordered, Resolved resolved, MemoryReader memory) {
         HnswVectors hnsw = vectors(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version).indexer(batches -> {
             if (closed) {
@@ -393,80 +483,57 @@ public final class GraphLoader implements AutoCloseable {
                 return VectorIndexer.EXACT.index(batches);
             }
         });
-        long[] otherModel = {0};
-        memory.forEachPassage(ns, p -> {
-            if (embedder != null && p.embedder() != null && !embedder.equals(p.embedder())) {
-                otherModel[0]++;
-                return;
+        long otherModel = 0;
+        for (PassagePart part : ordered) {
+            if (embedder != null && part.embedder() != null && !embedder.equals(part.embedder())) {
+                otherModel++;
+                continue;
             }
-            float[] vector = memory.passageVector(ns, p.passageId());
-            Embeddings emb = memory.embeddings(ns, p.passageId());
-            if (vector == null) {
-                return; // written between the two reads; the next snapshot has it
-            }
-            int index = b.passage(
-                    new MemoryGraph.Passage(
-                            p.passageId(),
-                            p.documentId(),
-                            p.title(),
-                            p.headings(),
-                            p.text(),
-                            p.memory(),
-                            p.start(),
-                            p.end()),
-                    vector);
-            Extraction x = p.extraction();
+            int index = b.passage(part.passage(), part.vector());
             // Names of this passage's entities → their resolved entity's index in the graph.
             Map<String, Integer> byName = new HashMap<>();
-            List<String> surfaceIds = p.surfaceIdsByMention();
-            for (int i = 0; i < x.entities().size(); i++) {
-                Extraction.Entity e = x.entities().get(i);
-                if (surfaceIds.get(i) == null) {
-                    continue;
-                }
-                String canonical = resolved.canonical(surfaceIds.get(i));
-                int entity = b.entity(canonical, resolved.name(canonical, e.name()), e.type());
+            for (PassagePart.Mention m : part.mentions()) {
+                String canonical = resolved.canonical(m.surfaceId());
+                int entity = b.entity(canonical, resolved.name(canonical, m.name()), m.type());
                 b.link(entity, index);
-                byName.putIfAbsent(normalize.apply(e.name()), entity);
-                e.aliases().forEach(a -> byName.putIfAbsent(normalize.apply(a), entity));
-                if (emb != null && i < emb.entities().size()) {
-                    b.entityVector(entity, emb.entities().get(i));
+                m.keys().forEach(k -> byName.putIfAbsent(k, entity));
+                if (m.vector() != null) {
+                    b.entityVector(entity, m.vector());
                 }
             }
-            for (Extraction.Relation r : x.relations()) {
-                int[] members = r.entities().stream()
-                        .mapToInt(name -> byName.getOrDefault(normalize.apply(name), -1))
+            for (PassagePart.Relation r : part.relations()) {
+                int[] members = r.memberKeys().stream()
+                        .mapToInt(key -> byName.getOrDefault(key, -1))
                         .filter(i -> i >= 0)
                         .distinct()
                         .toArray();
                 if (members.length >= 2) {
-                    b.relation(r.relation() + ": " + String.join(", ", r.entities()), index, members);
+                    b.relation(r.text(), index, members);
                 }
             }
-            if (emb == null) {
-                return;
+            if (part.questions() == null) {
+                continue;
             }
-            b.questions(index, emb.questions());
-            for (int f = 0; f < x.facts().size() && f < emb.facts().size(); f++) {
-                Extraction.Fact fact = x.facts().get(f);
+            b.questions(index, part.questions());
+            for (PassagePart.Fact f : part.facts()) {
                 b.fact(
-                        fact.text(),
-                        fact.relation(),
+                        f.text(),
+                        f.relation(),
                         index,
-                        byName.getOrDefault(normalize.apply(fact.head()), -1),
-                        byName.getOrDefault(normalize.apply(fact.tail()), -1),
-                        fact.confidence(),
-                        emb.facts().get(f));
+                        byName.getOrDefault(f.headKey(), -1),
+                        byName.getOrDefault(f.tailKey(), -1),
+                        f.confidence(),
+                        f.vector());
             }
-        });
-        Long logged = otherModelLogged.put(ns, otherModel[0]);
-        if (otherModel[0] > 0 && (logged == null || logged != otherModel[0])) {
+        }
+        Long logged = otherModelLogged.put(ns, otherModel);
+        if (otherModel > 0 && (logged == null || logged != otherModel)) {
             // snapshots are rebuilt every second or so while a namespace changes: said again only when it changes
             LOG.warn(
                     "namespace {}: {} passages were embedded by another model than {} and are left out of retrieval"
                             + " until their documents are sent again",
                     ns,
-                    otherModel[0],
+                    otherModel,
                     embedder);
         }
         memory.themes(ns).ifPresent(themes -> {

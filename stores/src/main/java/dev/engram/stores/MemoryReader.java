@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -62,11 +63,19 @@ public final class MemoryReader {
     /** What memory records of each object of one kind for the mirrors: id → entry, in id order. */
     public Map<String, MirrorEntry> mirrorEntries(String ns, MirrorRecord.Kind kind) {
         Map<String, MirrorEntry> out = new TreeMap<>();
+        forEachMirrorEntry(ns, kind, out::put);
+        return out;
+    }
+
+    /**
+     * Every object of one kind that memory records for the mirrors, with its entry, in id order: the version an object
+     * last changed at, read without decoding the object.
+     */
+    public void forEachMirrorEntry(String ns, MirrorRecord.Kind kind, BiConsumer<String, MirrorEntry> action) {
         try (KeyValueIterator<String, MirrorEntry> it =
                 store(StateStores.MEMORY_MIRROR).prefixScan(MirrorIds.prefix(ns, kind), KEYS)) {
-            it.forEachRemaining(kv -> out.put(Keys.last(kv.key), kv.value));
+            it.forEachRemaining(kv -> action.accept(Keys.last(kv.key), kv.value));
         }
-        return out;
     }
 
     /**

@@ -1,0 +1,309 @@
+package dev.engram.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.metrics.Meters;
+import dev.engram.query.GraphLoader;
+import dev.engram.query.VectorSearch;
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.Retrieval;
+import dev.engram.schemas.MirrorRecord;
+import dev.engram.stores.EntityRecord;
+import dev.engram.stores.Keys;
+import dev.engram.stores.MemoryReader;
+import dev.engram.stores.MirrorEntry;
+import dev.engram.stores.MirrorIds;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
+import dev.engram.understanding.Understander;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A namespace's snapshot built from the passages its previous snapshot kept, reading only what changed, is the
+ * snapshot a build from scratch makes: through inserts, an update, a delete, and merges and unmerges of entities that
+ * change no passage.
+ */
+class IncrementalSnapshotTest {
+
+    private static final Topics TOPICS = new Topics("engram.");
+    private static final List<String> QUESTIONS = List.of(
+            "Who worked with Ada Lovelace?",
+            "Which navy commissioned ships in 1940?",
+            "What did Babbage build?",
+            "Who explored Australia?");
+
+    @TempDir
+    Path stateDir;
+
+    private TopologyTestDriver driver;
+    private TestInputTopic<byte[], byte[]> documents;
+    private MemoryReader memory;
+    private final Meters meters = Meters.detached();
+    /** Kept across the test's steps, as an instance keeps it. */
+    private GraphLoader incremental;
+
+    @BeforeEach
+    void start() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "incremental-snapshot-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        driver = new TopologyTestDriver(
+                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+        documents = TestTopics.input(driver, TOPICS.documents());
+        memory = new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name));
+        incremental = loader(meters);
+    }
+
+    @AfterEach
+    void close() {
+        incremental.close();
+        driver.close();
+    }
+
+    /** A loader that rebuilds a changed namespace's snapshot at the next query. */
+    private static GraphLoader loader(Meters meters) {
+        return new GraphLoader(
+                0, 60_000, null, new VectorSearch(50_000, 100), Long.MAX_VALUE, Duration.ofDays(1), null, 1.0, meters);
+    }
+
+    @Test
+    void aSnapshotKeptFromTheLastReadsOnlyWhatChangedAndEqualsOneBuiltFromScratch() {
+        upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("engine", "Babbage built the Difference Engine in London.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild())
+                .as("the first snapshot reads every passage")
+                .isEqualTo(4);
+
+        // USN merges with the United States Navy: the navy's passage is not written again, but its entity changes
+        upsert("sailors", "USN sailors visited London.");
+        assertThat(surface("usn").canonical())
+                .isEqualTo(surface("united states navy").canonical());
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).as("only the new passage").isEqualTo(1);
+
+        // shared context: Babbage merges with Charles Babbage
+        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+        assertThat(surface("babbage").canonical())
+                .isEqualTo(surface("charles babbage").canonical());
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).as("the changed passage").isEqualTo(1);
+
+        // a second Babbage undoes that merge; the navy leaves, and USN stands alone again
+        upsert("son", "Benjamin Babbage explored Australia from London.");
+        delete("navy");
+        assertThat(surface("babbage").canonical()).isEqualTo(surface("babbage").id());
+        assertThat(surface("usn").canonical()).isEqualTo(surface("usn").id());
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild())
+                .as("the new passage; the deleted one is left out")
+                .isEqualTo(1);
+
+        // nothing changed: every passage is kept
+        incremental.graph("wiki", namespace(), memory);
+        assertThat(readSinceLastBuild()).isZero();
+    }
+
+    /**
+     * Passages memory wrote without recording their versions (as memory written before it recorded them): all are
+     * read from the stores, and the snapshot is the same.
+     */
+    @Test
+    void passagesWithoutARecordedVersionAreReadEveryTime() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        assertSameAsFromScratch();
+        readSinceLastBuild();
+        var mirror = driver.<String, Object>getKeyValueStore("memory-mirror");
+        List<String> passageEntries = new ArrayList<>();
+        mirror.all().forEachRemaining(kv -> {
+            if (kv.key.startsWith(MirrorIds.prefix("wiki", MirrorRecord.Kind.PASSAGE))) {
+                passageEntries.add(kv.key);
+            }
+        });
+        assertThat(passageEntries).hasSize(2);
+        mirror.delete(passageEntries.get(0));
+        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild())
+                .as("every passage, one of them without a version")
+                .isEqualTo(3);
+    }
+
+    /**
+     * A passage memory writes again under the same id (understood again, or deleted and written back between two
+     * snapshots) has a new version: the snapshot reads it again. Written here into the stores as the memory step
+     * would, with a text that shows which of the two the snapshot holds.
+     */
+    @Test
+    void aPassageWrittenAgainUnderItsIdIsReadAgain() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        assertSameAsFromScratch();
+        readSinceLastBuild();
+
+        var passages = driver.<String, StoredPassage>getKeyValueStore("memory-passages");
+        var mirror = driver.<String, MirrorEntry>getKeyValueStore("memory-mirror");
+        String id = firstPassageOf("bio");
+        String key = Keys.of("wiki", id);
+        StoredPassage p = passages.get(key);
+        String text = p.text().replace("London", "Paris");
+        passages.put(
+                key,
+                new StoredPassage(
+                        p.namespace(),
+                        p.documentId(),
+                        p.passageId(),
+                        p.documentVersion(),
+                        p.ordinal(),
+                        p.contentHash(),
+                        p.title(),
+                        p.headings(),
+                        text,
+                        p.start(),
+                        p.end(),
+                        p.extraction(),
+                        p.entityIds(),
+                        p.embedder()));
+        String mirrorKey = MirrorIds.key("wiki", MirrorRecord.Kind.PASSAGE, id);
+        MirrorEntry entry = mirror.get(mirrorKey);
+        NamespaceState state = namespace();
+        mirror.put(mirrorKey, MirrorEntry.at(state.version() + 1, entry.vectors(), Instant.now()));
+        var namespaces = driver.<String, NamespaceState>getKeyValueStore("memory-namespaces");
+        namespaces.put("wiki", state.nextVersion());
+
+        MemoryGraph g = incremental.graph("wiki", namespace(), memory);
+        assertThat(readSinceLastBuild()).isEqualTo(1);
+        assertThat(passageTexts(g)).contains(text);
+        assertSameAsFromScratch();
+    }
+
+    /** A document that goes back to an earlier text within one snapshot's time: its passage returns under its id. */
+    @Test
+    void aPassageThatLeavesAndReturnsBetweenTwoSnapshotsIsReadAgain() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        assertSameAsFromScratch();
+        String id = firstPassageOf("bio");
+        readSinceLastBuild();
+        upsert("bio", "Charles Babbage worked in London.");
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        assertThat(firstPassageOf("bio")).isEqualTo(id);
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).isEqualTo(1);
+    }
+
+    private String firstPassageOf(String documentId) {
+        List<String> ids = new ArrayList<>();
+        memory.forEachPassage("wiki", p -> {
+            if (p.documentId().equals(documentId)) {
+                ids.add(p.passageId());
+            }
+        });
+        assertThat(ids).hasSize(1);
+        return ids.get(0);
+    }
+
+    private static List<String> passageTexts(MemoryGraph g) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < g.passageCount(); i++) {
+            out.add(g.passage(i).text());
+        }
+        return out;
+    }
+
+    private long read = 0;
+
+    /** Passages read from the stores by the incremental loader's builds since the last call. */
+    private long readSinceLastBuild() {
+        long total = (long) meters.registry()
+                .get(Meters.SNAPSHOT_PASSAGES)
+                .tag("source", "stores")
+                .counter()
+                .count();
+        long since = total - read;
+        read = total;
+        return since;
+    }
+
+    private void assertSameAsFromScratch() {
+        NamespaceState state = namespace();
+        MemoryGraph kept = incremental.graph("wiki", state, memory);
+        try (GraphLoader fresh = loader(Meters.detached())) {
+            MemoryGraph scratch = fresh.graph("wiki", state, memory);
+            assertThat(kept.version()).isEqualTo(state.version());
+            assertThat(kept.passageCount()).isEqualTo(scratch.passageCount()).isEqualTo(state.passages());
+            assertThat(kept.entityCount()).isEqualTo(scratch.entityCount());
+            assertThat(kept.factCount()).isEqualTo(scratch.factCount());
+            assertThat(kept.relationTypes()).isEqualTo(scratch.relationTypes());
+            for (int i = 0; i < scratch.passageCount(); i++) {
+                assertThat(kept.passage(i)).isEqualTo(scratch.passage(i));
+            }
+            Understander understander = Understanders.embedded();
+            for (String question : QUESTIONS) {
+                float[] q = understander.embedder().embed(question);
+                assertThat(kept.nearestEntities(q, 5)).isEqualTo(scratch.nearestEntities(q, 5));
+                for (String mode : Retrieval.modes()) {
+                    assertThat(answers(kept, mode, question, q))
+                            .as("%s: %s", mode, question)
+                            .isEqualTo(answers(scratch, mode, question, q));
+                }
+            }
+        }
+    }
+
+    /** A mode's ranked passages, by id with their scores. */
+    private static List<Map.Entry<String, Double>> answers(MemoryGraph g, String mode, String question, float[] q) {
+        int[] entities =
+                g.nearestEntities(q, 3).stream().mapToInt(g::entityIndex).toArray();
+        Retrieval.Mode m = Retrieval.mode(mode);
+        Retrieval.Result r = m.retrieve(
+                g,
+                new Retrieval.Query(question, q, Understanders.embedded().embedder()::embed, entities),
+                Retrieval.params(m, Map.of()),
+                5);
+        return r.ranked().stream()
+                .map(s -> Map.entry(g.passage(s.passage()).id(), s.score()))
+                .toList();
+    }
+
+    private NamespaceState namespace() {
+        return memory.namespace("wiki").orElseThrow();
+    }
+
+    private EntityRecord surface(String name) {
+        List<EntityRecord> found = new ArrayList<>();
+        memory.forEachEntity("wiki", e -> {
+            if (e.name().equalsIgnoreCase(name)) {
+                found.add(e);
+            }
+        });
+        assertThat(found).as("surface %s", name).hasSize(1);
+        return found.get(0);
+    }
+
+    private void upsert(String id, String text) {
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), TestDocuments.upsert("wiki", id, "", text));
+    }
+
+    private void delete(String id) {
+        documents.pipeInput(id.getBytes(StandardCharsets.UTF_8), TestDocuments.delete("wiki", id));
+    }
+}
