@@ -253,13 +253,19 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
     }
 
-    /** A vector in the index: the fingerprint of its values, and the last comparison whose snapshot had it. */
+    /**
+     * A vector in the index: the fingerprint of its values, the last comparison whose snapshot had it, and the array
+     * last seen with these values (null when read back from disk): a later snapshot passing the very same array is
+     * known to hold the same values without reading them again, since a vector once passed is never changed.
+     */
     private static final class Entry {
         final long fingerprint;
         long seen;
+        float[] vector;
 
-        Entry(long fingerprint) {
+        Entry(long fingerprint, float[] vector) {
             this.fingerprint = fingerprint;
+            this.vector = vector;
         }
     }
 
@@ -362,9 +368,17 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             int count = 0;
             long[] fp = new long[b.vectors().length];
             boolean[] ok = new boolean[fp.length];
+            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
             for (int i = 0; i < ok.length; i++) {
                 float[] v = b.vectors()[i];
-                ok[i] = v != null && fingerprint(v, fp, i); // a missing or non-finite vector is never found
+                Entry entry =
+                        v == null || known.isEmpty() ? null : known.get(b.keys().get(i));
+                if (entry != null && entry.vector == v) {
+                    fp[i] = entry.fingerprint; // the array fingerprinted before (and finite, as it was indexed)
+                    ok[i] = true;
+                } else {
+                    ok[i] = v != null && fingerprint(v, fp, i); // a missing or non-finite vector is never found
+                }
                 count += ok[i] ? 1 : 0;
             }
             prints.put(b, fp);
@@ -404,6 +418,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                         stale.computeIfAbsent(b.kind(), k -> new ArrayList<>())
                                 .add(b.keys().get(i));
                     }
+                } else {
+                    entry.vector = b.vectors()[i]; // the same values: the next plan knows them by this array
                 }
                 if (entry != null) {
                     entry.seen = stamp;
@@ -704,7 +720,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             long[] fp = plan.prints().get(b);
             Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
             for (int i : e.getValue()) {
-                if (known.put(b.keys().get(i), new Entry(fp[i])) == null) {
+                if (known.put(b.keys().get(i), new Entry(fp[i], b.vectors()[i])) == null) {
                     size++;
                 }
             }
@@ -798,7 +814,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                         String id = doc.get(ID);
                         int cut = id.indexOf('\u0000');
                         Entry entry = new Entry(
-                                doc.getField(FINGERPRINT).numericValue().longValue());
+                                doc.getField(FINGERPRINT).numericValue().longValue(), null);
                         if (loaded.computeIfAbsent(id.substring(0, cut), k -> new HashMap<>())
                                         .put(id.substring(cut + 1), entry)
                                 == null) {

@@ -9,7 +9,8 @@ public interface VectorIndexer {
 
     /**
      * The vectors of one kind in a snapshot: {@code keys[i]} names {@code vectors[i]} stably across snapshots (a
-     * passage id, say); a null vector is left out.
+     * passage id, say); a null vector is left out. A vector's array is never changed once passed: an indexer may tell
+     * an unchanged vector by its array alone, and a changed one comes in a new array.
      */
     record Batch(String kind, List<String> keys, float[][] vectors) {
         public Batch {
