@@ -44,8 +44,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A build reads from the stores only the passages that changed since the namespace's previous snapshot: memory
  * records the version each passage last changed at (its mirror entry), and the loader keeps every passage's decoded
- * {@link PassagePart} with the version it was read at. Which resolved entity each surface belongs to is read afresh
- * at every build, as a merge changes it without changing any passage.
+ * {@link PassagePart} with the version it was read at. Surface entities are kept the same way: a merge or an unmerge
+ * changes the records of the surfaces it moves (their resolved entity), not the passages that mention them, so each
+ * build resolves every kept passage's mentions through the surfaces as they are now.
  */
 public final class GraphLoader implements AutoCloseable {
 
@@ -391,7 +392,7 @@ public final class GraphLoader implements AutoCloseable {
      * The parts of a namespace's passages as its last snapshot read them, by passage id, and the snapshot's version.
      * Only the build of the namespace, under its lock, reads and replaces them.
      */
-    private record Parts(long version, Map<String, PassagePart> byId, long extraBytes) {}
+    private record Parts(long version, Map<String, PassagePart> byId, Map<String, Surface> surfaces, long extraBytes) {}
 
     private MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
         long version = state.version();
@@ -400,7 +401,7 @@ public final class GraphLoader implements AutoCloseable {
             last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted
         }
         Map<String, PassagePart> kept = last == null ? Map.of() : last.byId();
-        Resolved resolved = Resolved.of(ns, memory);
+        Resolved resolved = Resolved.of(ns, state.surfaces(), last == null ? Map.of() : last.surfaces(), memory);
         // names repeat across passages: normalize each once per build
         Map<String, String> normalized = new HashMap<>();
         Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
@@ -451,7 +452,13 @@ public final class GraphLoader implements AutoCloseable {
             for (PassagePart part : next.values()) {
                 extra += part.extraBytes();
             }
-            parts.put(ns, new Parts(version, next, extra));
+            parts.put(
+                    ns,
+                    new Parts(
+                            version,
+                            next,
+                            resolved.surfaces(),
+                            extra + 64L * resolved.surfaces().size()));
         }
         return g;
     }
@@ -493,8 +500,8 @@ public final class GraphLoader implements AutoCloseable {
             // Names of this passage's entities → their resolved entity's index in the graph.
             Map<String, Integer> byName = new HashMap<>();
             for (PassagePart.Mention m : part.mentions()) {
-                String canonical = resolved.canonical(m.surfaceId());
-                int entity = b.entity(canonical, resolved.name(canonical, m.name()), m.type());
+                Resolution r = resolved.of(m.surfaceId(), m.name());
+                int entity = b.entity(r.canonical(), r.name(), m.type());
                 b.link(entity, index);
                 m.keys().forEach(k -> byName.putIfAbsent(k, entity));
                 if (m.vector() != null) {
@@ -549,28 +556,62 @@ public final class GraphLoader implements AutoCloseable {
         return b.build();
     }
 
-    /** Surface entity → resolved entity, and each resolved entity's name (its most mentioned surface's). */
-    record Resolved(Map<String, String> canonicalOf, Map<String, String> names) {
+    /** What a snapshot needs of one surface entity, as read at {@code version}: its resolved entity and its name. */
+    private record Surface(long version, String canonical, int mentions, String name) {
 
-        static Resolved of(String ns, MemoryReader memory) {
-            Map<String, String> canonicalOf = new HashMap<>();
-            Map<String, EntityRecord> best = new HashMap<>();
-            memory.forEachEntity(ns, e -> {
-                canonicalOf.put(e.id(), e.canonical());
-                best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x);
+        static Surface of(long version, EntityRecord e) {
+            return new Surface(version, e.canonical(), e.mentions(), e.name());
+        }
+    }
+
+    /** The resolved entity of a surface, and that entity's name (its most mentioned surface's). */
+    private record Resolution(String canonical, String name) {}
+
+    /**
+     * Surface entity → its resolution, and the surfaces as read (what the next build keeps). Like passages, surfaces
+     * are read from the stores only when memory's version of them moved since the last build.
+     */
+    private record Resolved(Map<String, Resolution> bySurface, Map<String, Surface> surfaces) {
+
+        static Resolved of(String ns, long expected, Map<String, Surface> kept, MemoryReader memory) {
+            // in id order, as the entities store holds them: the first of equally mentioned surfaces names the entity
+            Map<String, Surface> surfaces = new LinkedHashMap<>();
+            Map<String, Long> versions = new LinkedHashMap<>();
+            memory.forEachMirrorEntry(ns, MirrorRecord.Kind.ENTITY, (id, e) -> versions.put(id, e.version()));
+            if (versions.size() >= expected) {
+                versions.forEach((id, v) -> {
+                    Surface s = kept.get(id);
+                    if (s != null && s.version() == v) {
+                        surfaces.put(id, s);
+                    } else {
+                        memory.entity(ns, id).ifPresent(e -> surfaces.put(id, Surface.of(v, e)));
+                    }
+                });
+            } else {
+                // surfaces memory wrote before it recorded their versions: every one is read
+                memory.forEachEntity(ns, e -> surfaces.put(e.id(), Surface.of(versions.getOrDefault(e.id(), -1L), e)));
+            }
+            Map<String, Surface> best = new HashMap<>();
+            surfaces.values().forEach(e -> best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x));
+            Map<String, Resolution> bySurface = HashMap.newHashMap(surfaces.size());
+            Map<String, Resolution> byCanonical = new HashMap<>();
+            surfaces.forEach((id, e) -> bySurface.put(
+                    id,
+                    byCanonical.computeIfAbsent(
+                            e.canonical(), c -> new Resolution(c, best.get(c).name()))));
+            Map<String, Surface> keep = new HashMap<>();
+            surfaces.forEach((id, e) -> {
+                if (e.version() >= 0) {
+                    keep.put(id, e);
+                }
             });
-            Map<String, String> names = new HashMap<>();
-            best.forEach((canonical, e) -> names.put(canonical, e.name()));
-            return new Resolved(canonicalOf, names);
+            return new Resolved(bySurface, keep);
         }
 
-        /** The resolved entity of a surface; a surface written after the scan stands for itself. */
-        String canonical(String surfaceId) {
-            return canonicalOf.getOrDefault(surfaceId, surfaceId);
-        }
-
-        String name(String canonical, String fallback) {
-            return names.getOrDefault(canonical, fallback);
+        /** The resolution of a surface; one written after the scan stands for itself, named as mentioned. */
+        Resolution of(String surfaceId, String mentioned) {
+            Resolution r = bySurface.get(surfaceId);
+            return r != null ? r : new Resolution(surfaceId, mentioned);
         }
     }
 }
