@@ -3,6 +3,7 @@ package dev.engram.query;
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.TermCache;
 import dev.engram.retrieval.VectorIndexer;
 import dev.engram.schemas.MirrorRecord;
 import dev.engram.stores.EntityNames;
@@ -392,7 +393,12 @@ public final class GraphLoader implements AutoCloseable {
      * The parts of a namespace's passages as its last snapshot read them, by passage id, and the snapshot's version.
      * Only the build of the namespace, under its lock, reads and replaces them.
      */
-    private record Parts(long version, Map<String, PassagePart> byId, Map<String, Surface> surfaces, long extraBytes) {}
+    private record Parts(
+            long version,
+            Map<String, PassagePart> byId,
+            Map<String, Surface> surfaces,
+            TermCache terms,
+            long extraBytes) {}
 
     private MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
         long version = state.version();
@@ -446,19 +452,15 @@ public final class GraphLoader implements AutoCloseable {
             });
         }
         meters.snapshotPassages(counts[0], counts[1]);
-        MemoryGraph g = assemble(ns, version, ordered, resolved, memory);
+        TermCache terms = last == null ? new TermCache() : last.terms();
+        MemoryGraph g = assemble(ns, version, ordered, resolved, terms, memory);
         if (!closed) {
             long extra = 0;
             for (PassagePart part : next.values()) {
                 extra += part.extraBytes();
             }
-            parts.put(
-                    ns,
-                    new Parts(
-                            version,
-                            next,
-                            resolved.surfaces(),
-                            extra + 64L * resolved.surfaces().size()));
+            extra += 64L * resolved.surfaces().size() + terms.bytes();
+            parts.put(ns, new Parts(version, next, resolved.surfaces(), terms, extra));
         }
         return g;
     }
@@ -475,9 +477,14 @@ public final class GraphLoader implements AutoCloseable {
 
     /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
     private MemoryGraph assemble(
-            String ns, long version, List<PassagePart> ordered, Resolved resolved, MemoryReader memory) {
+            String ns,
+            long version,
+            List<PassagePart> ordered,
+            Resolved resolved,
+            TermCache terms,
+            MemoryReader memory) {
         HnswVectors hnsw = vectors(ns);
-        MemoryGraph.Builder b = MemoryGraph.builder(version).indexer(batches -> {
+        MemoryGraph.Builder b = MemoryGraph.builder(version).terms(terms).indexer(batches -> {
             if (closed) {
                 return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
             }

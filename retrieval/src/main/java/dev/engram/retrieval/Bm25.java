@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /** Okapi BM25 over lowercase word tokens, with an inverted index. */
 final class Bm25 {
@@ -28,83 +29,84 @@ final class Bm25 {
     private final double k1;
 
     Bm25(List<String> documents, double k1, double b) {
+        this(documents.size(), documents::get, null, new TermCache(), k1, b);
+    }
+
+    /**
+     * BM25 over {@code n} documents.
+     *
+     * @param text the text of document {@code d}, asked only for documents whose counts the cache does not hold
+     * @param key the object whose identity stands for document {@code d}'s text in {@code cache} (an immutable
+     *     record or string the caller keeps from one index to the next), or null for none
+     * @param cache the term counts of texts seen by earlier indexes built with it
+     */
+    Bm25(int n, IntFunction<String> text, IntFunction<Object> key, TermCache cache, double k1, double b) {
         this.k1 = k1;
-        int n = documents.size();
-        int[] lengths = new int[n];
         this.scratch = new Scratch(n);
-        // One pass numbers the terms and keeps each document's distinct terms with their counts, flat; a second lays
-        // out each term's postings in one array of its exact size. Every token costs one lookup of its term, made on
-        // the characters of the text: a string is made only for a term seen for the first time.
-        Terms ids = new Terms();
-        int[] df = new int[256];
-        int[] pairTerms = new int[1024];
-        int[] pairCounts = new int[1024];
-        int pairs = 0;
-        int[] firstPair = new int[n + 1];
+        // Each document's distinct terms with their counts, from the cache or read once; then each term's postings
+        // laid out in one array of its exact size, documents ascending.
+        TermCache.Counted[] counted = new TermCache.Counted[n];
         long total = 0;
         for (int d = 0; d < n; d++) {
-            ids.read(documents.get(d).toLowerCase(Locale.ROOT));
-            int[] doc = ids.doc;
-            int len = ids.length;
-            lengths[d] = len;
-            total += len;
-            Arrays.sort(doc, 0, len);
-            if (pairs + len > pairTerms.length) {
-                int size = Math.max(pairTerms.length * 2, pairs + len);
-                pairTerms = Arrays.copyOf(pairTerms, size);
-                pairCounts = Arrays.copyOf(pairCounts, size);
-            }
-            for (int i = 0; i < len; ) {
-                int j = i;
-                while (j < len && doc[j] == doc[i]) {
-                    j++;
-                }
-                if (doc[i] >= df.length) {
-                    df = Arrays.copyOf(df, Math.max(df.length * 2, doc[i] + 1));
-                }
-                df[doc[i]]++;
-                pairTerms[pairs] = doc[i];
-                pairCounts[pairs++] = j - i;
-                i = j;
-            }
-            firstPair[d + 1] = pairs;
+            int at = d;
+            counted[d] = cache.counted(key == null ? null : key.apply(d), () -> text.apply(at));
+            total += counted[d].length();
         }
-        List<String> terms = ids.terms();
-        int[][] docs = new int[terms.size()][];
-        int[][] tfs = new int[terms.size()][];
-        for (int t = 0; t < docs.length; t++) {
-            docs[t] = new int[df[t]];
-            tfs[t] = new int[df[t]];
+        int[] df = new int[cache.size()];
+        for (TermCache.Counted c : counted) {
+            for (int t : c.terms()) {
+                df[t]++;
+            }
         }
-        int[] filled = new int[terms.size()];
+        int[][] docs = new int[df.length][];
+        int[][] tfs = new int[df.length][];
+        int used = 0;
+        for (int t = 0; t < df.length; t++) {
+            if (df[t] > 0) {
+                docs[t] = new int[df[t]];
+                tfs[t] = new int[df[t]];
+                used++;
+            }
+        }
+        int[] filled = new int[df.length];
         for (int d = 0; d < n; d++) { // in document order: each term's documents ascend
-            for (int i = firstPair[d]; i < firstPair[d + 1]; i++) {
-                int t = pairTerms[i];
+            int[] terms = counted[d].terms();
+            int[] counts = counted[d].counts();
+            for (int i = 0; i < terms.length; i++) {
+                int t = terms[i];
                 docs[t][filled[t]] = d;
-                tfs[t][filled[t]++] = pairCounts[i];
+                tfs[t][filled[t]++] = counts[i];
             }
         }
         double averageLength = n == 0 ? 0 : (double) total / n;
         this.lengthWeights = new double[n];
         for (int d = 0; d < n; d++) {
-            lengthWeights[d] = k1 * (1 - b + b * lengths[d] / averageLength);
+            lengthWeights[d] = k1 * (1 - b + b * counted[d].length() / averageLength);
         }
-        this.postings = HashMap.newHashMap(terms.size());
+        this.postings = HashMap.newHashMap(used);
         for (int t = 0; t < docs.length; t++) {
+            if (docs[t] == null) {
+                continue;
+            }
             double max = 0;
             for (int i = 0; i < docs[t].length; i++) {
                 double tf = tfs[t][i];
                 max = Math.max(max, tf * (k1 + 1) / (tf + lengthWeights[docs[t][i]]));
             }
-            postings.put(terms.get(t), new Postings(docs[t], tfs[t], max));
+            postings.put(cache.term(t), new Postings(docs[t], tfs[t], max));
         }
+    }
+
+    /** How many distinct terms the index holds. */
+    int termCount() {
+        return postings.size();
     }
 
     /**
      * Term ids by the characters of a token, in an open-addressing table: no string is made for a token whose term is
      * known, which is most of them.
      */
-    private static final class Terms {
+    static final class Terms {
         private final List<String> terms = new ArrayList<>();
         private int[] slots = new int[1024]; // term id + 1, or 0 for an empty slot
         private int[] hashes = new int[1024];
@@ -173,6 +175,31 @@ final class Bm25 {
 
         List<String> terms() {
             return terms;
+        }
+
+        int size() {
+            return terms.size();
+        }
+
+        /** The distinct terms of a text (ids ascending), how often each occurs, and its length in tokens. */
+        TermCache.Counted count(String text) {
+            read(text.toLowerCase(Locale.ROOT));
+            Arrays.sort(doc, 0, length);
+            int distinct = 0;
+            for (int i = 0; i < length; i++) {
+                if (i == 0 || doc[i] != doc[i - 1]) {
+                    distinct++;
+                }
+            }
+            int[] ids = new int[distinct];
+            int[] counts = new int[distinct];
+            for (int i = 0, at = -1; i < length; i++) {
+                if (i == 0 || doc[i] != doc[i - 1]) {
+                    ids[++at] = doc[i];
+                }
+                counts[at]++;
+            }
+            return new TermCache.Counted(ids, counts, length);
         }
     }
 

@@ -117,11 +117,17 @@ public final class MemoryGraph {
             }
         }
         this.passageEntities = byPassage.grouped(passages.size(), entityIds.size());
-        List<String> docs = new ArrayList<>();
-        for (Passage p : passages) {
-            docs.add(p.title() + "\n" + p.text());
-        }
-        this.bm25 = new Bm25(docs, 1.2, 0.75);
+        // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
+        // builder's caller for as long as the text does not change; without one, every text is read
+        TermCache terms = b.terms == null ? new TermCache() : b.terms;
+        boolean kept = b.terms != null;
+        this.bm25 = new Bm25(
+                passages.size(),
+                i -> passages.get(i).title() + "\n" + passages.get(i).text(),
+                kept ? passages::get : null,
+                terms,
+                1.2,
+                0.75);
         this.relations = List.copyOf(b.relations);
         this.entityVectors = new float[entityIds.size()][];
         for (int e = 0; e < entityVectors.length; e++) {
@@ -148,7 +154,10 @@ public final class MemoryGraph {
         List<String> names = new ArrayList<>(entityNames);
         facts.forEach(f -> names.add(f.text()));
         relations.forEach(r -> names.add(r.text()));
-        this.unitNames = new Bm25(names, 1.2, 0.75);
+        this.unitNames = new Bm25(names.size(), names::get, kept ? names::get : null, terms, 1.2, 0.75);
+        if (kept) {
+            terms.built((long) bm25.termCount() + unitNames.termCount());
+        }
         this.unitScratch = new Scratch(names.size());
         this.nodeScratch = new Scratch(entityNames.size() + passages.size());
         this.passageQuestions = new float[passages.size()][][];
@@ -381,6 +390,7 @@ public final class MemoryGraph {
         private int[] factsPerPassage = new int[256];
 
         private VectorIndexer indexer = VectorIndexer.EXACT;
+        private TermCache terms;
 
         private record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
 
@@ -456,6 +466,15 @@ public final class MemoryGraph {
         /** How the snapshot's vectors are to be searched; exact scans unless set. */
         public Builder indexer(VectorIndexer indexer) {
             this.indexer = indexer;
+            return this;
+        }
+
+        /**
+         * The namespace's term cache, kept between its snapshots: the BM25 indexes read only texts whose passage
+         * record or name string it has not seen (none is read again while the caller passes the same objects).
+         */
+        public Builder terms(TermCache cache) {
+            this.terms = cache;
             return this;
         }
 

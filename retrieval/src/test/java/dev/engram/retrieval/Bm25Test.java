@@ -252,4 +252,68 @@ class Bm25Test {
             assertThat(bm25.scores(query)).as(query).containsExactly(reference(docs, query, 1.2, 0.75));
         }
     }
+
+    /**
+     * Indexes built one after the other with a term cache, over texts that change, leave and arrive between them,
+     * score as indexes built from the texts alone; a text kept (the same object) is not read again; and the cache starts
+     * afresh once its terms far outnumber those in use.
+     */
+    @Test
+    void anIndexBuiltWithTheTermsOfTheLastScoresAsOneBuiltFromTheTexts() {
+        Random r = new Random(31);
+        List<String> docs = new ArrayList<>();
+        for (int d = 0; d < 400; d++) {
+            docs.add(words(r, 12));
+        }
+        TermCache cache = new TermCache();
+        for (int round = 0; round < 6; round++) {
+            if (round > 0) {
+                for (int change = 0; change < 40; change++) { // replaced, removed, added: new strings
+                    int at = r.nextInt(docs.size());
+                    switch (change % 3) {
+                        case 0 -> docs.set(at, words(r, 12) + " round" + round);
+                        case 1 -> docs.remove(at);
+                        default -> docs.add(at, words(r, 12) + " new" + round);
+                    }
+                }
+            }
+            List<String> texts = List.copyOf(docs);
+            int[] reads = {0};
+            Bm25 kept = new Bm25(
+                    texts.size(),
+                    d -> {
+                        reads[0]++;
+                        return texts.get(d);
+                    },
+                    texts::get,
+                    cache,
+                    1.2,
+                    0.75);
+            cache.built(kept.termCount());
+            Bm25 fresh = new Bm25(texts, 1.2, 0.75);
+            if (round > 0) {
+                assertThat(reads[0])
+                        .as("only the texts new since the last index")
+                        .isBetween(1, 40);
+            }
+            for (int q = 0; q < 20; q++) {
+                String query = words(r, 3) + " round" + round + " new" + round;
+                assertThat(kept.scores(query)).as(query).containsExactly(fresh.scores(query));
+                assertThat(kept.top(query, 10)).isEqualTo(fresh.top(query, 10));
+            }
+        }
+        // 60,000 texts of words seen once: then an index over a single text starts the cache afresh
+        List<String> once = new ArrayList<>();
+        for (int d = 0; d < 60_000; d++) {
+            once.add("w" + d);
+        }
+        new Bm25(once.size(), once::get, once::get, cache, 1.2, 0.75);
+        cache.built(once.size());
+        assertThat(cache.size()).isGreaterThan(60_000);
+        Bm25 small = new Bm25(1, d -> "w1 again", d -> "kept", cache, 1.2, 0.75);
+        cache.built(small.termCount());
+        assertThat(cache.size()).as("started afresh").isZero();
+        Bm25 after = new Bm25(1, d -> "w1 again", d -> "kept", cache, 1.2, 0.75);
+        assertThat(after.scores("again")).containsExactly(new Bm25(List.of("w1 again"), 1.2, 0.75).scores("again"));
+    }
 }
