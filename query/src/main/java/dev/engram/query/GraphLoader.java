@@ -29,7 +29,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -386,6 +385,7 @@ public final class GraphLoader implements AutoCloseable {
             }
         }
         Set.copyOf(vectors.keySet()).forEach(this::closeVectors);
+        parts.clear(); // a build that ended while closing may have kept its parts
         indexing.shutdown(); // a write still running stops at its next vector when its index closes
     }
 
@@ -398,16 +398,23 @@ public final class GraphLoader implements AutoCloseable {
             Map<String, PassagePart> byId,
             Map<String, Surface> surfaces,
             TermCache terms,
+            boolean complete,
             long extraBytes) {}
 
+    /**
+     * A build reads every passage and surface when nothing is kept, or when the last such read found some without a
+     * recorded version (memory written before the versions were recorded): those are found only by a full read. Once
+     * one finds every object versioned, the next builds read only what the versions say changed.
+     */
     private MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
         long version = state.version();
         Parts last = parts.get(ns);
         if (last != null && last.version() > version) {
             last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted
         }
-        Map<String, PassagePart> kept = last == null ? Map.of() : last.byId();
-        Resolved resolved = Resolved.of(ns, state.surfaces(), last == null ? Map.of() : last.surfaces(), memory);
+        boolean incremental = last != null && last.complete();
+        Map<String, PassagePart> kept = incremental ? last.byId() : Map.of();
+        Resolved resolved = Resolved.of(ns, incremental ? last.surfaces() : null, memory);
         // names repeat across passages: normalize each once per build
         Map<String, String> normalized = new HashMap<>();
         Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
@@ -417,62 +424,75 @@ public final class GraphLoader implements AutoCloseable {
         memory.forEachMirrorEntry(ns, MirrorRecord.Kind.PASSAGE, (id, e) -> versions.put(id, e.version()));
         List<PassagePart> ordered = new ArrayList<>(versions.size());
         Map<String, PassagePart> next = HashMap.newHashMap(versions.size());
-        long[] counts = {0, 0}; // read from the stores, kept
-        Consumer<PassagePart> add = part -> {
-            ordered.add(part);
-            if (part.version() >= 0) {
-                next.put(part.passage().id(), part);
-            }
-        };
-        if (versions.size() >= state.passages()) {
+        // passages put into the snapshot read from the stores, and kept; passages read without a version
+        long[] counts = {0, 0, 0};
+        if (incremental) {
             versions.forEach((id, v) -> {
                 PassagePart part = kept.get(id);
                 if (part != null && part.version() == v) {
-                    counts[1]++;
-                    add.accept(part);
+                    counts[1] += part.passage() == null ? 0 : 1;
+                    ordered.add(part);
+                    next.put(id, part);
                     return;
                 }
                 memory.passage(ns, id).ifPresent(p -> {
                     PassagePart read = read(ns, p, v, memory, normalize);
                     if (read != null) {
-                        counts[0]++;
-                        add.accept(read);
+                        counts[0] += read.passage() == null ? 0 : 1;
+                        ordered.add(read);
+                        next.put(id, read);
                     }
                 });
             });
         } else {
-            // memory holds passages it wrote before it recorded their versions, or the passages changed while the
-            // versions were read: every passage is read from the stores
             memory.forEachPassage(ns, p -> {
-                PassagePart read = read(ns, p, versions.getOrDefault(p.passageId(), -1L), memory, normalize);
+                Long v = versions.get(p.passageId());
+                PassagePart read = read(ns, p, v == null ? -1 : v, memory, normalize);
                 if (read != null) {
-                    counts[0]++;
-                    add.accept(read);
+                    counts[0] += read.passage() == null ? 0 : 1;
+                    ordered.add(read);
+                    if (v == null) {
+                        counts[2]++;
+                    } else {
+                        next.put(p.passageId(), read);
+                    }
                 }
             });
         }
-        meters.snapshotPassages(counts[0], counts[1]);
         TermCache terms = last == null ? new TermCache() : last.terms();
         MemoryGraph g = assemble(ns, version, ordered, resolved, terms, memory);
+        meters.snapshotPassages(counts[0], counts[1]);
         if (!closed) {
             long extra = 0;
             for (PassagePart part : next.values()) {
                 extra += part.extraBytes();
             }
             extra += 64L * resolved.surfaces().size() + terms.bytes();
-            parts.put(ns, new Parts(version, next, resolved.surfaces(), terms, extra));
+            boolean complete = incremental || (counts[2] == 0 && resolved.complete());
+            parts.put(ns, new Parts(version, next, resolved.surfaces(), terms, complete, extra));
         }
         return g;
     }
 
-    /** The part of a passage read from the stores; null when its vector is not there (written since, or deleted). */
-    private static PassagePart read(
+    /**
+     * The part of a passage read from the stores; null when its vector is not there (written since, or deleted). A
+     * passage another model embedded is left out of snapshots: its part holds only its version and model.
+     */
+    private PassagePart read(
             String ns, StoredPassage p, long version, MemoryReader memory, Function<String, String> normalize) {
+        if (otherModel(p.embedder())) {
+            return PassagePart.otherModel(version, p.embedder());
+        }
         float[] vector = memory.passageVector(ns, p.passageId());
         if (vector == null) {
             return null; // written between the two reads; the next snapshot has it
         }
         return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize);
+    }
+
+    /** Whether vectors of {@code model} are not comparable with the query's (null: not known, taken as comparable). */
+    private boolean otherModel(String model) {
+        return embedder != null && model != null && !embedder.equals(model);
     }
 
     /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
@@ -499,7 +519,7 @@ public final class GraphLoader implements AutoCloseable {
         });
         long otherModel = 0;
         for (PassagePart part : ordered) {
-            if (embedder != null && part.embedder() != null && !embedder.equals(part.embedder())) {
+            if (otherModel(part.embedder())) {
                 otherModel++;
                 continue;
             }
@@ -578,14 +598,19 @@ public final class GraphLoader implements AutoCloseable {
      * Surface entity → its resolution, and the surfaces as read (what the next build keeps). Like passages, surfaces
      * are read from the stores only when memory's version of them moved since the last build.
      */
-    private record Resolved(Map<String, Resolution> bySurface, Map<String, Surface> surfaces) {
+    private record Resolved(Map<String, Resolution> bySurface, Map<String, Surface> surfaces, boolean complete) {
 
-        static Resolved of(String ns, long expected, Map<String, Surface> kept, MemoryReader memory) {
+        /**
+         * @param kept the surfaces as the last build read them, to read only those whose version moved since; null to
+         *     read every surface (then {@link #complete} says whether each had a version)
+         */
+        static Resolved of(String ns, Map<String, Surface> kept, MemoryReader memory) {
             // in id order, as the entities store holds them: the first of equally mentioned surfaces names the entity
             Map<String, Surface> surfaces = new LinkedHashMap<>();
             Map<String, Long> versions = new LinkedHashMap<>();
             memory.forEachMirrorEntry(ns, MirrorRecord.Kind.ENTITY, (id, e) -> versions.put(id, e.version()));
-            if (versions.size() >= expected) {
+            boolean[] complete = {true};
+            if (kept != null) {
                 versions.forEach((id, v) -> {
                     Surface s = kept.get(id);
                     if (s != null && s.version() == v) {
@@ -595,8 +620,11 @@ public final class GraphLoader implements AutoCloseable {
                     }
                 });
             } else {
-                // surfaces memory wrote before it recorded their versions: every one is read
-                memory.forEachEntity(ns, e -> surfaces.put(e.id(), Surface.of(versions.getOrDefault(e.id(), -1L), e)));
+                memory.forEachEntity(ns, e -> {
+                    Long v = versions.get(e.id());
+                    complete[0] &= v != null;
+                    surfaces.put(e.id(), Surface.of(v == null ? -1 : v, e));
+                });
             }
             Map<String, Surface> best = new HashMap<>();
             surfaces.values().forEach(e -> best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x));
@@ -606,13 +634,13 @@ public final class GraphLoader implements AutoCloseable {
                     id,
                     byCanonical.computeIfAbsent(
                             e.canonical(), c -> new Resolution(c, best.get(c).name()))));
-            Map<String, Surface> keep = new HashMap<>();
+            Map<String, Surface> keep = HashMap.newHashMap(surfaces.size());
             surfaces.forEach((id, e) -> {
                 if (e.version() >= 0) {
                     keep.put(id, e);
                 }
             });
-            return new Resolved(bySurface, keep);
+            return new Resolved(bySurface, keep, complete[0]);
         }
 
         /** The resolution of a surface; one written after the scan stands for itself, named as mentioned. */

@@ -19,6 +19,11 @@ import java.util.function.Function;
  *
  * @param version the passage's version in memory (when it last changed), or -1 when not known: such a part is not kept
  * @param embedder the model that embedded the passage (null: not known)
+ * @param passage the passage; null (and no vectors, mentions or facts) for one embedded by another model than the
+ *     query's, which snapshots leave out
+ * @param extraBytes about how much heap the part holds beyond what a snapshot of it holds too: the vectors of mentions
+ *     whose entity gets its vector from another passage (counted all, as which ones is known only at the build), names
+ *     and keys
  * @param mentions the passage's mentions that are linked to a surface entity, in the order extracted
  * @param questions the vectors of its utility questions; null when the passage has no embeddings beside its own
  * @param facts its facts with their vectors; empty when the passage has no embeddings beside its own
@@ -31,7 +36,8 @@ record PassagePart(
         List<Mention> mentions,
         List<Relation> relations,
         List<float[]> questions,
-        List<Fact> facts) {
+        List<Fact> facts,
+        long extraBytes) {
 
     /**
      * A mention of a surface entity: its name and type as extracted, its "name: description" vector (null when the
@@ -96,14 +102,19 @@ record PassagePart(
                 List.copyOf(mentions),
                 List.copyOf(relations),
                 emb == null ? null : List.copyOf(emb.questions()),
-                List.copyOf(facts));
+                List.copyOf(facts),
+                extraBytes(mentions, relations, facts));
     }
 
     /**
-     * About how much heap the part holds beyond what a snapshot of it holds too: the vectors of mentions whose entity
-     * gets its vector from another passage (counted all, as which ones is known only at the build), names and keys.
+     * The part of a passage another model embedded, which snapshots leave out: only its version and model are kept,
+     * so that it is not read again until it changes.
      */
-    long extraBytes() {
+    static PassagePart otherModel(long version, String embedder) {
+        return new PassagePart(version, embedder, null, null, List.of(), List.of(), null, List.of(), 96);
+    }
+
+    private static long extraBytes(List<Mention> mentions, List<Relation> relations, List<Fact> facts) {
         long bytes = 96;
         for (Mention m : mentions) {
             bytes += 64

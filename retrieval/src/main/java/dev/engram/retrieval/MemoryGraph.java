@@ -121,6 +121,7 @@ public final class MemoryGraph {
         // builder's caller for as long as the text does not change; without one, every text is read
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
         boolean kept = b.terms != null;
+        terms.begin();
         this.bm25 = new Bm25(
                 passages.size(),
                 i -> passages.get(i).title() + "\n" + passages.get(i).text(),
@@ -320,6 +321,36 @@ public final class MemoryGraph {
 
     public int entityCount() {
         return entityIds.size();
+    }
+
+    /** The id of entity {@code e}: its resolved entity's (the smallest surface id of its group). */
+    public String entityId(int e) {
+        return entityIds.get(e);
+    }
+
+    public String entityName(int e) {
+        return entityNames.get(e);
+    }
+
+    public EntityType entityType(int e) {
+        return entityTypes.get(e);
+    }
+
+    /** The passages that mention entity {@code e}, ascending. */
+    public int[] entityPassages(int e) {
+        return entityPassages[e].clone();
+    }
+
+    public Fact fact(int f) {
+        return facts.get(f);
+    }
+
+    public int relationCount() {
+        return relations.size();
+    }
+
+    public Relation relation(int r) {
+        return relations.get(r);
     }
 
     public int factCount() {

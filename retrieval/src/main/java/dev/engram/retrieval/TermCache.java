@@ -32,6 +32,12 @@ public final class TermCache {
     private long bytes;
     private long usedBytes;
 
+    /** A build begins: what an unfinished one before it used is forgotten. */
+    void begin() {
+        used = new IdentityHashMap<>();
+        usedBytes = 0;
+    }
+
     /** The counts of a text: the ones held for its key, or read now (and held, when it has a key). */
     Counted counted(Object key, Supplier<String> text) {
         if (key != null) {

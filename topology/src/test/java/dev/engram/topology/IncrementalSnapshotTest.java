@@ -27,6 +27,7 @@ import java.util.Properties;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -75,10 +76,17 @@ class IncrementalSnapshotTest {
         driver.close();
     }
 
-    /** A loader that rebuilds a changed namespace's snapshot at the next query. */
+    /**
+     * A loader that rebuilds a changed namespace's snapshot at the next query, searching every kind of vector in an
+     * HNSW graph (in memory) however few there are, as a large namespace does.
+     */
     private static GraphLoader loader(Meters meters) {
+        return loader(meters, null);
+    }
+
+    private static GraphLoader loader(Meters meters, String embedder) {
         return new GraphLoader(
-                0, 60_000, null, new VectorSearch(50_000, 100), Long.MAX_VALUE, Duration.ofDays(1), null, 1.0, meters);
+                0, 60_000, null, new VectorSearch(1, 100), Long.MAX_VALUE, Duration.ofDays(1), embedder, 1.0, meters);
     }
 
     @Test
@@ -116,36 +124,57 @@ class IncrementalSnapshotTest {
                 .as("the new passage; the deleted one is left out")
                 .isEqualTo(1);
 
-        // nothing changed: every passage is kept
-        incremental.graph("wiki", namespace(), memory);
+        // a new version that changed no passage: every passage is kept
+        NamespaceState state = namespace();
+        driver.<String, NamespaceState>getKeyValueStore("memory-namespaces").put("wiki", state.nextVersion());
+        long keptBefore = kept();
+        MemoryGraph g = incremental.graph("wiki", namespace(), memory);
+        assertThat(g.version()).isEqualTo(state.version() + 1);
         assertThat(readSinceLastBuild()).isZero();
+        assertThat(kept() - keptBefore).isEqualTo(g.passageCount()).isEqualTo(state.passages());
     }
 
     /**
-     * Passages memory wrote without recording their versions (as memory written before it recorded them): all are
-     * read from the stores, and the snapshot is the same.
+     * Memory that holds a passage and a surface without a recorded version (as memory written before versions were
+     * recorded) is read whole at every build, as only a whole read finds them; once a whole read finds every one
+     * versioned, builds read only what changed.
      */
     @Test
-    void passagesWithoutARecordedVersionAreReadEveryTime() {
+    void memoryWithoutRecordedVersionsIsReadWholeUntilEveryObjectHasOne() {
         upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
         upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
-        assertSameAsFromScratch();
-        readSinceLastBuild();
-        var mirror = driver.<String, Object>getKeyValueStore("memory-mirror");
-        List<String> passageEntries = new ArrayList<>();
-        mirror.all().forEachRemaining(kv -> {
-            if (kv.key.startsWith(MirrorIds.prefix("wiki", MirrorRecord.Kind.PASSAGE))) {
-                passageEntries.add(kv.key);
-            }
-        });
-        assertThat(passageEntries).hasSize(2);
-        mirror.delete(passageEntries.get(0));
-        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+        // a passage and a surface no later document touches
+        KeyValueStore<String, Object> mirror = driver.getKeyValueStore("memory-mirror");
+        String passageEntry = MirrorIds.key("wiki", MirrorRecord.Kind.PASSAGE, firstPassageOf("program"));
+        String surfaceEntry = MirrorIds.key(
+                "wiki", MirrorRecord.Kind.ENTITY, surface("analytical engine").id());
+        Object passageVersion = mirror.delete(passageEntry);
+        Object surfaceVersion = mirror.delete(surfaceEntry);
 
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).isEqualTo(2);
+        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
         assertSameAsFromScratch();
         assertThat(readSinceLastBuild())
                 .as("every passage, one of them without a version")
                 .isEqualTo(3);
+
+        assertThat(mirror.get(passageEntry)).as("not written again by memory").isNull();
+        mirror.put(passageEntry, passageVersion);
+        upsert("son", "Benjamin Babbage explored Australia from London.");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).as("a surface has no version yet").isEqualTo(4);
+
+        assertThat(mirror.get(surfaceEntry)).as("not written again by memory").isNull();
+        mirror.put(surfaceEntry, surfaceVersion);
+        upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild())
+                .as("read whole, every object versioned")
+                .isEqualTo(5);
+        upsert("sailors", "USN sailors visited London.");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).as("only the new passage").isEqualTo(1);
     }
 
     /**
@@ -229,7 +258,38 @@ class IncrementalSnapshotTest {
         return out;
     }
 
+    /**
+     * Passages another model embedded (the namespace was filled before a change of the embedder) are read once, left
+     * out of every snapshot, and not read again while they do not change.
+     */
+    @Test
+    void passagesOfAnotherModelAreReadOnceAndLeftOut() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        Meters counted = Meters.detached();
+        try (GraphLoader other = loader(counted, "another-model")) {
+            assertThat(other.graph("wiki", namespace(), memory).passageCount()).isZero();
+            upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+            assertThat(other.graph("wiki", namespace(), memory).passageCount()).isZero();
+            assertThat(counted.registry()
+                            .get(Meters.SNAPSHOT_PASSAGES)
+                            .tag("source", "stores")
+                            .counter()
+                            .count())
+                    .as("none put into a snapshot")
+                    .isZero();
+        }
+    }
+
     private long read = 0;
+
+    private long kept() {
+        return (long) meters.registry()
+                .get(Meters.SNAPSHOT_PASSAGES)
+                .tag("source", "kept")
+                .counter()
+                .count();
+    }
 
     /** Passages read from the stores by the incremental loader's builds since the last call. */
     private long readSinceLastBuild() {
@@ -251,7 +311,25 @@ class IncrementalSnapshotTest {
             assertThat(kept.version()).isEqualTo(state.version());
             assertThat(kept.passageCount()).isEqualTo(scratch.passageCount()).isEqualTo(state.passages());
             assertThat(kept.entityCount()).isEqualTo(scratch.entityCount());
+            for (int e = 0; e < scratch.entityCount(); e++) {
+                assertThat(kept.entityId(e)).isEqualTo(scratch.entityId(e));
+                assertThat(kept.entityName(e)).isEqualTo(scratch.entityName(e));
+                assertThat(kept.entityType(e)).isEqualTo(scratch.entityType(e));
+                assertThat(kept.entityPassages(e)).isEqualTo(scratch.entityPassages(e));
+            }
             assertThat(kept.factCount()).isEqualTo(scratch.factCount());
+            for (int f = 0; f < scratch.factCount(); f++) {
+                assertThat(kept.fact(f)).isEqualTo(scratch.fact(f));
+            }
+            assertThat(kept.relationCount()).isEqualTo(scratch.relationCount());
+            for (int r = 0; r < scratch.relationCount(); r++) {
+                assertThat(kept.relation(r).text())
+                        .isEqualTo(scratch.relation(r).text());
+                assertThat(kept.relation(r).passage())
+                        .isEqualTo(scratch.relation(r).passage());
+                assertThat(kept.relation(r).entities())
+                        .isEqualTo(scratch.relation(r).entities());
+            }
             assertThat(kept.relationTypes()).isEqualTo(scratch.relationTypes());
             for (int i = 0; i < scratch.passageCount(); i++) {
                 assertThat(kept.passage(i)).isEqualTo(scratch.passage(i));
