@@ -4,6 +4,7 @@ import dev.engram.schemas.Embeddings;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
+import dev.engram.stores.MemoryLogEntry;
 import dev.engram.stores.MentionRecord;
 import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.NamespaceState;
@@ -38,6 +39,7 @@ record MemoryStores(
         KeyValueStore<String, ThemeSet> themes,
         KeyValueStore<String, MirrorEntry> mirror,
         KeyValueStore<String, MirrorEntry> compensated,
+        KeyValueStore<String, MemoryLogEntry> log,
         KeyValueStore<String, NamespaceState> namespaces,
         ReadCache<EntityRecord> entityCache) {
 
@@ -68,6 +70,7 @@ record MemoryStores(
                 context.getStateStore(StateStores.MEMORY_THEMES.name()),
                 context.getStateStore(StateStores.MEMORY_MIRROR.name()),
                 context.getStateStore(StateStores.MEMORY_MIRROR_COMPENSATED.name()),
+                context.getStateStore(StateStores.MEMORY_LOG.name()),
                 context.getStateStore(StateStores.MEMORY_NAMESPACES.name()),
                 new ReadCache<>(ENTITY_CACHE));
     }

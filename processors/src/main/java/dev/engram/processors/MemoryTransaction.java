@@ -5,6 +5,7 @@ import dev.engram.schemas.MemoryChange;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.EntityRecord;
+import dev.engram.stores.MemoryLogEntry;
 import dev.engram.stores.MentionRecord;
 import dev.engram.stores.MirrorEntry;
 import dev.engram.stores.NamespaceState;
@@ -16,8 +17,11 @@ import dev.engram.stores.ThemeSet;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import org.apache.kafka.streams.state.KeyValueIterator;
 
 /**
  * What one input record does to a namespace's memory, all or nothing: every write to the memory stores is staged (reads
@@ -52,11 +56,18 @@ final class MemoryTransaction {
     private final List<Runnable> afterCommit = new ArrayList<>();
 
     private NamespaceState state;
+    /** The namespace's version when the transaction began. */
+    private final long since;
+    /** Passages and surface entities whose stored state this transaction changed, for the namespace's log. */
+    private final Set<String> changedPassages = new TreeSet<>();
+
+    private final Set<String> changedSurfaces = new TreeSet<>();
     private boolean open = true;
 
     private MemoryTransaction(MemoryStores stores, NamespaceState state, Supplier<Instant> clock) {
         this.stores = stores;
         this.state = state;
+        this.since = state.version();
         this.clock = clock;
         this.documents = new StagedStore<>(stores.documents());
         this.passages = new StagedStore<>(stores.passages());
@@ -131,6 +142,18 @@ final class MemoryTransaction {
 
     Instant now() {
         return clock.get();
+    }
+
+    /** Notes, for the namespace's log, that the passage's stored state changed (or that it left). */
+    void passageChanged(String passageId) {
+        checkOpen();
+        changedPassages.add(passageId);
+    }
+
+    /** Notes, for the namespace's log, that the surface entity's stored state changed (or that it left). */
+    void surfaceChanged(String surfaceId) {
+        checkOpen();
+        changedSurfaces.add(surfaceId);
     }
 
     /** Records a memory change, emitted when the record commits. */
@@ -238,16 +261,40 @@ final class MemoryTransaction {
      * Writes everything staged and the namespace's state to the stores; returns the changes to emit, in order. The
      * stores are read while the memory step writes them (interactive queries see each write at once), so the order
      * is what a reader can rely on: the namespace's state (its version, which the query snapshot follows) after the
-     * graph it describes, and the documents (their status) after both.
+     * graph it describes, and the documents (their status) after both. When the version moved, the namespace's log
+     * gets an entry for the new version (after the objects it names, before the state), and loses its entries older
+     * than {@link MemoryLogEntry#KEPT_VERSIONS} versions.
      */
     List<MemoryChange> commit() {
         checkOpen();
         open = false;
         staged.stream().filter(s -> s != documents).forEach(StagedStore::commit);
+        if (state.version() != since) {
+            log();
+        }
         stores.namespaces().put(state.namespace(), state);
         documents.commit();
         afterCommit.forEach(Runnable::run);
         return List.copyOf(changes);
+    }
+
+    private void log() {
+        String ns = namespace();
+        long version = state.version();
+        stores.log()
+                .put(
+                        MemoryLogEntry.key(ns, version),
+                        new MemoryLogEntry(since, List.copyOf(changedPassages), List.copyOf(changedSurfaces)));
+        long oldest = version - MemoryLogEntry.KEPT_VERSIONS;
+        if (oldest <= 0) {
+            return;
+        }
+        List<String> expired = new ArrayList<>();
+        try (KeyValueIterator<String, MemoryLogEntry> it =
+                stores.log().range(MemoryLogEntry.key(ns, 0), MemoryLogEntry.key(ns, oldest - 1))) {
+            it.forEachRemaining(kv -> expired.add(kv.key));
+        }
+        expired.forEach(stores.log()::delete);
     }
 
     /** Forgets everything staged: the stores, the namespace's state and the changes stay as they were. */

@@ -95,6 +95,12 @@ final class Mirror {
             themes(tx.themes().stored(key), tx.themes().get(key), upserts, deletes);
         }
 
+        // what a reader of the namespace's log reads again: passages (with their facts and questions) and surfaces
+        upserts.get(Kind.PASSAGE).keySet().forEach(tx::passageChanged);
+        deletes.get(Kind.PASSAGE).forEach(tx::passageChanged);
+        upserts.get(Kind.ENTITY).keySet().forEach(tx::surfaceChanged);
+        deletes.get(Kind.ENTITY).forEach(tx::surfaceChanged);
+
         List<MirrorRecord> out = new ArrayList<>();
         for (Kind k : Kind.values()) {
             upserts.get(k).forEach((id, object) -> {

@@ -10,11 +10,14 @@ import dev.engram.schemas.EntityType;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.stores.DocumentRecord;
 import dev.engram.stores.Keys;
+import dev.engram.stores.MemoryLogEntry;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StateStores;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.junit.jupiter.api.Test;
 
 class MemoryTransactionTest {
@@ -83,7 +86,10 @@ class MemoryTransactionTest {
 
         assertThat(writes)
                 .contains(StateStores.MEMORY_ENTITIES.name(), StateStores.MEMORY_ENTITY_INDEX.name())
-                .endsWith(StateStores.MEMORY_NAMESPACES.name(), StateStores.MEMORY_DOCUMENTS.name())
+                .endsWith(
+                        StateStores.MEMORY_LOG.name(),
+                        StateStores.MEMORY_NAMESPACES.name(),
+                        StateStores.MEMORY_DOCUMENTS.name())
                 .containsOnlyOnce(StateStores.MEMORY_DOCUMENTS.name());
     }
 
@@ -109,6 +115,56 @@ class MemoryTransactionTest {
         assertThat(next.nextVersion()).as("the aborted version is given again").isEqualTo(2);
         assertThat(next.entities().get(Keys.of(NS, "a1"))).isNotNull();
         assertThat(next.entities().get(Keys.of(NS, "b2"))).isNull();
+    }
+
+    /**
+     * Each transaction that moves the namespace's version leaves an entry under the new version, naming what it
+     * changed and chained to the version before; one that moves nothing leaves none, and entries more than {@link
+     * MemoryLogEntry#KEPT_VERSIONS} versions old leave.
+     */
+    @Test
+    void theLogNamesWhatEachTransactionChangedChainedByVersion() {
+        MemoryTransaction first = memory.begin();
+        write(first, "a1");
+        first.passageChanged("p1");
+        first.surfaceChanged("a1");
+        first.commit();
+        MemoryTransaction quiet = memory.begin();
+        quiet.update(s -> s.themeChanges(false, 1));
+        quiet.commit();
+        MemoryTransaction second = memory.begin();
+        write(second, "b2");
+        write(second, "c3");
+        second.surfaceChanged("b2");
+        second.commit();
+
+        assertThat(log())
+                .containsExactly(
+                        Map.entry(1L, new MemoryLogEntry(0, List.of("p1"), List.of("a1"))),
+                        Map.entry(3L, new MemoryLogEntry(1, List.of(), List.of("b2"))));
+
+        MemoryTransaction aborted = memory.begin();
+        write(aborted, "d4");
+        aborted.passageChanged("p2");
+        aborted.abort();
+        assertThat(log()).hasSize(2);
+
+        MemoryTransaction far = memory.begin();
+        for (long i = 0; i < MemoryLogEntry.KEPT_VERSIONS; i++) {
+            far.nextVersion();
+        }
+        far.commit();
+        assertThat(log())
+                .as("version 1 is now too old, version 3 is not")
+                .containsOnlyKeys(3L, 3 + MemoryLogEntry.KEPT_VERSIONS);
+    }
+
+    private Map<Long, MemoryLogEntry> log() {
+        Map<Long, MemoryLogEntry> out = new TreeMap<>();
+        try (KeyValueIterator<String, MemoryLogEntry> it = memory.stores.log().all()) {
+            it.forEachRemaining(kv -> out.put(MemoryLogEntry.version(kv.key), kv.value));
+        }
+        return out;
     }
 
     @Test

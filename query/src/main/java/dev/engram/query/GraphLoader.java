@@ -5,7 +5,6 @@ import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.TermCache;
 import dev.engram.retrieval.VectorIndexer;
-import dev.engram.schemas.MirrorRecord;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MemoryReader;
@@ -19,15 +18,18 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -42,9 +44,9 @@ import org.slf4j.LoggerFactory;
  * namespaces whose snapshot is costly to build are rebuilt in the background (see {@link #graph(String, long,
  * Supplier)}).
  *
- * <p>A build reads from the stores only the passages that changed since the namespace's previous snapshot: memory
- * records the version each passage last changed at (its mirror entry), and the loader keeps every passage's decoded
- * {@link PassagePart} with the version it was read at. Surface entities are kept the same way: a merge or an unmerge
+ * <p>A build reads from the stores only what changed since the namespace's previous snapshot: the loader keeps every
+ * passage's decoded {@link PassagePart} and every surface entity of the previous build, and the namespace's log (written
+ * by the memory step with each transaction) names the passages and surfaces changed since. A merge or an unmerge
  * changes the records of the surfaces it moves (their resolved entity), not the passages that mention them, so each
  * build resolves every kept passage's mentions through the surfaces as they are now.
  */
@@ -76,6 +78,9 @@ public final class GraphLoader implements AutoCloseable {
     });
 
     private volatile boolean closed;
+    /** Moves on each time kept parts are forgotten: a build that began before keeps nothing of what it read. */
+    private final AtomicLong keptEpoch = new AtomicLong();
+
     private final Meters meters;
     private final long maxStalenessNanos;
     /** How long a snapshot serves per nanosecond its build took, beside {@code maxStaleness} (0: no bound). */
@@ -144,6 +149,17 @@ public final class GraphLoader implements AutoCloseable {
         this.indexDir = indexDir;
         this.search = search;
         meters.vectorIndexWaiting(this, GraphLoader::waitingVectors);
+    }
+
+    /**
+     * Forgets the passages and surfaces every namespace's snapshot kept, so that each next build reads memory whole:
+     * memory's stores were rebuilt from their changelogs (after an exactly-once rollback, a store that went missing, or
+     * a partition that came to this instance), and what a build read from them before may never have been committed.
+     * Snapshots themselves are served until their next build.
+     */
+    public void forgetKept() {
+        keptEpoch.incrementAndGet();
+        parts.clear();
     }
 
     /** Vectors the namespaces' latest snapshots scan beside their graphs while the background writes them. */
@@ -240,7 +256,7 @@ public final class GraphLoader implements AutoCloseable {
                 return g;
             }
             Parts kept = parts.get(ns);
-            long bytes = g.estimatedBytes() + (kept == null ? 0 : kept.extraBytes());
+            long bytes = g.estimatedBytes() + (kept == null ? 0 : extraBytes(kept));
             Cached previous = cache.put(ns, new Cached(g, now, now - t0, bytes));
             if (previous != null) {
                 previous.graph().release();
@@ -390,88 +406,90 @@ public final class GraphLoader implements AutoCloseable {
     }
 
     /**
-     * The parts of a namespace's passages as its last snapshot read them, by passage id, and the snapshot's version.
-     * Only the build of the namespace, under its lock, reads and replaces them.
+     * The parts of a namespace's passages as its last snapshot read them, by passage id in id order (the order of the
+     * passages store), its surface entities, and the version they hold memory at. Only the build of the namespace,
+     * under its lock, reads and changes them; a build that fails drops them.
      */
-    private record Parts(
-            long version,
-            Map<String, PassagePart> byId,
-            Map<String, Surface> surfaces,
-            TermCache terms,
-            boolean complete,
-            long extraBytes) {}
+    private record Parts(long version, TreeMap<String, PassagePart> byId, Surfaces surfaces, TermCache terms) {}
 
     /**
-     * A build reads every passage and surface when nothing is kept, or when the last such read found some without a
-     * recorded version (memory written before the versions were recorded): those are found only by a full read. Once
-     * one finds every object versioned, the next builds read only what the versions say changed.
+     * A build reads every passage and surface when nothing is kept, or when the namespace's log does not reach back to
+     * the kept version; otherwise it reads only the passages and surfaces the log says changed since.
      */
     private MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
+        long epoch = keptEpoch.get();
         long version = state.version();
         Parts last = parts.get(ns);
         if (last != null && last.version() > version) {
             last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted
         }
-        boolean incremental = last != null && last.complete();
-        Map<String, PassagePart> kept = incremental ? last.byId() : Map.of();
-        Resolved resolved = Resolved.of(ns, incremental ? last.surfaces() : null, memory);
+        MemoryReader.Changed changed = last == null
+                ? null
+                : memory.changed(ns, last.version(), version).orElse(null);
         // names repeat across passages: normalize each once per build
         Map<String, String> normalized = new HashMap<>();
         Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
-        // Each passage's version, read before the passage itself: what is read is at least that new, so a part is
-        // kept only as long as it is at least as new as memory says the passage is.
-        Map<String, Long> versions = new LinkedHashMap<>();
-        memory.forEachMirrorEntry(ns, MirrorRecord.Kind.PASSAGE, (id, e) -> versions.put(id, e.version()));
-        List<PassagePart> ordered = new ArrayList<>(versions.size());
-        Map<String, PassagePart> next = HashMap.newHashMap(versions.size());
-        // passages put into the snapshot read from the stores, and kept; passages read without a version
-        long[] counts = {0, 0, 0};
-        if (incremental) {
-            versions.forEach((id, v) -> {
-                PassagePart part = kept.get(id);
-                if (part != null && part.version() == v) {
-                    counts[1] += part.passage() == null ? 0 : 1;
-                    ordered.add(part);
-                    next.put(id, part);
-                    return;
+        long read = 0;
+        Parts next;
+        try {
+            if (changed != null) {
+                // what is read is at least as new as the log says: a write under way is read again at the next build
+                for (String id : changed.passages()) {
+                    last.byId().remove(id);
+                    PassagePart part = memory.passage(ns, id)
+                            .map(p -> read(ns, p, version, memory, normalize))
+                            .orElse(null);
+                    if (part != null) {
+                        last.byId().put(id, part);
+                        read += part.passage() == null ? 0 : 1;
+                    }
                 }
-                memory.passage(ns, id).ifPresent(p -> {
-                    PassagePart read = read(ns, p, v, memory, normalize);
-                    if (read != null) {
-                        counts[0] += read.passage() == null ? 0 : 1;
-                        ordered.add(read);
-                        next.put(id, read);
+                last.surfaces().update(ns, changed.surfaces(), memory);
+                next = new Parts(version, last.byId(), last.surfaces(), last.terms());
+            } else {
+                TreeMap<String, PassagePart> byId = new TreeMap<>();
+                long[] whole = {0};
+                memory.forEachPassage(ns, p -> {
+                    PassagePart part = read(ns, p, version, memory, normalize);
+                    if (part != null) {
+                        byId.put(p.passageId(), part);
+                        whole[0] += part.passage() == null ? 0 : 1;
                     }
                 });
-            });
-        } else {
-            memory.forEachPassage(ns, p -> {
-                Long v = versions.get(p.passageId());
-                PassagePart read = read(ns, p, v == null ? -1 : v, memory, normalize);
-                if (read != null) {
-                    counts[0] += read.passage() == null ? 0 : 1;
-                    ordered.add(read);
-                    if (v == null) {
-                        counts[2]++;
-                    } else {
-                        next.put(p.passageId(), read);
-                    }
-                }
-            });
-        }
-        TermCache terms = last == null ? new TermCache() : last.terms();
-        MemoryGraph g = assemble(ns, version, ordered, resolved, terms, memory);
-        meters.snapshotPassages(counts[0], counts[1]);
-        if (!closed) {
-            long extra = 0;
-            for (PassagePart part : next.values()) {
-                extra += part.extraBytes();
+                read = whole[0];
+                next = new Parts(
+                        version, byId, Surfaces.read(ns, memory), last == null ? new TermCache() : last.terms());
             }
-            extra += 64L * resolved.surfaces().size() + terms.bytes();
-            boolean complete = incremental || (counts[2] == 0 && resolved.complete());
-            parts.put(ns, new Parts(version, next, resolved.surfaces(), terms, complete, extra));
+        } catch (RuntimeException e) {
+            parts.remove(ns); // changed part of the way: not to be trusted
+            throw e;
+        }
+        List<PassagePart> ordered = new ArrayList<>(next.byId().values());
+        MemoryGraph g;
+        try {
+            g = assemble(ns, version, ordered, next.surfaces(), next.terms(), memory);
+        } catch (RuntimeException e) {
+            parts.remove(ns);
+            throw e;
+        }
+        long inSnapshot = ordered.stream().filter(p -> p.passage() != null).count();
+        meters.snapshotPassages(read, inSnapshot - read);
+        if (!closed && keptEpoch.get() == epoch) {
+            parts.put(ns, next);
+            if (keptEpoch.get() != epoch) {
+                parts.remove(ns); // forgotten meanwhile
+            }
         }
         return g;
+    }
+
+    /** Heap the kept parts of a namespace hold beyond its snapshot, about. */
+    private static long extraBytes(Parts kept) {
+        long extra = 128L * kept.surfaces().size() + kept.terms().bytes();
+        for (PassagePart part : kept.byId().values()) {
+            extra += part.extraBytes();
+        }
+        return extra;
     }
 
     /**
@@ -500,7 +518,7 @@ public final class GraphLoader implements AutoCloseable {
             String ns,
             long version,
             List<PassagePart> ordered,
-            Resolved resolved,
+            Surfaces resolved,
             TermCache terms,
             MemoryReader memory) {
         HnswVectors hnsw = vectors(ns);
@@ -583,11 +601,11 @@ public final class GraphLoader implements AutoCloseable {
         return b.build();
     }
 
-    /** What a snapshot needs of one surface entity, as read at {@code version}: its resolved entity and its name. */
-    private record Surface(long version, String canonical, int mentions, String name) {
+    /** What a snapshot needs of one surface entity: its resolved entity, its mentions and its name. */
+    private record Surface(String canonical, int mentions, String name) {
 
-        static Surface of(long version, EntityRecord e) {
-            return new Surface(version, e.canonical(), e.mentions(), e.name());
+        static Surface of(EntityRecord e) {
+            return new Surface(e.canonical(), e.mentions(), e.name());
         }
     }
 
@@ -595,58 +613,74 @@ public final class GraphLoader implements AutoCloseable {
     private record Resolution(String canonical, String name) {}
 
     /**
-     * Surface entity → its resolution, and the surfaces as read (what the next build keeps). Like passages, surfaces
-     * are read from the stores only when memory's version of them moved since the last build.
+     * A namespace's surface entities as memory resolves them, kept from build to build: a build reads again only the
+     * surfaces that changed, and names again only the resolved entities they left or joined.
      */
-    private record Resolved(Map<String, Resolution> bySurface, Map<String, Surface> surfaces, boolean complete) {
+    private static final class Surfaces {
 
-        /**
-         * @param kept the surfaces as the last build read them, to read only those whose version moved since; null to
-         *     read every surface (then {@link #complete} says whether each had a version)
-         */
-        static Resolved of(String ns, Map<String, Surface> kept, MemoryReader memory) {
-            // in id order, as the entities store holds them: the first of equally mentioned surfaces names the entity
-            Map<String, Surface> surfaces = new LinkedHashMap<>();
-            Map<String, Long> versions = new LinkedHashMap<>();
-            memory.forEachMirrorEntry(ns, MirrorRecord.Kind.ENTITY, (id, e) -> versions.put(id, e.version()));
-            boolean[] complete = {true};
-            if (kept != null) {
-                versions.forEach((id, v) -> {
-                    Surface s = kept.get(id);
-                    if (s != null && s.version() == v) {
-                        surfaces.put(id, s);
-                    } else {
-                        memory.entity(ns, id).ifPresent(e -> surfaces.put(id, Surface.of(v, e)));
-                    }
-                });
-            } else {
-                memory.forEachEntity(ns, e -> {
-                    Long v = versions.get(e.id());
-                    complete[0] &= v != null;
-                    surfaces.put(e.id(), Surface.of(v == null ? -1 : v, e));
-                });
-            }
-            Map<String, Surface> best = new HashMap<>();
-            surfaces.values().forEach(e -> best.merge(e.canonical(), e, (x, y) -> y.mentions() > x.mentions() ? y : x));
-            Map<String, Resolution> bySurface = HashMap.newHashMap(surfaces.size());
-            Map<String, Resolution> byCanonical = new HashMap<>();
-            surfaces.forEach((id, e) -> bySurface.put(
-                    id,
-                    byCanonical.computeIfAbsent(
-                            e.canonical(), c -> new Resolution(c, best.get(c).name()))));
-            Map<String, Surface> keep = HashMap.newHashMap(surfaces.size());
-            surfaces.forEach((id, e) -> {
-                if (e.version() >= 0) {
-                    keep.put(id, e);
-                }
-            });
-            return new Resolved(bySurface, keep, complete[0]);
+        private final Map<String, Surface> byId = new HashMap<>();
+        /** Resolved entity → its surfaces, in id order: the first of equally mentioned surfaces names the entity. */
+        private final Map<String, TreeSet<String>> members = new HashMap<>();
+
+        private final Map<String, Resolution> byCanonical = new HashMap<>();
+
+        /** Every surface of the namespace. */
+        static Surfaces read(String ns, MemoryReader memory) {
+            Surfaces out = new Surfaces();
+            memory.forEachEntity(ns, e -> out.add(e.id(), Surface.of(e)));
+            Set.copyOf(out.members.keySet()).forEach(out::name);
+            return out;
         }
 
-        /** The resolution of a surface; one written after the scan stands for itself, named as mentioned. */
+        /** Reads the surfaces {@code ids} again (those no longer in memory leave). */
+        void update(String ns, Set<String> ids, MemoryReader memory) {
+            Set<String> touched = new HashSet<>();
+            for (String id : ids) {
+                Surface old = byId.remove(id);
+                if (old != null) {
+                    members.get(old.canonical()).remove(id);
+                    touched.add(old.canonical());
+                }
+                memory.entity(ns, id).ifPresent(e -> {
+                    Surface now = Surface.of(e);
+                    add(id, now);
+                    touched.add(now.canonical());
+                });
+            }
+            touched.forEach(this::name);
+        }
+
+        private void add(String id, Surface s) {
+            byId.put(id, s);
+            members.computeIfAbsent(s.canonical(), c -> new TreeSet<>()).add(id);
+        }
+
+        /** Names a resolved entity after its most mentioned surface (the first in id order of equally mentioned). */
+        private void name(String canonical) {
+            TreeSet<String> ids = members.get(canonical);
+            if (ids == null || ids.isEmpty()) {
+                members.remove(canonical);
+                byCanonical.remove(canonical);
+                return;
+            }
+            Surface best = null;
+            for (String id : ids) {
+                Surface s = byId.get(id);
+                if (best == null || s.mentions() > best.mentions()) {
+                    best = s;
+                }
+            }
+            byCanonical.put(canonical, new Resolution(canonical, best.name()));
+        }
+
+        int size() {
+            return byId.size();
+        }
+
+        /** The resolution of a surface; one written after the read stands for itself, named as mentioned. */
         Resolution of(String surfaceId, String mentioned) {
-            Resolution r = bySurface.get(surfaceId);
-            return r != null ? r : new Resolution(surfaceId, mentioned);
+            Surface s = byId.get(surfaceId);
+            return s == null ? new Resolution(surfaceId, mentioned) : byCanonical.get(s.canonical());
         }
     }
 }

@@ -181,6 +181,7 @@ public final class EngramService implements AutoCloseable {
                 understander.embedder().modelId(),
                 config.query().snapshotBuildShare(),
                 meters);
+        streams.setGlobalStateRestoreListener(new MemoryRestores(graphs::forgetKept));
         Map<String, Object> producer = config.kafka().clientConfig();
         producer.put(ProducerConfig.ACKS_CONFIG, "all");
         producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);

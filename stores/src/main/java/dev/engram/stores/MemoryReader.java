@@ -5,15 +5,18 @@ import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.MirrorRecord;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 
@@ -76,6 +79,38 @@ public final class MemoryReader {
                 store(StateStores.MEMORY_MIRROR).prefixScan(MirrorIds.prefix(ns, kind), KEYS)) {
             it.forEachRemaining(kv -> action.accept(Keys.last(kv.key), kv.value));
         }
+    }
+
+    /** The passages and surface entities memory changed between two versions of a namespace. */
+    public record Changed(Set<String> passages, Set<String> surfaces) {}
+
+    /**
+     * What memory changed of the namespace after version {@code from} up to version {@code to}, from its log: empty
+     * when the log does not hold every transaction in between (its oldest entries were removed, or memory was written
+     * before the log was kept), and then only a whole read tells what memory holds.
+     */
+    public Optional<Changed> changed(String ns, long from, long to) {
+        if (from > to) {
+            return Optional.empty();
+        }
+        Set<String> passages = new HashSet<>();
+        Set<String> surfaces = new HashSet<>();
+        long reached = from;
+        if (from < to) {
+            try (KeyValueIterator<String, MemoryLogEntry> it =
+                    store(StateStores.MEMORY_LOG).range(MemoryLogEntry.key(ns, from + 1), MemoryLogEntry.key(ns, to))) {
+                while (it.hasNext()) {
+                    KeyValue<String, MemoryLogEntry> kv = it.next();
+                    if (kv.value == null || kv.value.since() != reached) {
+                        return Optional.empty(); // an entry is missing before this one
+                    }
+                    passages.addAll(kv.value.passages());
+                    surfaces.addAll(kv.value.surfaces());
+                    reached = MemoryLogEntry.version(kv.key);
+                }
+            }
+        }
+        return reached == to ? Optional.of(new Changed(passages, surfaces)) : Optional.empty();
     }
 
     /**

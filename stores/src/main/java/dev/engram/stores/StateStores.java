@@ -61,6 +61,12 @@ public final class StateStores {
     /** Memory step: (namespace, mirror kind, object id) → objects a mirror rejected, until a repair writes them. */
     public static final StoreSpec<MirrorEntry> MEMORY_MIRROR_COMPENSATED =
             new StoreSpec<>("memory-mirror-compensated", JsonSerde.of(MirrorEntry.class));
+    /**
+     * Memory step: (namespace, version) → what the transaction that reached the version changed (see {@link
+     * MemoryLogEntry}); the newest {@link MemoryLogEntry#KEPT_VERSIONS} versions of each namespace.
+     */
+    public static final StoreSpec<MemoryLogEntry> MEMORY_LOG =
+            new StoreSpec<>("memory-log", JsonSerde.of(MemoryLogEntry.class));
     /** Memory step: namespace → counters and watermark. */
     public static final StoreSpec<NamespaceState> MEMORY_NAMESPACES =
             new StoreSpec<>("memory-namespaces", JsonSerde.of(NamespaceState.class));
@@ -93,6 +99,7 @@ public final class StateStores {
             MEMORY_THEMES,
             MEMORY_MIRROR,
             MEMORY_MIRROR_COMPENSATED,
+            MEMORY_LOG,
             MEMORY_NAMESPACES);
 
     private StateStores() {}

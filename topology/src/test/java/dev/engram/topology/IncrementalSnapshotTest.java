@@ -7,19 +7,16 @@ import dev.engram.query.GraphLoader;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Retrieval;
-import dev.engram.schemas.MirrorRecord;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
+import dev.engram.stores.MemoryLogEntry;
 import dev.engram.stores.MemoryReader;
-import dev.engram.stores.MirrorEntry;
-import dev.engram.stores.MirrorIds;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -126,6 +123,10 @@ class IncrementalSnapshotTest {
 
         // a new version that changed no passage: every passage is kept
         NamespaceState state = namespace();
+        driver.<String, MemoryLogEntry>getKeyValueStore("memory-log")
+                .put(
+                        MemoryLogEntry.key("wiki", state.version() + 1),
+                        new MemoryLogEntry(state.version(), List.of(), List.of()));
         driver.<String, NamespaceState>getKeyValueStore("memory-namespaces").put("wiki", state.nextVersion());
         long keptBefore = kept();
         MemoryGraph g = incremental.graph("wiki", namespace(), memory);
@@ -135,51 +136,61 @@ class IncrementalSnapshotTest {
     }
 
     /**
-     * Memory that holds a passage and a surface without a recorded version (as memory written before versions were
-     * recorded) is read whole at every build, as only a whole read finds them; once a whole read finds every one
-     * versioned, builds read only what changed.
+     * When the namespace's log does not hold every transaction since the last snapshot (its oldest entries were
+     * removed, or memory was written before the log was kept), the next build reads memory whole; the builds after it
+     * read only what changed again.
      */
     @Test
-    void memoryWithoutRecordedVersionsIsReadWholeUntilEveryObjectHasOne() {
+    void aLogWithAGapSinceTheLastSnapshotMakesAWholeRead() {
         upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
         upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
-        // a passage and a surface no later document touches
-        KeyValueStore<String, Object> mirror = driver.getKeyValueStore("memory-mirror");
-        String passageEntry = MirrorIds.key("wiki", MirrorRecord.Kind.PASSAGE, firstPassageOf("program"));
-        String surfaceEntry = MirrorIds.key(
-                "wiki", MirrorRecord.Kind.ENTITY, surface("analytical engine").id());
-        Object passageVersion = mirror.delete(passageEntry);
-        Object surfaceVersion = mirror.delete(surfaceEntry);
-
         assertSameAsFromScratch();
         assertThat(readSinceLastBuild()).isEqualTo(2);
+        long before = namespace().version();
+
         upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
-        assertSameAsFromScratch();
-        assertThat(readSinceLastBuild())
-                .as("every passage, one of them without a version")
-                .isEqualTo(3);
-
-        assertThat(mirror.get(passageEntry)).as("not written again by memory").isNull();
-        mirror.put(passageEntry, passageVersion);
-        upsert("son", "Benjamin Babbage explored Australia from London.");
-        assertSameAsFromScratch();
-        assertThat(readSinceLastBuild()).as("a surface has no version yet").isEqualTo(4);
-
-        assertThat(mirror.get(surfaceEntry)).as("not written again by memory").isNull();
-        mirror.put(surfaceEntry, surfaceVersion);
         upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        KeyValueStore<String, MemoryLogEntry> log = driver.getKeyValueStore("memory-log");
+        List<String> entries = new ArrayList<>();
+        try (var it = log.range(MemoryLogEntry.key("wiki", before + 1), MemoryLogEntry.key("wiki", Long.MAX_VALUE))) {
+            it.forEachRemaining(kv -> entries.add(kv.key));
+        }
+        assertThat(entries).as("one entry per transaction").hasSizeGreaterThanOrEqualTo(2);
+        assertThat(log.get(entries.get(0)).since()).isEqualTo(before);
+        log.delete(entries.get(0)); // as if removed as too old
         assertSameAsFromScratch();
-        assertThat(readSinceLastBuild())
-                .as("read whole, every object versioned")
-                .isEqualTo(5);
+        assertThat(readSinceLastBuild()).as("read whole").isEqualTo(4);
+
         upsert("sailors", "USN sailors visited London.");
         assertSameAsFromScratch();
         assertThat(readSinceLastBuild()).as("only the new passage").isEqualTo(1);
+
+        // the last transaction's entry missing: memory is at a version the log has not reached
+        upsert("son", "Benjamin Babbage explored Australia from London.");
+        log.delete(MemoryLogEntry.key("wiki", namespace().version()));
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).as("read whole").isEqualTo(6);
+    }
+
+    /** Once told that memory's stores were restored, the loader reads memory whole at the next build. */
+    @Test
+    void whatWasKeptIsForgottenWhenMemoryIsRestored() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).isEqualTo(2);
+        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+        incremental.forgetKept();
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).as("read whole").isEqualTo(3);
+        upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).isEqualTo(1);
     }
 
     /**
      * A passage memory writes again under the same id (understood again, or deleted and written back between two
-     * snapshots) has a new version: the snapshot reads it again. Written here into the stores as the memory step
+     * snapshots) is named in the namespace's log: the snapshot reads it again. Written here into the stores as the memory step
      * would, with a text that shows which of the two the snapshot holds.
      */
     @Test
@@ -190,7 +201,6 @@ class IncrementalSnapshotTest {
         readSinceLastBuild();
 
         var passages = driver.<String, StoredPassage>getKeyValueStore("memory-passages");
-        var mirror = driver.<String, MirrorEntry>getKeyValueStore("memory-mirror");
         String id = firstPassageOf("bio");
         String key = Keys.of("wiki", id);
         StoredPassage p = passages.get(key);
@@ -212,10 +222,11 @@ class IncrementalSnapshotTest {
                         p.extraction(),
                         p.entityIds(),
                         p.embedder()));
-        String mirrorKey = MirrorIds.key("wiki", MirrorRecord.Kind.PASSAGE, id);
-        MirrorEntry entry = mirror.get(mirrorKey);
         NamespaceState state = namespace();
-        mirror.put(mirrorKey, MirrorEntry.at(state.version() + 1, entry.vectors(), Instant.now()));
+        driver.<String, MemoryLogEntry>getKeyValueStore("memory-log")
+                .put(
+                        MemoryLogEntry.key("wiki", state.version() + 1),
+                        new MemoryLogEntry(state.version(), List.of(id), List.of()));
         var namespaces = driver.<String, NamespaceState>getKeyValueStore("memory-namespaces");
         namespaces.put("wiki", state.nextVersion());
 

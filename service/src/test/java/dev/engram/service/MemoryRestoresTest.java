@@ -1,0 +1,31 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.engram.stores.StateStores;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+class MemoryRestoresTest {
+
+    @Test
+    void aRestoredMemoryStoreMakesSnapshotsForgetWhatTheyKeptOtherStoresDoNot() {
+        AtomicInteger forgotten = new AtomicInteger();
+        MemoryRestores restores = new MemoryRestores(forgotten::incrementAndGet);
+        TopicPartition changelog = new TopicPartition("engram-memory-passages-changelog", 3);
+
+        restores.onRestoreStart(changelog, StateStores.MEMORY_PASSAGES.name(), 0, 100);
+        assertThat(forgotten).hasValue(1);
+        restores.onBatchRestored(changelog, StateStores.MEMORY_PASSAGES.name(), 50, 50);
+        assertThat(forgotten).hasValue(1);
+        restores.onRestoreEnd(changelog, StateStores.MEMORY_PASSAGES.name(), 100);
+        assertThat(forgotten).hasValue(2);
+
+        restores.onRestoreStart(changelog, StateStores.MEMORY_LOG.name(), 0, 10);
+        assertThat(forgotten).hasValue(3);
+        restores.onRestoreStart(changelog, StateStores.UNDERSTAND_PENDING.name(), 0, 10);
+        restores.onRestoreEnd(changelog, StateStores.EXTRACTION_CACHE.name(), 10);
+        assertThat(forgotten).as("not memory's").hasValue(3);
+    }
+}
