@@ -33,9 +33,14 @@ final class CogitoMode implements Retrieval.Mode {
     public Map<String, double[]> bounds() {
         return Map.of(
                 "top_facts", new double[] {0, 1000},
-                "dense_candidates", new double[] {0, 10_000},
+                "alpha", new double[] {0, 100},
+                "beta", new double[] {0, 100},
+                "epsilon", new double[] {0, 1},
                 "restart", new double[] {0.01, 1},
-                "push_epsilon", new double[] {1e-12, 1});
+                "push_epsilon", new double[] {1e-12, 1},
+                "dense_candidates", new double[] {0, 10_000},
+                "decompose", new double[] {0, 1},
+                "query_entity_weight", new double[] {0, 100});
     }
 
     @Override

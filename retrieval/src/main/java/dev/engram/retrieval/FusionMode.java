@@ -26,9 +26,11 @@ final class FusionMode implements Retrieval.Mode {
     public Map<String, double[]> bounds() {
         return Map.of(
                 "k1", new double[] {1, 10_000},
+                "hops", new double[] {0, 10},
+                "rrf_k", new double[] {0, 1000},
+                "timeout_ms", new double[] {0, 60_000},
                 "seed_passages", new double[] {0, 1000},
-                "max_entity_passages", new double[] {1, 100_000},
-                "hops", new double[] {0, 10});
+                "max_entity_passages", new double[] {1, 100_000});
     }
 
     @Override
@@ -84,7 +86,7 @@ final class FusionMode implements Retrieval.Mode {
                         }
                     }
                 }
-                if (System.nanoTime() > deadline) {
+                if (System.nanoTime() >= deadline) { // 0 ms: never expand
                     timedOut = true;
                     break;
                 }

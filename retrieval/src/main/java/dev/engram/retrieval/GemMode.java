@@ -25,6 +25,11 @@ final class GemMode implements Retrieval.Mode {
     }
 
     @Override
+    public Map<String, double[]> bounds() {
+        return Map.of("themes", new double[] {0, 1}, "passage_fallback", new double[] {0, 1});
+    }
+
+    @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
         int n = g.passageCount();
         boolean useThemes = p.get("themes") > 0;

@@ -34,6 +34,10 @@ final class HybridMode implements Retrieval.Mode {
     @Override
     public Map<String, double[]> bounds() {
         Map<String, double[]> b = new LinkedHashMap<>(cogito.bounds());
+        b.put("w_cogito", new double[] {0, 100});
+        b.put("w_dense", new double[] {0, 100});
+        b.put("w_bm25", new double[] {0, 100});
+        b.put("w_bridge", new double[] {0, 100});
         b.put("depth", new double[] {1, 10_000});
         b.put("rrf_k", new double[] {0, 1000});
         b.put("bridges", new double[] {0, 10});

@@ -39,11 +39,20 @@ final class PabdMode implements Retrieval.Mode {
 
     @Override
     public Map<String, double[]> bounds() {
-        return Map.of(
-                "k_b", new double[] {0, 10_000},
-                "k_min", new double[] {0, 10_000},
-                "k_max", new double[] {1, 10_000},
-                "depth", new double[] {0, 20});
+        Map<String, double[]> b = new LinkedHashMap<>();
+        b.put("gamma", new double[] {0, 1});
+        b.put("tau_l", new double[] {0, 1});
+        b.put("tau_h", new double[] {0, 1});
+        b.put("depth", new double[] {0, 20});
+        b.put("match", new double[] {0, 6}); // the matching degree m: the local quota takes m/6 of k_b
+        b.put("k_b", new double[] {0, 10_000});
+        b.put("k_min", new double[] {0, 10_000});
+        b.put("k_max", new double[] {1, 10_000});
+        b.put("rrf_k", new double[] {0, 1000});
+        b.put("k_u", new double[] {0, 1000});
+        b.put("k_c", new double[] {0, 1000});
+        b.put("initial_weight", new double[] {0, 1});
+        return Map.copyOf(b);
     }
 
     @Override

@@ -342,7 +342,7 @@ class RetrievalModesTest {
         Retrieval.Mode m = Retrieval.mode("fusion");
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
-                g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(m, Map.of("timeout_ms", -1.0)), 3);
+                g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(m, Map.of("timeout_ms", 0.0)), 3);
 
         assertThat(r.explanation()).containsKey("fallback");
         assertThat(r.ranked()).extracting(Retrieval.Scored::passage).containsExactly(0, 2, 3);
@@ -529,6 +529,40 @@ class RetrievalModesTest {
             assertThatThrownBy(() -> Retrieval.params(Retrieval.mode(p[0]), Map.of(p[1], 1e9)))
                     .as(p[0] + " " + p[1])
                     .hasMessageContaining("must be between");
+        }
+    }
+
+    /**
+     * Every parameter of every mode has bounds that hold its default, and each mode answers at every bound of each of
+     * its parameters: a request can ask for any value the bounds allow without the mode failing on it.
+     */
+    @Test
+    void everyParameterIsBoundedAndEveryModeAnswersAtItsBounds() {
+        for (String name : Retrieval.modes()) {
+            Retrieval.Mode m = Retrieval.mode(name);
+            assertThat(m.bounds().keySet())
+                    .as(name)
+                    .containsExactlyInAnyOrderElementsOf(m.defaults().keySet());
+            m.defaults().forEach((param, value) -> {
+                double[] range = m.bounds().get(param);
+                assertThat(value).as("%s %s", name, param).isBetween(range[0], range[1]);
+                for (double v : new double[] {range[0], range[1], Math.nextDown(range[0]), Math.nextUp(range[1])}) {
+                    boolean allowed = v >= range[0] && v <= range[1];
+                    if (!allowed) {
+                        assertThatThrownBy(() -> Retrieval.params(m, Map.of(param, v)))
+                                .as("%s %s = %s", name, param, v)
+                                .hasMessageContaining("must be between");
+                        continue;
+                    }
+                    MemoryGraph g = graph(unit(0.5f, 0.5f, 0.5f));
+                    Retrieval.Result r = m.retrieve(
+                            g,
+                            new Retrieval.Query("Who directed Agni?", QUERY, t -> QUERY, new int[] {1}),
+                            Retrieval.params(m, Map.of(param, v)),
+                            4);
+                    assertThat(r.ranked()).as("%s %s = %s", name, param, v).hasSizeLessThanOrEqualTo(4);
+                }
+            });
         }
     }
 
