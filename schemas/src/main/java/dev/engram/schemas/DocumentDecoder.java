@@ -9,6 +9,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 import java.util.List;
 
 /**
@@ -74,6 +77,19 @@ public final class DocumentDecoder {
         if (!errors.isEmpty()) {
             return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + String.join("; ", errors));
         }
+        JsonNode time = node.get("event_time");
+        if (time != null && time.isTextual() && !rfc3339(time.asText())) {
+            return new Rejected(
+                    DeadLetter.Cause.SCHEMA,
+                    "schema: /event_time: '" + abbreviate(time.asText())
+                            + "' is not an RFC 3339 date-time like 2026-01-01T00:00:00Z");
+        }
+        JsonNode body = node.get("text");
+        if (body != null && body.isTextual() && "upsert".equals(node.path("op").asText()) && !visible(body.asText())) {
+            return new Rejected(
+                    DeadLetter.Cause.SCHEMA,
+                    "schema: /text: no visible character (only whitespace, control or format characters)");
+        }
         DocumentEvent event;
         try {
             event = Json.mapper().treeToValue(node, DocumentEvent.class);
@@ -102,6 +118,33 @@ public final class DocumentDecoder {
                     "key '" + abbreviate(keyText) + "' differs from the document id '" + abbreviate(event.id()) + "'");
         }
         return new Accepted(event);
+    }
+
+    /** A date-time with its offset (RFC 3339), a real day of a real month. */
+    private static boolean rfc3339(String s) {
+        try {
+            OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+            return true;
+        } catch (DateTimeParseException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Whether a text has a character a reader can see: anything but white space, separators, control and format
+     * characters (zero-width spaces, byte order marks, direction marks).
+     */
+    public static boolean visible(String text) {
+        return text.codePoints()
+                .anyMatch(c -> !Character.isWhitespace(c)
+                        && switch (Character.getType(c)) {
+                            case Character.SPACE_SEPARATOR,
+                                    Character.LINE_SEPARATOR,
+                                    Character.PARAGRAPH_SEPARATOR,
+                                    Character.CONTROL,
+                                    Character.FORMAT -> false;
+                            default -> true;
+                        });
     }
 
     private static String abbreviate(String s) {

@@ -57,6 +57,44 @@ class DocumentDecoderTest {
     }
 
     @Test
+    void rejectsAnEventTimeThatIsNoRfc3339DateTimeAndAcceptsOffsets() {
+        for (String time : new String[] {"2024-02-30T00:00:00Z", "yesterday", "2024-05-01T10:00:00", "2024-05-01"}) {
+            String json = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"x\",\"event_time\":\""
+                    + time + "\"}";
+            assertThat(rejection("d", utf8(json)))
+                    .as(time)
+                    .contains("/event_time")
+                    .contains("RFC 3339");
+        }
+        String offset = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"x\","
+                + "\"event_time\":\"2024-05-01T12:00:00+02:00\"}";
+        DocumentDecoder.Result result = decoder.decode(utf8("d"), utf8(offset));
+        assertThat(result).isInstanceOfSatisfying(DocumentDecoder.Accepted.class, a -> assertThat(
+                        a.event().eventTime())
+                .isEqualTo(Instant.parse("2024-05-01T10:00:00Z")));
+        String number = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"x\",\"event_time\":12345}";
+        assertThat(rejection("d", utf8(number))).contains("/event_time");
+    }
+
+    @Test
+    void rejectsATextWithNothingVisibleInIt() {
+        for (String text : new String[] {
+            " \\n\\t", "\\u0000", "\\u00a0\\u00a0", "\\u3000", "\\u200b\\ufeff", "\\u200f\\u200e", "\\u0007\\u001b"
+        }) {
+            String json = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"" + text + "\"}";
+            DocumentDecoder.Result result = decoder.decode(utf8("d"), utf8(json));
+            assertThat(result).as(text).isInstanceOfSatisfying(DocumentDecoder.Rejected.class, r -> {
+                assertThat(r.cause()).isEqualTo(DeadLetter.Cause.SCHEMA);
+                assertThat(r.reason()).contains("/text");
+            });
+        }
+        for (String text : new String[] {"\\u200bA", "\\u00a0.", "😀", "\\u0645", "\\u0000x"}) {
+            String json = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"" + text + "\"}";
+            assertThat(decoder.decode(utf8("d"), utf8(json))).as(text).isInstanceOf(DocumentDecoder.Accepted.class);
+        }
+    }
+
+    @Test
     void rejectsMalformedJson() {
         assertThat(rejection(null, utf8("{\"namespace\":\"wiki\","))).startsWith("malformed JSON");
         assertThat(rejection(null, utf8("{} trailing"))).startsWith("malformed JSON");

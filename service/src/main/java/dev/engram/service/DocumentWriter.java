@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.processors.ReadProcessor;
 import dev.engram.query.QueryException;
 import dev.engram.query.QueryService;
@@ -83,49 +84,53 @@ final class DocumentWriter {
             Long version,
             Long waitedMs) {}
 
-    Written upsert(String ns, String id, Requests.Document body, Duration wait) {
-        DocumentEvent event = new DocumentEvent(
-                ns,
-                id,
-                DocumentEvent.Op.UPSERT,
-                body.title(),
-                body.text(),
-                body.source(),
-                body.metadata(),
-                body.eventTime());
-        DocumentEvent accepted = validate(event);
-        List<PassageRef> expected = ReadProcessor.passages(chunker, accepted).stream()
+    /**
+     * Writes the document {@code body} (a JSON object of the fields of {@link Requests.Document}) as an upsert event:
+     * the event is the body's own fields with the namespace, id and operation added, checked by the read step's own
+     * decoder and produced as checked, byte for byte.
+     */
+    Written upsert(String ns, String id, ObjectNode body, Duration wait) {
+        ObjectNode event = Json.mapper().createObjectNode();
+        event.put("namespace", ns);
+        event.put("id", id);
+        event.put("op", "upsert");
+        event.setAll(body);
+        Checked accepted = validate(id, Json.toBytes(event));
+        List<PassageRef> expected = ReadProcessor.passages(chunker, accepted.event()).stream()
                 .map(ReadProcessor.Planned::ref)
                 .toList();
-        return write(accepted, wait, d -> d.isPresent() && holds(d.get(), accepted, expected));
+        return write(accepted, wait, d -> d.isPresent() && holds(d.get(), accepted.event(), expected));
     }
 
     Written delete(String ns, String id, Duration wait) {
-        DocumentEvent accepted = validate(DocumentEvent.delete(ns, id));
+        Checked accepted = validate(id, Json.toBytes(DocumentEvent.delete(ns, id)));
         return write(accepted, wait, d -> d.isEmpty() || d.get().status() == DocumentStatus.ARCHIVED);
     }
 
+    /** An event the read step accepts, and the bytes it accepted it from. */
+    private record Checked(DocumentEvent event, byte[] value) {}
+
     /** The event as the read step will decode it, or the 4xx that says why the stream would refuse it. */
-    private DocumentEvent validate(DocumentEvent event) {
-        byte[] value = Json.toBytes(event);
-        DocumentDecoder.Result decoded = decoder.decode(event.id().getBytes(StandardCharsets.UTF_8), value);
+    private Checked validate(String id, byte[] value) {
+        DocumentDecoder.Result decoded = decoder.decode(id.getBytes(StandardCharsets.UTF_8), value);
         if (decoded instanceof DocumentDecoder.Rejected r) {
             throw r.cause() == DeadLetter.Cause.TOO_LARGE
                     ? ApiException.tooLarge(r.reason())
                     : ApiException.badRequest(r.reason());
         }
-        return ((DocumentDecoder.Accepted) decoded).event();
+        return new Checked(((DocumentDecoder.Accepted) decoded).event(), value);
     }
 
     private interface Done {
         boolean test(Optional<DocumentRecord> document);
     }
 
-    private Written write(DocumentEvent event, Duration wait, Done done) {
+    private Written write(Checked checked, Duration wait, Done done) {
+        DocumentEvent event = checked.event();
         RecordMetadata sent;
         try {
-            sent = producer.send(new ProducerRecord<>(
-                            topic, event.id().getBytes(StandardCharsets.UTF_8), Json.toBytes(event)))
+            sent = producer.send(
+                            new ProducerRecord<>(topic, event.id().getBytes(StandardCharsets.UTF_8), checked.value()))
                     .get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

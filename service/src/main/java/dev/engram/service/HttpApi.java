@@ -6,15 +6,18 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,6 +53,9 @@ final class HttpApi implements AutoCloseable {
 
     private static final Set<String> STANDARD_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
+    /** Methods a page of another origin may have a browser send: they change nothing. */
+    private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS");
+
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     /**
@@ -150,11 +156,13 @@ final class HttpApi implements AutoCloseable {
     private final List<Compiled> routes = new ArrayList<>();
     private final NamespaceRouter router;
     private final ApiKeys keys;
+    private final Origins origins;
     private final Semaphore inFlight;
     private final Meters meters;
 
     /**
      * @param keys the API keys requests must carry, or null to serve without authentication
+     * @param origins the web pages whose requests may change something (see {@link Origins})
      * @param maxInFlight requests served at once; more are refused with 429 (health checks are always answered)
      */
     HttpApi(
@@ -162,6 +170,7 @@ final class HttpApi implements AutoCloseable {
             List<Route> table,
             NamespaceRouter router,
             ApiKeys keys,
+            Origins origins,
             int maxInFlight,
             Meters meters)
             throws IOException {
@@ -175,6 +184,7 @@ final class HttpApi implements AutoCloseable {
         }
         this.router = router;
         this.keys = keys;
+        this.origins = origins;
         this.inFlight = new Semaphore(maxInFlight);
         this.meters = meters;
         // Replies go out as headers then body: without TCP_NODELAY, Nagle's algorithm holds the body back until the
@@ -223,8 +233,24 @@ final class HttpApi implements AutoCloseable {
                         .map(Compiled::route)
                         .filter(r -> r.method().equals(method))
                         .findFirst()
-                        .orElseThrow(() -> ApiException.methodNotAllowed(
-                                matching.stream().map(c -> c.route().method()).collect(Collectors.joining(", "))));
+                        .orElseThrow(() -> {
+                            String allowed = matching.stream()
+                                    .map(c -> c.route().method())
+                                    .distinct()
+                                    .collect(Collectors.joining(", "));
+                            exchange.getResponseHeaders().set("Allow", allowed);
+                            return ApiException.methodNotAllowed(allowed);
+                        });
+                if (!SAFE_METHODS.contains(method)) {
+                    String origin = exchange.getRequestHeaders().getFirst("Origin");
+                    if (!origins.allows(origin, exchange.getRequestHeaders().getFirst("Host"), keys != null)) {
+                        throw new ApiException(
+                                403,
+                                "forbidden_origin",
+                                "requests from pages of origin '" + origin + "' are not accepted (see"
+                                        + " ENGRAM_HTTP_ALLOWED_ORIGINS)");
+                    }
+                }
                 ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
                 Request request =
                         new Request(method, exchange.getRequestURI(), params, null, caller, presentedKey(exchange));
@@ -378,26 +404,61 @@ final class HttpApi implements AutoCloseable {
         }
     }
 
-    /** A percent-decoded path segment or query parameter; in a path a '+' is itself, not a space. */
     /**
      * A query parameter's name or value, form-encoded: {@code +} is a space (as browsers' {@code URLSearchParams},
      * curl's {@code --data-urlencode} and most HTTP clients send it), {@code %2B} a plus.
      */
     static String decodeQuery(String s) {
-        try {
-            return URLDecoder.decode(s, StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            throw ApiException.badRequest("bad percent-encoding in '" + s + "'");
-        }
+        return percentDecode(s, true);
     }
 
     /** A path segment: {@code +} is a plus. */
     static String decode(String s) {
-        try {
-            return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            throw ApiException.badRequest("bad percent-encoding in '" + s + "'");
+        return percentDecode(s, false);
+    }
+
+    /**
+     * Percent-decodes {@code s} as UTF-8, strictly: an escape that is not two hex digits, or bytes that are not UTF-8
+     * (overlong forms, surrogates, stray continuation bytes) are a 400, never replaced by U+FFFD, so that two
+     * different requests can never name the same id.
+     */
+    private static String percentDecode(String s, boolean plusIsSpace) {
+        if (s.indexOf('%') < 0) {
+            return plusIsSpace ? s.replace('+', ' ') : s;
         }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(s.length());
+        for (int i = 0; i < s.length(); ) {
+            char c = s.charAt(i);
+            if (c == '%') {
+                int hi = i + 2 < s.length() ? Character.digit(s.charAt(i + 1), 16) : -1;
+                int lo = hi >= 0 ? Character.digit(s.charAt(i + 2), 16) : -1;
+                if (lo < 0) {
+                    throw ApiException.badRequest("bad percent-encoding in '" + abbreviate(s) + "'");
+                }
+                bytes.write(hi << 4 | lo);
+                i += 3;
+                continue;
+            }
+            int cp = s.codePointAt(i);
+            byte[] raw = (plusIsSpace && cp == '+' ? " " : new String(Character.toChars(cp)))
+                    .getBytes(StandardCharsets.UTF_8);
+            bytes.write(raw, 0, raw.length);
+            i += Character.charCount(cp);
+        }
+        try {
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes.toByteArray()))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw ApiException.badRequest("percent-encoded bytes that are not UTF-8 in '" + abbreviate(s) + "'");
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 200 ? s : s.substring(0, 197) + "...";
     }
 
     private static void sendError(HttpExchange exchange, ApiException e) throws IOException {

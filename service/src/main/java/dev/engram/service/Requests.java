@@ -12,11 +12,15 @@ import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryCommand;
 import java.io.IOException;
-import java.time.Instant;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -69,7 +73,7 @@ final class Requests {
      * "event_time": "2026-01-01T00:00:00Z"}}; only {@code text} is required. Whatever else a document must be is the
      * stream's rule ({@code DocumentDecoder}), applied to the event this body becomes.
      */
-    record Document(String title, String text, String source, Map<String, Object> metadata, Instant eventTime) {
+    record Document(String title, String text, String source, Map<String, Object> metadata, String eventTime) {
         static final String EXAMPLE = "{\"title\": \"...\", \"text\": \"...\"}";
 
         Document {
@@ -112,6 +116,20 @@ final class Requests {
 
     /** Binds a body to a request record, or a 400 that shows what one looks like. */
     static <T> T read(byte[] body, Class<T> type, String example) {
+        return bind(object(body, example), type, example);
+    }
+
+    /** A body as a JSON object (strict UTF-8, no duplicate fields, no trailing data), or a 400. */
+    static ObjectNode object(byte[] body, String example) {
+        try {
+            StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body));
+        } catch (CharacterCodingException e) {
+            throw ApiException.badRequest("body is not valid UTF-8");
+        }
         JsonNode tree;
         try {
             tree = STRICT.readTree(body);
@@ -121,6 +139,11 @@ final class Requests {
         if (tree == null || !tree.isObject()) {
             throw ApiException.badRequest("body must be a JSON object like " + example);
         }
+        return (ObjectNode) tree;
+    }
+
+    /** Binds a JSON object to a request record, or a 400 that says which field is wrong. */
+    static <T> T bind(ObjectNode tree, Class<T> type, String example) {
         try {
             return STRICT.treeToValue(tree, type);
         } catch (ValueInstantiationException e) {

@@ -1,5 +1,6 @@
 package dev.engram.service;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.query.QueryService;
 import dev.engram.query.Responses;
 import dev.engram.schemas.DocumentStatus;
@@ -242,7 +243,8 @@ final class Routes {
     }
 
     private Reply put(Request r) {
-        Requests.Document body = Requests.read(r.body(), Requests.Document.class, Requests.Document.EXAMPLE);
+        ObjectNode body = Requests.object(r.body(), Requests.Document.EXAMPLE);
+        Requests.bind(body, Requests.Document.class, Requests.Document.EXAMPLE); // a 400 naming a wrong field
         DocumentWriter.Written w = writer().upsert(r.namespace(), id(r), body, waitFor(r, "verified"));
         return Reply.json(Boolean.TRUE.equals(w.inMemory()) ? 200 : 202, w);
     }

@@ -3,11 +3,14 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentEvent;
 import dev.engram.schemas.Json;
 import dev.engram.understanding.Chunker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -30,15 +33,20 @@ class DocumentWriterTest {
         return new DocumentWriter(producer, TOPIC, maxBytes, new Chunker(200), null, partition -> -1L);
     }
 
-    private static Requests.Document text(String text) {
-        return new Requests.Document("T", text, null, null, null);
+    private static ObjectNode text(String text) {
+        return body("{\"title\": \"T\", \"text\": " + Json.mapper().valueToTree(text) + "}");
+    }
+
+    private static ObjectNode body(String json) {
+        return Requests.object(json.getBytes(StandardCharsets.UTF_8), "{}");
     }
 
     @Test
     void aDocumentAtTheLimitIsProducedAndOneBytePastItIsRefusedWithNothingProduced() {
         String text = "x".repeat(1000);
-        int atLimit =
-                Json.toBytes(new DocumentEvent("ns", "d", DocumentEvent.Op.UPSERT, "T", text, null, null, null)).length;
+        MockProducer<byte[], byte[]> measure = producer(true);
+        writer(measure, 1 << 20).upsert("ns", "d", text(text), null);
+        int atLimit = measure.history().get(0).value().length; // the event as produced
         MockProducer<byte[], byte[]> producer = producer(true);
         DocumentWriter w = writer(producer, atLimit);
 
@@ -55,12 +63,46 @@ class DocumentWriterTest {
                 .hasMessageContaining("above the limit of " + atLimit);
         // what the schema refuses is a 400 with its reason, within the size limit too
         DocumentWriter roomy = writer(producer, 1 << 20);
-        assertThatThrownBy(() ->
-                        roomy.upsert("ns", "d", new Requests.Document("t".repeat(2001), "x", null, null, null), null))
+        assertThatThrownBy(() -> roomy.upsert(
+                        "ns", "d", body("{\"title\": \"" + "t".repeat(2001) + "\", \"text\": \"x\"}"), null))
                 .isInstanceOfSatisfying(
                         ApiException.class, e -> assertThat(e.status()).isEqualTo(400))
                 .hasMessageContaining("title");
         assertThat(producer.history()).hasSize(1);
+    }
+
+    /**
+     * A body becomes the event the read step decodes, byte for byte: what the topic would dead-letter (a null title, a
+     * number for a time, a date that does not exist, a text with nothing visible) is a 400 here, and nothing is
+     * produced.
+     */
+    @Test
+    void whatTheReadStepWouldDeadLetterIsA400AndWhatItAcceptsIsProducedAsChecked() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        DocumentWriter w = writer(producer, 1 << 20);
+        for (String bad : new String[] {
+            "{\"title\": null, \"text\": \"x\"}",
+            "{\"text\": \"x\", \"event_time\": 12345}",
+            "{\"text\": \"x\", \"event_time\": \"2024-02-30T00:00:00Z\"}",
+            "{\"text\": \"\\u200b\\u00a0\"}",
+            "{\"text\": \"x\", \"metadata\": null}"
+        }) {
+            assertThatThrownBy(() -> w.upsert("ns", "d", body(bad), null))
+                    .as(bad)
+                    .isInstanceOfSatisfying(
+                            ApiException.class, e -> assertThat(e.status()).isEqualTo(400));
+        }
+        assertThat(producer.history()).isEmpty();
+
+        w.upsert("ns", "d", body("{\"text\": \"Ada\", \"event_time\": \"2024-05-01T12:00:00+02:00\"}"), null);
+        byte[] produced = producer.history().get(0).value();
+        DocumentDecoder.Result decoded =
+                new DocumentDecoder(1 << 20).decode("d".getBytes(StandardCharsets.UTF_8), produced);
+        assertThat(decoded).isInstanceOfSatisfying(DocumentDecoder.Accepted.class, a -> {
+            assertThat(a.event().namespace()).isEqualTo("ns");
+            assertThat(a.event().op()).isEqualTo(DocumentEvent.Op.UPSERT);
+            assertThat(a.event().eventTime()).isEqualTo(Instant.parse("2024-05-01T10:00:00Z"));
+        });
     }
 
     @Test

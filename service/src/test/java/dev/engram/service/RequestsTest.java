@@ -20,6 +20,20 @@ class RequestsTest {
     }
 
     @Test
+    void aBodyThatIsNotUtf8IsRefusedEvenWhereAJsonParserWouldReadIt() {
+        for (byte[] bad : new byte[][] {
+            {'{', '"', 'q', 'u', 'e', 'r', 'y', '"', ':', '"', (byte) 0xC0, (byte) 0xAF, '"', '}'},
+            {'{', '"', 'q', 'u', 'e', 'r', 'y', '"', ':', '"', (byte) 0xED, (byte) 0xA0, (byte) 0x80, '"', '}'},
+            {'{', '"', 'q', 'u', 'e', 'r', 'y', '"', ':', '"', (byte) 0xFF, '"', '}'}
+        }) {
+            assertThatThrownBy(() -> Requests.read(bad, Requests.Retrieve.class, "{}"))
+                    .isInstanceOfSatisfying(
+                            ApiException.class, e -> assertThat(e.status()).isEqualTo(400))
+                    .hasMessageContaining("UTF-8");
+        }
+    }
+
+    @Test
     void aRetrieveRequestTakesItsDefaults() {
         Requests.Retrieve r = retrieve("{\"query\": \"who?\"}");
 
