@@ -13,6 +13,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -160,7 +161,17 @@ public record EngramConfig(
     }
 
     /** Where the HTTP API listens, and the address other instances reach it at (Kafka Streams application.server). */
-    public record Http(String host, int port, String advertisedHost, int advertisedPort, int maxInFlight) {
+    public record Http(
+            String host,
+            int port,
+            String advertisedHost,
+            int advertisedPort,
+            int maxInFlight,
+            List<String> allowedOrigins) {
+
+        public Http {
+            allowedOrigins = List.copyOf(allowedOrigins);
+        }
 
         /** {@code host:port} as other instances reach this one. */
         public String applicationServer() {
@@ -332,7 +343,11 @@ public record EngramConfig(
                 port,
                 env.string("ENGRAM_ADVERTISED_HOST", "localhost"),
                 env.integer("ENGRAM_ADVERTISED_PORT", port, 0, 65535),
-                env.integer("ENGRAM_HTTP_MAX_IN_FLIGHT", 256, 1, 100_000));
+                env.integer("ENGRAM_HTTP_MAX_IN_FLIGHT", 256, 1, 100_000),
+                Arrays.stream(env.string("ENGRAM_HTTP_ALLOWED_ORIGINS", "").split(","))
+                        .map(String::strip)
+                        .filter(o -> !o.isEmpty())
+                        .toList());
         Storage storage = new Storage(
                 Path.of(env.string("ENGRAM_STATE_DIR", ".engram/state")),
                 env.integer("ENGRAM_ROCKSDB_MEMORY_MB", 128, 8, 1 << 20) * (1L << 20));

@@ -250,6 +250,7 @@ public final class EngramService implements AutoCloseable {
                         .table(),
                 router,
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
+                new Origins(config.http().advertisedHost(), config.http().allowedOrigins()),
                 config.http().maxInFlight(),
                 meters);
         ingest.start();

@@ -28,6 +28,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.streams.KafkaStreams;
@@ -74,6 +75,7 @@ class HttpApiTest {
                 new Routes(queries, () -> down, () -> "# metrics\n", noMirrors()).table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
                 null,
+                Origins.local("engram.example"),
                 64,
                 meters);
         base = "http://127.0.0.1:" + api.port();
@@ -82,6 +84,7 @@ class HttpApiTest {
                 new Routes(queries, () -> down, () -> METRICS, noMirrors()).table(),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
                 new ApiKeys(ApiKeys.parseInline("admin:*:root-key;read:ns:ns-reader;read:other:other-reader")),
+                Origins.local("engram.example"),
                 64,
                 Meters.detached());
         securedBase = "http://127.0.0.1:" + secured.port();
@@ -276,6 +279,30 @@ class HttpApiTest {
         assertThat(r.body().path("error").path("message").asText()).contains("CREATED");
     }
 
+    /** A browser names the page a request comes from: pages of other sites may read, but not write or call tools. */
+    @Test
+    void requestsThatChangeSomethingFromPagesOfOtherSitesAre403() {
+        Function<String, ItSupport.Response> retrieveFrom =
+                origin -> ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/ns/retrieve"))
+                        .header("Origin", origin)
+                        .header("Content-Type", "text/plain;charset=UTF-8")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"query\": \"x\"}")));
+        for (String evil : new String[] {"http://evil.example", "http://evil.example:8080", "null", "file://", "%%"}) {
+            ItSupport.Response r = retrieveFrom.apply(evil);
+            assertThat(r.status()).as(evil).isEqualTo(403);
+            assertThat(r.body().path("error").path("code").asText()).isEqualTo("forbidden_origin");
+        }
+        for (String local : new String[] {"http://localhost:5173", "http://127.0.0.1:8080", "https://engram.example"}) {
+            assertThat(retrieveFrom.apply(local).status()).as(local).isEqualTo(503); // past the check: not running
+        }
+        assertThat(ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/metrics"))
+                                .header("Origin", "http://evil.example")
+                                .GET())
+                        .status())
+                .as("reading is not concerned")
+                .isEqualTo(200);
+    }
+
     @Test
     void answeringWithoutAnLlmIsNotImplementedAndSaysHowToConfigureIt() {
         ItSupport.Response r = ItSupport.post(base + "/v1/namespaces/ns/answer", "{\"query\": \"x\"}");
@@ -295,10 +322,10 @@ class HttpApiTest {
         assertThat(ItSupport.get(base + "/v1/namespaces/" + "a".repeat(200)).status())
                 .isEqualTo(400);
         assertThat(ItSupport.get(base + "/v1/namespaces/%2e%2e").status()).isEqualTo(400);
-        assertThat(ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/metrics"))
-                                .DELETE())
-                        .status())
-                .isEqualTo(405);
+        ItSupport.Response wrongMethod = ItSupport.call(
+                HttpRequest.newBuilder(URI.create(base + "/metrics")).DELETE());
+        assertThat(wrongMethod.status()).isEqualTo(405);
+        assertThat(wrongMethod.raw().headers().firstValue("Allow")).contains("GET");
     }
 
     @Test
@@ -337,6 +364,7 @@ class HttpApiTest {
                 List.of(slow, health),
                 new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
                 null,
+                Origins.local("localhost"),
                 1,
                 Meters.detached())) {
             String at = "http://127.0.0.1:" + one.port();
@@ -368,6 +396,20 @@ class HttpApiTest {
     void aPlusInAPathIsAPlus() {
         assertThat(HttpApi.decode("c++")).isEqualTo("c++");
         assertThat(HttpApi.decode("a%2Bb%20c")).isEqualTo("a+b c");
+    }
+
+    @Test
+    void percentEncodedBytesThatAreNotUtf8AreRefusedNeverReplaced() {
+        assertThat(HttpApi.decode("%C3%9Cn%C3%AFcode")).isEqualTo("Ünïcode");
+        assertThat(HttpApi.decode("%F0%9F%98%80")).isEqualTo("😀");
+        assertThat(HttpApi.decode("😀%20x")).isEqualTo("😀 x");
+        for (String bad : new String[] {"%FF%FE", "%C0%AF", "%ED%A0%80", "%80", "%E2%82", "a%", "a%4", "%G1"}) {
+            assertThatThrownBy(() -> HttpApi.decode(bad))
+                    .as(bad)
+                    .isInstanceOfSatisfying(
+                            ApiException.class, e -> assertThat(e.status()).isEqualTo(400));
+            assertThatThrownBy(() -> HttpApi.decodeQuery(bad)).as(bad).isInstanceOf(ApiException.class);
+        }
     }
 
     @Test

@@ -1,0 +1,65 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class OriginsTest {
+
+    @Test
+    void pagesOfThisMachineAndOfTheAdvertisedHostAreAllowedOthersAreNot() {
+        Origins o = Origins.local("engram.internal");
+        assertThat(o.allows(null, "anything", false)).as("not a browser").isTrue();
+        for (String ok : new String[] {
+            "http://localhost:8080",
+            "http://127.0.0.1",
+            "http://127.8.9.1:3000",
+            "http://[::1]:8080",
+            "http://app.localhost",
+            "https://engram.internal",
+            "http://ENGRAM.internal:8080"
+        }) {
+            assertThat(o.allows(ok, "evil.example:8080", false)).as(ok).isTrue();
+        }
+        for (String no : new String[] {
+            "http://evil.example",
+            "null",
+            "",
+            "file:///tmp/x.html",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example",
+            "not a uri at all",
+            "http://engram.internal.evil.example"
+        }) {
+            assertThat(o.allows(no, "engram.internal:8080", false)).as(no).isFalse();
+        }
+    }
+
+    /**
+     * A page of the very origin the request goes to is allowed only where keys are required: without keys, a page of
+     * an attacker's domain that resolves to this instance (DNS rebinding) would be of that origin too.
+     */
+    @Test
+    void theRequestsOwnOriginIsAllowedOnlyWithKeys() {
+        Origins o = Origins.local("localhost");
+        assertThat(o.allows("http://engram.lan:8080", "engram.lan:8080", true)).isTrue();
+        assertThat(o.allows("https://engram.lan", "engram.lan", true)).isTrue();
+        assertThat(o.allows("http://engram.lan:8080", "engram.lan:8080", false)).isFalse();
+        assertThat(o.allows("http://engram.lan:8081", "engram.lan:8080", true)).isFalse();
+        assertThat(o.allows("http://other.lan:8080", "engram.lan:8080", true)).isFalse();
+    }
+
+    @Test
+    void configuredOriginsAndTheWildcard() {
+        Origins o = new Origins("localhost", List.of("https://app.example.com/", " http://tools.example:3000"));
+        assertThat(o.allows("https://app.example.com", "engram:8080", false)).isTrue();
+        assertThat(o.allows("http://tools.example:3000", "engram:8080", false)).isTrue();
+        assertThat(o.allows("http://app.example.com", "engram:8080", false))
+                .as("another scheme")
+                .isFalse();
+        assertThat(o.allows("http://tools.example:3001", "engram:8080", false)).isFalse();
+        assertThat(new Origins("localhost", List.of("*")).allows("http://evil.example", "x", false))
+                .isTrue();
+    }
+}
