@@ -10,7 +10,10 @@ import java.net.ConnectException;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
@@ -20,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -106,7 +110,14 @@ final class ClientCommands {
         }
         Options o;
         try {
-            o = Options.parse(args);
+            o = Options.parse(args, FLAGS.getOrDefault(command, Set.of()));
+            String ns = o.get("--namespace", null);
+            if (ns != null && !NAMESPACE.matcher(ns).matches()) {
+                throw new IllegalArgumentException("--namespace must match " + NAMESPACE.pattern() + ": '" + ns + "'");
+            }
+            if (command.equals("status") && !o.positional().isEmpty()) {
+                throw new IllegalArgumentException("takes no arguments, only options (--help for usage)");
+            }
         } catch (IllegalArgumentException e) {
             err.println("engram " + command + ": " + e.getMessage());
             return USAGE;
@@ -128,7 +139,7 @@ final class ClientCommands {
                     + " (start one with ./engram demo or ./engram run, or pass --url)");
             return UNREACHABLE;
         } catch (IOException e) {
-            err.println("engram " + command + ": " + e);
+            err.println("engram " + command + ": " + (e.getMessage() == null ? e : e.getMessage()));
             return FAILED;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -136,18 +147,33 @@ final class ClientCommands {
         }
     }
 
+    /** The options each command takes. */
+    private static final Map<String, Set<String>> FLAGS = Map.of(
+            "ingest", Set.of("--namespace", "--concurrency", "--state", "--url"),
+            "query", Set.of("--namespace", "--mode", "--top-k", "--json", "--url"),
+            "status", Set.of("--namespace", "--url"));
+
+    /** What the service takes as a namespace. */
+    private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
     /** {@code --name value} pairs and the positional arguments after them. */
     record Options(Map<String, String> named, List<String> positional) {
-        static Options parse(List<String> args) {
+        /** Parses {@code args}; an option not in {@code known}, or one given twice, is refused. */
+        static Options parse(List<String> args, Set<String> known) {
             Map<String, String> named = new LinkedHashMap<>();
             List<String> positional = new ArrayList<>();
             for (int i = 0; i < args.size(); i++) {
                 String a = args.get(i);
                 if (a.startsWith("--")) {
+                    if (!known.contains(a)) {
+                        throw new IllegalArgumentException("unknown option " + a + " (--help for usage)");
+                    }
                     if (i + 1 >= args.size()) {
                         throw new IllegalArgumentException(a + " needs a value");
                     }
-                    named.put(a, args.get(++i));
+                    if (named.put(a, args.get(++i)) != null) {
+                        throw new IllegalArgumentException(a + " is given twice");
+                    }
                 } else {
                     positional.add(a);
                 }
@@ -347,6 +373,10 @@ final class ClientCommands {
                         fileId + "#" + (i + 1), where, null, "a line needs \"id\" (or \"doc_id\") and \"text\""));
                 continue;
             }
+            if (id.asText().isEmpty()) {
+                items.add(new Item(fileId + "#" + (i + 1), where, null, "\"id\" must not be empty"));
+                continue;
+            }
             ObjectNode body = Json.mapper().createObjectNode();
             for (String field : List.of("title", "text", "source", "metadata", "event_time")) {
                 if (node.has(field)) {
@@ -366,7 +396,12 @@ final class ClientCommands {
         if (!Files.exists(statePath)) {
             return out;
         }
-        JsonNode state = Json.mapper().readTree(statePath.toFile());
+        JsonNode state;
+        try {
+            state = Json.mapper().readTree(statePath.toFile());
+        } catch (IOException e) {
+            throw new IOException("cannot read the state file " + statePath + " (" + describe(e) + ")", e);
+        }
         if (!url.equals(state.path("url").asText())) {
             return out; // another instance's memory: send everything
         }
@@ -377,6 +412,28 @@ final class ClientCommands {
     }
 
     private void writeState(Path statePath, Map<String, String> reached) throws IOException {
+        try {
+            writeStateFile(statePath, reached);
+        } catch (IOException e) {
+            throw new IOException("cannot write the state file " + statePath + " (" + describe(e) + ")", e);
+        }
+    }
+
+    /** What went wrong with a file, in words. */
+    private static String describe(IOException e) {
+        if (e instanceof NoSuchFileException) {
+            return "no such file or directory: " + e.getMessage();
+        }
+        if (e instanceof AccessDeniedException) {
+            return "permission denied: " + e.getMessage();
+        }
+        if (e instanceof FileSystemException f && f.getReason() != null) {
+            return f.getReason() + ": " + f.getFile();
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
+
+    private void writeStateFile(Path statePath, Map<String, String> reached) throws IOException {
         Files.createDirectories(statePath.toAbsolutePath().getParent());
         ObjectNode state = Json.mapper().createObjectNode();
         state.put("url", url);
@@ -461,6 +518,10 @@ final class ClientCommands {
 
     int query(Options o) throws IOException, InterruptedException {
         String ns = o.require("--namespace");
+        String json = o.get("--json", "false");
+        if (!json.equals("true") && !json.equals("false")) {
+            throw new IllegalArgumentException("--json must be true or false");
+        }
         if (o.positional().isEmpty()) {
             throw new IllegalArgumentException("no TEXT to query (engram query --help)");
         }
@@ -474,7 +535,7 @@ final class ClientCommands {
             err.println("engram query: HTTP " + r.statusCode() + " " + message(r));
             return FAILED;
         }
-        if (Boolean.parseBoolean(o.get("--json", "false"))) {
+        if (json.equals("true")) {
             out.println(r.body());
             return OK;
         }

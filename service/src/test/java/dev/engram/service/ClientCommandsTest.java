@@ -2,10 +2,66 @@ package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ClientCommandsTest {
+
+    /** Runs a command against an address nothing listens at: whatever it refuses, it refuses before any request. */
+    private static int run(String command, List<String> args, StringBuilder err) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int code = ClientCommands.run(
+                command,
+                args,
+                Map.of("ENGRAM_URL", "http://127.0.0.1:9"),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        err.append(bytes.toString(StandardCharsets.UTF_8));
+        return code;
+    }
+
+    @Test
+    void unknownRepeatedOrBadOptionsAndHostileNamespacesAreUsageErrorsBeforeAnythingIsWritten(@TempDir Path dir)
+            throws Exception {
+        Path doc = Files.writeString(dir.resolve("a.txt"), "Ada Lovelace wrote Note G.");
+        Path state = dir.resolve("state");
+        Object[][] cases = {
+            {"ingest", List.of("--namespace", "ns", "--bogus", "x", doc.toString()), "unknown option --bogus"},
+            {"query", List.of("--namespace", "ns", "--bogus", "1", "who"), "unknown option --bogus"},
+            {"query", List.of("--namespace", "ns", "--top-k", "1", "--top-k", "2", "who"), "given twice"},
+            {"query", List.of("--namespace", "ns", "--json", "maybe", "who"), "--json must be true or false"},
+            {"status", List.of("extra", "args"), "takes no arguments"},
+            {"ingest", List.of("--namespace", "../pwned", "--state", state.toString(), doc.toString()), "--namespace"},
+            {"ingest", List.of("--namespace", "../pwned", doc.toString()), "--namespace"},
+            {"query", List.of("--namespace", "a/b", "who"), "--namespace"},
+            {"status", List.of("--namespace", ""), "--namespace"}
+        };
+        for (Object[] c : cases) {
+            StringBuilder err = new StringBuilder();
+            @SuppressWarnings("unchecked")
+            int code = run((String) c[0], (List<String>) c[1], err);
+            assertThat(code).as("%s %s", c[0], c[1]).isEqualTo(2);
+            assertThat(err.toString()).as("%s %s", c[0], c[1]).contains((String) c[2]);
+        }
+        assertThat(state).doesNotExist();
+        assertThat(Path.of(".engram", "pwned.json")).doesNotExist();
+    }
+
+    @Test
+    void aStateFileThatCannotBeReadIsSaidInWords(@TempDir Path dir) throws Exception {
+        Path doc = Files.writeString(dir.resolve("a.txt"), "Ada Lovelace wrote Note G.");
+        StringBuilder err = new StringBuilder();
+        int code = run("ingest", List.of("--namespace", "ns", "--state", dir.toString(), doc.toString()), err);
+        assertThat(code).isNotZero();
+        assertThat(err.toString()).contains("cannot read the state file " + dir).doesNotContain("Exception");
+    }
 
     @Test
     void thePipelineLineReadsEachStepsLagAndTheOutcomesFromTheMetrics() {
