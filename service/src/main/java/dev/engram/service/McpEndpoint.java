@@ -53,10 +53,19 @@ final class McpEndpoint {
         } catch (IOException e) {
             return Reply.json(400, error(null, -32700, "parse error: " + e.getMessage()));
         }
-        if (message == null || !message.isObject()) {
+        if (message != null && message.isArray()) {
             return Reply.json(400, error(null, -32600, "expected one JSON-RPC message (batches are not supported)"));
         }
+        if (message == null || !message.isObject()) {
+            return Reply.json(400, error(null, -32600, "expected a JSON-RPC 2.0 message: a JSON object"));
+        }
+        if (!"2.0".equals(message.path("jsonrpc").textValue())) {
+            return Reply.json(400, error(null, -32600, "expected \"jsonrpc\": \"2.0\""));
+        }
         JsonNode id = message.get("id");
+        if (id != null && !(id.isTextual() || id.isIntegralNumber())) {
+            return Reply.json(400, error(null, -32600, "a request id is a string or an integer"));
+        }
         String method = message.path("method").asText("");
         if (id == null || !message.has("method")) {
             // a notification (initialized, cancelled) or a client's response: nothing to answer

@@ -1,0 +1,50 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.schemas.Json;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** What the MCP endpoint refuses before it looks at the method: anything but one JSON-RPC 2.0 message. */
+class McpEndpointTest {
+
+    private final McpEndpoint mcp = new McpEndpoint("127.0.0.1", () -> 1, List::of);
+
+    private HttpApi.Reply handle(String body) {
+        return mcp.handle(new HttpApi.Request(
+                "POST", URI.create("/mcp"), Map.of(), body.getBytes(StandardCharsets.UTF_8), null, null));
+    }
+
+    private static JsonNode body(HttpApi.Reply reply) {
+        return Json.mapper().valueToTree(reply.body());
+    }
+
+    @Test
+    void anythingButOneJsonRpc2MessageIsRefusedSayingWhy() {
+        Object[][] cases = {
+            {"", "a JSON object"},
+            {"null", "a JSON object"},
+            {"\"ping\"", "a JSON object"},
+            {"[]", "batches are not supported"},
+            {"{\"jsonrpc\": \"1.0\", \"id\": 1, \"method\": \"ping\"}", "\"jsonrpc\": \"2.0\""},
+            {"{\"id\": 1, \"method\": \"ping\"}", "\"jsonrpc\": \"2.0\""},
+            {"{\"jsonrpc\": \"2.0\", \"id\": {\"a\": 1}, \"method\": \"ping\"}", "string or an integer"},
+            {"{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}", "string or an integer"}
+        };
+        for (Object[] c : cases) {
+            HttpApi.Reply reply = handle((String) c[0]);
+            assertThat(reply.status()).as((String) c[0]).isEqualTo(400);
+            assertThat(body(reply).path("error").path("message").asText())
+                    .as((String) c[0])
+                    .contains((String) c[1]);
+        }
+        HttpApi.Reply ping = handle("{\"jsonrpc\": \"2.0\", \"id\": \"p-1\", \"method\": \"ping\"}");
+        assertThat(ping.status()).isEqualTo(200);
+        assertThat(body(ping).path("id").asText()).isEqualTo("p-1");
+    }
+}
