@@ -285,13 +285,16 @@ final class MemoryTransaction {
                 .put(
                         MemoryLogEntry.key(ns, version),
                         new MemoryLogEntry(since, List.copyOf(changedPassages), List.copyOf(changedSurfaces)));
-        long oldest = version - MemoryLogEntry.KEPT_VERSIONS;
-        if (oldest <= 0) {
+        // the entries this transaction makes too old: those before were removed by the transactions before it (a scan
+        // from the namespace's first version would step over every entry ever removed, until RocksDB compacts them)
+        long from = Math.max(0, since - MemoryLogEntry.KEPT_VERSIONS);
+        long to = version - MemoryLogEntry.KEPT_VERSIONS - 1;
+        if (to < from) {
             return;
         }
         List<String> expired = new ArrayList<>();
         try (KeyValueIterator<String, MemoryLogEntry> it =
-                stores.log().range(MemoryLogEntry.key(ns, 0), MemoryLogEntry.key(ns, oldest - 1))) {
+                stores.log().range(MemoryLogEntry.key(ns, from), MemoryLogEntry.key(ns, to))) {
             it.forEachRemaining(kv -> expired.add(kv.key));
         }
         expired.forEach(stores.log()::delete);

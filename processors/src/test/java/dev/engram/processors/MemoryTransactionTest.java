@@ -157,6 +157,12 @@ class MemoryTransactionTest {
         assertThat(log())
                 .as("version 1 is now too old, version 3 is not")
                 .containsOnlyKeys(3L, 3 + MemoryLogEntry.KEPT_VERSIONS);
+        MemoryTransaction next = memory.begin();
+        write(next, "e5");
+        next.commit();
+        assertThat(log())
+                .as("version 3 now is")
+                .containsOnlyKeys(3 + MemoryLogEntry.KEPT_VERSIONS, 4 + MemoryLogEntry.KEPT_VERSIONS);
     }
 
     private Map<Long, MemoryLogEntry> log() {
