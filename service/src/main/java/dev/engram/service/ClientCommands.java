@@ -74,8 +74,8 @@ final class ClientCommands {
               PATH: files or folders; every .txt, .md, .markdown, .html, .htm and .pdf file is one document (its
               id: its path below the argument's folder; its title: an HTML page's <title>, a PDF's title, else
               its first '# ' heading, else its name; HTML and PDF are sent as their text), every line of a
-              .jsonl file is one ({"id" or "doc_id", "text", "title", "source", "metadata", "event_time"});
-              other files are skipped.
+              .jsonl file is one ({"id" or "doc_id", "text", "title", "source", "metadata", "event_time"}; a
+              line's other fields, as corpora often carry, are not sent); other files are skipped.
               --namespace NS    the namespace to write to (required)
               --concurrency N   documents in flight at once, 1-64 (default 8)
               --state FILE      what earlier runs got into memory (default .engram/ingest/NS.json): only

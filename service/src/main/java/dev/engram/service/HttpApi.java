@@ -30,7 +30,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -231,13 +230,18 @@ final class HttpApi implements AutoCloseable {
                 routeName = matching.get(0).route().template();
                 Route route = matching.stream()
                         .map(Compiled::route)
-                        .filter(r -> r.method().equals(method))
+                        // HEAD is GET without the body (health checks of load balancers send it)
+                        .filter(r -> r.method().equals(method.equals("HEAD") ? "GET" : method))
                         .findFirst()
                         .orElseThrow(() -> {
-                            String allowed = matching.stream()
+                            List<String> methods = new ArrayList<>(matching.stream()
                                     .map(c -> c.route().method())
                                     .distinct()
-                                    .collect(Collectors.joining(", "));
+                                    .toList());
+                            if (methods.contains("GET")) {
+                                methods.add("HEAD");
+                            }
+                            String allowed = String.join(", ", methods);
                             exchange.getResponseHeaders().set("Allow", allowed);
                             return ApiException.methodNotAllowed(allowed);
                         });
@@ -487,6 +491,10 @@ final class HttpApi implements AutoCloseable {
         exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
         exchange.getResponseHeaders().set("X-Frame-Options", "DENY");
         exchange.getResponseHeaders().set("Content-Security-Policy", "frame-ancestors 'none'");
+        if (exchange.getRequestMethod().equals("HEAD")) {
+            exchange.sendResponseHeaders(status, -1);
+            return;
+        }
         exchange.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
         if (bytes.length > 0) {
             try (OutputStream out = exchange.getResponseBody()) {

@@ -325,7 +325,21 @@ class HttpApiTest {
         ItSupport.Response wrongMethod = ItSupport.call(
                 HttpRequest.newBuilder(URI.create(base + "/metrics")).DELETE());
         assertThat(wrongMethod.status()).isEqualTo(405);
-        assertThat(wrongMethod.raw().headers().firstValue("Allow")).contains("GET");
+        assertThat(wrongMethod.raw().headers().firstValue("Allow")).contains("GET, HEAD");
+    }
+
+    @Test
+    void headIsGetWithoutTheBody() {
+        ItSupport.Response metrics = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/metrics"))
+                .method("HEAD", HttpRequest.BodyPublishers.noBody()));
+        assertThat(metrics.status()).isEqualTo(200);
+        assertThat(metrics.raw().body()).isEmpty();
+        assertThat(metrics.raw().headers().firstValue("Content-Type")).isPresent();
+        assertThat(ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/v1/health"))
+                                .method("HEAD", HttpRequest.BodyPublishers.noBody()))
+                        .status())
+                .as("not serving")
+                .isEqualTo(503);
     }
 
     @Test
