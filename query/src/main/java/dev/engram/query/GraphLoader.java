@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,7 +55,11 @@ public final class GraphLoader implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
 
-    private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos, long bytes) {}
+    /**
+     * A namespace's snapshot; not {@code trusted} once memory's stores were restored since it was read: it is served
+     * until the next build, which every query then asks for.
+     */
+    private record Cached(MemoryGraph graph, long builtAtNanos, long buildNanos, long bytes, boolean trusted) {}
 
     private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
     /** When each cached namespace was last queried: the least recently used leave first. */
@@ -155,11 +160,22 @@ public final class GraphLoader implements AutoCloseable {
      * Forgets the passages and surfaces every namespace's snapshot kept, so that each next build reads memory whole:
      * memory's stores were rebuilt from their changelogs (after an exactly-once rollback, a store that went missing, or
      * a partition that came to this instance), and what a build read from them before may never have been committed.
-     * Snapshots themselves are served until their next build.
+     * Snapshots themselves are served until their next build, which the next query asks for whatever their version.
      */
     public void forgetKept() {
+        forgetKept(ns -> true);
+    }
+
+    /** {@link #forgetKept()} for the namespaces {@code which} accepts. */
+    public void forgetKept(Predicate<String> which) {
         keptEpoch.incrementAndGet();
-        parts.clear();
+        parts.keySet().removeIf(which);
+        for (String ns : cache.keySet()) {
+            if (which.test(ns)) {
+                cache.computeIfPresent(
+                        ns, (k, c) -> new Cached(c.graph(), c.builtAtNanos(), c.buildNanos(), c.bytes(), false));
+            }
+        }
     }
 
     /** Vectors the namespaces' latest snapshots scan beside their graphs while the background writes them. */
@@ -197,6 +213,7 @@ public final class GraphLoader implements AutoCloseable {
         evictIdle(now);
         Cached c = cache.get(ns);
         if (c != null
+                && c.trusted()
                 && (c.graph().version() == version
                         || (now - c.builtAtNanos() < servesFor(c) && !quiet(c, changedAt)))) {
             return c.graph();
@@ -238,9 +255,10 @@ public final class GraphLoader implements AutoCloseable {
         lock.lock();
         try {
             Cached c = cache.get(ns);
-            if (c != null && c.graph().version() >= version) {
+            if (c != null && c.trusted() && c.graph().version() >= version) {
                 return c.graph(); // another query built it meanwhile
             }
+            long epoch = keptEpoch.get();
             long t0 = System.nanoTime();
             MemoryGraph g;
             try {
@@ -257,7 +275,9 @@ public final class GraphLoader implements AutoCloseable {
             }
             Parts kept = parts.get(ns);
             long bytes = g.estimatedBytes() + (kept == null ? 0 : extraBytes(kept));
-            Cached previous = cache.put(ns, new Cached(g, now, now - t0, bytes));
+            // built from reads made before a restore of the stores: served, and built again at the next query
+            boolean trusted = keptEpoch.get() == epoch;
+            Cached previous = cache.put(ns, new Cached(g, now, now - t0, bytes, trusted));
             if (previous != null) {
                 previous.graph().release();
             }
@@ -418,7 +438,9 @@ public final class GraphLoader implements AutoCloseable {
      */
     private MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
         long epoch = keptEpoch.get();
-        long version = state.version();
+        // the version as memory holds it now, read after the epoch: lower than the caller's when memory was rolled back
+        // since (the caller read a transaction's state before it was aborted), and then what is read is that older one
+        long version = memory.namespace(ns).map(NamespaceState::version).orElse(state.version());
         Parts last = parts.get(ns);
         if (last != null && last.version() > version) {
             last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted

@@ -57,6 +57,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.StreamsMetadata;
@@ -181,7 +182,10 @@ public final class EngramService implements AutoCloseable {
                 understander.embedder().modelId(),
                 config.query().snapshotBuildShare(),
                 meters);
-        streams.setGlobalStateRestoreListener(new MemoryRestores(graphs::forgetKept));
+        streams.setGlobalStateRestoreListener(new MemoryRestores(partition -> graphs.forgetKept(ns -> {
+            int p = memoryPartitionOf(ns);
+            return p < 0 || p == partition; // not known (a rebalance): forgotten too
+        })));
         Map<String, Object> producer = config.kafka().clientConfig();
         producer.put(ProducerConfig.ACKS_CONFIG, "all");
         producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -257,6 +261,17 @@ public final class EngramService implements AutoCloseable {
         streams.start();
         if (mirrors != null) {
             mirrors.start();
+        }
+    }
+
+    /** The memory step's partition that holds a namespace, or -1 while that is not known (during a rebalance). */
+    private int memoryPartitionOf(String ns) {
+        try {
+            KeyQueryMetadata m =
+                    streams.queryMetadataForKey(StateStores.MEMORY_NAMESPACES.name(), ns, new StringSerializer());
+            return m == null ? -1 : m.partition();
+        } catch (RuntimeException e) {
+            return -1;
         }
     }
 

@@ -3,6 +3,7 @@ package dev.engram.service;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoreSpec;
 import java.util.Set;
+import java.util.function.IntConsumer;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.processor.StateRestoreListener;
@@ -17,16 +18,17 @@ final class MemoryRestores implements StateRestoreListener {
     private static final Set<String> MEMORY =
             StateStores.MEMORY.stream().map(StoreSpec::name).collect(Collectors.toUnmodifiableSet());
 
-    private final Runnable forget;
+    private final IntConsumer forget;
 
-    MemoryRestores(Runnable forget) {
+    /** @param forget forgets what snapshots kept of the namespaces of a partition of the memory step */
+    MemoryRestores(IntConsumer forget) {
         this.forget = forget;
     }
 
     @Override
     public void onRestoreStart(TopicPartition partition, String storeName, long startingOffset, long endingOffset) {
         if (MEMORY.contains(storeName)) {
-            forget.run();
+            forget.accept(partition.partition());
         }
     }
 
@@ -36,7 +38,7 @@ final class MemoryRestores implements StateRestoreListener {
     @Override
     public void onRestoreEnd(TopicPartition partition, String storeName, long totalRestored) {
         if (MEMORY.contains(storeName)) {
-            forget.run();
+            forget.accept(partition.partition());
         }
     }
 }

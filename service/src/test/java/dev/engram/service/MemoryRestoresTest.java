@@ -3,6 +3,8 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.stores.StateStores;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -12,7 +14,11 @@ class MemoryRestoresTest {
     @Test
     void aRestoredMemoryStoreMakesSnapshotsForgetWhatTheyKeptOtherStoresDoNot() {
         AtomicInteger forgotten = new AtomicInteger();
-        MemoryRestores restores = new MemoryRestores(forgotten::incrementAndGet);
+        List<Integer> partitions = new ArrayList<>();
+        MemoryRestores restores = new MemoryRestores(partition -> {
+            partitions.add(partition);
+            forgotten.incrementAndGet();
+        });
         TopicPartition changelog = new TopicPartition("engram-memory-passages-changelog", 3);
 
         restores.onRestoreStart(changelog, StateStores.MEMORY_PASSAGES.name(), 0, 100);
@@ -27,5 +33,6 @@ class MemoryRestoresTest {
         restores.onRestoreStart(changelog, StateStores.UNDERSTAND_PENDING.name(), 0, 10);
         restores.onRestoreEnd(changelog, StateStores.EXTRACTION_CACHE.name(), 10);
         assertThat(forgotten).as("not memory's").hasValue(3);
+        assertThat(partitions).containsOnly(3);
     }
 }

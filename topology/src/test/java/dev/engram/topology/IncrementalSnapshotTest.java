@@ -186,6 +186,41 @@ class IncrementalSnapshotTest {
         upsert("navy", "The United States Navy commissioned new ships in 1940.");
         assertSameAsFromScratch();
         assertThat(readSinceLastBuild()).isEqualTo(1);
+
+        // a snapshot read before a restore is built again at the next query, though memory's version has not moved
+        MemoryGraph before = incremental.graph("wiki", namespace(), memory);
+        assertThat(incremental.graph("wiki", namespace(), memory)).isSameAs(before);
+        incremental.forgetKept(ns -> ns.equals("another"));
+        assertThat(incremental.graph("wiki", namespace(), memory))
+                .as("another namespace's restore")
+                .isSameAs(before);
+        incremental.forgetKept(ns -> ns.equals("wiki"));
+        MemoryGraph after = incremental.graph("wiki", namespace(), memory);
+        assertThat(after).isNotSameAs(before);
+        assertThat(after.version()).isEqualTo(before.version());
+        assertThat(readSinceLastBuild()).as("read whole").isEqualTo(4);
+        assertThat(incremental.graph("wiki", namespace(), memory)).isSameAs(after);
+    }
+
+    /**
+     * A query that read the namespace's state of a transaction that was then rolled back (exactly-once) asks for a
+     * version memory no longer holds: the snapshot is built at the version memory holds, so that the next change is
+     * read through the log from there.
+     */
+    @Test
+    void aSnapshotIsBuiltAtTheVersionMemoryHoldsNotAtARolledBackOne() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        NamespaceState held = namespace();
+        NamespaceState rolledBack = held.nextVersion().nextVersion().nextVersion();
+        MemoryGraph g = incremental.graph("wiki", rolledBack, memory);
+        assertThat(g.version()).isEqualTo(held.version());
+        assertThat(readSinceLastBuild()).isEqualTo(2);
+        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild())
+                .as("only what changed since what was read")
+                .isEqualTo(1);
     }
 
     /**
