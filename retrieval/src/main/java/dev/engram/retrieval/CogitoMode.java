@@ -128,6 +128,18 @@ final class CogitoMode implements Retrieval.Mode {
      * residual exceeds {@code epsilon} times its degree, so the total work is O(1 / (ε·γ)) whatever the graph's size.
      */
     static double[] push(MemoryGraph g, double[] pi0, double restart, double epsilon, Map<String, Object> explain) {
+        return push(g, pi0, restart, epsilon, MAX_PUSH_WORK, explain);
+    }
+
+    /**
+     * How many neighbours a query's push may visit at most: far beyond what the default tolerance needs on any graph,
+     * but a bound on what a request's own {@code restart} and {@code push_epsilon} may ask (their bound on the work,
+     * 1 / (ε·γ), reaches 10^14 at the parameters' limits).
+     */
+    static final long MAX_PUSH_WORK = 20_000_000;
+
+    static double[] push(
+            MemoryGraph g, double[] pi0, double restart, double epsilon, long maxWork, Map<String, Object> explain) {
         int nodes = pi0.length;
         double[] estimate = new double[nodes];
         push(
@@ -139,6 +151,7 @@ final class CogitoMode implements Retrieval.Mode {
                 new boolean[nodes],
                 restart,
                 epsilon,
+                maxWork,
                 explain);
         return estimate;
     }
@@ -157,6 +170,7 @@ final class CogitoMode implements Retrieval.Mode {
             boolean[] seen,
             double restart,
             double epsilon,
+            long maxWork,
             Map<String, Object> explain) {
         int entities = g.entityCount();
         int nodes = entities + g.passageCount();
@@ -170,8 +184,18 @@ final class CogitoMode implements Retrieval.Mode {
             }
         }
         long pushes = 0;
+        long work = 0;
         int touched = 0;
         while (size > 0) {
+            if (work > maxWork) {
+                // out of budget: what is queued stays in the residual (the estimate is a lower bound of π)
+                for (; size > 0; size--) {
+                    queued[queue[head]] = false;
+                    head = head + 1 == nodes ? 0 : head + 1;
+                }
+                explain.put("diffusion_stopped", "work budget of " + maxWork + " neighbour visits");
+                break;
+            }
             int u = queue[head];
             head = head + 1 == nodes ? 0 : head + 1;
             size--;
@@ -191,6 +215,7 @@ final class CogitoMode implements Retrieval.Mode {
             if (neighbours.length == 0) {
                 continue; // a dangling node keeps its share of the restart, as in the power iteration
             }
+            work += neighbours.length;
             double share = (1 - restart) * r / neighbours.length;
             for (int n : neighbours) {
                 int v = u < entities ? entities + n : n;
@@ -282,7 +307,7 @@ final class CogitoMode implements Retrieval.Mode {
         int[] queue = g.nodeScratch.ints();
         boolean[] queued = g.nodeScratch.flags();
         boolean[] seen = g.nodeScratch.flags();
-        push(g, pi0, pi, queue, queued, seen, p.get("restart"), p.get("push_epsilon"), explain);
+        push(g, pi0, pi, queue, queued, seen, p.get("restart"), p.get("push_epsilon"), MAX_PUSH_WORK, explain);
         // (17)-(18) CogniRank over the candidates: passages the diffusion reached, plus the best by cosine
         double[] diff = new double[g.passageCount()];
         double[] cos = new double[g.passageCount()];

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -335,6 +336,17 @@ class RetrievalModesTest {
         for (int i = 0; i < n; i++) {
             assertThat(pushed[i]).as("node " + i).isCloseTo(pi[i], Offset.offset(1e-9));
         }
+
+        // a push out of its work budget stops, says so, and has spread less than the whole diffusion
+        Map<String, Object> explain = new HashMap<>();
+        double[] stopped = CogitoMode.push(g, pi0, restart, 1e-12, 3, explain);
+        assertThat(explain).containsKey("diffusion_stopped");
+        double total = 0;
+        for (int i = 0; i < n; i++) {
+            assertThat(stopped[i]).as("node " + i).isLessThanOrEqualTo(pi[i] + 1e-12);
+            total += stopped[i];
+        }
+        assertThat(total).isLessThan(Arrays.stream(pi).sum() - 1e-6);
     }
 
     @Test
