@@ -13,6 +13,7 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Validation at the edge: turns the raw bytes of a documents-topic record into a {@link DocumentEvent}, or into the
@@ -77,6 +78,12 @@ public final class DocumentDecoder {
         if (!errors.isEmpty()) {
             return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + String.join("; ", errors));
         }
+        String surrogate = unpairedSurrogate(node, "");
+        if (surrogate != null) {
+            // valid JSON escapes ("\ud800") that no UTF-8 encodes: written to bytes, they would become '?'
+            return new Rejected(
+                    DeadLetter.Cause.SCHEMA, "schema: " + surrogate + ": an unpaired surrogate, which is not text");
+        }
         JsonNode time = node.get("event_time");
         if (time != null && time.isTextual() && !rfc3339(time.asText())) {
             return new Rejected(
@@ -118,6 +125,45 @@ public final class DocumentDecoder {
                     "key '" + abbreviate(keyText) + "' differs from the document id '" + abbreviate(event.id()) + "'");
         }
         return new Accepted(event);
+    }
+
+    /** The JSON pointer of the first string (or field name) under {@code node} with an unpaired surrogate, or null. */
+    private static String unpairedSurrogate(JsonNode node, String at) {
+        if (node.isTextual()) {
+            return unpaired(node.textValue()) ? (at.isEmpty() ? "/" : at) : null;
+        }
+        if (node.isObject()) {
+            for (Map.Entry<String, JsonNode> field : node.properties()) {
+                String path = at + "/" + field.getKey();
+                if (unpaired(field.getKey())) {
+                    return path;
+                }
+                String found = unpairedSurrogate(field.getValue(), path);
+                if (found != null) {
+                    return found;
+                }
+            }
+        } else if (node.isArray()) {
+            for (int i = 0; i < node.size(); i++) {
+                String found = unpairedSurrogate(node.get(i), at + "/" + i);
+                if (found != null) {
+                    return found;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static boolean unpaired(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A date-time with its offset (RFC 3339), a real day of a real month. */

@@ -77,6 +77,25 @@ class DocumentDecoderTest {
     }
 
     @Test
+    void rejectsUnpairedSurrogatesWrittenAsEscapesAnywhereAndKeepsPairs() {
+        for (String fields : new String[] {
+            "\"text\":\"x\\ud800\"",
+            "\"text\":\"x\\udc00y\"",
+            "\"text\":\"x\",\"title\":\"\\ud83d\"",
+            "\"text\":\"x\",\"metadata\":{\"tags\":[\"ok\",\"\\udfff\"]}",
+            "\"text\":\"x\",\"metadata\":{\"\\ud800\":1}"
+        }) {
+            String json = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\"," + fields + "}";
+            assertThat(rejection("d", utf8(json))).as(fields).contains("unpaired surrogate");
+        }
+        String pair = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"\\ud83d\\ude00\"}";
+        assertThat(decoder.decode(utf8("d"), utf8(pair)))
+                .isInstanceOfSatisfying(
+                        DocumentDecoder.Accepted.class,
+                        a -> assertThat(a.event().text()).isEqualTo("😀"));
+    }
+
+    @Test
     void rejectsATextWithNothingVisibleInIt() {
         for (String text : new String[] {
             " \\n\\t", "\\u0000", "\\u00a0\\u00a0", "\\u3000", "\\u200b\\ufeff", "\\u200f\\u200e", "\\u0007\\u001b"

@@ -80,7 +80,7 @@ final class ClientCommands {
               --concurrency N   documents in flight at once, 1-64 (default 8)
               --state FILE      what earlier runs got into memory (default .engram/ingest/NS.json): only
                                 documents new or changed since are sent""" + COMMON, "query", """
-            usage: engram query --namespace NS [--mode hybrid] [--top-k 5] [--json true] [--url URL] TEXT...
+            usage: engram query --namespace NS [--mode hybrid] [--top-k 5] [--json true] [--url URL] [--] TEXT...
               Retrieves the passages that best answer TEXT, as a table (or the API's JSON with --json true).
               --mode M    dense, bm25, hybrid (default), cogito, como, gem, fusion, pabd (docs/retrieval.md)
               --top-k K   results, 1-100 (default 5)""" + COMMON, "status", """
@@ -164,6 +164,10 @@ final class ClientCommands {
             List<String> positional = new ArrayList<>();
             for (int i = 0; i < args.size(); i++) {
                 String a = args.get(i);
+                if (a.equals("--")) { // the end of the options: what follows is text, whatever it starts with
+                    positional.addAll(args.subList(i + 1, args.size()));
+                    break;
+                }
                 if (a.startsWith("--")) {
                     if (!known.contains(a)) {
                         throw new IllegalArgumentException("unknown option " + a + " (--help for usage)");

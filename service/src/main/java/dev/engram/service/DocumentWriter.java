@@ -86,15 +86,19 @@ final class DocumentWriter {
 
     /**
      * Writes the document {@code body} (a JSON object of the fields of {@link Requests.Document}) as an upsert event:
-     * the event is the body's own fields with the namespace, id and operation added, checked by the read step's own
-     * decoder and produced as checked, byte for byte.
+     * the event is the body's own fields (those set to null left out) with the namespace, id and operation added,
+     * checked by the read step's own decoder and produced as checked, byte for byte.
      */
     Written upsert(String ns, String id, ObjectNode body, Duration wait) {
         ObjectNode event = Json.mapper().createObjectNode();
         event.put("namespace", ns);
         event.put("id", id);
         event.put("op", "upsert");
-        event.setAll(body);
+        body.properties().forEach(field -> {
+            if (!field.getValue().isNull()) { // a field set to null is left out, as clients send an absent value
+                event.set(field.getKey(), field.getValue());
+            }
+        });
         Checked accepted = validate(id, Json.toBytes(event));
         List<PassageRef> expected = ReadProcessor.passages(chunker, accepted.event()).stream()
                 .map(ReadProcessor.Planned::ref)

@@ -347,6 +347,13 @@ public record EngramConfig(
                 Arrays.stream(env.string("ENGRAM_HTTP_ALLOWED_ORIGINS", "").split(","))
                         .map(String::strip)
                         .filter(o -> !o.isEmpty())
+                        .map(o -> {
+                            try {
+                                return Origins.checked(o);
+                            } catch (IllegalArgumentException e) {
+                                throw new IllegalArgumentException("ENGRAM_HTTP_ALLOWED_ORIGINS: " + e.getMessage());
+                            }
+                        })
                         .toList());
         Storage storage = new Storage(
                 Path.of(env.string("ENGRAM_STATE_DIR", ".engram/state")),

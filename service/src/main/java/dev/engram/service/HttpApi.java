@@ -52,8 +52,6 @@ final class HttpApi implements AutoCloseable {
 
     private static final Set<String> STANDARD_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
-    /** Methods a page of another origin may have a browser send: they change nothing. */
-    private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS");
 
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
@@ -245,9 +243,13 @@ final class HttpApi implements AutoCloseable {
                             exchange.getResponseHeaders().set("Allow", allowed);
                             return ApiException.methodNotAllowed(allowed);
                         });
-                if (!SAFE_METHODS.contains(method)) {
+                if (changes(route)) {
                     String origin = exchange.getRequestHeaders().getFirst("Origin");
-                    if (!origins.allows(origin, exchange.getRequestHeaders().getFirst("Host"), keys != null)) {
+                    if (!origins.allows(
+                            origin,
+                            exchange.getRequestHeaders().getFirst("Host"),
+                            exchange.getRequestHeaders().getFirst("X-Forwarded-Host"),
+                            keys != null)) {
                         throw new ApiException(
                                 403,
                                 "forbidden_origin",
@@ -312,6 +314,14 @@ final class HttpApi implements AutoCloseable {
             return authorization.substring(7).strip();
         }
         return exchange.getRequestHeaders().getFirst("X-API-Key");
+    }
+
+    /** Whether a route changes memory or calls tools: one a write or admin key is needed for, and MCP. */
+    private static boolean changes(Route route) {
+        return !route.method().equals("GET")
+                && (route.role() == ApiKeys.Role.WRITE
+                        || route.role() == ApiKeys.Role.ADMIN
+                        || route.template().equals("/mcp"));
     }
 
     /** Methods are metric tags: any other than the standard ones counts as OTHER, so no request adds a series. */

@@ -8,17 +8,19 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Which web pages may make a browser send requests that change memory or call tools (every method but {@code GET},
- * {@code HEAD} and {@code OPTIONS}). A browser names the page's origin in an {@code Origin} header; other clients
- * (curl, SDKs, other instances) send none and are not concerned.
+ * Which web pages may make a browser send requests that change memory or call tools (routes that need a {@code write}
+ * or {@code admin} key, and MCP). A browser names the page's origin in an {@code Origin} header; other clients (curl,
+ * SDKs, other instances) send none and are not concerned, and reading (including {@code POST /retrieve}) is never
+ * concerned: a page of another site cannot read the answers without CORS, which this API does not grant.
  *
  * <p>Allowed: pages served from this machine (a loopback host: {@code localhost}, {@code 127.0.0.1}, {@code [::1]}),
  * from the host this instance advertises, and the origins configured ({@code ENGRAM_HTTP_ALLOWED_ORIGINS}, or
- * {@code *} for any). With API keys required, a page of the origin the request is sent to (the explorer, opened at any
- * name) is allowed too: another site's page cannot present a key. Without keys that rule is left out, since a page of
- * an attacker's domain that resolves to this instance (DNS rebinding) is then of the same origin as the request.
- * Everything else is refused, which stops a page of another site from writing to a key-less instance (cross-site
- * request forgery).
+ * {@code *} for any). A page of the very origin the request is sent to (the explorer, opened at any name) is allowed
+ * when API keys are required (another site's page cannot present a key; behind a proxy that rewrites {@code Host}, the
+ * proxy's {@code X-Forwarded-Host} counts), and without keys when that origin's host is an IP address: with a name
+ * instead, the page could be an attacker's domain that resolves to this instance (DNS rebinding), which is of the
+ * same origin as the request. Everything else is refused, which stops a page of another site from writing to a
+ * key-less instance (cross-site request forgery).
  */
 final class Origins {
 
@@ -42,6 +44,14 @@ final class Origins {
 
     /** Whether a request that carries {@code Origin: origin} and {@code Host: host} may go on. */
     boolean allows(String origin, String host, boolean keysRequired) {
+        return allows(origin, host, null, keysRequired);
+    }
+
+    /**
+     * Whether a request that carries {@code Origin: origin}, {@code Host: host} and {@code X-Forwarded-Host:
+     * forwardedHost} (null when absent) may go on.
+     */
+    boolean allows(String origin, String host, String forwardedHost, boolean keysRequired) {
         if (origin == null || any) {
             return true;
         }
@@ -58,7 +68,42 @@ final class Origins {
         if (loopback(h) || h.equals(advertisedHost) || allowed.contains(normalize(origin.strip()))) {
             return true;
         }
-        return keysRequired && host != null && hostPort(uri).equalsIgnoreCase(host.strip());
+        String own = hostPort(uri);
+        if (keysRequired) {
+            return (host != null && own.equalsIgnoreCase(host.strip()))
+                    || (forwardedHost != null && own.equalsIgnoreCase(forwardedHost.split(",")[0].strip()));
+        }
+        return ipLiteral(h) && host != null && own.equalsIgnoreCase(host.strip());
+    }
+
+    private static boolean ipLiteral(String host) {
+        return host.startsWith("[") || host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+    }
+
+    /** Checks a configured origin: {@code scheme://host[:port]}, or {@code *}. */
+    static String checked(String origin) {
+        if (origin.equals("*")) {
+            return origin;
+        }
+        try {
+            URI uri = new URI(origin);
+            String scheme = uri.getScheme();
+            if (scheme == null
+                    || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))
+                    || uri.getHost() == null
+                    || (uri.getRawPath() != null
+                            && !uri.getRawPath().isEmpty()
+                            && !uri.getRawPath().equals("/"))
+                    || uri.getRawQuery() != null
+                    || uri.getRawFragment() != null
+                    || uri.getRawUserInfo() != null) {
+                throw new IllegalArgumentException();
+            }
+            return origin;
+        } catch (URISyntaxException | IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    "not an origin (scheme://host[:port], like https://app.example.com): '" + origin + "'");
+        }
     }
 
     private static boolean loopback(String host) {
@@ -78,8 +123,16 @@ final class Origins {
         return defaultPort ? uri.getHost() : uri.getHost() + ":" + port;
     }
 
+    /** {@code scheme://host[:port]} in lower case, the port left out where it is the scheme's default. */
     private static String normalize(String origin) {
         String o = origin.toLowerCase(Locale.ROOT);
-        return o.endsWith("/") ? o.substring(0, o.length() - 1) : o;
+        o = o.endsWith("/") ? o.substring(0, o.length() - 1) : o;
+        if (o.startsWith("http://") && o.endsWith(":80")) {
+            return o.substring(0, o.length() - 3);
+        }
+        if (o.startsWith("https://") && o.endsWith(":443")) {
+            return o.substring(0, o.length() - 4);
+        }
+        return o;
     }
 }

@@ -50,6 +50,10 @@ class ClientCommandsTest {
             assertThat(code).as("%s %s", c[0], c[1]).isEqualTo(2);
             assertThat(err.toString()).as("%s %s", c[0], c[1]).contains((String) c[2]);
         }
+        StringBuilder err = new StringBuilder();
+        assertThat(run("query", List.of("--namespace", "ns", "--", "--force", "who"), err))
+                .as("after --, text: sent, to an address where nothing answers")
+                .isEqualTo(ClientCommands.UNREACHABLE);
         assertThat(state).doesNotExist();
         assertThat(Path.of(".engram", "pwned.json")).doesNotExist();
     }

@@ -72,20 +72,20 @@ class DocumentWriterTest {
     }
 
     /**
-     * A body becomes the event the read step decodes, byte for byte: what the topic would dead-letter (a null title, a
-     * number for a time, a date that does not exist, a text with nothing visible) is a 400 here, and nothing is
-     * produced.
+     * A body becomes the event the read step decodes, byte for byte (fields set to null left out): what the topic would
+     * dead-letter (a number for a time, a date that does not exist, a text with nothing visible, metadata that is no
+     * object, an unpaired surrogate) is a 400 here, and nothing is produced.
      */
     @Test
     void whatTheReadStepWouldDeadLetterIsA400AndWhatItAcceptsIsProducedAsChecked() {
         MockProducer<byte[], byte[]> producer = producer(true);
         DocumentWriter w = writer(producer, 1 << 20);
         for (String bad : new String[] {
-            "{\"title\": null, \"text\": \"x\"}",
             "{\"text\": \"x\", \"event_time\": 12345}",
             "{\"text\": \"x\", \"event_time\": \"2024-02-30T00:00:00Z\"}",
             "{\"text\": \"\\u200b\\u00a0\"}",
-            "{\"text\": \"x\", \"metadata\": null}"
+            "{\"text\": \"x\", \"metadata\": [1]}",
+            "{\"text\": \"x\\ud800\"}"
         }) {
             assertThatThrownBy(() -> w.upsert("ns", "d", body(bad), null))
                     .as(bad)
@@ -94,8 +94,17 @@ class DocumentWriterTest {
         }
         assertThat(producer.history()).isEmpty();
 
-        w.upsert("ns", "d", body("{\"text\": \"Ada\", \"event_time\": \"2024-05-01T12:00:00+02:00\"}"), null);
+        w.upsert(
+                "ns",
+                "d",
+                body("{\"text\": \"Ada\", \"title\": null, \"metadata\": null,"
+                        + " \"event_time\": \"2024-05-01T12:00:00+02:00\"}"),
+                null);
         byte[] produced = producer.history().get(0).value();
+        assertThat(new String(produced, StandardCharsets.UTF_8))
+                .as("a field set to null is left out")
+                .doesNotContain("title")
+                .doesNotContain("metadata");
         DocumentDecoder.Result decoded =
                 new DocumentDecoder(1 << 20).decode("d".getBytes(StandardCharsets.UTF_8), produced);
         assertThat(decoded).isInstanceOfSatisfying(DocumentDecoder.Accepted.class, a -> {

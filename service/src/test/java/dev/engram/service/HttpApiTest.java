@@ -279,28 +279,34 @@ class HttpApiTest {
         assertThat(r.body().path("error").path("message").asText()).contains("CREATED");
     }
 
-    /** A browser names the page a request comes from: pages of other sites may read, but not write or call tools. */
+    /**
+     * A browser names the page a request comes from: pages of other sites may not write or call tools; reading,
+     * including a search by POST, is not concerned.
+     */
     @Test
-    void requestsThatChangeSomethingFromPagesOfOtherSitesAre403() {
-        Function<String, ItSupport.Response> retrieveFrom =
-                origin -> ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/ns/retrieve"))
+    void writesFromPagesOfOtherSitesAre403() {
+        Function<String, ItSupport.Response> writeFrom =
+                origin -> ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/ns/documents/d"))
                         .header("Origin", origin)
                         .header("Content-Type", "text/plain;charset=UTF-8")
-                        .POST(HttpRequest.BodyPublishers.ofString("{\"query\": \"x\"}")));
+                        .PUT(HttpRequest.BodyPublishers.ofString("{\"text\": \"x\"}")));
         for (String evil : new String[] {"http://evil.example", "http://evil.example:8080", "null", "file://", "%%"}) {
-            ItSupport.Response r = retrieveFrom.apply(evil);
+            ItSupport.Response r = writeFrom.apply(evil);
             assertThat(r.status()).as(evil).isEqualTo(403);
             assertThat(r.body().path("error").path("code").asText()).isEqualTo("forbidden_origin");
         }
         for (String local : new String[] {"http://localhost:5173", "http://127.0.0.1:8080", "https://engram.example"}) {
-            assertThat(retrieveFrom.apply(local).status()).as(local).isEqualTo(503); // past the check: not running
+            assertThat(writeFrom.apply(local).status()).as(local).isEqualTo(503); // past the check: not running
         }
-        assertThat(ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/metrics"))
-                                .header("Origin", "http://evil.example")
-                                .GET())
-                        .status())
-                .as("reading is not concerned")
-                .isEqualTo(200);
+        ItSupport.Response mcp = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
+                .header("Origin", "http://evil.example")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}")));
+        assertThat(mcp.status()).as("tools can write").isEqualTo(403);
+        ItSupport.Response search =
+                ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/ns/retrieve"))
+                        .header("Origin", "http://evil.example")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"query\": \"x\"}")));
+        assertThat(search.status()).as("reading is not concerned").isEqualTo(503);
     }
 
     @Test

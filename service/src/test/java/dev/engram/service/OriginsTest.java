@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -37,22 +38,42 @@ class OriginsTest {
     }
 
     /**
-     * A page of the very origin the request goes to is allowed only where keys are required: without keys, a page of
-     * an attacker's domain that resolves to this instance (DNS rebinding) would be of that origin too.
+     * A page of the very origin the request goes to is allowed with keys required, and without keys only at an IP
+     * address: at a name, it could be a page of an attacker's domain that resolves to this instance (DNS rebinding).
      */
     @Test
-    void theRequestsOwnOriginIsAllowedOnlyWithKeys() {
+    void theRequestsOwnOriginIsAllowedWithKeysOrAtAnIpAddress() {
         Origins o = Origins.local("localhost");
         assertThat(o.allows("http://engram.lan:8080", "engram.lan:8080", true)).isTrue();
         assertThat(o.allows("https://engram.lan", "engram.lan", true)).isTrue();
         assertThat(o.allows("http://engram.lan:8080", "engram.lan:8080", false)).isFalse();
         assertThat(o.allows("http://engram.lan:8081", "engram.lan:8080", true)).isFalse();
         assertThat(o.allows("http://other.lan:8080", "engram.lan:8080", true)).isFalse();
+        assertThat(o.allows("http://10.0.0.5:8081", "10.0.0.5:8081", false)).isTrue();
+        assertThat(o.allows("http://[fd00::5]:8081", "[fd00::5]:8081", false)).isTrue();
+        assertThat(o.allows("http://10.0.0.5:8081", "10.0.0.6:8081", false)).isFalse();
+        // behind a proxy that rewrites Host, with keys: the proxy's forwarded host
+        assertThat(o.allows("https://engram.company.com", "engram:8080", "engram.company.com", true))
+                .isTrue();
+        assertThat(o.allows("https://engram.company.com", "engram:8080", "engram.company.com", false))
+                .as("a page can set that header itself")
+                .isFalse();
+    }
+
+    @Test
+    void aConfiguredOriginMustBeOne() {
+        assertThat(Origins.checked("https://app.example.com")).isEqualTo("https://app.example.com");
+        assertThat(Origins.checked("http://tools.example:3000/")).isEqualTo("http://tools.example:3000/");
+        assertThat(Origins.checked("*")).isEqualTo("*");
+        for (String bad :
+                new String[] {"app.example.com", "ftp://x", "https://x/path", "https://u@x", "https://", "x y"}) {
+            assertThatThrownBy(() -> Origins.checked(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
     }
 
     @Test
     void configuredOriginsAndTheWildcard() {
-        Origins o = new Origins("localhost", List.of("https://app.example.com/", " http://tools.example:3000"));
+        Origins o = new Origins("localhost", List.of("https://app.example.com:443/", " http://tools.example:3000"));
         assertThat(o.allows("https://app.example.com", "engram:8080", false)).isTrue();
         assertThat(o.allows("http://tools.example:3000", "engram:8080", false)).isTrue();
         assertThat(o.allows("http://app.example.com", "engram:8080", false))
