@@ -411,7 +411,7 @@ public record EngramConfig(
                         env.integer("ENGRAM_ANN_BEAM_WIDTH", EngramHnswFormat.DEFAULT_BEAM_WIDTH, 8, 3200),
                         env.bool("ENGRAM_ANN_BACKGROUND_WRITES", true)),
                 env.integer("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", 1000, 0, 3_600_000),
-                env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 200, 0, Integer.MAX_VALUE),
+                env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 50, 0, Integer.MAX_VALUE),
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),
                 Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)),
                 env.integer("ENGRAM_SNAPSHOT_BUILD_PERCENT", 25, 1, 100) / 100.0);
