@@ -430,7 +430,22 @@ public final class GraphLoader implements AutoCloseable {
      * passages store), its surface entities, and the version they hold memory at. Only the build of the namespace,
      * under its lock, reads and changes them; a build that fails drops them.
      */
-    private record Parts(long version, TreeMap<String, PassagePart> byId, Surfaces surfaces, TermCache terms) {}
+    private record Parts(long version, TreeMap<String, Kept> byId, Surfaces surfaces, TermCache terms) {}
+
+    /**
+     * A passage's part, and the slot of each of its mentions' surfaces (in the order of its mentions): what a build
+     * resolves a mention by without looking its surface up.
+     */
+    private record Kept(PassagePart part, Surfaces.Slot[] slots) {
+
+        static Kept of(PassagePart part, Surfaces surfaces) {
+            Surfaces.Slot[] slots = new Surfaces.Slot[part.mentions().size()];
+            for (int i = 0; i < slots.length; i++) {
+                slots[i] = surfaces.slot(part.mentions().get(i).surfaceId());
+            }
+            return new Kept(part, slots);
+        }
+    }
 
     /**
      * A build reads every passage and surface when nothing is kept, or when the namespace's log does not reach back to
@@ -445,6 +460,9 @@ public final class GraphLoader implements AutoCloseable {
         if (last != null && last.version() > version) {
             last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted
         }
+        if (last != null && last.surfaces().outgrown()) {
+            last = null; // slots of surfaces long gone: start afresh
+        }
         MemoryReader.Changed changed = last == null
                 ? null
                 : memory.changed(ns, last.version(), version).orElse(null);
@@ -456,45 +474,47 @@ public final class GraphLoader implements AutoCloseable {
         try {
             if (changed != null) {
                 // what is read is at least as new as the log says: a write under way is read again at the next build
+                Surfaces surfaces = last.surfaces();
                 for (String id : changed.passages()) {
                     last.byId().remove(id);
                     PassagePart part = memory.passage(ns, id)
                             .map(p -> read(ns, p, version, memory, normalize))
                             .orElse(null);
                     if (part != null) {
-                        last.byId().put(id, part);
+                        last.byId().put(id, Kept.of(part, surfaces));
                         read += part.passage() == null ? 0 : 1;
                     }
                 }
-                last.surfaces().update(ns, changed.surfaces(), memory);
-                next = new Parts(version, last.byId(), last.surfaces(), last.terms());
+                surfaces.update(ns, changed.surfaces(), memory);
+                next = new Parts(version, last.byId(), surfaces, last.terms());
             } else {
-                TreeMap<String, PassagePart> byId = new TreeMap<>();
+                TreeMap<String, Kept> byId = new TreeMap<>();
+                Surfaces surfaces = Surfaces.read(ns, memory);
                 long[] whole = {0};
                 memory.forEachPassage(ns, p -> {
                     PassagePart part = read(ns, p, version, memory, normalize);
                     if (part != null) {
-                        byId.put(p.passageId(), part);
+                        byId.put(p.passageId(), Kept.of(part, surfaces));
                         whole[0] += part.passage() == null ? 0 : 1;
                     }
                 });
                 read = whole[0];
-                next = new Parts(
-                        version, byId, Surfaces.read(ns, memory), last == null ? new TermCache() : last.terms());
+                next = new Parts(version, byId, surfaces, last == null ? new TermCache() : last.terms());
             }
         } catch (RuntimeException e) {
             parts.remove(ns); // changed part of the way: not to be trusted
             throw e;
         }
-        List<PassagePart> ordered = new ArrayList<>(next.byId().values());
+        List<Kept> ordered = new ArrayList<>(next.byId().values());
         MemoryGraph g;
         try {
-            g = assemble(ns, version, ordered, next.surfaces(), next.terms(), memory);
+            g = assemble(ns, version, ordered, next.terms(), memory);
         } catch (RuntimeException e) {
             parts.remove(ns);
             throw e;
         }
-        long inSnapshot = ordered.stream().filter(p -> p.passage() != null).count();
+        long inSnapshot =
+                ordered.stream().filter(k -> k.part().passage() != null).count();
         meters.snapshotPassages(read, inSnapshot - read);
         if (!closed && keptEpoch.get() == epoch) {
             parts.put(ns, next);
@@ -507,9 +527,9 @@ public final class GraphLoader implements AutoCloseable {
 
     /** Heap the kept parts of a namespace hold beyond its snapshot, about. */
     private static long extraBytes(Parts kept) {
-        long extra = 128L * kept.surfaces().size() + kept.terms().bytes();
-        for (PassagePart part : kept.byId().values()) {
-            extra += part.extraBytes();
+        long extra = 160L * kept.surfaces().size() + kept.terms().bytes();
+        for (Kept k : kept.byId().values()) {
+            extra += k.part().extraBytes() + 8L * k.slots().length;
         }
         return extra;
     }
@@ -536,13 +556,7 @@ public final class GraphLoader implements AutoCloseable {
     }
 
     /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
-    private MemoryGraph assemble(
-            String ns,
-            long version,
-            List<PassagePart> ordered,
-            Surfaces resolved,
-            TermCache terms,
-            MemoryReader memory) {
+    private MemoryGraph assemble(String ns, long version, List<Kept> ordered, TermCache terms, MemoryReader memory) {
         HnswVectors hnsw = vectors(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version).terms(terms).indexer(batches -> {
             if (closed) {
@@ -558,7 +572,8 @@ public final class GraphLoader implements AutoCloseable {
             }
         });
         long otherModel = 0;
-        for (PassagePart part : ordered) {
+        for (Kept kept : ordered) {
+            PassagePart part = kept.part();
             if (otherModel(part.embedder())) {
                 otherModel++;
                 continue;
@@ -566,8 +581,13 @@ public final class GraphLoader implements AutoCloseable {
             int index = b.passage(part.passage(), part.vector());
             // Names of this passage's entities → their resolved entity's index in the graph.
             Map<String, Integer> byName = new HashMap<>();
-            for (PassagePart.Mention m : part.mentions()) {
-                Resolution r = resolved.of(m.surfaceId(), m.name());
+            List<PassagePart.Mention> mentions = part.mentions();
+            for (int i = 0; i < mentions.size(); i++) {
+                PassagePart.Mention m = mentions.get(i);
+                Resolution r = kept.slots()[i].resolution;
+                if (r == null) {
+                    r = new Resolution(m.surfaceId(), m.name()); // a surface written since stands for itself
+                }
                 int entity = b.entity(r.canonical(), r.name(), m.type());
                 b.link(entity, index);
                 m.keys().forEach(k -> byName.putIfAbsent(k, entity));
@@ -646,6 +666,33 @@ public final class GraphLoader implements AutoCloseable {
 
         private final Map<String, Resolution> byCanonical = new HashMap<>();
 
+        /**
+         * Per surface id any kept passage mentions, its resolution as it is now (null: no such surface), kept up to
+         * date as surfaces change, so that a build resolves a mention without a lookup. A surface that leaves keeps
+         * its slot (a kept passage may hold it) until the surfaces start afresh.
+         */
+        private final Map<String, Slot> slots = new HashMap<>();
+
+        /** Where a mention finds its surface's resolution. Only the namespace's build reads and writes it. */
+        static final class Slot {
+            Resolution resolution;
+        }
+
+        /** The slot of a surface id, made when first asked for. */
+        Slot slot(String surfaceId) {
+            return slots.computeIfAbsent(surfaceId, id -> {
+                Slot slot = new Slot();
+                Surface s = byId.get(id);
+                slot.resolution = s == null ? null : byCanonical.get(s.canonical());
+                return slot;
+            });
+        }
+
+        /** Whether slots of surfaces that left outnumber the surfaces: then the loader reads the namespace afresh. */
+        boolean outgrown() {
+            return slots.size() > 2L * byId.size() + 50_000;
+        }
+
         /** Every surface of the namespace. */
         static Surfaces read(String ns, MemoryReader memory) {
             Surfaces out = new Surfaces();
@@ -662,6 +709,10 @@ public final class GraphLoader implements AutoCloseable {
                 if (old != null) {
                     members.get(old.canonical()).remove(id);
                     touched.add(old.canonical());
+                }
+                Slot slot = slots.get(id);
+                if (slot != null) {
+                    slot.resolution = null; // until it is read again below, or for good when it left
                 }
                 memory.entity(ns, id).ifPresent(e -> {
                     Surface now = Surface.of(e);
@@ -692,17 +743,18 @@ public final class GraphLoader implements AutoCloseable {
                     best = s;
                 }
             }
-            byCanonical.put(canonical, new Resolution(canonical, best.name()));
+            Resolution r = new Resolution(canonical, best.name());
+            byCanonical.put(canonical, r);
+            for (String id : ids) {
+                Slot slot = slots.get(id);
+                if (slot != null) {
+                    slot.resolution = r;
+                }
+            }
         }
 
         int size() {
             return byId.size();
-        }
-
-        /** The resolution of a surface; one written after the read stands for itself, named as mentioned. */
-        Resolution of(String surfaceId, String mentioned) {
-            Surface s = byId.get(surfaceId);
-            return s == null ? new Resolution(surfaceId, mentioned) : byCanonical.get(s.canonical());
         }
     }
 }

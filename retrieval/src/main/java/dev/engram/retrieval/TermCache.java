@@ -34,7 +34,7 @@ public final class TermCache {
 
     /** A build begins: what an unfinished one before it used is forgotten. */
     void begin() {
-        used = new IdentityHashMap<>();
+        used = new IdentityHashMap<>(last.size() + last.size() / 8); // about as many as last time: never resized
         usedBytes = 0;
     }
 

@@ -18,6 +18,17 @@ public interface VectorIndexer {
                 throw new IllegalArgumentException("a key per vector: " + keys.size() + " keys, " + vectors.length);
             }
         }
+
+        /** A batch is itself only: comparing (and hashing) its keys would read all of them at every map lookup. */
+        @Override
+        public boolean equals(Object o) {
+            return this == o;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
+        }
     }
 
     /** A snapshot's indexes by kind, and what to call when the snapshot is no longer served. */

@@ -3,16 +3,19 @@ package dev.engram.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.metrics.Meters;
+import dev.engram.processors.ReadProcessor;
 import dev.engram.query.GraphLoader;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Retrieval;
+import dev.engram.schemas.DocumentEvent;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.Keys;
 import dev.engram.stores.MemoryLogEntry;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
+import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -200,6 +203,75 @@ class IncrementalSnapshotTest {
         assertThat(after.version()).isEqualTo(before.version());
         assertThat(readSinceLastBuild()).as("read whole").isEqualTo(4);
         assertThat(incremental.graph("wiki", namespace(), memory)).isSameAs(after);
+    }
+
+    /**
+     * A resolved entity is named after its most mentioned surface. When another surface of it comes to be mentioned
+     * more, the passages that mention the first one do not change, nor does its surface, yet the name their mentions
+     * resolve to does. The passage of the first surface is chosen to come first in id order, so that its mention is
+     * the one that names the entity in the snapshot.
+     */
+    @Test
+    void anEntityRenamedByAnotherSurfaceIsRenamedInPassagesThatDidNotChange() {
+        Map<String, String> babbage = Map.of(
+                "engine", "Babbage built the Difference Engine with Ada Lovelace.",
+                "design", "Babbage designed the Analytical Engine for Ada Lovelace.",
+                "meeting", "Babbage met Ada Lovelace in London.",
+                "letters", "Babbage wrote letters to Ada Lovelace about the engine.");
+        String first = babbage.entrySet().stream()
+                .map(e -> passageIdOf(e.getKey(), e.getValue()))
+                .min(String::compareTo)
+                .orElseThrow();
+        String charles = null;
+        for (int i = 0; i < 1000 && charles == null; i++) {
+            if (passageIdOf("charles-" + i, CHARLES).compareTo(first) < 0) {
+                charles = "charles-" + i;
+            }
+        }
+        assertThat(charles).as("a document id whose passage comes first").isNotNull();
+        upsert(charles, CHARLES);
+        upsert("party", "Charles Babbage met Ada Lovelace at a party in London.");
+        upsert("engine", babbage.get("engine"));
+        assertThat(surface("babbage").canonical())
+                .isEqualTo(surface("charles babbage").canonical());
+        assertSameAsFromScratch();
+        EntityRecord before = surface("charles babbage");
+        assertThat(firstPassageOf(charles)).isEqualTo(passageIdOf(charles, CHARLES));
+        MemoryGraph named = incremental.graph("wiki", namespace(), memory);
+        assertThat(named.entityName(named.entityIndex(before.canonical())))
+                .as("named after the surface mentioned most")
+                .isEqualTo(before.name());
+        long logFrom = namespace().version();
+
+        upsert("design", babbage.get("design"));
+        upsert("meeting", babbage.get("meeting"));
+        upsert("letters", babbage.get("letters"));
+        assertThat(surface("babbage").canonical())
+                .isEqualTo(surface("charles babbage").canonical());
+        assertThat(surface("charles babbage")).as("not changed").isEqualTo(before);
+        assertThat(surface("babbage").mentions()).isGreaterThan(before.mentions());
+        KeyValueStore<String, MemoryLogEntry> log = driver.getKeyValueStore("memory-log");
+        List<String> logged = new ArrayList<>();
+        try (var it = log.range(MemoryLogEntry.key("wiki", logFrom + 1), MemoryLogEntry.key("wiki", Long.MAX_VALUE))) {
+            it.forEachRemaining(kv -> logged.addAll(kv.value.surfaces()));
+        }
+        assertThat(logged).as("the log does not name his surface").doesNotContain(before.id());
+        assertSameAsFromScratch();
+        MemoryGraph renamed = incremental.graph("wiki", namespace(), memory);
+        assertThat(renamed.entityName(renamed.entityIndex(before.canonical())))
+                .isEqualTo(surface("babbage").name())
+                .isNotEqualTo(before.name());
+    }
+
+    private static final String CHARLES = "Charles Babbage worked with Ada Lovelace in London.";
+
+    /** The id of the one passage of a short document, as the read step cuts it. */
+    private static String passageIdOf(String documentId, String text) {
+        DocumentEvent event =
+                new DocumentEvent("wiki", documentId, DocumentEvent.Op.UPSERT, "", text, null, null, null);
+        List<ReadProcessor.Planned> planned = ReadProcessor.passages(new Chunker(40), event);
+        assertThat(planned).hasSize(1);
+        return planned.get(0).ref().passageId();
     }
 
     /**
