@@ -5,10 +5,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
@@ -54,15 +50,8 @@ public final class DocumentDecoder {
                     DeadLetter.Cause.TOO_LARGE,
                     "document event is " + value.length + " bytes, above the limit of " + maxBytes);
         }
-        String text;
-        try {
-            text = StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(value))
-                    .toString();
-        } catch (CharacterCodingException e) {
+        String text = Utf8.decode(value).orElse(null);
+        if (text == null) {
             return new Rejected(DeadLetter.Cause.INVALID_UTF8, "invalid UTF-8 in value");
         }
         JsonNode node;
@@ -109,14 +98,8 @@ public final class DocumentDecoder {
                     DeadLetter.Cause.KEY_MISMATCH,
                     "no record key: the key must be the document id '" + abbreviate(event.id()) + "'");
         }
-        String keyText;
-        try {
-            keyText = StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(key))
-                    .toString();
-        } catch (CharacterCodingException e) {
+        String keyText = Utf8.decode(key).orElse(null);
+        if (keyText == null) {
             return new Rejected(DeadLetter.Cause.INVALID_UTF8, "invalid UTF-8 in key");
         }
         if (!keyText.equals(event.id())) {

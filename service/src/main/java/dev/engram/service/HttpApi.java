@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
+import dev.engram.schemas.Utf8;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,9 +16,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -459,16 +457,9 @@ final class HttpApi implements AutoCloseable {
             bytes.write(raw, 0, raw.length);
             i += Character.charCount(cp);
         }
-        try {
-            return StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes.toByteArray()))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw ApiException.badRequest("percent-encoded bytes that are not UTF-8 in '" + abbreviate(s) + "'");
-        }
+        return Utf8.decode(bytes.toByteArray())
+                .orElseThrow(() ->
+                        ApiException.badRequest("percent-encoded bytes that are not UTF-8 in '" + abbreviate(s) + "'"));
     }
 
     private static String abbreviate(String s) {

@@ -16,11 +16,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryCommand;
+import dev.engram.schemas.Utf8;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -121,13 +118,7 @@ final class Requests {
 
     /** A body as a JSON object (strict UTF-8, no duplicate fields, no trailing data), or a 400. */
     static ObjectNode object(byte[] body, String example) {
-        try {
-            StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(body));
-        } catch (CharacterCodingException e) {
+        if (Utf8.decode(body).isEmpty()) {
             throw ApiException.badRequest("body is not valid UTF-8");
         }
         JsonNode tree;
