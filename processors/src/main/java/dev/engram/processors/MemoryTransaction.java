@@ -284,7 +284,7 @@ final class MemoryTransaction {
         stores.log()
                 .put(
                         MemoryLogEntry.key(ns, version),
-                        new MemoryLogEntry(since, List.copyOf(changedPassages), List.copyOf(changedSurfaces)));
+                        MemoryLogEntry.of(since, List.copyOf(changedPassages), List.copyOf(changedSurfaces)));
         // the entries this transaction makes too old: those before were removed by the transactions before it (a scan
         // from the namespace's first version would step over every entry ever removed, until RocksDB compacts them)
         long from = Math.max(0, since - MemoryLogEntry.KEPT_VERSIONS);

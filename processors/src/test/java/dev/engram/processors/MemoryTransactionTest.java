@@ -140,8 +140,8 @@ class MemoryTransactionTest {
 
         assertThat(log())
                 .containsExactly(
-                        Map.entry(1L, new MemoryLogEntry(0, List.of("p1"), List.of("a1"))),
-                        Map.entry(3L, new MemoryLogEntry(1, List.of(), List.of("b2"))));
+                        Map.entry(1L, MemoryLogEntry.of(0, List.of("p1"), List.of("a1"))),
+                        Map.entry(3L, MemoryLogEntry.of(1, List.of(), List.of("b2"))));
 
         MemoryTransaction aborted = memory.begin();
         write(aborted, "d4");
@@ -163,6 +163,16 @@ class MemoryTransactionTest {
         assertThat(log())
                 .as("version 3 now is")
                 .containsOnlyKeys(3 + MemoryLogEntry.KEPT_VERSIONS, 4 + MemoryLogEntry.KEPT_VERSIONS);
+
+        MemoryTransaction huge = memory.begin();
+        huge.nextVersion();
+        for (int i = 0; i <= MemoryLogEntry.MAX_IDS; i++) {
+            huge.passageChanged(String.format("p%05d", i));
+        }
+        huge.commit();
+        assertThat(log().get(5 + MemoryLogEntry.KEPT_VERSIONS))
+                .as("too much to list: a whole change, as small as any entry")
+                .isEqualTo(new MemoryLogEntry(4 + MemoryLogEntry.KEPT_VERSIONS, List.of(), List.of(), true));
     }
 
     private Map<Long, MemoryLogEntry> log() {

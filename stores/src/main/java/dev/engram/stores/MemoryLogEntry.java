@@ -12,8 +12,13 @@ import java.util.Locale;
  * @param since the namespace's version before the transaction (the key of the entry before, when none is missing)
  * @param passages ids of the passages whose stored state changed, or that were removed
  * @param surfaces ids of the surface entities whose stored state changed, or that were removed
+ * @param whole the transaction changed more than {@link #MAX_IDS} objects: they are not listed (an entry stays a small
+ *     record whatever a document holds), and a reader reads the namespace whole
  */
-public record MemoryLogEntry(long since, List<String> passages, List<String> surfaces) {
+public record MemoryLogEntry(long since, List<String> passages, List<String> surfaces, boolean whole) {
+
+    /** The most ids an entry lists (some 350 KB); a transaction that changed more is logged as {@link #whole}. */
+    public static final int MAX_IDS = 10_000;
 
     /**
      * How many versions of a namespace the log keeps: entries for older versions are removed as newer ones are
@@ -24,6 +29,16 @@ public record MemoryLogEntry(long since, List<String> passages, List<String> sur
     public MemoryLogEntry {
         passages = passages == null ? List.of() : List.copyOf(passages);
         surfaces = surfaces == null ? List.of() : List.copyOf(surfaces);
+        if (whole && !(passages.isEmpty() && surfaces.isEmpty())) {
+            throw new IllegalArgumentException("an entry of a whole change lists no ids");
+        }
+    }
+
+    /** The entry of a transaction from {@code since} that changed these objects, listed or, past the limit, not. */
+    public static MemoryLogEntry of(long since, List<String> passages, List<String> surfaces) {
+        return passages.size() + surfaces.size() > MAX_IDS
+                ? new MemoryLogEntry(since, List.of(), List.of(), true)
+                : new MemoryLogEntry(since, passages, surfaces, false);
     }
 
     /** The key of a namespace's entry for {@code version}: versions as fixed-width decimals sort as numbers. */

@@ -87,7 +87,8 @@ public final class MemoryReader {
     /**
      * What memory changed of the namespace after version {@code from} up to version {@code to}, from its log: empty
      * when the log does not hold every transaction in between (its oldest entries were removed, or memory was written
-     * before the log was kept), and then only a whole read tells what memory holds.
+     * before the log was kept) or one of them changed too much to be listed, and then only a whole read tells what memory
+     * holds.
      */
     public Optional<Changed> changed(String ns, long from, long to) {
         if (from > to) {
@@ -103,6 +104,9 @@ public final class MemoryReader {
                     KeyValue<String, MemoryLogEntry> kv = it.next();
                     if (kv.value == null || kv.value.since() != reached) {
                         return Optional.empty(); // an entry is missing before this one
+                    }
+                    if (kv.value.whole()) {
+                        return Optional.empty(); // too much changed to be listed
                     }
                     passages.addAll(kv.value.passages());
                     surfaces.addAll(kv.value.surfaces());

@@ -129,7 +129,7 @@ class IncrementalSnapshotTest {
         driver.<String, MemoryLogEntry>getKeyValueStore("memory-log")
                 .put(
                         MemoryLogEntry.key("wiki", state.version() + 1),
-                        new MemoryLogEntry(state.version(), List.of(), List.of()));
+                        MemoryLogEntry.of(state.version(), List.of(), List.of()));
         driver.<String, NamespaceState>getKeyValueStore("memory-namespaces").put("wiki", state.nextVersion());
         long keptBefore = kept();
         MemoryGraph g = incremental.graph("wiki", namespace(), memory);
@@ -168,11 +168,20 @@ class IncrementalSnapshotTest {
         assertSameAsFromScratch();
         assertThat(readSinceLastBuild()).as("only the new passage").isEqualTo(1);
 
+        // a transaction that changed too much to be listed
+        upsert("party", "Charles Babbage met Ada Lovelace at a party in London.");
+        long at = namespace().version();
+        MemoryLogEntry listed = log.get(MemoryLogEntry.key("wiki", at));
+        assertThat(listed.passages()).hasSize(1);
+        log.put(MemoryLogEntry.key("wiki", at), new MemoryLogEntry(listed.since(), List.of(), List.of(), true));
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild()).as("read whole").isEqualTo(6);
+
         // the last transaction's entry missing: memory is at a version the log has not reached
         upsert("son", "Benjamin Babbage explored Australia from London.");
         log.delete(MemoryLogEntry.key("wiki", namespace().version()));
         assertSameAsFromScratch();
-        assertThat(readSinceLastBuild()).as("read whole").isEqualTo(6);
+        assertThat(readSinceLastBuild()).as("read whole").isEqualTo(7);
     }
 
     /** Once told that memory's stores were restored, the loader reads memory whole at the next build. */
@@ -333,7 +342,7 @@ class IncrementalSnapshotTest {
         driver.<String, MemoryLogEntry>getKeyValueStore("memory-log")
                 .put(
                         MemoryLogEntry.key("wiki", state.version() + 1),
-                        new MemoryLogEntry(state.version(), List.of(id), List.of()));
+                        MemoryLogEntry.of(state.version(), List.of(id), List.of()));
         var namespaces = driver.<String, NamespaceState>getKeyValueStore("memory-namespaces");
         namespaces.put("wiki", state.nextVersion());
 
