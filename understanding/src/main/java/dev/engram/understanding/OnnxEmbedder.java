@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A sentence-transformer run with ONNX Runtime: WordPiece tokenization (HuggingFace tokenizers through DJL), the
@@ -24,6 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * models are read from their Maven artifacts on the classpath, so no network is needed.
  */
 public final class OnnxEmbedder implements Embedder {
+
+    /** The stack of the thread that loads a model: generous, as native code of unknown depth runs on it. */
+    static final long LOAD_STACK_BYTES = 16L << 20;
 
     /** How many texts go into one call at most when the model allows batches. */
     static final int MAX_BATCH = 64;
@@ -55,8 +59,48 @@ public final class OnnxEmbedder implements Embedder {
         this.dimensions = embed("dimension probe").length;
     }
 
-    /** The model {@code model}, from the classpath. */
+    /**
+     * The model {@code model}, from the classpath.
+     *
+     * <p>The native libraries are loaded and the model is read on a thread of its own with a {@link #LOAD_STACK_BYTES}
+     * stack: ONNX Runtime's start needs about a megabyte of stack, the JVM's default for a thread, and a native stack
+     * overflow ends the JVM without a word. Embedding afterwards runs on any thread.
+     */
     public static OnnxEmbedder load(LocalModel model, int maxTokens, int threads) {
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Thread loader = new Thread(
+                null,
+                () -> {
+                    try {
+                        outcome.set(loadHere(model, maxTokens, threads));
+                    } catch (RuntimeException | Error e) {
+                        outcome.set(e);
+                    }
+                },
+                "engram-embedder-load",
+                LOAD_STACK_BYTES);
+        loader.start();
+        boolean interrupted = false;
+        while (true) {
+            try {
+                loader.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return switch (outcome.get()) {
+            case OnnxEmbedder embedder -> embedder;
+            case RuntimeException e -> throw e;
+            case Error e -> throw e;
+            default -> throw new IllegalStateException("the embedding model " + model.id() + " did not load");
+        };
+    }
+
+    private static OnnxEmbedder loadHere(LocalModel model, int maxTokens, int threads) {
         try (InputStream onnx = resource(model.onnxResource());
                 InputStream tokenizer = resource(model.tokenizerResource())) {
             return new OnnxEmbedder(model, onnx.readAllBytes(), tokenizer, maxTokens, threads);

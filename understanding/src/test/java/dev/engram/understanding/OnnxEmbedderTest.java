@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import java.nio.FloatBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -106,6 +109,37 @@ class OnnxEmbedderTest {
                 assertThat(runs).as("calls for %d texts", texts.size()).isLessThan(texts.size());
             } else {
                 assertThat(runs).isEqualTo(texts.size());
+            }
+        }
+    }
+
+    /**
+     * ONNX Runtime's start needs about a megabyte of stack, and a native stack overflow ends the JVM with no error
+     * file. A new JVM, so that the native libraries start in it, loads a model with every thread's stack at 256 KiB.
+     */
+    @Test
+    void loadsOnAThreadWithASmallStack() throws Exception {
+        Process child = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-Xss256k",
+                        "-Xmx256m",
+                        "--enable-native-access=ALL-UNNAMED",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        SmallStackLoad.class.getName())
+                .redirectErrorStream(true)
+                .start();
+        String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(child.waitFor(2, TimeUnit.MINUTES)).isTrue();
+        assertThat(child.exitValue()).as(output).isZero();
+        assertThat(output).contains("dimensions 384");
+    }
+
+    /** The child JVM of {@link #loadsOnAThreadWithASmallStack}. */
+    static final class SmallStackLoad {
+        public static void main(String[] args) {
+            try (OnnxEmbedder e = OnnxEmbedder.load(LocalModel.BGE_SMALL_EN_V15_Q, 256, 1)) {
+                System.out.println("dimensions " + e.embed("a text embedded on a small stack").length);
             }
         }
     }
