@@ -5,6 +5,7 @@ import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.TermCache;
 import dev.engram.retrieval.VectorIndexer;
+import dev.engram.schemas.EntityType;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MemoryReader;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -66,6 +68,8 @@ public final class GraphLoader implements AutoCloseable {
     private final ConcurrentHashMap<String, Long> lastUsed = new ConcurrentHashMap<>();
     /** One build at a time per namespace; a lock, not a monitor, so a waiting virtual thread never pins its carrier. */
     private final ConcurrentHashMap<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** Snapshots assembled: each build's stamp (see {@link Resolution}). */
+    private final AtomicLong builds = new AtomicLong();
 
     private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<String, HnswVectors> vectors = new ConcurrentHashMap<>();
@@ -555,8 +559,26 @@ public final class GraphLoader implements AutoCloseable {
         return embedder != null && model != null && !embedder.equals(model);
     }
 
+    /** The entities of a relation's members, by their names in the passage: each once, in order, the unknown left out. */
+    private static int[] members(List<String> keys, Map<String, Integer> byName) {
+        int[] out = new int[keys.size()];
+        int n = 0;
+        for (String key : keys) {
+            int e = byName.getOrDefault(key, -1);
+            boolean seen = e < 0;
+            for (int i = 0; i < n && !seen; i++) {
+                seen = out[i] == e;
+            }
+            if (!seen) {
+                out[n++] = e;
+            }
+        }
+        return n == out.length ? out : Arrays.copyOf(out, n);
+    }
+
     /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
     private MemoryGraph assemble(String ns, long version, List<Kept> ordered, TermCache terms, MemoryReader memory) {
+        long build = builds.incrementAndGet();
         HnswVectors hnsw = vectors(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version).terms(terms).indexer(batches -> {
             if (closed) {
@@ -588,7 +610,7 @@ public final class GraphLoader implements AutoCloseable {
                 if (r == null) {
                     r = new Resolution(m.surfaceId(), m.name()); // a surface written since stands for itself
                 }
-                int entity = b.entity(r.canonical(), r.name(), m.type());
+                int entity = r.entity(b, build, m.type());
                 b.link(entity, index);
                 m.keys().forEach(k -> byName.putIfAbsent(k, entity));
                 if (m.vector() != null) {
@@ -596,11 +618,7 @@ public final class GraphLoader implements AutoCloseable {
                 }
             }
             for (PassagePart.Relation r : part.relations()) {
-                int[] members = r.memberKeys().stream()
-                        .mapToInt(key -> byName.getOrDefault(key, -1))
-                        .filter(i -> i >= 0)
-                        .distinct()
-                        .toArray();
+                int[] members = members(r.memberKeys(), byName);
                 if (members.length >= 2) {
                     b.relation(r.text(), index, members);
                 }
@@ -608,7 +626,7 @@ public final class GraphLoader implements AutoCloseable {
             if (part.questions() == null) {
                 continue;
             }
-            b.questions(index, part.questions());
+            b.questions(index, part.questions(), part.questionKeys());
             for (PassagePart.Fact f : part.facts()) {
                 b.fact(
                         f.text(),
@@ -617,7 +635,8 @@ public final class GraphLoader implements AutoCloseable {
                         byName.getOrDefault(f.headKey(), -1),
                         byName.getOrDefault(f.tailKey(), -1),
                         f.confidence(),
-                        f.vector());
+                        f.vector(),
+                        f.key());
             }
         }
         Long logged = otherModelLogged.put(ns, otherModel);
@@ -652,7 +671,32 @@ public final class GraphLoader implements AutoCloseable {
     }
 
     /** The resolved entity of a surface, and that entity's name (its most mentioned surface's). */
-    private record Resolution(String canonical, String name) {}
+    private static final class Resolution {
+        final String canonical;
+        final String name;
+        /**
+         * The build that last declared the entity and its index there: a build declares each resolved entity once,
+         * and its other mentions take the index from here instead of a lookup by id. Only the namespace's build reads
+         * and writes them, under its lock.
+         */
+        private long build;
+
+        private int entity;
+
+        Resolution(String canonical, String name) {
+            this.canonical = canonical;
+            this.name = name;
+        }
+
+        /** The entity's index in the snapshot of build {@code build}, declared there if not yet. */
+        int entity(MemoryGraph.Builder b, long build, EntityType type) {
+            if (this.build != build) {
+                entity = b.entity(canonical, name, type);
+                this.build = build;
+            }
+            return entity;
+        }
+    }
 
     /**
      * A namespace's surface entities as memory resolves them, kept from build to build: a build reads again only the

@@ -26,6 +26,8 @@ import java.util.function.Function;
  *     and keys
  * @param mentions the passage's mentions that are linked to a surface entity, in the order extracted
  * @param questions the vectors of its utility questions; null when the passage has no embeddings beside its own
+ * @param questionKeys the keys of those vectors in the vector index ({@link MemoryGraph#questionKey}), made once and
+ *     kept with the part
  * @param facts its facts with their vectors; empty when the passage has no embeddings beside its own
  */
 record PassagePart(
@@ -36,6 +38,7 @@ record PassagePart(
         List<Mention> mentions,
         List<Relation> relations,
         List<float[]> questions,
+        List<String> questionKeys,
         List<Fact> facts,
         long extraBytes) {
 
@@ -48,8 +51,15 @@ record PassagePart(
     /** A relation among entities, by the normalized names of its members. */
     record Relation(String text, List<String> memberKeys) {}
 
-    /** A fact, its head and tail by normalized name. */
-    record Fact(String text, String relation, String headKey, String tailKey, double confidence, float[] vector) {}
+    /** A fact, its head and tail by normalized name, and the key of its vector ({@link MemoryGraph#factKey}). */
+    record Fact(
+            String text,
+            String relation,
+            String headKey,
+            String tailKey,
+            double confidence,
+            float[] vector,
+            String key) {}
 
     /**
      * The part of a stored passage, its own vector and its other embeddings (null when it has none).
@@ -89,7 +99,8 @@ record PassagePart(
                         normalize.apply(fact.head()),
                         normalize.apply(fact.tail()),
                         fact.confidence(),
-                        emb.facts().get(f)));
+                        emb.facts().get(f),
+                        MemoryGraph.factKey(p.passageId(), f + 1)));
             }
         }
         MemoryGraph.Passage passage = new MemoryGraph.Passage(
@@ -102,6 +113,7 @@ record PassagePart(
                 List.copyOf(mentions),
                 List.copyOf(relations),
                 emb == null ? null : List.copyOf(emb.questions()),
+                emb == null ? null : questionKeys(p.passageId(), emb.questions().size()),
                 List.copyOf(facts),
                 extraBytes(mentions, relations, facts));
     }
@@ -111,7 +123,15 @@ record PassagePart(
      * so that it is not read again until it changes.
      */
     static PassagePart otherModel(long version, String embedder) {
-        return new PassagePart(version, embedder, null, null, List.of(), List.of(), null, List.of(), 96);
+        return new PassagePart(version, embedder, null, null, List.of(), List.of(), null, null, List.of(), 96);
+    }
+
+    private static List<String> questionKeys(String passageId, int count) {
+        List<String> keys = new ArrayList<>(count);
+        for (int j = 0; j < count; j++) {
+            keys.add(MemoryGraph.questionKey(passageId, j));
+        }
+        return List.copyOf(keys);
     }
 
     private static long extraBytes(List<Mention> mentions, List<Relation> relations, List<Fact> facts) {

@@ -316,12 +316,13 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 if (closed) {
                     return EXACT.index(batches); // a snapshot built while shutting down
                 }
-                plan = plan(batches);
+                Found found = new Found(generation, new HashMap<>());
+                plan = plan(batches, found);
                 if (plan.widths().isEmpty() && writer == null && (path == null || !Files.isDirectory(path))) {
                     return new Indexed(plan.exact(), () -> {}); // nothing to index, nothing indexed before
                 }
                 open();
-                diff = diff(plan);
+                diff = diff(plan, found);
                 if (background != null && diff.most() <= minVectors) {
                     Indexed served = view(plan, diff);
                     if (diff.changes() > 0 || applying) {
@@ -342,7 +343,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     return EXACT.index(batches); // closed meanwhile
                 }
                 // the index is this plan's if nothing was published since its write; otherwise compare again
-                return view(plan, applied != null && applied.generation() == generation ? written(plan) : diff(plan));
+                return view(
+                        plan, applied != null && applied.generation() == generation ? written(plan) : diff(plan, null));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("vector index at " + path + ": " + e.getMessage(), e);
@@ -352,7 +354,13 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     /** Kinds indexed now: a kind stays indexed until it shrinks below half the threshold (no flapping around it). */
     private final Set<String> indexedKinds = new HashSet<>();
 
-    private Plan plan(List<Batch> batches) {
+    /**
+     * The entries a plan found for the vectors of each indexed batch, by position (null: none), good for a comparison
+     * while the index's generation is still {@code generation}: each vector's key is then looked up once per snapshot.
+     */
+    private record Found(long generation, Map<Batch, Entry[]> byBatch) {}
+
+    private Plan plan(List<Batch> batches, Found found) {
         Map<String, VectorIndex> out = new LinkedHashMap<>();
         Map<Batch, Integer> widths = new LinkedHashMap<>();
         // each vector's fingerprint, and whether it can be indexed: one pass over its values for both
@@ -369,10 +377,13 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             long[] fp = new long[b.vectors().length];
             boolean[] ok = new boolean[fp.length];
             Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
+            Entry[] looked = new Entry[fp.length];
+            found.byBatch().put(b, looked);
             for (int i = 0; i < ok.length; i++) {
                 float[] v = b.vectors()[i];
                 Entry entry =
                         v == null || known.isEmpty() ? null : known.get(b.keys().get(i));
+                looked[i] = entry;
                 if (entry != null && entry.vector == v) {
                     fp[i] = entry.fingerprint; // the array fingerprinted before (and finite, as it was indexed)
                     ok[i] = true;
@@ -394,8 +405,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         return new Plan(++plans, batches, out, widths, prints, usable);
     }
 
-    /** Compares a plan with what the index's reader holds now. */
-    private Diff diff(Plan plan) {
+    /**
+     * Compares a plan with what the index's reader holds now; {@code found}: what the plan found, used if the index has
+     * not changed since (null: look again).
+     */
+    private Diff diff(Plan plan, Found found) {
+        Map<Batch, Entry[]> lookedUp = found != null && found.generation() == generation ? found.byBatch() : Map.of();
         long stamp = ++syncs;
         Map<Batch, int[]> writes = new LinkedHashMap<>();
         Map<String, List<String>> stale = new HashMap<>();
@@ -405,13 +420,14 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             boolean[] ok = plan.usable().get(b);
             long[] fp = plan.prints().get(b);
             Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
+            Entry[] looked = lookedUp.get(b);
             int[] w = new int[ok.length];
             int n = 0;
             for (int i = 0; i < ok.length; i++) {
                 if (!ok[i]) {
                     continue;
                 }
-                Entry entry = known.get(b.keys().get(i));
+                Entry entry = looked != null ? looked[i] : known.get(b.keys().get(i));
                 if (entry == null || entry.fingerprint != fp[i]) {
                     w[n++] = i;
                     if (entry != null) {
@@ -645,7 +661,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             Diff d;
             synchronized (this) {
                 open();
-                d = diff.generation() == generation ? diff : diff(plan);
+                d = diff.generation() == generation ? diff : diff(plan, null);
                 w = writer;
                 base = reader;
             }

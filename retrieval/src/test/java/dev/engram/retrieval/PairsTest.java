@@ -61,4 +61,50 @@ class PairsTest {
         assertThat(g.entityPassages[e]).containsExactly(p);
         assertThat(g.factCount()).isEqualTo(1);
     }
+
+    /**
+     * The keys of fact and question vectors a caller passes are the ones the builder would make, and reach the vector
+     * index as given (the same objects, which the index then finds without hashing new strings); a builder builds once.
+     */
+    @Test
+    void keysGivenByTheCallerAreTheBuildersOwnAndReachTheIndexAsGiven() {
+        List<List<VectorIndexer.Batch>> seen = new ArrayList<>();
+        String factKey = MemoryGraph.factKey("p", 1);
+        String questionKey = MemoryGraph.questionKey("p", 0);
+        MemoryGraph.Builder keyed = builder(seen);
+        int p = keyed.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
+        keyed.fact("f", "", p, -1, -1, 1.0, new float[] {1}, factKey);
+        keyed.questions(p, List.of(new float[] {1}), List.of(questionKey));
+        keyed.build();
+        assertThatThrownBy(keyed::build).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> keyed.entity("e", "E")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> builder(seen).questions(0, List.of(new float[] {1}), List.of()))
+                .isInstanceOf(IllegalArgumentException.class);
+
+        MemoryGraph.Builder made = builder(seen);
+        made.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
+        made.fact("f", "", 0, -1, -1, 1.0, new float[] {1});
+        made.questions(0, List.of(new float[] {1}));
+        made.build();
+
+        assertThat(keys(seen.get(0), "fact")).containsExactly("p#f1").isEqualTo(keys(seen.get(1), "fact"));
+        assertThat(keys(seen.get(0), "question")).containsExactly("p#q0").isEqualTo(keys(seen.get(1), "question"));
+        assertThat(keys(seen.get(0), "fact").get(0)).isSameAs(factKey);
+        assertThat(keys(seen.get(0), "question").get(0)).isSameAs(questionKey);
+    }
+
+    private static MemoryGraph.Builder builder(List<List<VectorIndexer.Batch>> seen) {
+        return MemoryGraph.builder(1).indexer(batches -> {
+            seen.add(batches);
+            return VectorIndexer.EXACT.index(batches);
+        });
+    }
+
+    private static List<String> keys(List<VectorIndexer.Batch> batches, String kind) {
+        return batches.stream()
+                .filter(b -> b.kind().equals(kind))
+                .findFirst()
+                .orElseThrow()
+                .keys();
+    }
 }
