@@ -167,10 +167,12 @@ public record EngramConfig(
             String advertisedHost,
             int advertisedPort,
             int maxInFlight,
-            List<String> allowedOrigins) {
+            List<String> allowedOrigins,
+            List<String> allowedHosts) {
 
         public Http {
             allowedOrigins = List.copyOf(allowedOrigins);
+            allowedHosts = List.copyOf(allowedHosts);
         }
 
         /** {@code host:port} as other instances reach this one. */
@@ -352,6 +354,17 @@ public record EngramConfig(
                                 return Origins.checked(o);
                             } catch (IllegalArgumentException e) {
                                 throw new IllegalArgumentException("ENGRAM_HTTP_ALLOWED_ORIGINS: " + e.getMessage());
+                            }
+                        })
+                        .toList(),
+                Arrays.stream(env.string("ENGRAM_HTTP_ALLOWED_HOSTS", "").split(","))
+                        .map(String::strip)
+                        .filter(h -> !h.isEmpty())
+                        .map(h -> {
+                            try {
+                                return Origins.checkedHost(h);
+                            } catch (IllegalArgumentException e) {
+                                throw new IllegalArgumentException("ENGRAM_HTTP_ALLOWED_HOSTS: " + e.getMessage());
                             }
                         })
                         .toList());

@@ -254,7 +254,10 @@ public final class EngramService implements AutoCloseable {
                         .table(),
                 router,
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
-                new Origins(config.http().advertisedHost(), config.http().allowedOrigins()),
+                new Origins(
+                        config.http().advertisedHost(),
+                        config.http().allowedOrigins(),
+                        config.http().allowedHosts()),
                 config.http().maxInFlight(),
                 meters);
         ingest.start();

@@ -241,6 +241,14 @@ final class HttpApi implements AutoCloseable {
                             exchange.getResponseHeaders().set("Allow", allowed);
                             return ApiException.methodNotAllowed(allowed);
                         });
+                String host = exchange.getRequestHeaders().getFirst("Host");
+                if (keys == null && route.role() != null && !origins.allowsHost(host)) {
+                    throw new ApiException(
+                            403,
+                            "forbidden_host",
+                            "this instance has no API keys and answers only to its own names, not to '" + host
+                                    + "': add that name to ENGRAM_HTTP_ALLOWED_HOSTS, or require API keys");
+                }
                 if (changes(route)) {
                     String origin = exchange.getRequestHeaders().getFirst("Origin");
                     if (!origins.allows(

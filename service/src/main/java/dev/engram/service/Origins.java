@@ -2,6 +2,7 @@ package dev.engram.service;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -21,20 +22,80 @@ import java.util.stream.Collectors;
  * instead, the page could be an attacker's domain that resolves to this instance (DNS rebinding), which is of the
  * same origin as the request. Everything else is refused, which stops a page of another site from writing to a
  * key-less instance (cross-site request forgery).
+ *
+ * <p>Reading is the concern of {@link #allowsHost}: a page of an attacker's domain that resolves to a key-less
+ * instance (DNS rebinding) is of the same origin as its requests, so the browser lets it read the answers. Such a
+ * request names the attacker's domain in its {@code Host} header; a key-less instance answers only requests that name
+ * it by an IP address, a loopback name, its advertised host, the host of an allowed origin, or a name configured in
+ * {@code ENGRAM_HTTP_ALLOWED_HOSTS}.
  */
 final class Origins {
 
     private final Set<String> allowed;
     private final String advertisedHost;
     private final boolean any;
+    /** Names (lower case) a key-less instance answers to beside IP addresses, loopback names and its advertised host. */
+    private final Set<String> hostNames;
+
+    private final boolean anyHost;
 
     Origins(String advertisedHost, List<String> allowed) {
+        this(advertisedHost, allowed, List.of());
+    }
+
+    Origins(String advertisedHost, List<String> allowed, List<String> allowedHosts) {
         this.advertisedHost = advertisedHost == null ? "" : advertisedHost.toLowerCase(Locale.ROOT);
         this.any = allowed.contains("*");
         this.allowed = allowed.stream()
                 .filter(o -> !o.equals("*"))
                 .map(o -> normalize(o.strip()))
                 .collect(Collectors.toUnmodifiableSet());
+        this.anyHost = allowedHosts.contains("*");
+        Set<String> names = new HashSet<>();
+        allowedHosts.stream()
+                .filter(h -> !h.equals("*"))
+                .map(h -> h.strip().toLowerCase(Locale.ROOT))
+                .forEach(names::add);
+        for (String origin : this.allowed) {
+            try {
+                String host = new URI(origin).getHost();
+                if (host != null) {
+                    names.add(host.toLowerCase(Locale.ROOT));
+                }
+            } catch (URISyntaxException e) {
+                // not an origin: allows no page, and names no host
+            }
+        }
+        this.hostNames = Set.copyOf(names);
+    }
+
+    /**
+     * Whether a request that names this instance {@code host} (its {@code Host} header, null when absent) may be
+     * answered by an instance without API keys.
+     */
+    boolean allowsHost(String host) {
+        if (host == null || host.isBlank() || anyHost) {
+            return true; // no name to be misled by (HTTP/1.0 clients send none)
+        }
+        String h = host.strip().toLowerCase(Locale.ROOT);
+        if (h.startsWith("[")) {
+            int end = h.indexOf(']');
+            return end > 0 && (end == h.length() - 1 || h.charAt(end + 1) == ':'); // an IPv6 address
+        }
+        int colon = h.lastIndexOf(':');
+        String name = colon >= 0 ? h.substring(0, colon) : h;
+        if (name.endsWith(".")) {
+            name = name.substring(0, name.length() - 1); // "localhost." is "localhost"
+        }
+        return ipLiteral(name) || loopback(name) || name.equals(advertisedHost) || hostNames.contains(name);
+    }
+
+    /** Checks a configured host name: letters, digits, dots and hyphens, or {@code *}. */
+    static String checkedHost(String host) {
+        if (host.equals("*") || host.matches("[A-Za-z0-9]([A-Za-z0-9.-]{0,252})")) {
+            return host;
+        }
+        throw new IllegalArgumentException("not a host name (like engram.example.com): '" + host + "'");
     }
 
     /** Only pages served from this machine and from the advertised host. */

@@ -12,7 +12,10 @@ import dev.engram.retrieval.Retrieval;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.Topics;
 import dev.engram.topology.Understanders;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -307,6 +310,48 @@ class HttpApiTest {
                         .header("Origin", "http://evil.example")
                         .POST(HttpRequest.BodyPublishers.ofString("{\"query\": \"x\"}")));
         assertThat(search.status()).as("reading is not concerned").isEqualTo(503);
+    }
+
+    /**
+     * DNS rebinding: a page of an attacker's domain that resolves to a key-less instance reads as its own origin, and
+     * its requests name that domain in {@code Host}. A key-less instance answers only to its own names (health checks
+     * whatever the name); with keys, the page has no key to present.
+     */
+    @Test
+    void withoutKeysAnInstanceAnswersOnlyToItsOwnNames() throws IOException {
+        String path = "/v1/namespaces/ns/documents/d";
+        for (String evil :
+                new String[] {"evil.example", "evil.example:8080", "localhost.evil.example", "engram.example.x"}) {
+            String response = rawGet(api.port(), evil, path);
+            assertThat(response).as(evil).startsWith("HTTP/1.1 403").contains("\"forbidden_host\"");
+        }
+        for (String own : new String[] {
+            "localhost:8080",
+            "127.0.0.1",
+            "[::1]:8080",
+            "10.1.2.3:80",
+            "engram.example",
+            "ENGRAM.example:9",
+            "localhost."
+        }) {
+            assertThat(rawGet(api.port(), own, path)).as(own).startsWith("HTTP/1.1 503"); // past the check: not running
+        }
+        assertThat(rawGet(api.port(), "evil.example", "/v1/health")).startsWith("HTTP/1.1 503");
+        assertThat(rawGet(secured.port(), "evil.example", path))
+                .as("keys required")
+                .startsWith("HTTP/1.1 401");
+    }
+
+    /** A GET sent over a socket, so that its {@code Host} header is the one given; the whole response. */
+    private static String rawGet(int port, String host, String path) throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
 
     @Test

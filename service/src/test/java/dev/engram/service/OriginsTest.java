@@ -83,4 +83,44 @@ class OriginsTest {
         assertThat(new Origins("localhost", List.of("*")).allows("http://evil.example", "x", false))
                 .isTrue();
     }
+
+    @Test
+    void aKeylessInstanceAnswersToIpAddressesLoopbackItsAdvertisedAndConfiguredNames() {
+        Origins o = new Origins("engram-1", List.of("https://app.example.com"), List.of("engram.lan", "Proxy.Example"));
+        for (String ok : new String[] {
+            null,
+            "",
+            "localhost",
+            "localhost:8080",
+            "LOCALHOST.",
+            "app.localhost:3000",
+            "127.0.0.1:8080",
+            "10.0.0.7",
+            "[::1]:8080",
+            "[fd00::5]",
+            "engram-1:8080",
+            "engram.lan",
+            "proxy.example:443",
+            "app.example.com"
+        }) {
+            assertThat(o.allowsHost(ok)).as(String.valueOf(ok)).isTrue();
+        }
+        for (String no : new String[] {
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "127.0.0.1.evil.example",
+            "engram-1.evil.example",
+            "[::1]evil",
+            "10.0.0.7.nip.io"
+        }) {
+            assertThat(o.allowsHost(no)).as(no).isFalse();
+        }
+        assertThat(new Origins("localhost", List.of(), List.of("*")).allowsHost("evil.example"))
+                .isTrue();
+        assertThat(Origins.checkedHost("engram.example.com")).isEqualTo("engram.example.com");
+        for (String bad : new String[] {"http://x", "x y", "x:80", "-x", ""}) {
+            assertThatThrownBy(() -> Origins.checkedHost(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
 }
