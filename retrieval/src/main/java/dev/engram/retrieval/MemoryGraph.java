@@ -552,6 +552,7 @@ public final class MemoryGraph {
         /** The vectors of a passage's utility questions (GEM-RAG: mean of question and passage, normalized). */
         public void questions(int passage, List<float[]> vectors) {
             passageQuestions.put(passage, List.copyOf(vectors));
+            questionKeys.remove(passage);
         }
 
         /**
@@ -562,7 +563,7 @@ public final class MemoryGraph {
             if (keys.size() != vectors.size()) {
                 throw new IllegalArgumentException(keys.size() + " keys for " + vectors.size() + " question vectors");
             }
-            questions(passage, vectors);
+            passageQuestions.put(passage, List.copyOf(vectors));
             questionKeys.put(passage, List.copyOf(keys));
         }
 

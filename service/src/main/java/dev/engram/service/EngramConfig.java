@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.UnaryOperator;
 
 /**
  * The service configuration, read from {@code ENGRAM_*} environment variables (every one is documented in the
@@ -158,6 +159,21 @@ public record EngramConfig(
                     instanceId,
                     clientProperties);
         }
+    }
+
+    /** The comma-separated entries of a setting, blanks left out, each checked; a bad one names the setting. */
+    private static List<String> checkedList(String value, String name, UnaryOperator<String> check) {
+        return Arrays.stream(value.split(","))
+                .map(String::strip)
+                .filter(v -> !v.isEmpty())
+                .map(v -> {
+                    try {
+                        return check.apply(v);
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException(name + ": " + e.getMessage());
+                    }
+                })
+                .toList();
     }
 
     /** Where the HTTP API listens, and the address other instances reach it at (Kafka Streams application.server). */
@@ -346,28 +362,12 @@ public record EngramConfig(
                 env.string("ENGRAM_ADVERTISED_HOST", "localhost"),
                 env.integer("ENGRAM_ADVERTISED_PORT", port, 0, 65535),
                 env.integer("ENGRAM_HTTP_MAX_IN_FLIGHT", 256, 1, 100_000),
-                Arrays.stream(env.string("ENGRAM_HTTP_ALLOWED_ORIGINS", "").split(","))
-                        .map(String::strip)
-                        .filter(o -> !o.isEmpty())
-                        .map(o -> {
-                            try {
-                                return Origins.checked(o);
-                            } catch (IllegalArgumentException e) {
-                                throw new IllegalArgumentException("ENGRAM_HTTP_ALLOWED_ORIGINS: " + e.getMessage());
-                            }
-                        })
-                        .toList(),
-                Arrays.stream(env.string("ENGRAM_HTTP_ALLOWED_HOSTS", "").split(","))
-                        .map(String::strip)
-                        .filter(h -> !h.isEmpty())
-                        .map(h -> {
-                            try {
-                                return Origins.checkedHost(h);
-                            } catch (IllegalArgumentException e) {
-                                throw new IllegalArgumentException("ENGRAM_HTTP_ALLOWED_HOSTS: " + e.getMessage());
-                            }
-                        })
-                        .toList());
+                checkedList(
+                        env.string("ENGRAM_HTTP_ALLOWED_ORIGINS", ""), "ENGRAM_HTTP_ALLOWED_ORIGINS", Origins::checked),
+                checkedList(
+                        env.string("ENGRAM_HTTP_ALLOWED_HOSTS", ""),
+                        "ENGRAM_HTTP_ALLOWED_HOSTS",
+                        Origins::checkedHost));
         Storage storage = new Storage(
                 Path.of(env.string("ENGRAM_STATE_DIR", ".engram/state")),
                 env.integer("ENGRAM_ROCKSDB_MEMORY_MB", 128, 8, 1 << 20) * (1L << 20));

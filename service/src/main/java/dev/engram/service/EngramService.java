@@ -45,6 +45,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -257,7 +258,12 @@ public final class EngramService implements AutoCloseable {
                 new Origins(
                         config.http().advertisedHost(),
                         config.http().allowedOrigins(),
-                        config.http().allowedHosts()),
+                        // the name it binds is one of its own: its MCP endpoint calls its API there
+                        Stream.concat(
+                                        config.http().allowedHosts().stream(),
+                                        Stream.of(config.http().host()))
+                                .filter(h -> h != null && !h.isBlank())
+                                .toList()),
                 config.http().maxInFlight(),
                 meters);
         ingest.start();

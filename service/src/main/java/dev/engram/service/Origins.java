@@ -44,7 +44,7 @@ final class Origins {
     }
 
     Origins(String advertisedHost, List<String> allowed, List<String> allowedHosts) {
-        this.advertisedHost = advertisedHost == null ? "" : advertisedHost.toLowerCase(Locale.ROOT);
+        this.advertisedHost = advertisedHost == null ? "" : bare(advertisedHost);
         this.any = allowed.contains("*");
         this.allowed = allowed.stream()
                 .filter(o -> !o.equals("*"))
@@ -52,10 +52,7 @@ final class Origins {
                 .collect(Collectors.toUnmodifiableSet());
         this.anyHost = allowedHosts.contains("*");
         Set<String> names = new HashSet<>();
-        allowedHosts.stream()
-                .filter(h -> !h.equals("*"))
-                .map(h -> h.strip().toLowerCase(Locale.ROOT))
-                .forEach(names::add);
+        allowedHosts.stream().filter(h -> !h.equals("*")).map(Origins::bare).forEach(names::add);
         for (String origin : this.allowed) {
             try {
                 String host = new URI(origin).getHost();
@@ -78,16 +75,18 @@ final class Origins {
             return true; // no name to be misled by (HTTP/1.0 clients send none)
         }
         String h = host.strip().toLowerCase(Locale.ROOT);
-        if (h.startsWith("[")) {
-            int end = h.indexOf(']');
-            return end > 0 && (end == h.length() - 1 || h.charAt(end + 1) == ':'); // an IPv6 address
+        if (h.startsWith("[")) { // an IPv6 address, and a port maybe
+            return h.matches("\\[[0-9a-f:.]*:[0-9a-f:.]*(%[0-9a-z._-]+)?](:\\d{1,5})?");
         }
         int colon = h.lastIndexOf(':');
-        String name = colon >= 0 ? h.substring(0, colon) : h;
-        if (name.endsWith(".")) {
-            name = name.substring(0, name.length() - 1); // "localhost." is "localhost"
-        }
+        String name = bare(colon >= 0 ? h.substring(0, colon) : h);
         return ipLiteral(name) || loopback(name) || name.equals(advertisedHost) || hostNames.contains(name);
+    }
+
+    /** A host name in lower case, without the trailing dot of a fully qualified one ("localhost." is "localhost"). */
+    private static String bare(String name) {
+        String n = name.strip().toLowerCase(Locale.ROOT);
+        return n.endsWith(".") ? n.substring(0, n.length() - 1) : n;
     }
 
     /** Checks a configured host name: letters, digits, dots and hyphens, or {@code *}. */

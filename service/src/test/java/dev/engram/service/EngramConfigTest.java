@@ -82,6 +82,22 @@ class EngramConfigTest {
     }
 
     @Test
+    void allowedOriginsAndHostsAreCheckedAtStart() {
+        EngramConfig.Http http = from(Map.of(
+                        "ENGRAM_HTTP_ALLOWED_ORIGINS", "https://app.example.com, http://tools.example:3000",
+                        "ENGRAM_HTTP_ALLOWED_HOSTS", " engram.lan ,proxy.example,*"))
+                .http();
+        assertThat(http.allowedOrigins()).containsExactly("https://app.example.com", "http://tools.example:3000");
+        assertThat(http.allowedHosts()).containsExactly("engram.lan", "proxy.example", "*");
+        assertThat(from(Map.of()).http().allowedHosts()).isEmpty();
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_HTTP_ALLOWED_HOSTS", "engram.lan:8080")))
+                .hasMessageContaining("ENGRAM_HTTP_ALLOWED_HOSTS")
+                .hasMessageContaining("engram.lan:8080");
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_HTTP_ALLOWED_ORIGINS", "app.example.com")))
+                .hasMessageContaining("ENGRAM_HTTP_ALLOWED_ORIGINS");
+    }
+
+    @Test
     void reusedEntityAndFactVectorsAreBoundedOrOff() {
         assertThat(from(Map.of()).understanding().embedReuseTexts()).isEqualTo(20_000);
         assertThat(from(Map.of("ENGRAM_EMBED_REUSE_TEXTS", "0")).understanding().embedReuseTexts())

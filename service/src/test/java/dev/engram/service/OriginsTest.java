@@ -86,7 +86,8 @@ class OriginsTest {
 
     @Test
     void aKeylessInstanceAnswersToIpAddressesLoopbackItsAdvertisedAndConfiguredNames() {
-        Origins o = new Origins("engram-1", List.of("https://app.example.com"), List.of("engram.lan", "Proxy.Example"));
+        Origins o = new Origins(
+                "engram-1.", List.of("https://app.example.com"), List.of("engram.lan", "Proxy.Example", "fqdn.lan."));
         for (String ok : new String[] {
             null,
             "",
@@ -101,7 +102,11 @@ class OriginsTest {
             "engram-1:8080",
             "engram.lan",
             "proxy.example:443",
-            "app.example.com"
+            "app.example.com",
+            "fqdn.lan",
+            "fqdn.lan.:8080",
+            "[fe80::1%eth0]:8080",
+            "[::ffff:127.0.0.1]"
         }) {
             assertThat(o.allowsHost(ok)).as(String.valueOf(ok)).isTrue();
         }
@@ -112,6 +117,9 @@ class OriginsTest {
             "127.0.0.1.evil.example",
             "engram-1.evil.example",
             "[::1]evil",
+            "[evil.example]",
+            "[]",
+            "[::1]:80:80",
             "10.0.0.7.nip.io"
         }) {
             assertThat(o.allowsHost(no)).as(no).isFalse();

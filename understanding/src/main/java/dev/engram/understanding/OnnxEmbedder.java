@@ -73,7 +73,7 @@ public final class OnnxEmbedder implements Embedder {
                 () -> {
                     try {
                         outcome.set(loadHere(model, maxTokens, threads));
-                    } catch (RuntimeException | Error e) {
+                    } catch (Throwable e) { // native code may throw what Java does not declare: all go to the caller
                         outcome.set(e);
                     }
                 },
@@ -96,7 +96,9 @@ public final class OnnxEmbedder implements Embedder {
             case OnnxEmbedder embedder -> embedder;
             case RuntimeException e -> throw e;
             case Error e -> throw e;
-            default -> throw new IllegalStateException("the embedding model " + model.id() + " did not load");
+            case Throwable e -> throw new IllegalStateException("cannot load the embedding model " + model.id(), e);
+            case null, default ->
+                throw new IllegalStateException("the embedding model " + model.id() + " did not load");
         };
     }
 

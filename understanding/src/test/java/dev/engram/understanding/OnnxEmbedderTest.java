@@ -6,12 +6,14 @@ import static org.assertj.core.api.Assertions.within;
 
 import java.nio.FloatBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -118,7 +120,8 @@ class OnnxEmbedderTest {
      * file. A new JVM, so that the native libraries start in it, loads a model with every thread's stack at 256 KiB.
      */
     @Test
-    void loadsOnAThreadWithASmallStack() throws Exception {
+    void loadsOnAThreadWithASmallStack(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("child.log");
         Process child = new ProcessBuilder(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-Xss256k",
@@ -128,9 +131,14 @@ class OnnxEmbedderTest {
                         System.getProperty("java.class.path"),
                         SmallStackLoad.class.getName())
                 .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
                 .start();
-        String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(child.waitFor(2, TimeUnit.MINUTES)).isTrue();
+        boolean ended = child.waitFor(2, TimeUnit.MINUTES);
+        if (!ended) {
+            child.destroyForcibly();
+        }
+        String output = Files.readString(log, StandardCharsets.UTF_8);
+        assertThat(ended).as(output).isTrue();
         assertThat(child.exitValue()).as(output).isZero();
         assertThat(output).contains("dimensions 384");
     }

@@ -110,6 +110,9 @@ function failure(e) {
     askForKey();
     return h("p", { class: "error", role: "alert" }, "This instance needs an API key: enter one above.");
   }
+  if (e instanceof ApiError && (e.code === "forbidden_host" || e.code === "forbidden_origin")) {
+    return h("p", { class: "error", role: "alert" }, e.message); // not about a key: the message says what to set
+  }
   if (e instanceof ApiError && e.status === 403) {
     return h("p", { class: "error", role: "alert" }, "Your key may not do this: " + e.message);
   }
@@ -419,7 +422,7 @@ async function command(ns, op, entityId, otherId, message) {
     await api("POST", nsPath(ns) + "/merges", { op, entity_id: entityId, other_id: otherId, reason });
     message.replaceChildren(h("p", { class: "notice" }, "Accepted: memory applies the " + op + " in a moment; reload to see it."));
   } catch (e) {
-    message.replaceChildren(e instanceof ApiError && e.status === 403
+    message.replaceChildren(e instanceof ApiError && e.status === 403 && e.code === "forbidden"
       ? h("p", { class: "error", role: "alert" }, "Operator commands need an admin key: " + e.message)
       : failure(e));
   }
