@@ -376,9 +376,10 @@ public final class GraphLoader implements AutoCloseable {
                             @Override
                             public void failed(Exception e) {
                                 meters.vectorIndexWriteFailed();
-                                // the next snapshot writes its vectors itself, from the index's last commit
-                                LOG.warn("writing the vector index of namespace {} failed: {}", n, e.toString());
-                                LOG.debug("writing the vector index of namespace {} failed", n, e);
+                                // a write that failed: the next snapshot writes its vectors itself, from the index's
+                                // last commit; an index found unreadable: started again empty (the message says which)
+                                LOG.warn("vector index of namespace {}: {}", n, e.toString());
+                                LOG.debug("vector index of namespace {}", n, e);
                             }
                         }));
     }

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import org.apache.lucene.codecs.KnnVectorsFormat;
 import org.apache.lucene.codecs.lucene104.Lucene104Codec;
 import org.apache.lucene.document.Document;
@@ -307,6 +308,43 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
     private record Pending(Plan plan, Diff diff) {}
 
+    /** A search found the index unreadable: the next snapshot starts it again empty (null: none did). */
+    private volatile Throwable damage;
+
+    private void damaged(Throwable cause) {
+        if (damage != null) {
+            return;
+        }
+        damage = cause;
+        try {
+            listener.failed(new IOException(
+                    "vector index unreadable at a search, answered by a scan; started again empty at the next snapshot: "
+                            + cause,
+                    cause));
+        } catch (RuntimeException ignored) {
+            // a listener's failure changes nothing here
+        }
+    }
+
+    /** Drops an index a search found unreadable, files included, unless a write is under way (then the next time). */
+    private void startAgainIfDamaged() throws IOException {
+        Throwable cause = damage;
+        if (cause == null || applying) {
+            return;
+        }
+        damage = null;
+        IOException dropped = new IOException("vector index unreadable at a search", cause);
+        reset(dropped);
+        forget();
+        if (path != null && Files.isDirectory(path)) {
+            try (Directory dir = directories.open(path)) {
+                for (String file : dir.listAll()) {
+                    dir.deleteFile(file);
+                }
+            }
+        }
+    }
+
     @Override
     public Indexed index(List<Batch> batches) {
         try {
@@ -316,6 +354,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 if (closed) {
                     return EXACT.index(batches); // a snapshot built while shutting down
                 }
+                startAgainIfDamaged();
                 Found found = new Found(generation, new HashMap<>());
                 plan = plan(batches, found);
                 if (plan.widths().isEmpty() && writer == null && (path == null || !Files.isDirectory(path))) {
@@ -479,7 +518,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (plan.widths().isEmpty()) {
             return new Indexed(out, () -> {});
         }
-        Served served = new Served(reader);
+        Served served = new Served(reader, this::damaged);
         if (diff.changes() > 0) {
             waitingView = served;
             waitingPlan = plan.number();
@@ -529,10 +568,27 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
         private volatile State state;
         private boolean released;
+        /** Set once a search of this reader failed: the snapshot's searches scan from then on. */
+        private volatile boolean broken;
 
-        Served(DirectoryReader reader) {
+        private final Consumer<Throwable> onDamage;
+
+        Served(DirectoryReader reader, Consumer<Throwable> onDamage) {
             reader.incRef();
             this.state = new State(reader, false);
+            this.onDamage = onDamage;
+        }
+
+        /** A search of the reader failed: the snapshot scans, and the store hears of it once. */
+        void damaged(Throwable cause) {
+            if (!broken) {
+                broken = true;
+                onDamage.accept(cause);
+            }
+        }
+
+        boolean broken() {
+            return broken;
         }
 
         State state() {
@@ -1034,6 +1090,9 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
         @Override
         public List<Retrieval.Scored> nearest(float[] query, int k) {
+            if (served.broken()) {
+                return scan().nearest(query, k);
+            }
             Served.State state = served.state();
             if (!state.reader().tryIncRef()) {
                 state = served.state(); // completed meanwhile, or released
@@ -1053,13 +1112,17 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             List<Retrieval.Scored> found;
             try {
                 found = search(reader, state.complete(), query, k);
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException | InternalError e) {
+                // the index's files cannot be read (damaged, gone, a disk that fails; a fault in a mapped file is an
+                // InternalError): the snapshot holds every vector, so it answers by a scan, and the store starts
+                // the index again
                 try {
                     reader.decRef();
-                } catch (IOException suppressed) {
+                } catch (IOException | RuntimeException suppressed) {
                     e.addSuppressed(suppressed);
                 }
-                throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+                served.damaged(e);
+                return scan().nearest(query, k);
             }
             try {
                 reader.decRef();

@@ -627,6 +627,53 @@ class HnswVectorsTest {
         }
     }
 
+    /**
+     * An index whose files can no longer be read when a snapshot searches it (a disk that fails, files gone): the
+     * snapshot answers exactly, by a scan, without an error; the store hears of it once; the next snapshot starts the
+     * index again, writing every vector, and searches its graph.
+     */
+    @Test
+    void aSearchThatCannotReadTheIndexAnswersByAScanAndTheNextSnapshotStartsAgain(@TempDir Path dir) throws Exception {
+        float[][] vectors = clustered(300, 16, 4, 61);
+        List<IndexInput> inputs = new CopyOnWriteArrayList<>();
+        HnswVectors.Directories directories = p -> new FilterDirectory(FSDirectory.open(p)) {
+            @Override
+            public IndexInput openInput(String name, IOContext context) throws IOException {
+                IndexInput input = super.openInput(name, context);
+                inputs.add(input);
+                return input;
+            }
+        };
+        Heard heard = new Heard();
+        try (HnswVectors store = new HnswVectors(dir.resolve("index"), 100, 100, 16, 64, null, heard, directories, 0)) {
+            VectorIndexer.Indexed first = store.index(List.of(batch("passage", vectors)));
+            VectorIndex index = first.byKind().get("passage");
+            assertThat(index.kind()).isEqualTo("hnsw");
+            assertThat(top(index, vectors[7])).isEqualTo(7);
+            for (IndexInput input : inputs) {
+                input.close(); // every file the index reads is gone from under it
+            }
+            VectorIndex exact = VectorIndex.exact(vectors);
+            for (int i : new int[] {0, 7, 150, 299}) {
+                assertThat(index.nearest(vectors[i], 5)).isEqualTo(exact.nearest(vectors[i], 5));
+            }
+            assertThat(heard.failures).hasSize(1);
+            assertThat(heard.failures.get(0)).hasMessageContaining("answered by a scan");
+            first.release().run();
+
+            VectorIndexer.Indexed next = store.index(List.of(batch("passage", vectors)));
+            VectorIndex again = next.byKind().get("passage");
+            assertThat(again.kind()).isEqualTo("hnsw");
+            assertThat(store.written()).as("every vector written again").isEqualTo(600);
+            assertThat(store.liveDocs()).isEqualTo(300);
+            for (int i : new int[] {0, 7, 150, 299}) {
+                assertThat(top(again, vectors[i])).isEqualTo(i);
+            }
+            assertThat(heard.failures).hasSize(1);
+            next.release().run();
+        }
+    }
+
     /** A directory on disk that counts the files it opened and has not closed, and whose syncs fail when told to. */
     private static final class FaultyDirectory extends FilterDirectory {
         private final AtomicInteger open;
