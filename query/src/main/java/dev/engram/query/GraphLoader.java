@@ -86,13 +86,6 @@ public final class GraphLoader implements AutoCloseable {
         return t;
     });
 
-    /** Indexes a build's vectors while the build lays out the rest of its snapshot (a thread per build at most). */
-    private final ExecutorService parallel = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "engram-snapshot-vectors");
-        t.setDaemon(true);
-        return t;
-    });
-
     private volatile boolean closed;
     /** Moves on each time kept parts are forgotten: a build that began before keeps nothing of what it read. */
     private final AtomicLong keptEpoch = new AtomicLong();
@@ -435,7 +428,6 @@ public final class GraphLoader implements AutoCloseable {
         Set.copyOf(vectors.keySet()).forEach(this::closeVectors);
         parts.clear(); // a build that ended while closing may have kept its parts
         indexing.shutdown(); // a write still running stops at its next vector when its index closes
-        parallel.shutdown();
     }
 
     /**
@@ -589,23 +581,19 @@ public final class GraphLoader implements AutoCloseable {
     private MemoryGraph assemble(String ns, long version, List<Kept> ordered, TermCache terms, MemoryReader memory) {
         long build = builds.incrementAndGet();
         HnswVectors hnsw = vectors(ns);
-        MemoryGraph.Builder b = MemoryGraph.builder(version)
-                .terms(terms)
-                .parallel(parallel)
-                .indexer(batches -> {
-                    if (closed) {
-                        return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
-                    }
-                    try {
-                        return hnsw.index(batches);
-                    } catch (RuntimeException e) {
-                        meters.vectorIndexUnavailable();
-                        // the index cannot be written (a full disk, a lock held elsewhere): search stays exact
-                        // meanwhile
-                        LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
-                        return VectorIndexer.EXACT.index(batches);
-                    }
-                });
+        MemoryGraph.Builder b = MemoryGraph.builder(version).terms(terms).indexer(batches -> {
+            if (closed) {
+                return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
+            }
+            try {
+                return hnsw.index(batches);
+            } catch (RuntimeException e) {
+                meters.vectorIndexUnavailable();
+                // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
+                LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
+                return VectorIndexer.EXACT.index(batches);
+            }
+        });
         long otherModel = 0;
         for (Kept kept : ordered) {
             PassagePart part = kept.part();

@@ -11,9 +11,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -113,15 +110,97 @@ public final class MemoryGraph {
         this.facts = List.copyOf(b.facts);
         this.factRelations = List.copyOf(b.factRelations);
         this.factVectors = b.factVectors.toArray(new float[0][]);
+        // the links as flat arrays per node, without an object per link: a snapshot of 100k passages has millions
+        this.entityPassages = b.links.grouped(entityIds.size(), passages.size());
+        Pairs byPassage = new Pairs();
+        for (int e = 0; e < entityPassages.length; e++) {
+            for (int p : entityPassages[e]) {
+                byPassage.add(p, e);
+            }
+        }
+        this.passageEntities = byPassage.grouped(passages.size(), entityIds.size());
+        // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
+        // builder's caller for as long as the text does not change; without one, every text is read
+        TermCache terms = b.terms == null ? new TermCache() : b.terms;
+        boolean kept = b.terms != null;
+        terms.begin();
+        this.bm25 = new Bm25(
+                passages.size(),
+                i -> passages.get(i).title() + "\n" + passages.get(i).text(),
+                kept ? passages::get : null,
+                terms,
+                1.2,
+                0.75);
+        this.relations = List.copyOf(b.relations);
         this.entityVectors = new float[entityIds.size()][];
         for (int e = 0; e < entityVectors.length; e++) {
             entityVectors[e] = b.entityVectors.get(e);
         }
+        Pairs ef = new Pairs();
+        for (int f = 0; f < facts.size(); f++) {
+            Fact fact = facts.get(f);
+            if (fact.head() >= 0) {
+                ef.add(fact.head(), f);
+            }
+            if (fact.tail() >= 0) {
+                ef.add(fact.tail(), f);
+            }
+        }
+        this.entityFacts = ef.grouped(entityIds.size(), facts.size());
+        Pairs er = new Pairs();
+        for (int r = 0; r < relations.size(); r++) {
+            for (int v : relations.get(r).entities()) {
+                er.add(v, r);
+            }
+        }
+        this.entityRelations = er.grouped(entityIds.size(), relations.size());
+        List<String> names = new ArrayList<>(entityNames);
+        facts.forEach(f -> names.add(f.text()));
+        relations.forEach(r -> names.add(r.text()));
+        this.unitNames = new Bm25(names.size(), names::get, kept ? names::get : null, terms, 1.2, 0.75);
+        if (kept) {
+            terms.built((long) bm25.termCount() + unitNames.termCount());
+        }
+        this.unitScratch = new Scratch(names.size());
+        this.nodeScratch = new Scratch(entityNames.size() + passages.size());
         this.passageQuestions = new float[passages.size()][][];
         for (int i = 0; i < passageQuestions.length; i++) {
             List<float[]> qs = b.passageQuestions.get(i);
             passageQuestions[i] = qs == null ? new float[0][] : qs.toArray(new float[0][]);
         }
+        List<ThemeNode> ts = new ArrayList<>();
+        for (Builder.PendingTheme t : b.themes) {
+            int[] members = Arrays.stream(t.members())
+                    .filter(m -> m >= 0 && m < passages.size())
+                    .toArray();
+            if (members.length == 0) {
+                continue;
+            }
+            // A summary node's questions: each member's questions moved towards the theme's centroid.
+            float[] centroid = new float[passageVectors[members[0]].length];
+            for (int m : members) {
+                for (int k = 0; k < centroid.length; k++) {
+                    centroid[k] += passageVectors[m][k];
+                }
+            }
+            normalize(centroid);
+            List<float[]> qv = new ArrayList<>();
+            for (int m : members) {
+                for (float[] q : passageQuestions[m]) {
+                    float[] v = new float[centroid.length];
+                    for (int k = 0; k < v.length; k++) {
+                        v[k] = (q[k] + centroid[k]) / 2;
+                    }
+                    normalize(v);
+                    qv.add(v);
+                }
+            }
+            if (qv.isEmpty()) {
+                qv.add(centroid);
+            }
+            ts.add(new ThemeNode(t.rank(), t.eigenvalue(), members, t.summary(), qv.toArray(new float[0][])));
+        }
+        this.themes = List.copyOf(ts);
         int questionCount = 0;
         for (float[][] qs : passageQuestions) {
             questionCount += qs.length;
@@ -162,120 +241,13 @@ public final class MemoryGraph {
         if (!allBare) {
             batches.add(new VectorIndexer.Batch("bare_passage", passageIds, bare));
         }
-        // the vector indexes are written on a thread of their own where the builder has one, while this one lays out
-        // the links and BM25: on two cores a rebuild after the last write takes the time of the longer of the two
-        CompletableFuture<VectorIndexer.Indexed> indexing = b.parallel == null
-                ? CompletableFuture.completedFuture(b.indexer.index(batches))
-                : CompletableFuture.supplyAsync(() -> b.indexer.index(batches), b.parallel);
-        try {
-            // the links as flat arrays per node, without an object per link: a snapshot of 100k passages has millions
-            this.entityPassages = b.links.grouped(entityIds.size(), passages.size());
-            Pairs byPassage = new Pairs();
-            for (int e = 0; e < entityPassages.length; e++) {
-                for (int p : entityPassages[e]) {
-                    byPassage.add(p, e);
-                }
-            }
-            this.passageEntities = byPassage.grouped(passages.size(), entityIds.size());
-            // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
-            // builder's caller for as long as the text does not change; without one, every text is read
-            TermCache terms = b.terms == null ? new TermCache() : b.terms;
-            boolean kept = b.terms != null;
-            terms.begin();
-            this.bm25 = new Bm25(
-                    passages.size(),
-                    i -> passages.get(i).title() + "\n" + passages.get(i).text(),
-                    kept ? passages::get : null,
-                    terms,
-                    1.2,
-                    0.75);
-            this.relations = List.copyOf(b.relations);
-            Pairs ef = new Pairs();
-            for (int f = 0; f < facts.size(); f++) {
-                Fact fact = facts.get(f);
-                if (fact.head() >= 0) {
-                    ef.add(fact.head(), f);
-                }
-                if (fact.tail() >= 0) {
-                    ef.add(fact.tail(), f);
-                }
-            }
-            this.entityFacts = ef.grouped(entityIds.size(), facts.size());
-            Pairs er = new Pairs();
-            for (int r = 0; r < relations.size(); r++) {
-                for (int v : relations.get(r).entities()) {
-                    er.add(v, r);
-                }
-            }
-            this.entityRelations = er.grouped(entityIds.size(), relations.size());
-            List<String> names = new ArrayList<>(entityNames);
-            facts.forEach(f -> names.add(f.text()));
-            relations.forEach(r -> names.add(r.text()));
-            this.unitNames = new Bm25(names.size(), names::get, kept ? names::get : null, terms, 1.2, 0.75);
-            if (kept) {
-                terms.built((long) bm25.termCount() + unitNames.termCount());
-            }
-            this.unitScratch = new Scratch(names.size());
-            this.nodeScratch = new Scratch(entityNames.size() + passages.size());
-            List<ThemeNode> ts = new ArrayList<>();
-            for (Builder.PendingTheme t : b.themes) {
-                int[] members = Arrays.stream(t.members())
-                        .filter(m -> m >= 0 && m < passages.size())
-                        .toArray();
-                if (members.length == 0) {
-                    continue;
-                }
-                // A summary node's questions: each member's questions moved towards the theme's centroid.
-                float[] centroid = new float[passageVectors[members[0]].length];
-                for (int m : members) {
-                    for (int k = 0; k < centroid.length; k++) {
-                        centroid[k] += passageVectors[m][k];
-                    }
-                }
-                normalize(centroid);
-                List<float[]> moved = new ArrayList<>();
-                for (int m : members) {
-                    for (float[] q : passageQuestions[m]) {
-                        float[] v = new float[centroid.length];
-                        for (int k = 0; k < v.length; k++) {
-                            v[k] = (q[k] + centroid[k]) / 2;
-                        }
-                        normalize(v);
-                        moved.add(v);
-                    }
-                }
-                if (moved.isEmpty()) {
-                    moved.add(centroid);
-                }
-                ts.add(new ThemeNode(t.rank(), t.eigenvalue(), members, t.summary(), moved.toArray(new float[0][])));
-            }
-            this.themes = List.copyOf(ts);
-        } catch (RuntimeException | Error e) {
-            indexing.thenAccept(i -> i.release().run()); // the readers the indexes took are let go once they exist
-            throw e;
-        }
-        VectorIndexer.Indexed indexed = joined(indexing);
+        VectorIndexer.Indexed indexed = b.indexer.index(batches);
         this.passageSearch = indexed.byKind().get("passage");
         this.factSearch = indexed.byKind().get("fact");
         this.entitySearch = indexed.byKind().get("entity");
         this.questionSearch = indexed.byKind().get("question");
         this.barePassageSearch = allBare ? passageSearch : indexed.byKind().get("bare_passage");
         this.release = indexed.release();
-    }
-
-    /** The indexes, or the failure of their writing as it was thrown. */
-    private static VectorIndexer.Indexed joined(CompletableFuture<VectorIndexer.Indexed> indexing) {
-        try {
-            return indexing.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            if (e.getCause() instanceof Error err) {
-                throw err;
-            }
-            throw e;
-        }
     }
 
     /** How each kind of vector is searched in this snapshot: "exact" or "hnsw". */
@@ -459,7 +431,6 @@ public final class MemoryGraph {
         private final List<String> factKeys = new ArrayList<>();
         private final Map<Integer, List<String>> questionKeys = new HashMap<>();
         private boolean built;
-        private Executor parallel;
         private final List<String> factRelations = new ArrayList<>();
         /** Per passage, how many facts it has so far (what numbers a fact's key). */
         private int[] factsPerPassage = new int[256];
@@ -562,15 +533,6 @@ public final class MemoryGraph {
         /** How the snapshot's vectors are to be searched; exact scans unless set. */
         public Builder indexer(VectorIndexer indexer) {
             this.indexer = indexer;
-            return this;
-        }
-
-        /**
-         * Where the snapshot's vectors are indexed while the build lays out the rest (null, the default: on the
-         * building thread, after the rest).
-         */
-        public Builder parallel(Executor executor) {
-            this.parallel = executor;
             return this;
         }
 

@@ -8,9 +8,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class PairsTest {
@@ -94,35 +91,6 @@ class PairsTest {
         assertThat(keys(seen.get(0), "question")).containsExactly("p#q0").isEqualTo(keys(seen.get(1), "question"));
         assertThat(keys(seen.get(0), "fact").get(0)).isSameAs(factKey);
         assertThat(keys(seen.get(0), "question").get(0)).isSameAs(questionKey);
-    }
-
-    /** With an executor, a builder indexes its vectors there while it lays out the rest, and fails as the index does. */
-    @Test
-    void aBuilderWithAnExecutorIndexesThereAndFailsAsTheIndexFails() {
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        try {
-            AtomicReference<Thread> indexedOn = new AtomicReference<>();
-            MemoryGraph.Builder b = MemoryGraph.builder(1).parallel(pool).indexer(batches -> {
-                indexedOn.set(Thread.currentThread());
-                return VectorIndexer.EXACT.index(batches);
-            });
-            b.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1, 0});
-            b.passage(new MemoryGraph.Passage("q", "d", "t", List.of(), "other", "m", 0, 5), new float[] {0, 1});
-            MemoryGraph g = b.build();
-            assertThat(indexedOn.get()).isNotNull().isNotSameAs(Thread.currentThread());
-            assertThat(g.passageSearch.nearest(new float[] {0, 1}, 1).get(0).passage())
-                    .isEqualTo(1);
-
-            MemoryGraph.Builder failing = MemoryGraph.builder(1).parallel(pool).indexer(batches -> {
-                throw new IllegalStateException("the index is gone");
-            });
-            failing.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1, 0});
-            assertThatThrownBy(failing::build)
-                    .isInstanceOf(IllegalStateException.class)
-                    .hasMessage("the index is gone");
-        } finally {
-            pool.shutdownNow();
-        }
     }
 
     private static MemoryGraph.Builder builder(List<List<VectorIndexer.Batch>> seen) {
