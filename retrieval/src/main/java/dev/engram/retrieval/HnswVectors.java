@@ -310,9 +310,14 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
     /** A search found the index unreadable: the next snapshot starts it again empty (null: none did). */
     private volatile Throwable damage;
+    /**
+     * How many times the index was started again after a damaged search: a report from a snapshot of an earlier one
+     * (still served, on the files of before) is not about the index as it is now.
+     */
+    private volatile long incarnation;
 
-    private void damaged(Throwable cause) {
-        if (damage != null) {
+    private void damaged(long of, Throwable cause) {
+        if (damage != null || of != incarnation) {
             return;
         }
         damage = cause;
@@ -333,9 +338,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             return;
         }
         damage = null;
-        IOException dropped = new IOException("vector index unreadable at a search", cause);
-        reset(dropped);
-        forget();
+        incarnation++;
+        if (writer != null) {
+            reset(new IOException("vector index unreadable at a search", cause)); // lets go of it, and forgets it
+        } else {
+            forget();
+        }
         if (path != null && Files.isDirectory(path)) {
             try (Directory dir = directories.open(path)) {
                 for (String file : dir.listAll()) {
@@ -518,7 +526,8 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (plan.widths().isEmpty()) {
             return new Indexed(out, () -> {});
         }
-        Served served = new Served(reader, this::damaged);
+        long of = incarnation;
+        Served served = new Served(reader, cause -> damaged(of, cause));
         if (diff.changes() > 0) {
             waitingView = served;
             waitingPlan = plan.number();

@@ -650,6 +650,8 @@ class HnswVectorsTest {
             VectorIndex index = first.byKind().get("passage");
             assertThat(index.kind()).isEqualTo("hnsw");
             assertThat(top(index, vectors[7])).isEqualTo(7);
+            // a second snapshot on the same files, which searches only after the index was started again
+            VectorIndexer.Indexed older = store.index(List.of(batch("passage", vectors)));
             for (IndexInput input : inputs) {
                 input.close(); // every file the index reads is gone from under it
             }
@@ -670,6 +672,17 @@ class HnswVectorsTest {
                 assertThat(top(again, vectors[i])).isEqualTo(i);
             }
             assertThat(heard.failures).hasSize(1);
+
+            VectorIndex late = older.byKind().get("passage");
+            assertThat(late.nearest(vectors[150], 5)).isEqualTo(exact.nearest(vectors[150], 5));
+            assertThat(heard.failures)
+                    .as("a snapshot of the index before it started again tells nothing of the index now")
+                    .hasSize(1);
+            older.release().run();
+            VectorIndexer.Indexed last = store.index(List.of(batch("passage", vectors)));
+            assertThat(store.written()).as("nothing written again").isEqualTo(600);
+            assertThat(top(last.byKind().get("passage"), vectors[150])).isEqualTo(150);
+            last.release().run();
             next.release().run();
         }
     }
