@@ -246,7 +246,8 @@ final class HttpApi implements AutoCloseable {
                     throw new ApiException(
                             403,
                             "forbidden_host",
-                            "this instance has no API keys and answers only to its own names, not to '" + host
+                            "this instance has no API keys and answers only to its own names, not to '"
+                                    + abbreviate(host)
                                     + "': add that name to ENGRAM_HTTP_ALLOWED_HOSTS, or require API keys");
                 }
                 if (changes(route)) {
