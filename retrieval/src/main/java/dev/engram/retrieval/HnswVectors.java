@@ -652,10 +652,15 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
     }
 
-    /** The background task: writes the newest pending changes until none are left. */
+    /**
+     * The background task: writes the newest pending changes. Changes that arrive meanwhile are queued as a new task
+     * behind those of other stores sharing the background, so that an index written without pause (a namespace under
+     * a steady stream of writes) never holds back the others' writes.
+     */
     private void writePending() {
         try {
-            for (Pending p = takePending(); p != null; p = takePending()) {
+            Pending p = takePending();
+            if (p != null) {
                 try {
                     heard(apply(p.plan(), p.diff()));
                 } catch (IOException | RuntimeException e) {
@@ -671,7 +676,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                 scheduled = false;
                 notifyAll();
                 if (pending != null && !closed) {
-                    schedule(pending); // left by an error, or queued as this task was ending
+                    schedule(pending); // arrived while this task wrote, or left by an error
                 }
             }
         }

@@ -189,6 +189,15 @@ class HnswVectorsTest {
             queued.add(task);
         }
 
+        /** Runs the first task queued; false when none was. */
+        synchronized boolean runOne() {
+            Runnable r = queued.poll();
+            if (r != null) {
+                r.run();
+            }
+            return r != null;
+        }
+
         synchronized int runAll() {
             int n = 0;
             for (Runnable r; (r = queued.poll()) != null; n++) {
@@ -272,6 +281,64 @@ class HnswVectorsTest {
             served.release().run();
             next.release().run();
             assertThat(heard.failures).isEmpty();
+        }
+    }
+
+    /**
+     * Stores sharing one background take turns: changes that reach a store while its write runs (a namespace written
+     * without pause) wait behind the other stores' writes queued before them, instead of holding them back.
+     */
+    @Test
+    void storesSharingABackgroundTakeTurnsWhileOneIsWrittenWithoutPause() throws Exception {
+        Manual background = new Manual();
+        float[][] all = clustered(1400, 16, 6, 31);
+        List<String> order = new CopyOnWriteArrayList<>();
+        HnswVectors[] busy = new HnswVectors[1];
+        int[] busySnapshots = {1200};
+        boolean[] armed = {false};
+        HnswVectors.Listener busyHeard = new HnswVectors.Listener() {
+            @Override
+            public void applied(long written, long deleted) {
+                order.add("busy " + written);
+                if (armed[0] && busySnapshots[0] < 1400) {
+                    // the next snapshot of the busy namespace arrives while its write is being reported
+                    busySnapshots[0] += 100;
+                    snapshot(busy[0], all, busySnapshots[0]);
+                }
+            }
+
+            @Override
+            public void failed(Exception e) {
+                order.add("busy failed " + e);
+            }
+        };
+        HnswVectors.Listener quietHeard = new HnswVectors.Listener() {
+            @Override
+            public void applied(long written, long deleted) {
+                order.add("quiet " + written);
+            }
+
+            @Override
+            public void failed(Exception e) {
+                order.add("quiet failed " + e);
+            }
+        };
+        try (HnswVectors b = new HnswVectors(null, 1000, 100, 16, 64, background, busyHeard);
+                HnswVectors quiet = new HnswVectors(null, 1000, 100, 16, 64, background, quietHeard)) {
+            busy[0] = b;
+            snapshot(b, all, 1100); // written by the snapshot itself: more than minVectors waited
+            snapshot(quiet, all, 1100);
+            order.clear();
+            snapshot(b, all, 1200);
+            snapshot(quiet, all, 1150);
+            armed[0] = true;
+            while (background.runOne()) {
+                // one task at a time, as a single background thread runs them
+            }
+            assertThat(order).containsExactly("busy 100", "quiet 50", "busy 100", "busy 100");
+            assertThat(b.waiting()).isZero();
+            assertThat(b.size()).isEqualTo(1400);
+            assertThat(quiet.size()).isEqualTo(1150);
         }
     }
 
