@@ -30,6 +30,9 @@ public final class DocumentDecoder {
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
+    /** How deeply a document's metadata may nest objects and arrays (the metadata object itself is level 1). */
+    public static final int MAX_METADATA_DEPTH = 32;
+
     private final int maxBytes;
 
     public DocumentDecoder(int maxBytes) {
@@ -73,6 +76,19 @@ public final class DocumentDecoder {
             return new Rejected(
                     DeadLetter.Cause.SCHEMA, "schema: " + surrogate + ": an unpaired surrogate, which is not text");
         }
+        int depth = depth(node.get("metadata"));
+        if (depth > MAX_METADATA_DEPTH) {
+            return new Rejected(
+                    DeadLetter.Cause.SCHEMA,
+                    "schema: /metadata: nested " + depth + " levels deep, more than the " + MAX_METADATA_DEPTH
+                            + " allowed");
+        }
+        JsonNode id = node.get("id");
+        if (id != null && id.isTextual() && !visible(id.asText())) {
+            return new Rejected(
+                    DeadLetter.Cause.SCHEMA,
+                    "schema: /id: no visible character (only whitespace, control or format characters)");
+        }
         JsonNode time = node.get("event_time");
         if (time != null && time.isTextual() && !rfc3339(time.asText())) {
             return new Rejected(
@@ -108,6 +124,22 @@ public final class DocumentDecoder {
                     "key '" + abbreviate(keyText) + "' differs from the document id '" + abbreviate(event.id()) + "'");
         }
         return new Accepted(event);
+    }
+
+    /**
+     * How deeply objects and arrays nest in a value: 0 for a scalar or nothing, 1 for an object of scalars. Beyond
+     * {@link #MAX_METADATA_DEPTH}, metadata is refused: every answer that shows the document (the HTTP API, MCP tools)
+     * nests it a few levels deeper again, and a reply must never reach the JSON writer's own nesting limit.
+     */
+    static int depth(JsonNode node) {
+        if (node == null || !node.isContainerNode()) {
+            return 0;
+        }
+        int deepest = 0;
+        for (JsonNode child : node) {
+            deepest = Math.max(deepest, depth(child));
+        }
+        return 1 + deepest;
     }
 
     /** The JSON pointer of the first string (or field name) under {@code node} with an unpaired surrogate, or null. */

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 class DocumentDecoderTest {
@@ -34,6 +37,38 @@ class DocumentDecoderTest {
         assertThat(e.op()).isEqualTo(DocumentEvent.Op.UPSERT);
         assertThat(e.metadata()).containsEntry("lang", "en");
         assertThat(e.eventTime()).isEqualTo(Instant.parse("2024-05-01T10:00:00Z"));
+    }
+
+    /** Metadata nests at most 32 levels: every reply that shows the document nests it deeper, within JSON's limits. */
+    @Test
+    void refusesMetadataNestedDeeperThanItsLimitAndKeepsWhatIsWithin() {
+        DocumentDecoder big = new DocumentDecoder(1 << 20);
+        IntFunction<String> nested = levels -> // the metadata object itself is level 1
+                "{\"a\":".repeat(levels - 1) + "[1]" + "}".repeat(levels - 1);
+        String at = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"x\",\"metadata\":%s}";
+        assertThat(DocumentDecoder.depth(Json.mapper().valueToTree(Map.of()))).isEqualTo(1);
+        assertThat(big.decode(utf8("d"), utf8(at.formatted(nested.apply(32)))))
+                .isInstanceOf(DocumentDecoder.Accepted.class); // 31 objects, the metadata's among them, and an array
+        DocumentDecoder.Result deep = big.decode(utf8("d"), utf8(at.formatted(nested.apply(33))));
+        assertThat(deep).isInstanceOfSatisfying(DocumentDecoder.Rejected.class, r -> {
+            assertThat(r.cause()).isEqualTo(DeadLetter.Cause.SCHEMA);
+            assertThat(r.reason()).isEqualTo("schema: /metadata: nested 33 levels deep, more than the 32 allowed");
+        });
+        assertThat(big.decode(utf8("d"), utf8(at.formatted(nested.apply(900)))))
+                .isInstanceOf(DocumentDecoder.Rejected.class);
+    }
+
+    /** An id is refused with C1 control characters or with nothing visible, as with C0 ones. */
+    @Test
+    void refusesIdsWithControlCharactersOrNothingVisible() {
+        for (String id : List.of("a\u0085b", "\u009f", "\u200b", "\u200b\u200e", " ")) {
+            String json = Json.toString(Map.of("namespace", "wiki", "id", id, "op", "delete"));
+            assertThat(rejection(id, utf8(json))).as(id).startsWith("schema: ");
+        }
+        String fine = "caf\u00e9\u200b";
+        assertThat(decoder.decode(
+                        utf8(fine), utf8(Json.toString(Map.of("namespace", "wiki", "id", fine, "op", "delete")))))
+                .isInstanceOf(DocumentDecoder.Accepted.class);
     }
 
     @Test

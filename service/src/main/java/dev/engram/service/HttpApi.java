@@ -47,6 +47,12 @@ final class HttpApi implements AutoCloseable {
     private static final Duration RESPONSE_TIMEOUT = Duration.ofMinutes(10);
     /** Open connections at most; more wait in the accept queue. */
     private static final int MAX_CONNECTIONS = 1024;
+    /**
+     * Bytes of request bodies held at once, at most, from their first byte until they are answered. Bodies are read
+     * before a request takes one of the slots that bound the requests served at once, so clients that send their
+     * bodies slowly (or never) hold no slot; this bounds the memory they can hold instead.
+     */
+    private static final int BODY_BUDGET_BYTES = 64 << 20;
 
     private static final Set<String> STANDARD_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
@@ -54,10 +60,9 @@ final class HttpApi implements AutoCloseable {
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     /**
-     * A request as a handler sees it: path parameters decoded, the body read (bounded), and the key it was made with
-     * (null when authentication is disabled).
+     * A request as a handler sees it: path parameters decoded, the body read (bounded), the key's holder and the key as
+     * presented (both null when authentication is disabled or no key was sent).
      */
-    /** A request to a route: its path parameters, body, the key's holder and the key as presented (null without). */
     record Request(
             String method, URI uri, Map<String, String> path, byte[] body, ApiKeys.Key caller, String presentedKey) {
 
@@ -153,6 +158,7 @@ final class HttpApi implements AutoCloseable {
     private final ApiKeys keys;
     private final Origins origins;
     private final Semaphore inFlight;
+    private final Semaphore bodyBytes = new Semaphore(BODY_BUDGET_BYTES);
     private final Meters meters;
 
     /**
@@ -204,6 +210,7 @@ final class HttpApi implements AutoCloseable {
         String routeName = "unknown";
         String method = exchange.getRequestMethod();
         int status;
+        int[] held = {0}; // bytes of the body budget this request holds
         try (exchange) {
             try {
                 String path = exchange.getRequestURI().getRawPath();
@@ -265,8 +272,13 @@ final class HttpApi implements AutoCloseable {
                     }
                 }
                 ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
-                Request request =
-                        new Request(method, exchange.getRequestURI(), params, null, caller, presentedKey(exchange));
+                Request request = new Request(
+                        method,
+                        exchange.getRequestURI(),
+                        params,
+                        readBody(exchange, route.maxBodyBytes(), held),
+                        caller,
+                        presentedKey(exchange));
                 if (!route.takesSlot()) {
                     status = serve(exchange, route, request);
                 } else if (inFlight.tryAcquire()) {
@@ -286,6 +298,8 @@ final class HttpApi implements AutoCloseable {
                 }
                 status = error.status();
                 sendError(exchange, error);
+            } finally {
+                bodyBytes.release(held[0]);
             }
             meters.httpRequest(routeName, methodTag(method), status, Duration.ofNanos(System.nanoTime() - t0));
         }
@@ -336,14 +350,7 @@ final class HttpApi implements AutoCloseable {
         return STANDARD_METHODS.contains(method) ? method : "OTHER";
     }
 
-    private int serve(HttpExchange exchange, Route route, Request bare) throws IOException {
-        Request request = new Request(
-                bare.method(),
-                bare.uri(),
-                bare.path(),
-                readBody(exchange, route.maxBodyBytes()),
-                bare.caller(),
-                bare.presentedKey());
+    private int serve(HttpExchange exchange, Route route, Request request) throws IOException {
         if (route.namespaced()) {
             String ns = request.namespace();
             if (!NAMESPACE.matcher(ns).matches()) {
@@ -365,10 +372,9 @@ final class HttpApi implements AutoCloseable {
             if (route.namespaced()) {
                 body.put("served_by", router.self().host() + ":" + router.self().port());
             }
-            sendJson(exchange, reply.status(), body);
-        } else {
-            send(exchange, reply.status(), reply.contentType(), text.getBytes(StandardCharsets.UTF_8));
+            return sendJson(exchange, reply.status(), body);
         }
+        send(exchange, reply.status(), reply.contentType(), text.getBytes(StandardCharsets.UTF_8));
         return reply.status();
     }
 
@@ -415,13 +421,27 @@ final class HttpApi implements AutoCloseable {
         return response.statusCode();
     }
 
-    private static byte[] readBody(HttpExchange exchange, int maxBytes) throws IOException {
+    /**
+     * Reads a request's body, at most {@code maxBytes} (else a 413), taking its bytes from the body budget as they
+     * arrive ({@code held} counts them; the caller gives them back once the request is answered): a 429 when the bodies
+     * being read and served already hold the whole budget.
+     */
+    private byte[] readBody(HttpExchange exchange, int maxBytes, int[] held) throws IOException {
         try (InputStream in = exchange.getRequestBody()) {
-            byte[] body = in.readNBytes(maxBytes + 1);
-            if (body.length > maxBytes) {
-                throw ApiException.tooLarge("request body is larger than " + maxBytes + " bytes");
+            ByteArrayOutputStream body = new ByteArrayOutputStream();
+            byte[] chunk = new byte[8192];
+            for (int n; (n = in.read(chunk)) > 0; ) {
+                if (body.size() + n > maxBytes) {
+                    throw ApiException.tooLarge("request body is larger than " + maxBytes + " bytes");
+                }
+                if (!bodyBytes.tryAcquire(n)) {
+                    throw new ApiException(
+                            429, "too_many_requests", "this instance holds as many request bodies as it may", 1);
+                }
+                held[0] += n;
+                body.write(chunk, 0, n);
             }
-            return body;
+            return body.toByteArray();
         }
     }
 
@@ -485,14 +505,25 @@ final class HttpApi implements AutoCloseable {
         sendJson(exchange, e.status(), Map.of("error", error));
     }
 
-    private static void sendJson(HttpExchange exchange, int status, Object body) throws IOException {
+    /** Sends {@code body} as JSON; returns the status sent (500 when the body cannot be written). */
+    private static int sendJson(HttpExchange exchange, int status, Object body) throws IOException {
         byte[] bytes;
         try {
             bytes = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(body);
         } catch (JsonProcessingException e) {
-            throw new IOException("cannot write the response", e);
+            // never a connection closed without an answer: what cannot be written is a 500 that says so
+            LOG.warn(
+                    "the response to {} {} cannot be written as JSON",
+                    exchange.getRequestMethod(),
+                    exchange.getRequestURI(),
+                    e);
+            status = 500;
+            bytes = Json.toBytes(Map.of(
+                    "error",
+                    Map.of("code", "internal", "message", "internal error: the response cannot be written as JSON")));
         }
         send(exchange, status, "application/json", bytes);
+        return status;
     }
 
     private static void send(HttpExchange exchange, int status, String contentType, byte[] bytes) throws IOException {

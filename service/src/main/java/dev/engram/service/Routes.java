@@ -3,6 +3,7 @@ package dev.engram.service;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.query.QueryService;
 import dev.engram.query.Responses;
+import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.service.ApiKeys.Role;
 import dev.engram.service.HttpApi.Reply;
@@ -315,11 +316,15 @@ final class Routes {
         return Reply.json(202, queries.command(r.namespace(), c.operation(), c.entityId(), c.otherId(), c.reason()));
     }
 
-    /** A document id: 1-512 characters (code points) without C0 control characters or DEL, as the event schema says. */
+    /**
+     * A document id: 1-512 characters (code points) without control characters (C0, DEL, C1) and with a visible one, as
+     * the event schema says.
+     */
     private static String id(Request r) {
         String id = r.path().get("id");
         if (!validId(id)) {
-            throw ApiException.badRequest("document id must be 1-512 characters without control characters");
+            throw ApiException.badRequest(
+                    "document id must be 1-512 characters without control characters, with a visible one");
         }
         return id;
     }
@@ -327,7 +332,8 @@ final class Routes {
     static boolean validId(String id) {
         return !id.isEmpty()
                 && id.codePointCount(0, id.length()) <= MAX_ID_CHARS
-                && id.chars().noneMatch(c -> c < 0x20 || c == 0x7f);
+                && id.chars().noneMatch(c -> c < 0x20 || (c >= 0x7f && c <= 0x9f))
+                && DocumentDecoder.visible(id);
     }
 
     private static String entityId(Request r) {

@@ -21,6 +21,7 @@ import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -454,6 +455,76 @@ class HttpApiTest {
                 }
             }
             assertThat(status).as("the permit came back").isEqualTo(200);
+        }
+    }
+
+    /**
+     * Bodies are read before a request takes a slot: clients that send their headers and then stall in the body (a
+     * slow-body attack) hold no slot, and the others are served meanwhile rather than refused with 429.
+     */
+    @Test
+    void clientsStalledInTheirBodiesHoldNoSlot() throws Exception {
+        HttpApi.Route echo = new HttpApi.Route(
+                "POST",
+                "/echo",
+                ApiKeys.Role.READ,
+                false,
+                null,
+                r -> HttpApi.Reply.ok(Map.of("bytes", r.body().length)));
+        try (HttpApi one = new HttpApi(
+                new InetSocketAddress("127.0.0.1", 0),
+                List.of(echo),
+                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
+                null,
+                Origins.local("localhost"),
+                2,
+                Meters.detached())) {
+            List<Socket> stalled = new ArrayList<>();
+            try {
+                for (int i = 0; i < 8; i++) {
+                    Socket socket = new Socket("127.0.0.1", one.port());
+                    stalled.add(socket);
+                    socket.getOutputStream()
+                            .write(("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                                            + "Content-Length: 100\r\n\r\n{\"query\":")
+                                    .getBytes(StandardCharsets.US_ASCII));
+                    socket.getOutputStream().flush();
+                }
+                TimeUnit.MILLISECONDS.sleep(300); // each one's handler is waiting for the rest of its body
+                for (int i = 0; i < 3; i++) {
+                    ItSupport.Response r = ItSupport.post("http://127.0.0.1:" + one.port() + "/echo", "{\"a\": 1}");
+                    assertThat(r.status()).isEqualTo(200);
+                    assertThat(r.body().path("bytes").asInt()).isEqualTo(8);
+                }
+            } finally {
+                for (Socket socket : stalled) {
+                    socket.close();
+                }
+            }
+        }
+    }
+
+    /** A reply that cannot be written as JSON (nested past the writer's limit) is a JSON 500, never a closed connection. */
+    @Test
+    void aReplyThatCannotBeWrittenIsAJson500() throws Exception {
+        HttpApi.Route deep = new HttpApi.Route("GET", "/deep", ApiKeys.Role.READ, false, null, r -> {
+            Object nested = 1;
+            for (int i = 0; i < 1100; i++) {
+                nested = List.of(nested);
+            }
+            return HttpApi.Reply.ok(Map.of("nested", nested));
+        });
+        try (HttpApi one = new HttpApi(
+                new InetSocketAddress("127.0.0.1", 0),
+                List.of(deep),
+                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
+                null,
+                Origins.local("localhost"),
+                2,
+                Meters.detached())) {
+            ItSupport.Response r = ItSupport.get("http://127.0.0.1:" + one.port() + "/deep");
+            assertThat(r.status()).isEqualTo(500);
+            assertThat(r.body().path("error").path("code").asText()).isEqualTo("internal");
         }
     }
 
