@@ -176,6 +176,15 @@ public final class ConstructProcessor implements Processor<String, Understanding
     public void process(Record<String, UnderstandingEvent> record) {
         UnderstandingEvent event = record.value();
         byte[] key = DeadLetters.utf8(record.key());
+        if (event == null) {
+            letters.reject(
+                    record,
+                    DeadLetter.Cause.UNDECODABLE,
+                    "null value: no step writes one (an understanding, a retraction, a command or a compensation)",
+                    key,
+                    null);
+            return;
+        }
         if (event instanceof UnderstandingEvent.Command c && c.command() == null) {
             letters.reject(record, DeadLetter.Cause.BAD_COMMAND, "memory command rejected: " + c.error(), key, c.raw());
             return;

@@ -184,6 +184,15 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
     @Override
     public void process(Record<String, PassageEvent> record) {
+        if (record.value() == null) {
+            letters.reject(
+                    record,
+                    DeadLetter.Cause.UNDECODABLE,
+                    "null value: the read step never writes one (a passage or its retraction)",
+                    DeadLetters.utf8(record.key()),
+                    null);
+            return;
+        }
         switch (record.value()) {
             case PassageEvent.Upsert upsert -> {
                 if (workers == null) {

@@ -61,7 +61,7 @@ public final class DocumentDecoder {
         try {
             node = TREE_READER.readTree(text);
         } catch (JsonProcessingException e) {
-            return new Rejected(DeadLetter.Cause.MALFORMED_JSON, "malformed JSON: " + e.getOriginalMessage());
+            return new Rejected(DeadLetter.Cause.MALFORMED_JSON, "malformed JSON: " + Json.problem(e));
         }
         if (node == null || node.isMissingNode()) {
             return new Rejected(DeadLetter.Cause.MALFORMED_JSON, "malformed JSON: empty value");

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.regex.Pattern;
 
 /** The one JSON mapping of every Engram record: snake_case fields, RFC 3339 times. */
 public final class Json {
@@ -46,6 +47,45 @@ public final class Json {
                     "cannot serialize " + value.getClass().getSimpleName(), e);
         }
     }
+
+    /**
+     * What is wrong with a JSON text, for a person: the parser's message without the names of its classes and settings
+     * or its source excerpts, with the line and column where it stopped. Used wherever a reason for refused JSON is
+     * shown (HTTP 400s, dead letters, MCP errors).
+     */
+    public static String problem(Throwable failure) {
+        String message = failure instanceof JsonProcessingException j ? j.getOriginalMessage() : failure.getMessage();
+        if (message == null) {
+            return "not valid JSON";
+        }
+        if (message.contains("FAIL_ON_TRAILING_TOKENS")) {
+            message = "more data after the JSON value";
+        } else if (message.contains("getMaxNestingDepth()")) {
+            message = LIMIT.matcher(message).replaceFirst("nested deeper than the $1 levels allowed");
+        } else if (message.contains("getMaxNumberLength()")) {
+            message = LIMIT.matcher(message).replaceFirst("a number longer than the $1 digits allowed");
+        } else if (message.contains("getMaxStringLength()")) {
+            message = LIMIT.matcher(message).replaceFirst("a string longer than the $1 characters allowed");
+        } else {
+            message = message.replaceAll("\\s*\\(start marker at \\[Source:[^]]*][^)]*\\)", "")
+                    .replaceAll("\\s*\\[Source:[^]]*]", "")
+                    .replaceAll("\\s*\\(bound as `[^`]*`\\)", "")
+                    .replaceAll(": enable `[^`]*` to allow", "")
+                    .replaceAll("\\s*\\(?`[^`]*`\\)?", "")
+                    .replaceAll("\\s*\\R\\s*", " ")
+                    .strip();
+        }
+        if (failure instanceof JsonProcessingException j
+                && j.getLocation() != null
+                && j.getLocation().getLineNr() > 0) {
+            message += " (line " + j.getLocation().getLineNr() + ", column "
+                    + j.getLocation().getColumnNr() + ")";
+        }
+        return message;
+    }
+
+    /** The allowed number in a Jackson constraint's message: "... exceeds the maximum allowed (1000, from ...)". */
+    private static final Pattern LIMIT = Pattern.compile("(?s).*?\\((\\d+), from .*");
 
     public static <T> T fromBytes(byte[] bytes, Class<T> type) {
         try {

@@ -34,7 +34,7 @@ public final class JsonSerde<T> implements Serde<T> {
                 return Json.mapper().readValue(bytes, type);
             } catch (IOException e) {
                 throw new SerializationException(
-                        "cannot read " + type.getSimpleName() + " from topic " + topic + ": " + e.getMessage(), e);
+                        "cannot read " + type.getSimpleName() + " from topic " + topic + ": " + Json.problem(e), e);
             }
         };
     }

@@ -94,7 +94,7 @@ public sealed interface UnderstandingEvent {
                 }
                 return new Command(command, null, bytes);
             } catch (IOException e) {
-                return new Command(null, "malformed JSON: " + e.getMessage(), bytes);
+                return new Command(null, "malformed JSON: " + Json.problem(e), bytes);
             }
         }
 
@@ -132,7 +132,7 @@ public sealed interface UnderstandingEvent {
                 }
                 return new MirrorFeedback(Json.mapper().treeToValue(tree, Compensation.class), null, bytes);
             } catch (IOException | IllegalArgumentException e) {
-                return new MirrorFeedback(null, "malformed compensation: " + e.getMessage(), bytes);
+                return new MirrorFeedback(null, "malformed compensation: " + Json.problem(e), bytes);
             }
         }
 

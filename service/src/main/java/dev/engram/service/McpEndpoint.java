@@ -51,7 +51,7 @@ final class McpEndpoint {
         try {
             message = Json.mapper().readTree(r.body());
         } catch (IOException e) {
-            return Reply.json(400, error(null, -32700, "parse error: " + e.getMessage()));
+            return Reply.json(400, error(null, -32700, "parse error: " + Json.problem(e)));
         }
         if (message != null && message.isArray()) {
             return Reply.json(400, error(null, -32600, "expected one JSON-RPC message (batches are not supported)"));

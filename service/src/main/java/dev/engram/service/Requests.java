@@ -125,7 +125,7 @@ final class Requests {
         try {
             tree = STRICT.readTree(body);
         } catch (IOException e) {
-            throw ApiException.badRequest("body is not valid JSON: " + e.getMessage());
+            throw ApiException.badRequest("body is not valid JSON: " + Json.problem(e));
         }
         if (tree == null || !tree.isObject()) {
             throw ApiException.badRequest("body must be a JSON object like " + example);
@@ -141,14 +141,19 @@ final class Requests {
             if (e.getCause() instanceof ApiException api) {
                 throw api;
             }
-            throw ApiException.badRequest("invalid request: " + e.getOriginalMessage());
+            // the record's own check failed: its message, never the names of the classes that bind it
+            Throwable cause = e.getCause();
+            throw ApiException.badRequest("invalid request: "
+                    + (cause != null && cause.getMessage() != null
+                            ? cause.getMessage()
+                            : "the body does not make a request like " + example));
         } catch (UnrecognizedPropertyException e) {
             throw ApiException.badRequest(
                     "unknown field '" + e.getPropertyName() + "' (a request looks like " + example + ")");
         } catch (JsonMappingException e) {
             throw ApiException.badRequest(fieldOf(e) + " has the wrong type (a request looks like " + example + ")");
         } catch (JsonProcessingException e) {
-            throw ApiException.badRequest("body is not valid JSON: " + e.getOriginalMessage());
+            throw ApiException.badRequest("body is not valid JSON: " + Json.problem(e));
         }
     }
 

@@ -80,6 +80,12 @@ public final class StreamErrors {
 
         List<ProducerRecord<byte[], byte[]>> deadLetter(
                 ErrorHandlerContext context, DeadLetter.Cause cause, String what, Exception e) {
+            return deadLetter(context, cause, what, e, e.toString());
+        }
+
+        /** The dead letter of the input, whose reason is {@code what: why}. */
+        List<ProducerRecord<byte[], byte[]>> deadLetter(
+                ErrorHandlerContext context, DeadLetter.Cause cause, String what, Exception e, String why) {
             DeadLetter.Stage stage = stageOf(topics, context.topic());
             meters.deadLetter(stage, cause);
             LOG.warn(
@@ -92,7 +98,7 @@ public final class StreamErrors {
             DeadLetter letter = DeadLetter.of(
                     stage,
                     cause,
-                    what + ": " + e,
+                    what + ": " + why,
                     context.topic() == null ? "" : context.topic(),
                     context.partition(),
                     context.offset(),
@@ -113,8 +119,13 @@ public final class StreamErrors {
         @Override
         public Response handleError(
                 ErrorHandlerContext context, ConsumerRecord<byte[], byte[]> record, Exception exception) {
-            return Response.resume(
-                    deadLetter(context, DeadLetter.Cause.UNDECODABLE, "cannot read the record", exception));
+            // the serde's message says what is wrong with the bytes (see JsonSerde); the exception's class adds nothing
+            return Response.resume(deadLetter(
+                    context,
+                    DeadLetter.Cause.UNDECODABLE,
+                    "cannot read the record",
+                    exception,
+                    exception.getMessage() == null ? exception.toString() : exception.getMessage()));
         }
     }
 

@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsConfig;
@@ -67,6 +68,7 @@ class EngramTopologyTest {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        StreamErrors.configure(props, TOPICS, Meters.detached()); // as the service runs it
         driver = new TopologyTestDriver(
                 EngramTopology.build(
                         TOPICS,
@@ -395,6 +397,35 @@ class EngramTopologyTest {
         assertThat(letters.get(1).value.cause()).isEqualTo(DeadLetter.Cause.SCHEMA);
         assertThat(letters.get(1).value.offset()).isEqualTo(1);
         assertThat(passagesOf("wiki", "ok")).hasSize(1);
+    }
+
+    /**
+     * Records no step writes — a null value, bytes that are no event — on the topics between the steps are dead-lettered
+     * as undecodable with their reason, and the steps go on.
+     */
+    @Test
+    void nullsAndGarbageBetweenTheStepsAreDeadLetteredAsUndecodable() {
+        start(Understanders.embedded());
+        for (String topic :
+                List.of(TOPICS.passages().name(), TOPICS.understandings().name())) {
+            TestInputTopic<byte[], byte[]> raw =
+                    driver.createInputTopic(topic, new ByteArraySerializer(), new ByteArraySerializer());
+            raw.pipeInput(bytes("wiki"), (byte[]) null);
+            raw.pipeInput(bytes("wiki"), bytes("{\"x\": NaN}"));
+        }
+        upsert("wiki", "ok", "Fine", "This document is fine.");
+
+        List<DeadLetter> letters = deadLetters.readValuesToList();
+        assertThat(letters).hasSize(4).allSatisfy(l -> {
+            assertThat(l.cause()).isEqualTo(DeadLetter.Cause.UNDECODABLE);
+            assertThat(l.reason()).doesNotContain("Exception", "`");
+        });
+        assertThat(letters.get(0).reason()).startsWith("null value");
+        assertThat(letters.get(0).stage()).isEqualTo(DeadLetter.Stage.UNDERSTAND);
+        assertThat(letters.get(1).reason()).startsWith("cannot read the record").contains("Non-standard token 'NaN'");
+        assertThat(letters.get(2).reason()).startsWith("null value");
+        assertThat(letters.get(2).stage()).isEqualTo(DeadLetter.Stage.CONSTRUCT);
+        assertThat(document("wiki", "ok").status()).isEqualTo(DocumentStatus.VERIFIED);
     }
 
     @Test

@@ -1,0 +1,54 @@
+package dev.engram.schemas;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** What a person is told about refused JSON: the problem and where, never the parser's classes and settings. */
+class JsonProblemTest {
+
+    private static final ObjectReader STRICT = Json.mapper()
+            .reader()
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
+    private static String problem(String json) {
+        Throwable failure = catchThrowable(() -> STRICT.readTree(json));
+        assertThat(failure).as(json).isNotNull();
+        return Json.problem(failure);
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "{\"top_k\": NaN}|Non-standard token 'NaN' (line 1, column 14)",
+                "{\"a\": 1} {}|more data after the JSON value",
+                "{\"a\": 1, \"a\": 2}|Duplicate field 'a' (line 1, column 13)",
+                "{\"a\": |Unexpected end-of-input within/between Object entries (line 1, column 6)",
+                "{\"a\": tru}|Unrecognized token 'tru'"
+            })
+    void namesTheProblemAndWhereWithoutTheParsersInternals(String json, String expected) {
+        String problem = problem(json);
+        assertThat(problem).startsWith(expected);
+        assertThat(problem).doesNotContain("`", "com.fasterxml", "Source", "Feature", "bound as", "enable");
+    }
+
+    @Test
+    void limitsAreSaidInWords() {
+        assertThat(problem("[".repeat(1001) + "]".repeat(1001)))
+                .startsWith("nested deeper than the 1000 levels allowed");
+        assertThat(problem("[" + "1".repeat(1001) + "]")).startsWith("a number longer than the 1000 digits allowed");
+    }
+
+    @Test
+    void aFailureWithoutAMessageStillSaysSomething() {
+        assertThat(Json.problem(new RuntimeException())).isEqualTo("not valid JSON");
+    }
+}
