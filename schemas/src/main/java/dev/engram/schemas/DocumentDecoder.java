@@ -1,10 +1,7 @@
 package dev.engram.schemas;
 
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectReader;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
@@ -24,11 +21,6 @@ public final class DocumentDecoder {
 
     /** Not a document event: the cause (for the dead letter and its meter) and a readable reason. */
     public record Rejected(DeadLetter.Cause cause, String reason) implements Result {}
-
-    private static final ObjectReader TREE_READER = Json.mapper()
-            .reader()
-            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     /** How deeply a document's metadata may nest objects and arrays (the metadata object itself is level 1). */
     public static final int MAX_METADATA_DEPTH = 32;
@@ -59,7 +51,7 @@ public final class DocumentDecoder {
         }
         JsonNode node;
         try {
-            node = TREE_READER.readTree(text);
+            node = Json.strictTrees().readTree(text);
         } catch (JsonProcessingException e) {
             return new Rejected(DeadLetter.Cause.MALFORMED_JSON, "malformed JSON: " + Json.problem(e));
         }

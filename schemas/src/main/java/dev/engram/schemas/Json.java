@@ -1,9 +1,11 @@
 package dev.engram.schemas;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -24,7 +26,20 @@ public final class Json {
             .serializationInclusion(JsonInclude.Include.ALWAYS)
             .build();
 
+    /** Reads one JSON value and nothing after it, refusing an object that names a field twice. */
+    private static final ObjectReader STRICT_TREES = MAPPER.reader()
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
     private Json() {}
+
+    /**
+     * The reader of JSON that people send (documents, lines of files, bodies): one value, no trailing data, no field
+     * twice — what would otherwise be read as the last of two values, silently.
+     */
+    public static ObjectReader strictTrees() {
+        return STRICT_TREES;
+    }
 
     public static ObjectMapper mapper() {
         return MAPPER;

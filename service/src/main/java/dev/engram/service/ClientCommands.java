@@ -356,7 +356,8 @@ final class ClientCommands {
         return new Item(id, f.toString(), body, null);
     }
 
-    private static void lines(Path f, String fileId, List<Item> items) throws IOException {
+    /** The documents of a .jsonl file, one per line, or each line's problem. */
+    static void lines(Path f, String fileId, List<Item> items) throws IOException {
         List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
@@ -366,9 +367,9 @@ final class ClientCommands {
             }
             JsonNode node;
             try {
-                node = Json.mapper().readTree(line);
+                node = Json.strictTrees().readTree(line); // as the API and the topic read it
             } catch (IOException e) {
-                items.add(new Item(fileId + "#" + (i + 1), where, null, "not JSON"));
+                items.add(new Item(fileId + "#" + (i + 1), where, null, "not JSON: " + Json.problem(e)));
                 continue;
             }
             JsonNode id = node.has("id") ? node.get("id") : node.get("doc_id");

@@ -381,8 +381,8 @@ final class HttpApi implements AutoCloseable {
     private int forward(HttpExchange exchange, HostInfo host, Request request) throws IOException {
         URI uri = request.uri();
         String key = presentedKey(exchange);
-        URI target = URI.create("http://" + host.host() + ":" + host.port() + uri.getRawPath()
-                + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()));
+        URI target = URI.create("http://" + host.host() + ":" + host.port() + wire(uri.getRawPath())
+                + (uri.getRawQuery() == null ? "" : "?" + wire(uri.getRawQuery())));
         HttpRequest forwarded = HttpRequest.newBuilder(target)
                 .timeout(RESPONSE_TIMEOUT)
                 .header(
@@ -446,6 +446,25 @@ final class HttpApi implements AutoCloseable {
     }
 
     /**
+     * A raw path or query as sent on, with the bytes a client sent unescaped (read as ISO-8859-1 characters, see {@link
+     * #percentDecode}) escaped, so that the next instance reads the same bytes.
+     */
+    static String wire(String raw) {
+        StringBuilder out = new StringBuilder(raw.length());
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            if (c >= 0x80 && c <= 0xff) {
+                out.append('%')
+                        .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    /**
      * A query parameter's name or value, form-encoded: {@code +} is a space (as browsers' {@code URLSearchParams},
      * curl's {@code --data-urlencode} and most HTTP clients send it), {@code %2B} a plus.
      */
@@ -464,7 +483,7 @@ final class HttpApi implements AutoCloseable {
      * different requests can never name the same id.
      */
     private static String percentDecode(String s, boolean plusIsSpace) {
-        if (s.indexOf('%') < 0) {
+        if (s.indexOf('%') < 0 && s.chars().allMatch(c -> c < 0x80)) {
             return plusIsSpace ? s.replace('+', ' ') : s;
         }
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(s.length());
@@ -478,6 +497,13 @@ final class HttpApi implements AutoCloseable {
                 }
                 bytes.write(hi << 4 | lo);
                 i += 3;
+                continue;
+            }
+            if (c >= 0x80 && c <= 0xff) {
+                // a byte sent as it is, not percent-encoded: the server reads a request line byte by byte (ISO-8859-1),
+                // so these are the bytes the client sent, UTF-8 or not, and are decoded as the escaped ones are
+                bytes.write(c);
+                i++;
                 continue;
             }
             int cp = s.codePointAt(i);

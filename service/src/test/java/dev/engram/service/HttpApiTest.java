@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -345,14 +346,41 @@ class HttpApiTest {
 
     /** A GET sent over a socket, so that its {@code Host} header is the one given; the whole response. */
     private static String rawGet(int port, String host, String path) throws IOException {
+        return rawGet(port, host, path.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** A GET whose request target is the bytes given, as they are. */
+    private static String rawGet(int port, String host, byte[] path) throws IOException {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
-            out.write(("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+            out.write("GET ".getBytes(StandardCharsets.US_ASCII));
+            out.write(path);
+            out.write((" HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         }
+    }
+
+    /** Bytes sent unescaped in a path are read as UTF-8, as escaped ones are: what is not UTF-8 is a 400. */
+    @Test
+    void unescapedBytesInAPathAreUtf8OrRefused() throws Exception {
+        byte[] prefix = "/v1/namespaces/ns/documents/".getBytes(StandardCharsets.US_ASCII);
+        byte[] utf8 = "café".getBytes(StandardCharsets.UTF_8);
+        byte[] notUtf8 = {'r', 'a', 'w', (byte) 0xff};
+        assertThat(rawGet(api.port(), "localhost", concat(prefix, utf8)))
+                .as("past the path's decoding: not running")
+                .startsWith("HTTP/1.1 503");
+        assertThat(rawGet(api.port(), "localhost", concat(prefix, notUtf8)))
+                .startsWith("HTTP/1.1 400")
+                .contains("not UTF-8");
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 
     @Test
@@ -539,6 +567,11 @@ class HttpApiTest {
         assertThat(HttpApi.decode("%C3%9Cn%C3%AFcode")).isEqualTo("Ünïcode");
         assertThat(HttpApi.decode("%F0%9F%98%80")).isEqualTo("😀");
         assertThat(HttpApi.decode("😀%20x")).isEqualTo("😀 x");
+        // bytes sent unescaped reach the handler as ISO-8859-1 characters: decoded as UTF-8 as escaped ones are
+        assertThat(HttpApi.decode("caf\u00c3\u00a9")).isEqualTo("café");
+        assertThat(HttpApi.wire("caf\u00c3\u00a9%20x")).isEqualTo("caf%C3%A9%20x");
+        assertThatThrownBy(() -> HttpApi.decode("raw\u00ff")).isInstanceOf(ApiException.class);
+        assertThatThrownBy(() -> HttpApi.decodeQuery("\u00ff")).isInstanceOf(ApiException.class);
         for (String bad : new String[] {"%FF%FE", "%C0%AF", "%ED%A0%80", "%80", "%E2%82", "a%", "a%4", "%G1"}) {
             assertThatThrownBy(() -> HttpApi.decode(bad))
                     .as(bad)

@@ -1,0 +1,37 @@
+package dev.engram.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The lines of a .jsonl file given to {@code engram ingest} are read as strictly as the API and the topic read JSON. */
+class JsonLinesTest {
+
+    @Test
+    void aLineThatNamesAFieldTwiceOrHasMoreAfterItsValueIsRefusedWithItsReason(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("lines.jsonl");
+        Files.writeString(f, """
+                {"id": "a", "text": "fine"}
+                {"id": "b", "text": "ok", "text": "dup"}
+                {"id": "c", "text": "Trailing"} x
+                {"id": "d", "text": NaN}
+                """);
+        List<ClientCommands.Item> items = new ArrayList<>();
+
+        ClientCommands.lines(f, "lines.jsonl", items);
+
+        assertThat(items).hasSize(4);
+        assertThat(items.get(0).problem()).isNull();
+        assertThat(items.get(0).body().path("text").asText()).isEqualTo("fine");
+        assertThat(items.get(1).problem()).isEqualTo("not JSON: Duplicate field 'text' (line 1, column 33)");
+        assertThat(items.get(2).problem()).startsWith("not JSON: ").contains("'x'");
+        assertThat(items.get(3).problem())
+                .startsWith("not JSON: Non-standard token 'NaN'")
+                .doesNotContain("`");
+    }
+}
