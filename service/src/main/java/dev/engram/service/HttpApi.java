@@ -213,6 +213,15 @@ final class HttpApi implements AutoCloseable {
         int[] held = {0}; // bytes of the body budget this request holds
         try (exchange) {
             try {
+                // one Host, and one in every HTTP/1.1 request (RFC 9112, 3.2): a second one could name another host
+                // than the one the checks below read
+                List<String> hosts = exchange.getRequestHeaders().get("Host");
+                if (hosts != null && hosts.size() > 1) {
+                    throw ApiException.badRequest("a request has one Host header, not " + hosts.size());
+                }
+                if (hosts == null && "HTTP/1.1".equals(exchange.getProtocol())) {
+                    throw ApiException.badRequest("an HTTP/1.1 request needs a Host header");
+                }
                 String path = exchange.getRequestURI().getRawPath();
                 List<Compiled> matching = new ArrayList<>();
                 Map<String, String> params = new LinkedHashMap<>();

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
+import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.Utf8;
@@ -45,10 +46,12 @@ final class Requests {
         static final String EXAMPLE = "{\"query\": \"...\", \"top_k\": 5}";
 
         Retrieve {
-            if (query == null || query.isBlank()) {
-                throw ApiException.badRequest("'query' must be a non-empty string");
+            if (query == null || !DocumentDecoder.visible(query)) {
+                throw ApiException.badRequest(
+                        "'query' must be a string with a visible character (not only white space, control or format"
+                                + " characters)");
             }
-            if (query.length() > MAX_QUERY_CHARS) {
+            if (query.codePointCount(0, query.length()) > MAX_QUERY_CHARS) {
                 throw ApiException.badRequest("'query' is longer than " + MAX_QUERY_CHARS + " characters");
             }
             mode = mode == null ? DEFAULT_MODE : mode;

@@ -363,6 +363,34 @@ class HttpApiTest {
         }
     }
 
+    /** A request as written, over a socket; the whole response. */
+    private static String raw(int port, String request) throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /** A second Host header could name another host than the one the host check reads: refused, as is none in 1.1. */
+    @Test
+    void aRequestHasExactlyOneHostHeaderOrNoneInHttp10() throws Exception {
+        String path = "/v1/namespaces/ns/documents/d";
+        assertThat(raw(
+                        api.port(),
+                        "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n"
+                                + "Connection: close\r\n\r\n"))
+                .startsWith("HTTP/1.1 400")
+                .contains("one Host header");
+        assertThat(raw(api.port(), "GET " + path + " HTTP/1.1\r\nConnection: close\r\n\r\n"))
+                .startsWith("HTTP/1.1 400")
+                .contains("needs a Host header");
+        assertThat(raw(api.port(), "GET " + path + " HTTP/1.0\r\n\r\n"))
+                .as("past the checks: not running")
+                .startsWith("HTTP/1.1 503");
+    }
+
     /** Bytes sent unescaped in a path are read as UTF-8, as escaped ones are: what is not UTF-8 is a 400. */
     @Test
     void unescapedBytesInAPathAreUtf8OrRefused() throws Exception {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.schemas.MemoryCommand;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -89,6 +90,21 @@ class RequestsTest {
     void aTooLongQueryIsRejectedNamingTheLimit() {
         assertThatThrownBy(() -> retrieve("{\"query\": \"" + "x".repeat(Requests.MAX_QUERY_CHARS + 1) + "\"}"))
                 .hasMessageContaining(Integer.toString(Requests.MAX_QUERY_CHARS));
+    }
+
+    /** The limit counts characters as a person does (code points): an emoji is one, not two UTF-16 units. */
+    @Test
+    void theLimitCountsCharactersAndAQueryNeedsAVisibleOne() {
+        assertThat(retrieve("{\"query\": \"" + "😀".repeat(Requests.MAX_QUERY_CHARS) + "\"}")
+                        .query())
+                .hasSize(2 * Requests.MAX_QUERY_CHARS);
+        assertThatThrownBy(() -> retrieve("{\"query\": \"" + "😀".repeat(Requests.MAX_QUERY_CHARS + 1) + "\"}"))
+                .hasMessageContaining("longer than");
+        for (String invisible : List.of("\\u200b\\u200b", "\\u0001\\u0002", " \\t ", "\\u00a0")) {
+            assertThatThrownBy(() -> retrieve("{\"query\": \"" + invisible + "\"}"))
+                    .as(invisible)
+                    .hasMessageContaining("visible character");
+        }
     }
 
     @Test
