@@ -407,6 +407,8 @@ public final class QueryService {
         if (entityId.equals(otherId)) {
             throw QueryException.invalid("'entity_id' and 'other_id' must differ");
         }
+        // a decision may be cleared for entities memory no longer holds, but only in a namespace that has memory
+        state(ns);
         if (op != MemoryCommand.Op.CLEAR) {
             for (String id : List.of(entityId, otherId)) {
                 if (memory(ns).entity(ns, id).isEmpty()) {

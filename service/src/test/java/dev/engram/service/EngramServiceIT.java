@@ -265,6 +265,11 @@ class EngramServiceIT {
                         "{\"op\": \"split\", \"entity_id\": \"" + id + "\", \"other_id\": \"" + "0".repeat(32) + "\"}"),
                 404);
         assertError(post(ns + "/merges", "[1]"), 400);
+        // clearing a decision needs no entity memory still holds, but a namespace that has memory: none is made up
+        String clear = "{\"op\": \"clear\", \"entity_id\": \"" + "0".repeat(32) + "\", \"other_id\": \""
+                + "1".repeat(32) + "\"}";
+        assertError(post(base + "/v1/namespaces/never-written/merges", clear), 404);
+        assertThat(get(base + "/v1/namespaces").body().toString()).doesNotContain("never-written");
 
         assertError(get(ns + "/entities/not-an-id"), 400);
         assertError(get(ns + "/entities/" + "0".repeat(32)), 404);
