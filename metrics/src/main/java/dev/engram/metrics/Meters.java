@@ -157,7 +157,9 @@ public final class Meters {
     /** Extraction-cache lookups (tag {@code result} of {@link #EXTRACTION_CACHE}). */
     public enum CacheResult implements TagValue {
         HIT,
-        MISS
+        MISS,
+        /** A record of the cache's topic that is no extraction: skipped, its key forgotten. */
+        INVALID
     }
 
     /** What failed verification (tag {@code kind} of {@link #REJECTED}). */
@@ -377,6 +379,11 @@ public final class Meters {
 
     public void extractionCache(boolean hit) {
         cacheCounter(hit ? CacheResult.HIT : CacheResult.MISS).increment();
+    }
+
+    /** A record of the extraction cache's topic that is no extraction was skipped. */
+    public void extractionCacheInvalid() {
+        cacheCounter(CacheResult.INVALID).increment();
     }
 
     /** Records the tokens an extraction cost, when it came from an LLM. */
@@ -638,7 +645,11 @@ public final class Meters {
     }
 
     private Counter cacheCounter(CacheResult result) {
-        return counter(EXTRACTION_CACHE, "Extraction-cache lookups", "result", result.tag());
+        return counter(
+                EXTRACTION_CACHE,
+                "Extraction-cache lookups (hit, miss), and records of its topic that are no extraction (invalid)",
+                "result",
+                result.tag());
     }
 
     private Counter rejectedCounter(RejectedKind kind) {

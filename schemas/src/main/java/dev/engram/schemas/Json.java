@@ -12,6 +12,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** The one JSON mapping of every Engram record: snake_case fields, RFC 3339 times. */
@@ -86,9 +87,10 @@ public final class Json {
                     .replaceAll("\\s*\\[Source:[^]]*]", "")
                     .replaceAll("\\s*\\(bound as `[^`]*`\\)", "")
                     .replaceAll(": enable `[^`]*` to allow", "")
-                    .replaceAll("\\s*\\(?`[^`]*`\\)?", "")
                     .replaceAll("\\s*\\R\\s*", " ")
                     .strip();
+            // a type named in the message by its class: its simple name
+            message = QUOTED.matcher(message).replaceAll(m -> Matcher.quoteReplacement(simpleName(m.group(1))));
         }
         if (failure instanceof JsonProcessingException j
                 && j.getLocation() != null
@@ -97,6 +99,12 @@ public final class Json {
                     + j.getLocation().getColumnNr() + ")";
         }
         return message;
+    }
+
+    private static final Pattern QUOTED = Pattern.compile("`([^`]*)`");
+
+    private static String simpleName(String name) {
+        return name.substring(Math.max(name.lastIndexOf('.'), name.lastIndexOf('$')) + 1);
     }
 
     /** The allowed number in a Jackson constraint's message: "... exceeds the maximum allowed (1000, from ...)". */

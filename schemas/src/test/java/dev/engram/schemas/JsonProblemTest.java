@@ -48,6 +48,14 @@ class JsonProblemTest {
     }
 
     @Test
+    void aTypeIsNamedByItsSimpleName() {
+        Throwable failure = catchThrowable(() -> Json.mapper().readValue("\"x\"", Extraction.class));
+        assertThat(Json.problem(failure))
+                .startsWith("Cannot construct instance of Extraction")
+                .doesNotContain("`", "dev.engram");
+    }
+
+    @Test
     void aFailureWithoutAMessageStillSaysSomething() {
         assertThat(Json.problem(new RuntimeException())).isEqualTo("not valid JSON");
     }

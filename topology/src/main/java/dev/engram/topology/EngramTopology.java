@@ -1,5 +1,6 @@
 package dev.engram.topology;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
 import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.Emission;
@@ -9,13 +10,17 @@ import dev.engram.processors.UnderstandProcessor;
 import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Extraction;
+import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
+import dev.engram.schemas.Schemas;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoreSpec;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
+import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -30,6 +35,8 @@ import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Engram topology: READ (documents → passages + manifests), UNDERSTAND (passages → understandings, keyed by
@@ -157,8 +164,9 @@ public final class EngramTopology {
             builder.addGlobalStore(
                     spec.builder().withLoggingDisabled(),
                     topics.extractions().name(),
-                    topics.extractions().consumed("extractions-source"),
-                    () -> new CacheLoader(spec.name()));
+                    // read as bytes: the loader checks each record itself (the global thread cannot dead-letter)
+                    Consumed.with(Serdes.String(), Serdes.ByteArray()).withName("extractions-source"),
+                    () -> new CacheLoader(spec.name(), meters));
         }
         String cacheStore = cache;
         KStream<String, PassageEvent> passages =
@@ -259,13 +267,21 @@ public final class EngramTopology {
                         .withName(name));
     }
 
-    /** Keeps the global extraction cache in step with the extractions topic (a null value deletes). */
-    static final class CacheLoader implements Processor<String, Extraction, Void, Void> {
+    /**
+     * Keeps the global extraction cache in step with the extractions topic (a null value deletes). A record that is no
+     * extraction (not JSON, or JSON its schema refuses) is never taken for one: its key is forgotten, so that the
+     * passage is extracted again, and it is logged and counted ({@code engram_extraction_cache_total{result="invalid"}}).
+     * The global thread has no producer to dead-letter it with, and the cache loses nothing by it.
+     */
+    static final class CacheLoader implements Processor<String, byte[], Void, Void> {
+        private static final Logger LOG = LoggerFactory.getLogger(CacheLoader.class);
         private final String storeName;
+        private final Meters meters;
         private KeyValueStore<String, Extraction> store;
 
-        CacheLoader(String storeName) {
+        CacheLoader(String storeName, Meters meters) {
             this.storeName = storeName;
+            this.meters = meters;
         }
 
         @Override
@@ -274,12 +290,29 @@ public final class EngramTopology {
         }
 
         @Override
-        public void process(Record<String, Extraction> record) {
+        public void process(Record<String, byte[]> record) {
+            if (record.key() == null) {
+                return; // nothing to key it by: the cache holds nothing for it
+            }
             if (record.value() == null) {
                 store.delete(record.key());
-            } else {
-                store.put(record.key(), record.value());
+                return;
             }
+            String problem;
+            try {
+                JsonNode tree = Json.strictTrees().readTree(record.value());
+                List<String> errors = tree == null ? List.of("empty value") : Schemas.EXTRACTION.validate(tree);
+                if (errors.isEmpty()) {
+                    store.put(record.key(), Json.mapper().treeToValue(tree, Extraction.class));
+                    return;
+                }
+                problem = "schema: " + errors.get(0);
+            } catch (IOException | RuntimeException e) {
+                problem = Json.problem(e);
+            }
+            store.delete(record.key());
+            meters.extractionCacheInvalid();
+            LOG.warn("extraction cache record with key {} is no extraction, skipped: {}", record.key(), problem);
         }
     }
 }

@@ -472,6 +472,22 @@ class EngramTopologyTest {
         assertThat(cache.approximateNumEntries()).isEqualTo(4);
     }
 
+    /** Bytes on the extraction cache's topic that are no extraction are never taken for one: counted and skipped. */
+    @Test
+    void garbageOnTheExtractionCacheTopicIsNeverTakenForAnExtraction() {
+        AtomicInteger calls = new AtomicInteger();
+        start(Understanders.cachingCounting(calls), ExtractionCacheScope.GLOBAL);
+        TestInputTopic<byte[], byte[]> raw = driver.createInputTopic(
+                TOPICS.extractions().name(), new ByteArraySerializer(), new ByteArraySerializer());
+        raw.pipeInput(bytes("k"), bytes("\"garbage\""));
+        raw.pipeInput(bytes("k2"), bytes("{\"x\": 1}"));
+        upsert("wiki", "ada", "Ada", "Ada Lovelace met Charles Babbage.");
+        assertThat(calls).hasValue(1);
+        KeyValueStore<String, Extraction> cache = driver.getKeyValueStore(StateStores.EXTRACTION_CACHE.name());
+        assertThat(cache.get("k")).isNull();
+        assertThat(cache.get("k2")).isNull();
+    }
+
     @Test
     void aGlobalExtractionCacheIsSharedAcrossNamespaces() {
         AtomicInteger calls = new AtomicInteger();
