@@ -68,7 +68,7 @@ class MetersTest {
                         "read/unwritable",
                         "understand/unwritable",
                         "construct/unwritable");
-        assertThat(series(Meters.EXTRACTION_CACHE, "result")).containsExactlyInAnyOrder("hit", "miss");
+        assertThat(series(Meters.EXTRACTION_CACHE, "result")).containsExactlyInAnyOrder("hit", "miss", "invalid");
         assertThat(series(Meters.REJECTED, "kind")).containsExactlyInAnyOrder("entity", "fact");
         assertThat(series(Meters.STALE, "kind")).containsExactlyInAnyOrder("passage", "manifest");
         assertThat(series(Meters.MEMORY_CHANGES, "type"))

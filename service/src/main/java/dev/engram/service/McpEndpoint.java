@@ -49,7 +49,7 @@ final class McpEndpoint {
     Reply handle(Request r) {
         JsonNode message;
         try {
-            message = Json.mapper().readTree(r.body());
+            message = Json.strictTrees().readTree(r.body()); // one message, no member twice, nothing after it
         } catch (IOException e) {
             return Reply.json(400, error(null, -32700, "parse error: " + Json.problem(e)));
         }

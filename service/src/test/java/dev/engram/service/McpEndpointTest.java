@@ -34,7 +34,9 @@ class McpEndpointTest {
             {"{\"jsonrpc\": \"1.0\", \"id\": 1, \"method\": \"ping\"}", "\"jsonrpc\": \"2.0\""},
             {"{\"id\": 1, \"method\": \"ping\"}", "\"jsonrpc\": \"2.0\""},
             {"{\"jsonrpc\": \"2.0\", \"id\": {\"a\": 1}, \"method\": \"ping\"}", "string or an integer"},
-            {"{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}", "string or an integer"}
+            {"{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}", "string or an integer"},
+            {"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\", \"method\": \"tools/list\"}", "Duplicate field"},
+            {"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"} {}", "more data after the JSON value"}
         };
         for (Object[] c : cases) {
             HttpApi.Reply reply = handle((String) c[0]);
