@@ -1,5 +1,7 @@
 package dev.engram.schemas;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
 import java.util.List;
 
 /**
@@ -143,6 +145,27 @@ public record Extraction(
 
         public TokenUsage plus(TokenUsage other) {
             return new TokenUsage(prompt + other.prompt, completion + other.completion, costUsd + other.costUsd);
+        }
+    }
+
+    /** What a record of the extraction cache's topic holds: an extraction, or why it holds none. */
+    public record Checked(Extraction extraction, String problem) {}
+
+    /**
+     * Reads a record of the extraction cache's topic strictly: JSON that {@code extraction.schema.json} accepts is an
+     * extraction; anything else is a problem, never an extraction with its fields missing.
+     */
+    public static Checked check(byte[] bytes) {
+        try {
+            JsonNode tree = Json.strictTrees().readTree(bytes);
+            List<String> errors =
+                    tree == null || tree.isMissingNode() ? List.of("empty value") : Schemas.EXTRACTION.validate(tree);
+            if (!errors.isEmpty()) {
+                return new Checked(null, "schema: " + errors.get(0));
+            }
+            return new Checked(Json.mapper().treeToValue(tree, Extraction.class), null);
+        } catch (IOException | RuntimeException e) {
+            return new Checked(null, Json.problem(e));
         }
     }
 }

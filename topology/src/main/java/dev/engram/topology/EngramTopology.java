@@ -1,6 +1,5 @@
 package dev.engram.topology;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
 import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.Emission;
@@ -10,17 +9,13 @@ import dev.engram.processors.UnderstandProcessor;
 import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Extraction;
-import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
-import dev.engram.schemas.Schemas;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.stores.StateStores;
 import dev.engram.stores.StoreSpec;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
-import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -298,21 +293,17 @@ public final class EngramTopology {
                 store.delete(record.key());
                 return;
             }
-            String problem;
-            try {
-                JsonNode tree = Json.strictTrees().readTree(record.value());
-                List<String> errors = tree == null ? List.of("empty value") : Schemas.EXTRACTION.validate(tree);
-                if (errors.isEmpty()) {
-                    store.put(record.key(), Json.mapper().treeToValue(tree, Extraction.class));
-                    return;
-                }
-                problem = "schema: " + errors.get(0);
-            } catch (IOException | RuntimeException e) {
-                problem = Json.problem(e);
+            Extraction.Checked checked = Extraction.check(record.value());
+            if (checked.extraction() != null) {
+                store.put(record.key(), checked.extraction());
+                return;
             }
             store.delete(record.key());
             meters.extractionCacheInvalid();
-            LOG.warn("extraction cache record with key {} is no extraction, skipped: {}", record.key(), problem);
+            LOG.warn(
+                    "extraction cache record with key {} is no extraction, skipped: {}",
+                    record.key(),
+                    checked.problem());
         }
     }
 }
