@@ -481,14 +481,7 @@ class HttpApiTest {
         });
         HttpApi.Route health = new HttpApi.Route(
                 "GET", "/v1/health/live", null, false, null, r -> HttpApi.Reply.ok(Map.of("live", true)));
-        try (HttpApi one = new HttpApi(
-                new InetSocketAddress("127.0.0.1", 0),
-                List.of(slow, health),
-                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
-                null,
-                Origins.local("localhost"),
-                1,
-                Meters.detached())) {
+        try (HttpApi one = keyless(1, slow, health)) {
             String at = "http://127.0.0.1:" + one.port();
             CompletableFuture<ItSupport.Response> first =
                     CompletableFuture.supplyAsync(() -> ItSupport.get(at + "/slow"));
@@ -527,14 +520,7 @@ class HttpApiTest {
                 false,
                 null,
                 r -> HttpApi.Reply.ok(Map.of("bytes", r.body().length)));
-        try (HttpApi one = new HttpApi(
-                new InetSocketAddress("127.0.0.1", 0),
-                List.of(echo),
-                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
-                null,
-                Origins.local("localhost"),
-                2,
-                Meters.detached())) {
+        try (HttpApi one = keyless(2, echo)) {
             List<Socket> stalled = new ArrayList<>();
             try {
                 for (int i = 0; i < 8; i++) {
@@ -570,18 +556,23 @@ class HttpApiTest {
             }
             return HttpApi.Reply.ok(Map.of("nested", nested));
         });
-        try (HttpApi one = new HttpApi(
-                new InetSocketAddress("127.0.0.1", 0),
-                List.of(deep),
-                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
-                null,
-                Origins.local("localhost"),
-                2,
-                Meters.detached())) {
+        try (HttpApi one = keyless(2, deep)) {
             ItSupport.Response r = ItSupport.get("http://127.0.0.1:" + one.port() + "/deep");
             assertThat(r.status()).isEqualTo(500);
             assertThat(r.body().path("error").path("code").asText()).isEqualTo("internal");
         }
+    }
+
+    /** An instance without keys serving {@code routes} on a port of its own, {@code slots} requests at once. */
+    private HttpApi keyless(int slots, HttpApi.Route... routes) throws IOException {
+        return new HttpApi(
+                new InetSocketAddress("127.0.0.1", 0),
+                List.of(routes),
+                new NamespaceRouter(streams, new HostInfo("127.0.0.1", 1)),
+                null,
+                Origins.local("localhost"),
+                slots,
+                Meters.detached());
     }
 
     @Test
