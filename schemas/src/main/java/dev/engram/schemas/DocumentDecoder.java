@@ -68,6 +68,11 @@ public final class DocumentDecoder {
             return new Rejected(
                     DeadLetter.Cause.SCHEMA, "schema: " + surrogate + ": an unpaired surrogate, which is not text");
         }
+        String overflow = nonFinite(node, "");
+        if (overflow != null) {
+            // 1e400 reads as infinity, which JSON cannot hold: it would come back as the string "Infinity"
+            return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + overflow + ": a number out of range");
+        }
         int depth = depth(node.get("metadata"));
         if (depth > MAX_METADATA_DEPTH) {
             return new Rejected(
@@ -132,6 +137,29 @@ public final class DocumentDecoder {
             deepest = Math.max(deepest, depth(child));
         }
         return 1 + deepest;
+    }
+
+    /** The JSON pointer of the first number under {@code node} too large for a double (read as infinite), or null. */
+    private static String nonFinite(JsonNode node, String at) {
+        if (node.isNumber()) {
+            return Double.isFinite(node.doubleValue()) ? null : (at.isEmpty() ? "/" : at);
+        }
+        if (node.isObject()) {
+            for (Map.Entry<String, JsonNode> field : node.properties()) {
+                String found = nonFinite(field.getValue(), at + "/" + field.getKey());
+                if (found != null) {
+                    return found;
+                }
+            }
+        } else if (node.isArray()) {
+            for (int i = 0; i < node.size(); i++) {
+                String found = nonFinite(node.get(i), at + "/" + i);
+                if (found != null) {
+                    return found;
+                }
+            }
+        }
+        return null;
     }
 
     /** The JSON pointer of the first string (or field name) under {@code node} with an unpaired surrogate, or null. */

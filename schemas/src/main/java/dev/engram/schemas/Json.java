@@ -83,7 +83,10 @@ public final class Json {
         } else if (message.contains("getMaxStringLength()")) {
             message = LIMIT.matcher(message).replaceFirst("a string longer than the $1 characters allowed");
         } else {
-            message = message.replaceAll("\\s*\\(start marker at \\[Source:[^]]*][^)]*\\)", "")
+            message = message.replaceAll(
+                            "\\s*\\(not recognized as one since Feature '[^']*' not enabled for parser\\)", "")
+                    .replaceAll(", from [^)]*\\)", ")")
+                    .replaceAll("\\s*\\(start marker at \\[Source:[^]]*][^)]*\\)", "")
                     .replaceAll("\\s*\\[Source:[^]]*]", "")
                     .replaceAll("\\s*\\(bound as `[^`]*`\\)", "")
                     .replaceAll(": enable `[^`]*` to allow", "")

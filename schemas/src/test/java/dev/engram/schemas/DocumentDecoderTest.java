@@ -58,6 +58,16 @@ class DocumentDecoderTest {
                 .isInstanceOf(DocumentDecoder.Rejected.class);
     }
 
+    /** A number too large for a double would be kept as infinity and come back as the string "Infinity": refused. */
+    @Test
+    void refusesANumberOutOfRangeInsteadOfKeepingItAsInfinity() {
+        String json =
+                "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"x\",\"metadata\":{\"a\":[1, -1e400]}}";
+        assertThat(rejection("d", utf8(json))).isEqualTo("schema: /metadata/a/1: a number out of range");
+        assertThat(decoder.decode(utf8("d"), utf8(json.replace("-1e400", "1e300"))))
+                .isInstanceOf(DocumentDecoder.Accepted.class);
+    }
+
     /** An id is refused with C1 control characters or with nothing visible, as with C0 ones. */
     @Test
     void refusesIdsWithControlCharactersOrNothingVisible() {

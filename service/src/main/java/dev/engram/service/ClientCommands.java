@@ -3,13 +3,13 @@ package dev.engram.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.schemas.Json;
+import dev.engram.schemas.Utf8;
 import dev.engram.stores.Hashing;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ConnectException;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -358,10 +359,25 @@ final class ClientCommands {
 
     /** The documents of a .jsonl file, one per line, or each line's problem. */
     static void lines(Path f, String fileId, List<Item> items) throws IOException {
-        List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
+        // line by line from the bytes: a line that is not UTF-8 is refused alone, not the whole run
+        List<byte[]> lines = new ArrayList<>();
+        byte[] all = Files.readAllBytes(f);
+        for (int start = 0, i = 0; i <= all.length; i++) {
+            if (i == all.length || all[i] == '\n') {
+                int end = i > start && all[i - 1] == '\r' ? i - 1 : i;
+                if (i < all.length || end > start) {
+                    lines.add(Arrays.copyOfRange(all, start, end));
+                }
+                start = i + 1;
+            }
+        }
         for (int i = 0; i < lines.size(); i++) {
-            String line = lines.get(i);
             String where = f + ":" + (i + 1);
+            String line = Utf8.decode(lines.get(i)).orElse(null);
+            if (line == null) {
+                items.add(new Item(fileId + "#" + (i + 1), where, null, "not valid UTF-8"));
+                continue;
+            }
             if (line.isBlank()) {
                 continue;
             }

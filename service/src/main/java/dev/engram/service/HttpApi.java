@@ -45,7 +45,10 @@ final class HttpApi implements AutoCloseable {
     private static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
     /** The longest a request may take, answering included: an LLM answer with retries fits, a stuck client not. */
     private static final Duration RESPONSE_TIMEOUT = Duration.ofMinutes(10);
-    /** Open connections at most; more wait in the accept queue. */
+    /**
+     * Open connections at most: the JDK server closes the ones past it as they come (health checks included), which
+     * bounds the threads and file descriptors clients can hold; a proxy in front limits them per client.
+     */
     private static final int MAX_CONNECTIONS = 1024;
     /**
      * Bytes of request bodies held at once, at most, from their first byte until they are answered. Bodies are read
@@ -70,20 +73,27 @@ final class HttpApi implements AutoCloseable {
             return path.get("ns");
         }
 
-        /** A query parameter, decoded, or null when absent. */
+        /**
+         * A query parameter, decoded, or null when absent; a 400 when it is given more than once (every parameter of
+         * the API has one value: which of two would count is not for the server to guess).
+         */
         String query(String name) {
             String raw = uri.getRawQuery();
             if (raw == null) {
                 return null;
             }
+            String found = null;
             for (String pair : raw.split("&")) {
                 int eq = pair.indexOf('=');
                 String k = decodeQuery(eq < 0 ? pair : pair.substring(0, eq));
                 if (k.equals(name)) {
-                    return eq < 0 ? "" : decodeQuery(pair.substring(eq + 1));
+                    if (found != null) {
+                        throw ApiException.badRequest("parameter '" + abbreviate(name) + "' is given more than once");
+                    }
+                    found = eq < 0 ? "" : decodeQuery(pair.substring(eq + 1));
                 }
             }
-            return null;
+            return found;
         }
     }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.schemas.Json;
+import dev.engram.schemas.Utf8;
 import dev.engram.service.HttpApi.Reply;
 import dev.engram.service.HttpApi.Request;
 import java.io.IOException;
@@ -49,7 +50,12 @@ final class McpEndpoint {
     Reply handle(Request r) {
         JsonNode message;
         try {
-            message = Json.strictTrees().readTree(r.body()); // one message, no member twice, nothing after it
+            // from the strictly decoded text: one message, no member twice, nothing after it, and UTF-8 only
+            String text = Utf8.decode(r.body()).orElse(null);
+            if (text == null) {
+                return Reply.json(400, error(null, -32700, "parse error: the message is not valid UTF-8"));
+            }
+            message = Json.strictTrees().readTree(text);
         } catch (IOException e) {
             return Reply.json(400, error(null, -32700, "parse error: " + Json.problem(e)));
         }

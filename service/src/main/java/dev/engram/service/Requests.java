@@ -121,12 +121,12 @@ final class Requests {
 
     /** A body as a JSON object (strict UTF-8, no duplicate fields, no trailing data), or a 400. */
     static ObjectNode object(byte[] body, String example) {
-        if (Utf8.decode(body).isEmpty()) {
-            throw ApiException.badRequest("body is not valid UTF-8");
-        }
+        // parsed from the strictly decoded text, never from the bytes: the parser would take bytes that are not
+        // UTF-8 for UTF-16 or UTF-32, or decode overlong forms
+        String text = Utf8.decode(body).orElseThrow(() -> ApiException.badRequest("body is not valid UTF-8"));
         JsonNode tree;
         try {
-            tree = STRICT.readTree(body);
+            tree = STRICT.readTree(text);
         } catch (IOException e) {
             throw ApiException.badRequest("body is not valid JSON: " + Json.problem(e));
         }

@@ -278,7 +278,7 @@ final class Routes {
         long max = DocumentWriter.MAX_WAIT.toMillis();
         long ms;
         try {
-            ms = timeout == null ? 30_000 : Long.parseLong(timeout);
+            ms = timeout == null ? 30_000 : Long.parseLong(digits(timeout));
         } catch (NumberFormatException e) {
             throw ApiException.badRequest("'timeout_ms' must be an integer from 1 to " + max);
         }
@@ -354,7 +354,7 @@ final class Routes {
     private static int bounded(String value, String name, int max) {
         int n;
         try {
-            n = Integer.parseInt(value);
+            n = Integer.parseInt(digits(value));
         } catch (NumberFormatException e) {
             n = 0;
         }
@@ -364,12 +364,23 @@ final class Routes {
         return n;
     }
 
+    /**
+     * A count as written in a query: ASCII digits only. {@code Integer.parseInt} alone would also take a sign and the
+     * digits of other scripts ("٣", "２"), so that different requests would mean the same.
+     */
+    static String digits(String value) {
+        if (value.isEmpty() || !value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw new NumberFormatException("not ASCII digits: " + value);
+        }
+        return value;
+    }
+
     /** The {@code limit} query parameter: 1 to 1000, 100 when absent. */
     private static int limit(Request r) {
         String limit = r.query("limit");
         int n;
         try {
-            n = limit == null ? 100 : Integer.parseInt(limit);
+            n = limit == null ? 100 : Integer.parseInt(digits(limit));
         } catch (NumberFormatException e) {
             throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
         }

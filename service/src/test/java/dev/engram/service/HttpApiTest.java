@@ -575,6 +575,21 @@ class HttpApiTest {
                 Meters.detached());
     }
 
+    /** A parameter given twice is a 400; counts are ASCII digits, without a sign or the digits of other scripts. */
+    @Test
+    void aParameterIsGivenOnceAndACountIsAsciiDigits() {
+        HttpApi.Request twice =
+                new HttpApi.Request("GET", URI.create("/x?limit=1&other=2&limit=3"), Map.of(), new byte[0], null, null);
+        assertThat(twice.query("other")).isEqualTo("2");
+        assertThatThrownBy(() -> twice.query("limit"))
+                .isInstanceOf(ApiException.class)
+                .hasMessageContaining("'limit' is given more than once");
+        assertThat(Routes.digits("42")).isEqualTo("42");
+        for (String notDigits : List.of("+2", "-1", "", "٣", "２", "1 ", "0x1")) {
+            assertThatThrownBy(() -> Routes.digits(notDigits)).as(notDigits).isInstanceOf(NumberFormatException.class);
+        }
+    }
+
     @Test
     void aPlusInAPathIsAPlus() {
         assertThat(HttpApi.decode("c++")).isEqualTo("c++");

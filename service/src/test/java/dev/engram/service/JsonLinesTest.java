@@ -34,4 +34,65 @@ class JsonLinesTest {
                 .startsWith("not JSON: Non-standard token 'NaN'")
                 .doesNotContain("`");
     }
+
+    @Test
+    void aLineThatIsNotUtf8IsRefusedAloneAndTheOthersAreRead(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("mixed.jsonl");
+        Files.write(f, new byte[] {
+            '{',
+            '"',
+            'i',
+            'd',
+            '"',
+            ':',
+            '"',
+            'a',
+            '"',
+            ',',
+            '"',
+            't',
+            'e',
+            'x',
+            't',
+            '"',
+            ':',
+            '"',
+            (byte) 0xff,
+            '"',
+            '}',
+            '\r',
+            '\n',
+            '{',
+            '"',
+            'i',
+            'd',
+            '"',
+            ':',
+            '"',
+            'b',
+            '"',
+            ',',
+            '"',
+            't',
+            'e',
+            'x',
+            't',
+            '"',
+            ':',
+            '"',
+            'o',
+            'k',
+            '"',
+            '}'
+        });
+        List<ClientCommands.Item> items = new ArrayList<>();
+
+        ClientCommands.lines(f, "mixed.jsonl", items);
+
+        assertThat(items).hasSize(2);
+        assertThat(items.get(0).problem()).isEqualTo("not valid UTF-8");
+        assertThat(items.get(0).where()).endsWith("mixed.jsonl:1");
+        assertThat(items.get(1).problem()).isNull();
+        assertThat(items.get(1).body().path("text").asText()).isEqualTo("ok");
+    }
 }

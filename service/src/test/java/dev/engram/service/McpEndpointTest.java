@@ -45,6 +45,15 @@ class McpEndpointTest {
                     .as((String) c[0])
                     .contains((String) c[1]);
         }
+        // bytes that are not UTF-8 (an overlong '/', UTF-16) are refused, never decoded into something else
+        for (byte[] notUtf8 : List.of(
+                new byte[] {'{', '"', 'a', '"', ':', '"', (byte) 0xc0, (byte) 0xaf, '"', '}'},
+                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}".getBytes(StandardCharsets.UTF_16LE))) {
+            HttpApi.Reply reply =
+                    mcp.handle(new HttpApi.Request("POST", URI.create("/mcp"), Map.of(), notUtf8, null, null));
+            assertThat(reply.status()).isEqualTo(400);
+            assertThat(body(reply).path("error").path("code").asInt()).isEqualTo(-32700);
+        }
         HttpApi.Reply ping = handle("{\"jsonrpc\": \"2.0\", \"id\": \"p-1\", \"method\": \"ping\"}");
         assertThat(ping.status()).isEqualTo(200);
         assertThat(body(ping).path("id").asText()).isEqualTo("p-1");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.schemas.MemoryCommand;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -105,6 +106,20 @@ class RequestsTest {
                     .as(invisible)
                     .hasMessageContaining("visible character");
         }
+    }
+
+    /** A body is UTF-8: UTF-16 or UTF-32 (which the parser would detect) and overlong forms are refused. */
+    @Test
+    void aBodyInAnotherEncodingIsRefused() {
+        String json = "{\"query\": \"x\"}";
+        for (Charset other : List.of(StandardCharsets.UTF_16LE, StandardCharsets.UTF_16BE)) {
+            assertThatThrownBy(() -> Requests.read(json.getBytes(other), Requests.Retrieve.class, "{}"))
+                    .as(other.name())
+                    .isInstanceOf(ApiException.class);
+        }
+        byte[] overlong = {'{', '"', 'q', 'u', 'e', 'r', 'y', '"', ':', '"', (byte) 0xc0, (byte) 0xaf, '"', '}'};
+        assertThatThrownBy(() -> Requests.read(overlong, Requests.Retrieve.class, "{}"))
+                .hasMessageContaining("not valid UTF-8");
     }
 
     @Test
