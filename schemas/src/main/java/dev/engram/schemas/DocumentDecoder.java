@@ -7,6 +7,7 @@ import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Validation at the edge: turns the raw bytes of a documents-topic record into a {@link DocumentEvent}, or into the
@@ -213,20 +214,28 @@ public final class DocumentDecoder {
 
     /**
      * Whether a text has a character a reader can see: anything but white space, separators, control and format
-     * characters (zero-width spaces, byte order marks, direction marks).
+     * characters (zero-width spaces, byte order marks, direction marks), marks that only change the character before
+     * them (combining accents, variation selectors), and the letters and symbols that are drawn blank (Hangul fillers,
+     * the blank Braille pattern).
      */
     public static boolean visible(String text) {
         return text.codePoints()
                 .anyMatch(c -> !Character.isWhitespace(c)
+                        && !BLANK.contains(c)
                         && switch (Character.getType(c)) {
                             case Character.SPACE_SEPARATOR,
                                     Character.LINE_SEPARATOR,
                                     Character.PARAGRAPH_SEPARATOR,
                                     Character.CONTROL,
-                                    Character.FORMAT -> false;
+                                    Character.FORMAT,
+                                    Character.NON_SPACING_MARK,
+                                    Character.ENCLOSING_MARK -> false;
                             default -> true;
                         });
     }
+
+    /** Characters of visible categories that are drawn blank: the Hangul fillers and the blank Braille pattern. */
+    private static final Set<Integer> BLANK = Set.of(0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800);
 
     private static String abbreviate(String s) {
         return s.length() <= 80 ? s : s.substring(0, 77) + "...";

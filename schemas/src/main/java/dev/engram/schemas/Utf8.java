@@ -27,4 +27,17 @@ public final class Utf8 {
             return Optional.empty();
         }
     }
+
+    /** Whether {@code text} has a UTF-8 form: no unpaired surrogate (which would be written as {@code ?}). */
+    public static boolean encodable(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
 }

@@ -71,10 +71,17 @@ class DocumentDecoderTest {
     /** An id is refused with C1 control characters or with nothing visible, as with C0 ones. */
     @Test
     void refusesIdsWithControlCharactersOrNothingVisible() {
-        for (String id : List.of("a\u0085b", "\u009f", "\u200b", "\u200b\u200e", " ")) {
+        for (String id :
+                List.of("a\u0085b", "\u009f", "\u200b", "\u200b\u200e", " ", "\u3164", "\u2800", "\ufe0f", "\u0301")) {
             String json = Json.toString(Map.of("namespace", "wiki", "id", id, "op", "delete"));
             assertThat(rejection(id, utf8(json))).as(id).startsWith("schema: ");
         }
+        assertThat(DocumentDecoder.visible("e\u0301"))
+                .as("a letter with its accent")
+                .isTrue();
+        assertThat(DocumentDecoder.visible("\u2764\ufe0f"))
+                .as("an emoji with its selector")
+                .isTrue();
         String fine = "caf\u00e9\u200b";
         assertThat(decoder.decode(
                         utf8(fine), utf8(Json.toString(Map.of("namespace", "wiki", "id", fine, "op", "delete")))))

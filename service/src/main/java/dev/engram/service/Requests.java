@@ -98,9 +98,14 @@ final class Requests {
                 throw ApiException.badRequest(
                         "'entity_id' and 'other_id' must be entity ids (32 lowercase hex digits)");
             }
-            if (reason != null && reason.length() > MAX_REASON_CHARS) {
-                throw ApiException.badRequest(
-                        "'reason' must be a string of at most " + MAX_REASON_CHARS + " characters");
+            if (reason != null
+                    && (reason.codePointCount(0, reason.length()) > MAX_REASON_CHARS
+                            || !Utf8.encodable(reason)
+                            || reason.chars()
+                                    .anyMatch(ch ->
+                                            Character.getType(ch) == Character.CONTROL && ch != '\n' && ch != '\t'))) {
+                throw ApiException.badRequest("'reason' must be a string of at most " + MAX_REASON_CHARS
+                        + " characters, without control characters (but new lines and tabs)");
             }
             reason = reason == null ? "" : reason;
         }

@@ -295,8 +295,9 @@ final class Routes {
             throw ApiException.badRequest("give 'name' or 'like', not both");
         }
         if (like != null) {
-            if (like.isBlank() || like.length() > MAX_NAME_CHARS) {
-                throw ApiException.badRequest("'like' must be 1 to " + MAX_NAME_CHARS + " characters");
+            if (!DocumentDecoder.visible(like) || like.codePointCount(0, like.length()) > MAX_NAME_CHARS) {
+                throw ApiException.badRequest(
+                        "'like' must be 1 to " + MAX_NAME_CHARS + " characters, with a visible one");
             }
             String limit = r.query("limit");
             return Reply.ok(
@@ -305,7 +306,10 @@ final class Routes {
         if (name == null || name.isBlank()) {
             throw ApiException.badRequest("query parameter 'name' (or 'like') is required");
         }
-        if (name.length() > MAX_NAME_CHARS) {
+        if (!DocumentDecoder.visible(name)) {
+            throw ApiException.badRequest("'name' must have a visible character");
+        }
+        if (name.codePointCount(0, name.length()) > MAX_NAME_CHARS) {
             throw ApiException.badRequest("'name' is longer than " + MAX_NAME_CHARS + " characters");
         }
         return Reply.ok(queries.entities(r.namespace(), name));

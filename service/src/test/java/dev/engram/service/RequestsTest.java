@@ -142,6 +142,10 @@ class RequestsTest {
 
         assertThat(c.operation()).isEqualTo(MemoryCommand.Op.SPLIT);
         assertThat(c.reason()).isEqualTo("two");
+        assertThat(command("{\"op\": \"split\", \"entity_id\": \"" + a + "\", \"other_id\": \"" + b
+                                + "\", \"reason\": \"one\\ntwo 😀\"}")
+                        .reason())
+                .isEqualTo("one\ntwo 😀");
         assertThat(command("{\"op\": \"clear\", \"entity_id\": \"" + a + "\", \"other_id\": \"" + b + "\"}")
                         .reason())
                 .isEmpty();
@@ -156,7 +160,11 @@ class RequestsTest {
                 "{\"op\": \"split\", \"entity_id\": \"00000000000000000000000000000000\"}",
                 "{\"op\": \"split\", \"entity_id\": 1, \"other_id\": 2}",
                 "{\"op\": \"split\", \"entity_id\": \"00000000000000000000000000000000\","
-                        + " \"other_id\": \"ffffffffffffffffffffffffffffffff\", \"reason\": 5}"
+                        + " \"other_id\": \"ffffffffffffffffffffffffffffffff\", \"reason\": 5}",
+                "{\"op\": \"split\", \"entity_id\": \"00000000000000000000000000000000\","
+                        + " \"other_id\": \"ffffffffffffffffffffffffffffffff\", \"reason\": \"a\\u0000b\"}",
+                "{\"op\": \"split\", \"entity_id\": \"00000000000000000000000000000000\","
+                        + " \"other_id\": \"ffffffffffffffffffffffffffffffff\", \"reason\": \"\\ud800\"}"
             })
     void rejectsWhatIsNotACommandWithA400(String json) {
         assertThatThrownBy(() -> command(json)).isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.status())
