@@ -30,6 +30,9 @@ final class McpEndpoint {
     private static final Set<String> TOOLS =
             Set.of("remember", "forget", "retrieve", "answer", "entity", "document_status");
 
+    /** The tools' descriptions, input schemas included. */
+    private static final JsonNode TOOL_LIST = tools().path("tools");
+
     private final String host;
     private final IntSupplier port;
     private final Supplier<List<String>> namespaces;
@@ -221,6 +224,21 @@ final class McpEndpoint {
             throw new RpcError(-32602, "unknown tool: " + name);
         }
         JsonNode args = params.path("arguments");
+        if (!args.isMissingNode() && !args.isObject()) {
+            throw new RpcError(-32602, "'arguments' must be an object");
+        }
+        // the tool's input schema allows no other argument: one that is not there is refused, not ignored
+        JsonNode declared = Json.mapper().createObjectNode();
+        for (JsonNode t : TOOL_LIST) {
+            if (t.path("name").asText().equals(name)) {
+                declared = t.path("inputSchema").path("properties");
+            }
+        }
+        for (String given : (Iterable<String>) args::fieldNames) {
+            if (!declared.has(given)) {
+                throw new RpcError(-32602, "tool '" + name + "' takes no argument '" + given + "'");
+            }
+        }
         String ns = text(args, "namespace");
         String base = "/v1/namespaces/" + DocumentWriter.segment(ns);
         HttpResponse<String> r =
@@ -332,17 +350,23 @@ final class McpEndpoint {
         }
         String[] parts = uri.substring(prefix.length()).split("/", 3);
         String path;
-        if (parts.length == 1) {
-            path = "/v1/namespaces/" + DocumentWriter.segment(parts[0]);
-        } else if (parts.length == 3 && parts[1].equals("documents") && !parts[2].isEmpty()) {
-            path = "/v1/namespaces/" + DocumentWriter.segment(parts[0]) + "/documents/"
-                    + DocumentWriter.segment(parts[2]);
-        } else {
-            throw new RpcError(-32602, "unknown resource: " + uri);
+        try {
+            // the template's values as a client fills them in: percent-encoded ("a%2Fb" is the id "a/b"); an id
+            // with a slash may also come as it is, after "documents/"
+            if (parts.length == 1) {
+                path = "/v1/namespaces/" + DocumentWriter.segment(HttpApi.decode(parts[0]));
+            } else if (parts.length == 3 && parts[1].equals("documents") && !parts[2].isEmpty()) {
+                path = "/v1/namespaces/" + DocumentWriter.segment(HttpApi.decode(parts[0])) + "/documents/"
+                        + DocumentWriter.segment(HttpApi.decode(parts[2]));
+            } else {
+                throw new RpcError(-32602, "unknown resource: " + uri);
+            }
+        } catch (ApiException e) {
+            throw new RpcError(-32602, "resource " + uri + ": " + e.getMessage());
         }
         HttpResponse<String> r = send("GET", path, null, key);
         if (r.statusCode() != 200) {
-            throw new RpcError(-32002, "resource " + uri + ": HTTP " + r.statusCode() + " " + r.body());
+            throw new RpcError(-32002, "resource " + uri + ": " + apiError(r));
         }
         ObjectNode result = Json.mapper().createObjectNode();
         result.putArray("contents")
@@ -351,6 +375,19 @@ final class McpEndpoint {
                 .put("mimeType", "application/json")
                 .put("text", r.body());
         return result;
+    }
+
+    /** An API answer that is not a success, as its message says it (HTTP status and error message). */
+    private static String apiError(HttpResponse<String> r) {
+        try {
+            JsonNode message = Json.mapper().readTree(r.body()).path("error").path("message");
+            if (message.isTextual()) {
+                return "HTTP " + r.statusCode() + ": " + message.asText();
+            }
+        } catch (IOException | RuntimeException e) {
+            // not the API's JSON error: its status says enough
+        }
+        return "HTTP " + r.statusCode();
     }
 
     private HttpResponse<String> send(String method, String path, JsonNode body, String key) {

@@ -58,4 +58,16 @@ class McpEndpointTest {
         assertThat(ping.status()).isEqualTo(200);
         assertThat(body(ping).path("id").asText()).isEqualTo("p-1");
     }
+
+    /** A tool's input schema allows no other argument: one it does not declare is refused, never ignored. */
+    @Test
+    void anArgumentAToolDoesNotDeclareIsRefused() {
+        JsonNode reply = body(handle("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"tools/call\", \"params\":"
+                + " {\"name\": \"retrieve\", \"arguments\": {\"namespace\": \"a\", \"query\": \"x\", \"extra\": 1}}}"));
+        assertThat(reply.path("error").path("code").asInt()).isEqualTo(-32602);
+        assertThat(reply.path("error").path("message").asText()).contains("'extra'");
+        JsonNode notAnObject = body(handle("{\"jsonrpc\": \"2.0\", \"id\": 8, \"method\": \"tools/call\", \"params\":"
+                + " {\"name\": \"retrieve\", \"arguments\": [1]}}"));
+        assertThat(notAnObject.path("error").path("code").asInt()).isEqualTo(-32602);
+    }
 }
