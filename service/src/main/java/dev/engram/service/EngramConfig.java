@@ -184,7 +184,11 @@ public record EngramConfig(
             int advertisedPort,
             int maxInFlight,
             List<String> allowedOrigins,
-            List<String> allowedHosts) {
+            List<String> allowedHosts,
+            int managementPort) {
+
+        /** No listener of its own for health checks and metrics: they are served on the API's port only. */
+        public static final int NO_MANAGEMENT_PORT = -1;
 
         public Http {
             allowedOrigins = List.copyOf(allowedOrigins);
@@ -365,9 +369,8 @@ public record EngramConfig(
                 checkedList(
                         env.string("ENGRAM_HTTP_ALLOWED_ORIGINS", ""), "ENGRAM_HTTP_ALLOWED_ORIGINS", Origins::checked),
                 checkedList(
-                        env.string("ENGRAM_HTTP_ALLOWED_HOSTS", ""),
-                        "ENGRAM_HTTP_ALLOWED_HOSTS",
-                        Origins::checkedHost));
+                        env.string("ENGRAM_HTTP_ALLOWED_HOSTS", ""), "ENGRAM_HTTP_ALLOWED_HOSTS", Origins::checkedHost),
+                env.integer("ENGRAM_HTTP_MANAGEMENT_PORT", Http.NO_MANAGEMENT_PORT, 0, 65535));
         Storage storage = new Storage(
                 Path.of(env.string("ENGRAM_STATE_DIR", ".engram/state")),
                 env.integer("ENGRAM_ROCKSDB_MEMORY_MB", 128, 8, 1 << 20) * (1L << 20));

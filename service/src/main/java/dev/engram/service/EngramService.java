@@ -86,6 +86,9 @@ public final class EngramService implements AutoCloseable {
     private final KafkaStreams ingest;
 
     private final HttpApi http;
+    /** Health checks and metrics on a port of their own, or null (ENGRAM_HTTP_MANAGEMENT_PORT). */
+    private final HttpApi management;
+
     private final StreamHealth health;
     private final GraphLoader graphs;
     private final Understander understander;
@@ -231,41 +234,56 @@ public final class EngramService implements AutoCloseable {
                 config.understanding().agent() == null
                         ? ""
                         : config.understanding().agent().apiKey());
+        Routes routes = new Routes(
+                queries,
+                health::health,
+                () -> {
+                    meters.documentsByStatus(documentsByStatus(queries));
+                    return registry.scrape();
+                },
+                consistency,
+                new DocumentWriter(
+                        documentProducer,
+                        topics.documents().name(),
+                        config.ingest().maxDocumentBytes(),
+                        new Chunker(config.ingest().chunkMaxTokens()),
+                        queries,
+                        readProgress::committed),
+                config.ingest().maxDocumentBytes(),
+                new McpEndpoint(ownAddress(config.http().host()), this::httpPort, this::localNamespaces),
+                new NamespaceDirectory(this::servedNamespaces, this::memoryInstances, self));
+        ApiKeys keys =
+                config.security().enabled() ? new ApiKeys(config.security().keys()) : null;
+        Origins origins = new Origins(
+                config.http().advertisedHost(),
+                config.http().allowedOrigins(),
+                // the name it binds is one of its own: its MCP endpoint calls its API there
+                Stream.concat(
+                                config.http().allowedHosts().stream(),
+                                Stream.of(config.http().host()))
+                        .filter(h -> h != null && !h.isBlank())
+                        .toList());
         this.http = new HttpApi(
                 new InetSocketAddress(config.http().host(), config.http().port()),
-                new Routes(
-                                queries,
-                                health::health,
-                                () -> {
-                                    meters.documentsByStatus(documentsByStatus(queries));
-                                    return registry.scrape();
-                                },
-                                consistency,
-                                new DocumentWriter(
-                                        documentProducer,
-                                        topics.documents().name(),
-                                        config.ingest().maxDocumentBytes(),
-                                        new Chunker(config.ingest().chunkMaxTokens()),
-                                        queries,
-                                        readProgress::committed),
-                                config.ingest().maxDocumentBytes(),
-                                new McpEndpoint(
-                                        ownAddress(config.http().host()), this::httpPort, this::localNamespaces),
-                                new NamespaceDirectory(this::servedNamespaces, this::memoryInstances, self))
-                        .table(),
+                routes.table(),
                 router,
-                config.security().enabled() ? new ApiKeys(config.security().keys()) : null,
-                new Origins(
-                        config.http().advertisedHost(),
-                        config.http().allowedOrigins(),
-                        // the name it binds is one of its own: its MCP endpoint calls its API there
-                        Stream.concat(
-                                        config.http().allowedHosts().stream(),
-                                        Stream.of(config.http().host()))
-                                .filter(h -> h != null && !h.isBlank())
-                                .toList()),
+                keys,
+                origins,
                 config.http().maxInFlight(),
                 meters);
+        // health checks and metrics on a port of their own too, with connections of their own: clients that hold
+        // every connection of the API's port do not make a liveness probe fail
+        this.management = config.http().managementPort() == EngramConfig.Http.NO_MANAGEMENT_PORT
+                ? null
+                : new HttpApi(
+                        new InetSocketAddress(
+                                config.http().host(), config.http().managementPort()),
+                        routes.management(),
+                        router,
+                        keys,
+                        origins,
+                        config.http().maxInFlight(),
+                        meters);
         ingest.start();
         streams.start();
         if (mirrors != null) {
@@ -348,6 +366,11 @@ public final class EngramService implements AutoCloseable {
 
     public int httpPort() {
         return http.port();
+    }
+
+    /** The port of health checks and metrics on a listener of their own, or -1 when there is none. */
+    public int managementPort() {
+        return management == null ? EngramConfig.Http.NO_MANAGEMENT_PORT : management.port();
     }
 
     /** Waits until both streams applications are RUNNING; false on timeout or failure. */
@@ -522,6 +545,9 @@ public final class EngramService implements AutoCloseable {
     @Override
     public void close() {
         http.close();
+        if (management != null) {
+            management.close();
+        }
         if (mirrors != null) {
             mirrors.close();
         }

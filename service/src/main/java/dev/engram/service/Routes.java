@@ -18,6 +18,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -70,6 +71,14 @@ final class Routes {
         this.queries = queries;
         this.health = health;
         this.metrics = metrics;
+    }
+
+    /** The routes of health checks and metrics, which a listener of their own may also serve. */
+    static final Set<String> MANAGEMENT = Set.of("/v1/health", "/v1/health/live", "/v1/health/ready", "/metrics");
+
+    /** Health checks and metrics alone: the table of the management listener ({@code ENGRAM_HTTP_MANAGEMENT_PORT}). */
+    List<Route> management() {
+        return table().stream().filter(r -> MANAGEMENT.contains(r.template())).toList();
     }
 
     /** Every endpoint of the API. */

@@ -82,6 +82,18 @@ class EngramConfigTest {
     }
 
     @Test
+    void aManagementPortIsOptionalAndChecked() {
+        assertThat(from(Map.of()).http().managementPort()).isEqualTo(EngramConfig.Http.NO_MANAGEMENT_PORT);
+        assertThat(from(Map.of("ENGRAM_HTTP_MANAGEMENT_PORT", "9090")).http().managementPort())
+                .isEqualTo(9090);
+        for (String bad : new String[] {"-1", "65536", "x"}) {
+            assertThatThrownBy(() -> from(Map.of("ENGRAM_HTTP_MANAGEMENT_PORT", bad)))
+                    .as(bad)
+                    .hasMessageContaining("ENGRAM_HTTP_MANAGEMENT_PORT");
+        }
+    }
+
+    @Test
     void allowedOriginsAndHostsAreCheckedAtStart() {
         EngramConfig.Http http = from(Map.of(
                         "ENGRAM_HTTP_ALLOWED_ORIGINS", "https://app.example.com, http://tools.example:3000",

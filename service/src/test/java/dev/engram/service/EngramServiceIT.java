@@ -71,8 +71,13 @@ class EngramServiceIT {
         String id = "it-" + UUID.randomUUID().toString().substring(0, 8);
         // Every vector kind from one vector on goes to an HNSW index, so the whole suite below (updates, deletes) runs
         // over approximate search; the other tests run over exact scans.
-        EngramConfig config =
-                ItSupport.config(bootstrap, id, id + ".", stateDir, 2, Map.of("ENGRAM_ANN_MIN_VECTORS", "1"));
+        EngramConfig config = ItSupport.config(
+                bootstrap,
+                id,
+                id + ".",
+                stateDir,
+                2,
+                Map.of("ENGRAM_ANN_MIN_VECTORS", "1", "ENGRAM_HTTP_MANAGEMENT_PORT", "0"));
         service = EngramService.start(config, Understanders.embedded());
         assertThat(service.awaitRunning(Duration.ofSeconds(60))).isTrue();
         base = "http://127.0.0.1:" + service.httpPort();
@@ -274,6 +279,21 @@ class EngramServiceIT {
         assertError(get(ns + "/entities/not-an-id"), 400);
         assertError(get(ns + "/entities/" + "0".repeat(32)), 404);
         assertError(get(ns + "/merges?limit=0"), 400);
+    }
+
+    /** With a management port, health checks and metrics are served there too, and nothing else is. */
+    @Test
+    void healthChecksAndMetricsAreAlsoServedOnTheManagementPort() {
+        int port = service.managementPort();
+        assertThat(port).isPositive().isNotEqualTo(service.httpPort());
+        String management = "http://localhost:" + port;
+        assertThat(get(management + "/v1/health/live").status()).isEqualTo(200);
+        assertThat(get(management + "/v1/health").status())
+                .isEqualTo(get(base + "/v1/health").status());
+        assertThat(get(management + "/metrics").raw().body()).contains("engram_");
+        assertThat(get(management + "/v1/namespaces").status()).isEqualTo(404);
+        assertThat(get(management + "/v1/namespaces/" + NS + "/documents").status())
+                .isEqualTo(404);
     }
 
     @Test
