@@ -82,10 +82,12 @@ public final class DocumentDecoder {
                             + " allowed");
         }
         JsonNode id = node.get("id");
-        if (id != null && id.isTextual() && !visible(id.asText())) {
+        if (id != null && id.isTextual() && "upsert".equals(node.path("op").asText()) && !newId(id.asText())) {
+            // a delete names a document as it was written, with the rules of then: only new ids meet these
             return new Rejected(
                     DeadLetter.Cause.SCHEMA,
-                    "schema: /id: no visible character (only whitespace, control or format characters)");
+                    "schema: /id: a C1 control character, or no visible character (only whitespace, control or format"
+                            + " characters)");
         }
         JsonNode time = node.get("event_time");
         if (time != null && time.isTextual() && !rfc3339(time.asText())) {
@@ -122,6 +124,14 @@ public final class DocumentDecoder {
                     "key '" + abbreviate(keyText) + "' differs from the document id '" + abbreviate(event.id()) + "'");
         }
         return new Accepted(event);
+    }
+
+    /**
+     * Whether an id may name a new document: no C1 control character (the schema refuses C0 ones and DEL for every
+     * id) and a visible character. Ids written before these rules keep working for reads and deletes.
+     */
+    public static boolean newId(String id) {
+        return id.chars().noneMatch(c -> c >= 0x80 && c <= 0x9f) && visible(id);
     }
 
     /**

@@ -273,17 +273,22 @@ public final class EngramService implements AutoCloseable {
                 meters);
         // health checks and metrics on a port of their own too, with connections of their own: clients that hold
         // every connection of the API's port do not make a liveness probe fail
-        this.management = config.http().managementPort() == EngramConfig.Http.NO_MANAGEMENT_PORT
-                ? null
-                : new HttpApi(
-                        new InetSocketAddress(
-                                config.http().host(), config.http().managementPort()),
-                        routes.management(),
-                        router,
-                        keys,
-                        origins,
-                        config.http().maxInFlight(),
-                        meters);
+        try {
+            this.management = config.http().managementPort() == EngramConfig.Http.NO_MANAGEMENT_PORT
+                    ? null
+                    : new HttpApi(
+                            new InetSocketAddress(
+                                    config.http().host(), config.http().managementPort()),
+                            routes.management(),
+                            router,
+                            keys,
+                            origins,
+                            config.http().maxInFlight(),
+                            meters);
+        } catch (IOException | RuntimeException e) {
+            http.close(); // the API's port is not left open by a service that did not start
+            throw e;
+        }
         ingest.start();
         streams.start();
         if (mirrors != null) {

@@ -453,6 +453,11 @@ final class HttpApi implements AutoCloseable {
                 if (body.size() + n > maxBytes) {
                     throw ApiException.tooLarge("request body is larger than " + maxBytes + " bytes");
                 }
+                if (body.size() + n > BODY_BUDGET_BYTES) {
+                    // never a 429 that a retry cannot help: a body larger than all bodies together may be
+                    throw ApiException.tooLarge("request body is larger than the " + BODY_BUDGET_BYTES
+                            + " bytes this instance holds at once");
+                }
                 if (!bodyBytes.tryAcquire(n)) {
                     throw new ApiException(
                             429, "too_many_requests", "this instance holds as many request bodies as it may", 1);

@@ -7,9 +7,11 @@ import dev.engram.schemas.Json;
 import dev.engram.schemas.Utf8;
 import dev.engram.service.HttpApi.Reply;
 import dev.engram.service.HttpApi.Request;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -350,19 +352,15 @@ final class McpEndpoint {
         }
         String[] parts = uri.substring(prefix.length()).split("/", 3);
         String path;
-        try {
-            // the template's values as a client fills them in: percent-encoded ("a%2Fb" is the id "a/b"); an id
-            // with a slash may also come as it is, after "documents/"
-            if (parts.length == 1) {
-                path = "/v1/namespaces/" + DocumentWriter.segment(HttpApi.decode(parts[0]));
-            } else if (parts.length == 3 && parts[1].equals("documents") && !parts[2].isEmpty()) {
-                path = "/v1/namespaces/" + DocumentWriter.segment(HttpApi.decode(parts[0])) + "/documents/"
-                        + DocumentWriter.segment(HttpApi.decode(parts[2]));
-            } else {
-                throw new RpcError(-32602, "unknown resource: " + uri);
-            }
-        } catch (ApiException e) {
-            throw new RpcError(-32602, "resource " + uri + ": " + e.getMessage());
+        // the template's values as a client fills them in: percent-encoded ("a%2Fb" is the id "a/b"); an id with a
+        // slash may also come as it is, after "documents/"
+        if (parts.length == 1) {
+            path = "/v1/namespaces/" + DocumentWriter.segment(templateValue(parts[0], uri));
+        } else if (parts.length == 3 && parts[1].equals("documents") && !parts[2].isEmpty()) {
+            path = "/v1/namespaces/" + DocumentWriter.segment(templateValue(parts[0], uri)) + "/documents/"
+                    + DocumentWriter.segment(templateValue(parts[2], uri));
+        } else {
+            throw new RpcError(-32602, "unknown resource: " + uri);
         }
         HttpResponse<String> r = send("GET", path, null, key);
         if (r.statusCode() != 200) {
@@ -375,6 +373,36 @@ final class McpEndpoint {
                 .put("mimeType", "application/json")
                 .put("text", r.body());
         return result;
+    }
+
+    /**
+     * A value of a resource template as a client fills it in: each {@code %XX} escape is a byte of its UTF-8 form, and
+     * every other character is itself (a {@code %} not followed by two hex digits included), so that an id written
+     * as it is still names itself.
+     */
+    static String templateValue(String value, String uri) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(value.length());
+        for (int i = 0; i < value.length(); ) {
+            char c = value.charAt(i);
+            if (c == '%'
+                    && i + 2 < value.length()
+                    && Character.digit(value.charAt(i + 1), 16) >= 0
+                    && Character.digit(value.charAt(i + 2), 16) >= 0) {
+                bytes.write(Character.digit(value.charAt(i + 1), 16) << 4 | Character.digit(value.charAt(i + 2), 16));
+                i += 3;
+                continue;
+            }
+            int cp = value.codePointAt(i);
+            if (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE) {
+                throw new RpcError(-32602, "resource " + uri + ": an unpaired surrogate, which is not text");
+            }
+            byte[] utf8 = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8);
+            bytes.write(utf8, 0, utf8.length);
+            i += Character.charCount(cp);
+        }
+        return Utf8.decode(bytes.toByteArray())
+                .orElseThrow(
+                        () -> new RpcError(-32602, "resource " + uri + ": percent-encoded bytes that are not UTF-8"));
     }
 
     /** An API answer that is not a success, as its message says it (HTTP status and error message). */

@@ -102,10 +102,12 @@ final class Requests {
                     && (reason.codePointCount(0, reason.length()) > MAX_REASON_CHARS
                             || !Utf8.encodable(reason)
                             || reason.chars()
-                                    .anyMatch(ch ->
-                                            Character.getType(ch) == Character.CONTROL && ch != '\n' && ch != '\t'))) {
+                                    .anyMatch(ch -> Character.getType(ch) == Character.CONTROL
+                                            && ch != '\n'
+                                            && ch != '\r'
+                                            && ch != '\t'))) {
                 throw ApiException.badRequest("'reason' must be a string of at most " + MAX_REASON_CHARS
-                        + " characters, without control characters (but new lines and tabs)");
+                        + " characters, without control characters (but line ends and tabs)");
             }
             reason = reason == null ? "" : reason;
         }

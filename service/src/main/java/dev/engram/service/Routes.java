@@ -255,7 +255,7 @@ final class Routes {
     private Reply put(Request r) {
         ObjectNode body = Requests.object(r.body(), Requests.Document.EXAMPLE);
         Requests.bind(body, Requests.Document.class, Requests.Document.EXAMPLE); // a 400 naming a wrong field
-        DocumentWriter.Written w = writer().upsert(r.namespace(), id(r), body, waitFor(r, "verified"));
+        DocumentWriter.Written w = writer().upsert(r.namespace(), newId(r), body, waitFor(r, "verified"));
         return Reply.json(Boolean.TRUE.equals(w.inMemory()) ? 200 : 202, w);
     }
 
@@ -330,14 +330,13 @@ final class Routes {
     }
 
     /**
-     * A document id: 1-512 characters (code points) without control characters (C0, DEL, C1) and with a visible one, as
-     * the event schema says.
+     * A document id: 1-512 characters (code points) without C0 control characters or DEL, as the event schema says;
+     * ids written before the rules of new ids ({@link DocumentDecoder#newId}) are still read, listed and deleted.
      */
     private static String id(Request r) {
         String id = r.path().get("id");
         if (!validId(id)) {
-            throw ApiException.badRequest(
-                    "document id must be 1-512 characters without control characters, with a visible one");
+            throw ApiException.badRequest("document id must be 1-512 characters without control characters");
         }
         return id;
     }
@@ -345,8 +344,17 @@ final class Routes {
     static boolean validId(String id) {
         return !id.isEmpty()
                 && id.codePointCount(0, id.length()) <= MAX_ID_CHARS
-                && id.chars().noneMatch(c -> c < 0x20 || (c >= 0x7f && c <= 0x9f))
-                && DocumentDecoder.visible(id);
+                && id.chars().noneMatch(c -> c < 0x20 || c == 0x7f);
+    }
+
+    /** The id of a document to write: a valid id that also meets the rules of new ids. */
+    private static String newId(Request r) {
+        String id = id(r);
+        if (!DocumentDecoder.newId(id)) {
+            throw ApiException.badRequest(
+                    "a new document's id has no C1 control character (U+0080-U+009F) and a visible character");
+        }
+        return id;
     }
 
     private static String entityId(Request r) {

@@ -1,6 +1,7 @@
 package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.Json;
@@ -69,5 +70,17 @@ class McpEndpointTest {
         JsonNode notAnObject = body(handle("{\"jsonrpc\": \"2.0\", \"id\": 8, \"method\": \"tools/call\", \"params\":"
                 + " {\"name\": \"retrieve\", \"arguments\": [1]}}"));
         assertThat(notAnObject.path("error").path("code").asInt()).isEqualTo(-32602);
+    }
+
+    /** Template values are percent-decoded as clients fill them in; a value written as it is names itself. */
+    @Test
+    void resourceTemplateValuesAreReadAsFilledInOrAsWritten() {
+        assertThat(McpEndpoint.templateValue("notes%2Fada.md", "u")).isEqualTo("notes/ada.md");
+        assertThat(McpEndpoint.templateValue("caf%C3%A9", "u")).isEqualTo("café");
+        assertThat(McpEndpoint.templateValue("café", "u")).isEqualTo("café");
+        assertThat(McpEndpoint.templateValue("Ã©", "u")).isEqualTo("Ã©");
+        assertThat(McpEndpoint.templateValue("100%.md", "u")).isEqualTo("100%.md");
+        assertThat(McpEndpoint.templateValue("日本", "u")).isEqualTo("日本");
+        assertThatThrownBy(() -> McpEndpoint.templateValue("%FF", "u")).hasMessageContaining("not UTF-8");
     }
 }
