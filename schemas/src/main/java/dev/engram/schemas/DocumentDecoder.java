@@ -63,16 +63,9 @@ public final class DocumentDecoder {
         if (!errors.isEmpty()) {
             return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + String.join("; ", errors));
         }
-        String surrogate = unpairedSurrogate(node, "");
-        if (surrogate != null) {
-            // valid JSON escapes ("\ud800") that no UTF-8 encodes: written to bytes, they would become '?'
-            return new Rejected(
-                    DeadLetter.Cause.SCHEMA, "schema: " + surrogate + ": an unpaired surrogate, which is not text");
-        }
-        String overflow = nonFinite(node, "");
-        if (overflow != null) {
-            // 1e400 reads as infinity, which JSON cannot hold: it would come back as the string "Infinity"
-            return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + overflow + ": a number out of range");
+        String kept = notKeptAsRead(node, "");
+        if (kept != null) {
+            return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + kept);
         }
         int depth = depth(node.get("metadata"));
         if (depth > MAX_METADATA_DEPTH) {
@@ -150,66 +143,40 @@ public final class DocumentDecoder {
         return 1 + deepest;
     }
 
-    /** The JSON pointer of the first number under {@code node} too large for a double (read as infinite), or null. */
-    private static String nonFinite(JsonNode node, String at) {
-        if (node.isNumber()) {
-            return Double.isFinite(node.doubleValue()) ? null : (at.isEmpty() ? "/" : at);
-        }
-        if (node.isObject()) {
-            for (Map.Entry<String, JsonNode> field : node.properties()) {
-                String found = nonFinite(field.getValue(), at + "/" + field.getKey());
-                if (found != null) {
-                    return found;
-                }
-            }
-        } else if (node.isArray()) {
-            for (int i = 0; i < node.size(); i++) {
-                String found = nonFinite(node.get(i), at + "/" + i);
-                if (found != null) {
-                    return found;
-                }
-            }
-        }
-        return null;
-    }
-
-    /** The JSON pointer of the first string (or field name) under {@code node} with an unpaired surrogate, or null. */
-    private static String unpairedSurrogate(JsonNode node, String at) {
+    /**
+     * The first value under {@code node} that would not be kept as it was sent, as its JSON pointer and why, or null:
+     * a string or field name with an unpaired surrogate (a valid JSON escape such as {@code "\ud800"} that no UTF-8
+     * encodes: written to bytes it would become {@code ?}), or a number too large for a double ({@code 1e400} reads
+     * as infinity, which JSON cannot hold: it would come back as the string {@code "Infinity"}). One walk for both.
+     */
+    private static String notKeptAsRead(JsonNode node, String at) {
+        String here = at.isEmpty() ? "/" : at;
         if (node.isTextual()) {
-            return unpaired(node.textValue()) ? (at.isEmpty() ? "/" : at) : null;
+            return Utf8.encodable(node.textValue()) ? null : here + ": an unpaired surrogate, which is not text";
+        }
+        if (node.isNumber()) {
+            return Double.isFinite(node.doubleValue()) ? null : here + ": a number out of range";
         }
         if (node.isObject()) {
             for (Map.Entry<String, JsonNode> field : node.properties()) {
                 String path = at + "/" + field.getKey();
-                if (unpaired(field.getKey())) {
-                    return path;
+                if (!Utf8.encodable(field.getKey())) {
+                    return path + ": an unpaired surrogate, which is not text";
                 }
-                String found = unpairedSurrogate(field.getValue(), path);
+                String found = notKeptAsRead(field.getValue(), path);
                 if (found != null) {
                     return found;
                 }
             }
         } else if (node.isArray()) {
             for (int i = 0; i < node.size(); i++) {
-                String found = unpairedSurrogate(node.get(i), at + "/" + i);
+                String found = notKeptAsRead(node.get(i), at + "/" + i);
                 if (found != null) {
                     return found;
                 }
             }
         }
         return null;
-    }
-
-    private static boolean unpaired(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** A date-time with its offset (RFC 3339), a real day of a real month. */

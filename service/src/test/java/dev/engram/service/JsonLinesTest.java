@@ -2,6 +2,8 @@ package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,53 +40,11 @@ class JsonLinesTest {
     @Test
     void aLineThatIsNotUtf8IsRefusedAloneAndTheOthersAreRead(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("mixed.jsonl");
-        Files.write(f, new byte[] {
-            '{',
-            '"',
-            'i',
-            'd',
-            '"',
-            ':',
-            '"',
-            'a',
-            '"',
-            ',',
-            '"',
-            't',
-            'e',
-            'x',
-            't',
-            '"',
-            ':',
-            '"',
-            (byte) 0xff,
-            '"',
-            '}',
-            '\r',
-            '\n',
-            '{',
-            '"',
-            'i',
-            'd',
-            '"',
-            ':',
-            '"',
-            'b',
-            '"',
-            ',',
-            '"',
-            't',
-            'e',
-            'x',
-            't',
-            '"',
-            ':',
-            '"',
-            'o',
-            'k',
-            '"',
-            '}'
-        });
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        bytes.writeBytes("{\"id\":\"a\",\"text\":\"".getBytes(StandardCharsets.UTF_8));
+        bytes.write(0xff); // no UTF-8 sequence starts with it
+        bytes.writeBytes("\"}\r\n{\"id\":\"b\",\"text\":\"ok\"}".getBytes(StandardCharsets.UTF_8));
+        Files.write(f, bytes.toByteArray());
         List<ClientCommands.Item> items = new ArrayList<>();
 
         ClientCommands.lines(f, "mixed.jsonl", items);
