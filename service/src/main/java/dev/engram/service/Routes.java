@@ -399,16 +399,7 @@ final class Routes {
     /** The {@code limit} query parameter: 1 to 1000, 100 when absent. */
     private static int limit(Request r) {
         String limit = r.query("limit");
-        int n;
-        try {
-            n = limit == null ? 100 : Integer.parseInt(digits(limit));
-        } catch (NumberFormatException e) {
-            throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
-        }
-        if (n < 1 || n > 1000) {
-            throw ApiException.badRequest("'limit' must be an integer from 1 to 1000");
-        }
-        return n;
+        return limit == null ? 100 : bounded(limit, "limit", 1000);
     }
 
     private static String openapi() {
