@@ -6,7 +6,6 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -63,7 +62,7 @@ public final class DocumentDecoder {
         if (!errors.isEmpty()) {
             return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + String.join("; ", errors));
         }
-        String kept = notKeptAsRead(node, "");
+        String kept = Json.notKeptAsRead(node);
         if (kept != null) {
             return new Rejected(DeadLetter.Cause.SCHEMA, "schema: " + kept);
         }
@@ -141,42 +140,6 @@ public final class DocumentDecoder {
             deepest = Math.max(deepest, depth(child));
         }
         return 1 + deepest;
-    }
-
-    /**
-     * The first value under {@code node} that would not be kept as it was sent, as its JSON pointer and why, or null:
-     * a string or field name with an unpaired surrogate (a valid JSON escape such as {@code "\ud800"} that no UTF-8
-     * encodes: written to bytes it would become {@code ?}), or a number too large for a double ({@code 1e400} reads
-     * as infinity, which JSON cannot hold: it would come back as the string {@code "Infinity"}). One walk for both.
-     */
-    private static String notKeptAsRead(JsonNode node, String at) {
-        String here = at.isEmpty() ? "/" : at;
-        if (node.isTextual()) {
-            return Utf8.encodable(node.textValue()) ? null : here + ": an unpaired surrogate, which is not text";
-        }
-        if (node.isNumber()) {
-            return Double.isFinite(node.doubleValue()) ? null : here + ": a number out of range";
-        }
-        if (node.isObject()) {
-            for (Map.Entry<String, JsonNode> field : node.properties()) {
-                String path = at + "/" + field.getKey();
-                if (!Utf8.encodable(field.getKey())) {
-                    return path + ": an unpaired surrogate, which is not text";
-                }
-                String found = notKeptAsRead(field.getValue(), path);
-                if (found != null) {
-                    return found;
-                }
-            }
-        } else if (node.isArray()) {
-            for (int i = 0; i < node.size(); i++) {
-                String found = notKeptAsRead(node.get(i), at + "/" + i);
-                if (found != null) {
-                    return found;
-                }
-            }
-        }
-        return null;
     }
 
     /** A date-time with its offset (RFC 3339), a real day of a real month. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
@@ -12,6 +13,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -112,6 +114,51 @@ public final class Json {
 
     /** The allowed number in a Jackson constraint's message: "... exceeds the maximum allowed (1000, from ...)". */
     private static final Pattern LIMIT = Pattern.compile("(?s).*?\\((\\d+), from .*");
+
+    /**
+     * The first value of a JSON text read into {@code node} that would not be kept as it was sent, as its JSON pointer
+     * and why ({@code "/metadata/a: a number out of range"}), or null; see {@link #notKeptAsRead(JsonNode, String)}.
+     * Checked wherever people's JSON is taken in, before it is written anywhere.
+     */
+    public static String notKeptAsRead(JsonNode node) {
+        return node == null ? null : notKeptAsRead(node, "");
+    }
+
+    /**
+     * The first value under {@code node} that would not be kept as it was sent, as its JSON pointer and why, or null:
+     * a string or field name with an unpaired surrogate (a valid JSON escape such as {@code "\ud800"} that no UTF-8
+     * encodes: written to bytes it would become {@code ?}), or a number too large for a double ({@code 1e400} reads
+     * as infinity, which JSON cannot hold: it would come back as the string {@code "Infinity"}). One walk for both.
+     */
+    private static String notKeptAsRead(JsonNode node, String at) {
+        String here = at.isEmpty() ? "/" : at;
+        if (node.isTextual()) {
+            return Utf8.encodable(node.textValue()) ? null : here + ": an unpaired surrogate, which is not text";
+        }
+        if (node.isNumber()) {
+            return Double.isFinite(node.doubleValue()) ? null : here + ": a number out of range";
+        }
+        if (node.isObject()) {
+            for (Map.Entry<String, JsonNode> field : node.properties()) {
+                String path = at + "/" + field.getKey();
+                if (!Utf8.encodable(field.getKey())) {
+                    return path + ": an unpaired surrogate, which is not text";
+                }
+                String found = notKeptAsRead(field.getValue(), path);
+                if (found != null) {
+                    return found;
+                }
+            }
+        } else if (node.isArray()) {
+            for (int i = 0; i < node.size(); i++) {
+                String found = notKeptAsRead(node.get(i), at + "/" + i);
+                if (found != null) {
+                    return found;
+                }
+            }
+        }
+        return null;
+    }
 
     public static <T> T fromBytes(byte[] bytes, Class<T> type) {
         try {

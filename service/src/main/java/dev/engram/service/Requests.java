@@ -140,6 +140,11 @@ final class Requests {
         if (tree == null || !tree.isObject()) {
             throw ApiException.badRequest("body must be a JSON object like " + example);
         }
+        String unkept = Json.notKeptAsRead(tree);
+        if (unkept != null) {
+            // before anything writes it: 1e400 would be written as the string "Infinity"
+            throw ApiException.badRequest("body: " + unkept);
+        }
         return (ObjectNode) tree;
     }
 

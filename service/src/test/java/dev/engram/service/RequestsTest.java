@@ -122,6 +122,18 @@ class RequestsTest {
                 .hasMessageContaining("not valid UTF-8");
     }
 
+    /** A number too large for a double is refused before anything writes it (it would be written as "Infinity"). */
+    @Test
+    void aNumberOutOfRangeInABodyIsRefused() {
+        assertThatThrownBy(() -> Requests.object(
+                        "{\"text\": \"x\", \"metadata\": {\"a\": 1e400}}".getBytes(StandardCharsets.UTF_8), "{}"))
+                .hasMessage("body: /metadata/a: a number out of range");
+        assertThat(Requests.object("{\"a\": 1e300}".getBytes(StandardCharsets.UTF_8), "{}")
+                        .path("a")
+                        .asDouble())
+                .isEqualTo(1e300);
+    }
+
     @Test
     void anUnknownFieldIsNamedNotIgnored() {
         assertThatThrownBy(() -> retrieve("{\"query\": \"x\", \"topK\": 50}")).hasMessageContaining("'topK'");
