@@ -350,7 +350,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                     p.eventTime(),
                     List.of(),
                     0,
-                    tx.now());
+                    tx.now(),
+                    null);
             tx.documents().put(docKey, doc);
             tx.counts(1, 0, 0, 0);
             tx.update(s -> s.statusChanged(null, DocumentStatus.READING));
@@ -442,7 +443,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                                 m.eventTime(),
                                 m.passages(),
                                 present,
-                                tx.now()));
+                                tx.now(),
+                                m.input()));
         if (doc == null || doc.status() != status) {
             DocumentStatus from = doc == null ? null : doc.status();
             tx.update(s -> s.statusChanged(from, status));
@@ -482,7 +484,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                                 doc.eventTime(),
                                 doc.passages(),
                                 present,
-                                tx.now()));
+                                tx.now(),
+                                doc.input()));
         if (status != doc.status()) {
             tx.update(s -> s.statusChanged(doc.status(), status));
             tx.change(new MemoryChange.DocumentStatusChanged(

@@ -4,6 +4,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentEvent;
+import dev.engram.schemas.EventPosition;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
@@ -132,7 +133,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                             event.namespace(), event.id(), version, gone, PassageEvent.Reason.UPDATED)));
         }
         upserts.forEach(u -> forward(record, new Emission.Passage(u)));
-        forward(record, new Emission.Understood(manifest(event, version, after)));
+        forward(record, new Emission.Understood(manifest(event, version, after, input())));
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, false, after, eventHash(event)));
         meters.document(Meters.DocumentOutcome.UPSERTED);
         meters.passages(Meters.PassageOp.UPSERT, upserts.size());
@@ -197,7 +198,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                     new Emission.Passage(new PassageEvent.Retraction(
                             event.namespace(), event.id(), version, p.passageId(), PassageEvent.Reason.DELETED)));
         }
-        forward(record, new Emission.Understood(manifest(event, version, List.of())));
+        forward(record, new Emission.Understood(manifest(event, version, List.of(), input())));
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, true, List.of(), null));
         meters.document(Meters.DocumentOutcome.DELETED);
         meters.passages(Meters.PassageOp.RETRACT, before.size());
@@ -208,7 +209,15 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         return Hashing.sha256Hex(new String(Json.toBytes(event), StandardCharsets.UTF_8));
     }
 
-    private static UnderstandingEvent.Manifest manifest(DocumentEvent event, long version, List<PassageRef> passages) {
+    /** Where the record being read sits on its topic (null when the context does not know, as in some tests). */
+    private EventPosition input() {
+        return context.recordMetadata()
+                .map(m -> new EventPosition(m.topic(), m.partition(), m.offset()))
+                .orElse(null);
+    }
+
+    private static UnderstandingEvent.Manifest manifest(
+            DocumentEvent event, long version, List<PassageRef> passages, EventPosition input) {
         return new UnderstandingEvent.Manifest(
                 event.namespace(),
                 event.id(),
@@ -218,7 +227,8 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 event.source(),
                 event.metadata(),
                 event.eventTime(),
-                passages);
+                passages,
+                input);
     }
 
     private void forward(Record<byte[], byte[]> record, Emission emission) {

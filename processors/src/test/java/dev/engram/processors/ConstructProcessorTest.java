@@ -8,6 +8,7 @@ import dev.engram.schemas.DocumentEvent;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
+import dev.engram.schemas.EventPosition;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.JsonSerde;
@@ -169,7 +170,8 @@ class ConstructProcessorTest {
                 null,
                 List.of(
                         new UnderstandingEvent.PassageRef("p1", "hash-p1"),
-                        new UnderstandingEvent.PassageRef("p2", "hash-p2")));
+                        new UnderstandingEvent.PassageRef("p2", "hash-p2")),
+                new EventPosition("documents", 0, 7));
     }
 
     private static UnderstandingEvent first() {

@@ -80,7 +80,8 @@ class MemoryTransactionTest {
                                 null,
                                 List.of(),
                                 1,
-                                MemoryFixture.NOW));
+                                MemoryFixture.NOW,
+                                null));
         write(tx, "a1");
         tx.commit();
 

@@ -19,7 +19,7 @@ class MirrorTest {
 
     private static DocumentRecord document(DocumentStatus status, Instant updatedAt) {
         return new DocumentRecord(
-                MemoryFixture.NS, "doc", 1, status, "T", "src", Map.of(), null, List.of(), 0, updatedAt);
+                MemoryFixture.NS, "doc", 1, status, "T", "src", Map.of(), null, List.of(), 0, updatedAt, null);
     }
 
     @Test

@@ -49,7 +49,10 @@ public sealed interface UnderstandingEvent {
         }
     }
 
-    /** The full passage list of a document version; a delete has none. */
+    /**
+     * The full passage list of a document version; a delete has none. {@code input} is where the document event it was
+     * read from sits on the documents topic (null in manifests written before positions were recorded).
+     */
     record Manifest(
             String namespace,
             String documentId,
@@ -59,7 +62,8 @@ public sealed interface UnderstandingEvent {
             String source,
             Map<String, Object> metadata,
             Instant eventTime,
-            List<PassageRef> passages)
+            List<PassageRef> passages,
+            EventPosition input)
             implements UnderstandingEvent {
         public Manifest {
             passages = passages == null ? List.of() : List.copyOf(passages);

@@ -88,12 +88,34 @@ class SchemaConformanceTest {
                         null,
                         Map.of(),
                         AT,
-                        List.of(new UnderstandingEvent.PassageRef(PID, HASH))));
+                        List.of(new UnderstandingEvent.PassageRef(PID, HASH)),
+                        new EventPosition("documents", 3, 41)),
+                new UnderstandingEvent.Manifest(
+                        "ns", "doc", 3, DocumentEvent.Op.DELETE, "T", null, Map.of(), null, List.of(), null));
         for (UnderstandingEvent e : events) {
             assertThat(Schemas.UNDERSTANDING.validate(tree(e))).as(e.toString()).isEmpty();
             UnderstandingEvent back = Json.fromBytes(Json.toBytes(e), UnderstandingEvent.class);
             assertThat(back.getClass()).isEqualTo(e.getClass());
+            if (e instanceof UnderstandingEvent.Manifest m) {
+                assertThat(back).isEqualTo(m);
+            }
         }
+    }
+
+    @Test
+    void aManifestWrittenBeforePositionsWereRecordedIsReadWithoutOne() throws Exception {
+        String old = """
+                {"kind":"manifest","namespace":"ns","document_id":"doc","document_version":1,"op":"upsert",
+                 "title":"T","passages":[]}""";
+        assertThat(Schemas.UNDERSTANDING.validate(Json.strictTrees().readTree(old)))
+                .isEmpty();
+        UnderstandingEvent.Manifest m =
+                (UnderstandingEvent.Manifest) Json.fromBytes(old.getBytes(UTF_8), UnderstandingEvent.class);
+        assertThat(m.input()).isNull();
+        String bad = old.replace(
+                "\"passages\"", "\"input\":{\"topic\":\"documents\",\"partition\":-1,\"offset\":0},\"passages\"");
+        assertThat(Schemas.UNDERSTANDING.validate(Json.strictTrees().readTree(bad)))
+                .isNotEmpty();
     }
 
     @Test

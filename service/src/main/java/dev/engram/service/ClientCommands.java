@@ -66,7 +66,8 @@ final class ClientCommands {
 
               --url URL        the instance (default: $ENGRAM_URL, else http://localhost:8080);
                                the API key, when the instance needs one, comes from $ENGRAM_API_KEY
-            exit codes: 0 done, 1 refused or failed, 2 usage error, 3 not yet in memory, 4 no instance at URL""";
+            exit codes: 0 done, 1 refused or failed, 2 usage error, 3 not in memory as sent (not yet, or replaced
+              by a later write of the same id), 4 no instance at URL""";
 
     static final Map<String, String> USAGE_TEXT =
             Map.of("ingest", """
@@ -255,6 +256,7 @@ final class ClientCommands {
         Progress progress = new Progress(ns, toSend.size());
         AtomicInteger inMemory = new AtomicInteger();
         AtomicInteger notYet = new AtomicInteger();
+        AtomicInteger superseded = new AtomicInteger();
         AtomicInteger failed = new AtomicInteger(refused);
         Map<String, String> reached = new ConcurrentHashMap<>(done);
         ExecutorService pool = Executors.newFixedThreadPool(concurrency);
@@ -273,6 +275,11 @@ final class ClientCommands {
                             reached.put(item.id(), hash(item));
                             inMemory.incrementAndGet();
                             progress.done();
+                        } else if (r.statusCode() == 202 && superseded(r)) {
+                            superseded.incrementAndGet();
+                            progress.done();
+                            err.println(
+                                    "  replaced in memory by a later write of id '" + item.id() + "': " + item.where());
                         } else if (r.statusCode() == 202) {
                             notYet.incrementAndGet();
                             progress.done();
@@ -309,12 +316,23 @@ final class ClientCommands {
         progress.finish();
         out.printf(
                 Locale.ROOT,
-                "engram ingest: %d in memory, %d unchanged, %d not yet in memory, %d refused or failed%n",
+                "engram ingest: %d in memory, %d unchanged, %d not yet in memory, %d replaced by later writes,"
+                        + " %d refused or failed%n",
                 inMemory.get(),
                 unchanged,
                 notYet.get(),
+                superseded.get(),
                 failed.get());
-        return failed.get() > 0 ? FAILED : notYet.get() > 0 ? NOT_YET : OK;
+        return failed.get() > 0 ? FAILED : notYet.get() + superseded.get() > 0 ? NOT_YET : OK;
+    }
+
+    /** Whether a write's answer says memory holds a later write of the document instead (see {@code DocumentWriter}). */
+    private static boolean superseded(HttpResponse<String> r) {
+        try {
+            return Json.mapper().readTree(r.body()).path("superseded").asBoolean(false);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** The documents under a path: text, Markdown, HTML and PDF files (one each), .jsonl files (one per line). */

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.processors.ReadProcessor;
 import dev.engram.query.QueryException;
-import dev.engram.query.QueryService;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentEvent;
@@ -22,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -34,7 +34,9 @@ import org.apache.kafka.common.TopicPartition;
  * ({@link DocumentDecoder}), so a body the stream would dead-letter is a 4xx and is never produced. The caller may wait
  * until memory holds exactly its version: for an upsert, the document {@code VERIFIED} with the passages the read step
  * cuts this event into (ids and content hashes) and the same title, source, metadata and event time; for a delete, the
- * document gone or {@code ARCHIVED}.
+ * document gone or {@code ARCHIVED}. A wait ends early when memory holds a version read from a later event of the same
+ * document (another writer's): this one will then never be in memory as written, and the answer says it was
+ * {@code superseded}.
  */
 final class DocumentWriter {
 
@@ -47,7 +49,9 @@ final class DocumentWriter {
     private final String topic;
     private final DocumentDecoder decoder;
     private final Chunker chunker;
-    private final QueryService queries;
+    /** Memory's record of a document by namespace and id (it throws a {@link QueryException} while moving). */
+    private final BiFunction<String, String, Optional<DocumentRecord>> documents;
+
     private final ToLongFunction<TopicPartition> readUpTo;
 
     /**
@@ -59,14 +63,14 @@ final class DocumentWriter {
             String topic,
             int maxDocumentBytes,
             Chunker chunker,
-            QueryService queries,
+            BiFunction<String, String, Optional<DocumentRecord>> documents,
             ToLongFunction<TopicPartition> readUpTo) {
         this.readUpTo = readUpTo;
         this.producer = producer;
         this.topic = topic;
         this.decoder = new DocumentDecoder(maxDocumentBytes);
         this.chunker = chunker;
-        this.queries = queries;
+        this.documents = documents;
     }
 
     /** What a write answers: where the event went, and, when the caller waited, whether memory holds it. */
@@ -80,6 +84,7 @@ final class DocumentWriter {
             long offset,
             String statusUrl,
             Boolean inMemory,
+            Boolean superseded,
             DocumentStatus status,
             Long version,
             Long waitedMs) {}
@@ -146,6 +151,7 @@ final class DocumentWriter {
         String statusUrl = "/v1/namespaces/" + segment(event.namespace()) + "/documents/" + segment(event.id());
         Optional<DocumentRecord> now = Optional.empty();
         Boolean in = null;
+        Boolean superseded = null;
         long t0 = System.nanoTime();
         if (wait != null) {
             long deadline = t0 + wait.toNanos();
@@ -158,13 +164,18 @@ final class DocumentWriter {
                 read = read || readUpTo.applyAsLong(partition) > sent.offset();
                 if (read) {
                     try {
-                        now = queries.documentRecord(event.namespace(), event.id());
+                        now = documents.apply(event.namespace(), event.id());
                         in = done.test(now);
+                        // memory holds a version read from a later event of the document: this one will never be
+                        superseded = !in
+                                && now.map(DocumentRecord::input)
+                                        .filter(at -> at.after(sent.topic(), sent.partition(), sent.offset()))
+                                        .isPresent();
                     } catch (QueryException e) {
                         // the namespace's partition is moving: look again until the deadline
                     }
                 }
-                if (in || System.nanoTime() >= deadline) {
+                if (in || Boolean.TRUE.equals(superseded) || System.nanoTime() >= deadline) {
                     break;
                 }
                 try {
@@ -184,6 +195,7 @@ final class DocumentWriter {
                 sent.offset(),
                 statusUrl,
                 in,
+                Boolean.TRUE.equals(superseded) ? Boolean.TRUE : null,
                 now.map(DocumentRecord::status).orElse(null),
                 now.map(DocumentRecord::version).orElse(null),
                 wait == null ? null : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));

@@ -247,7 +247,7 @@ public final class EngramService implements AutoCloseable {
                         topics.documents().name(),
                         config.ingest().maxDocumentBytes(),
                         new Chunker(config.ingest().chunkMaxTokens()),
-                        queries,
+                        queries::documentRecord,
                         readProgress::committed),
                 config.ingest().maxDocumentBytes(),
                 new McpEndpoint(ownAddress(config.http().host()), this::httpPort, this::localNamespaces),

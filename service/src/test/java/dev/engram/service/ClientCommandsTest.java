@@ -2,8 +2,11 @@ package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,6 +59,66 @@ class ClientCommandsTest {
                 .isEqualTo(ClientCommands.UNREACHABLE);
         assertThat(state).doesNotExist();
         assertThat(Path.of(".engram", "pwned.json")).doesNotExist();
+    }
+
+    /**
+     * Against a stand-in instance (the JDK's HTTP server answering as the API does): a document memory holds, one a
+     * later write from elsewhere replaced while the command waited, and one not yet in memory when the wait ended. Only
+     * the first is remembered as done, and the command says which is which.
+     */
+    @Test
+    void aDocumentALaterWriteReplacedIsSaidApartAndNotRememberedAsDone(@TempDir Path dir) throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", exchange -> {
+            String path = exchange.getRequestURI().getPath();
+            exchange.getRequestBody().readAllBytes();
+            int status = 200;
+            String body = "{\"passages\": 0}";
+            if (exchange.getRequestMethod().equals("PUT")) {
+                status = path.endsWith("kept.txt") ? 200 : 202;
+                body = path.endsWith("kept.txt")
+                        ? "{\"in_memory\": true}"
+                        : path.endsWith("replaced.txt")
+                                ? "{\"in_memory\": false, \"superseded\": true}"
+                                : "{\"in_memory\": false}";
+            }
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.sendResponseHeaders(status, bytes.length);
+            exchange.getResponseBody().write(bytes);
+            exchange.close();
+        });
+        server.start();
+        try {
+            Path docs = Files.createDirectories(dir.resolve("docs"));
+            for (String name : List.of("kept", "replaced", "slow")) {
+                Files.writeString(docs.resolve(name + ".txt"), "Ada Lovelace wrote Note G, " + name + ".");
+            }
+            Path state = dir.resolve("state.json");
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int code = ClientCommands.run(
+                    "ingest",
+                    List.of("--namespace", "ns", "--state", state.toString(), docs.toString()),
+                    Map.of(
+                            "ENGRAM_URL",
+                            "http://127.0.0.1:" + server.getAddress().getPort()),
+                    new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8));
+
+            assertThat(code).isEqualTo(ClientCommands.NOT_YET);
+            assertThat(err.toString(StandardCharsets.UTF_8))
+                    .containsPattern("replaced in memory by a later write of id '[^']*replaced.txt'")
+                    .containsPattern("not yet in memory: .*slow.txt");
+            assertThat(out.toString(StandardCharsets.UTF_8))
+                    .contains("1 in memory, 0 unchanged, 1 not yet in memory, 1 replaced by later writes");
+            assertThat(Files.readString(state))
+                    .contains("kept.txt")
+                    .doesNotContain("replaced.txt")
+                    .doesNotContain("slow.txt");
+        } finally {
+            server.stop(0);
+        }
     }
 
     @Test

@@ -4,13 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.engram.processors.ReadProcessor;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentEvent;
+import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.EventPosition;
 import dev.engram.schemas.Json;
+import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.stores.DocumentRecord;
 import dev.engram.understanding.Chunker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -140,6 +149,80 @@ class DocumentWriterTest {
         assertThat(written.inMemory()).isFalse(); // 202: accepted, not (yet) known to be in memory
         assertThat(written.status()).isNull();
         assertThat(written.waitedMs()).isGreaterThanOrEqualTo(300);
+    }
+
+    /**
+     * A wait ends as soon as memory holds the version read from a later event of the same partition (another writer's
+     * write of the document): this one will never be in memory as written. Memory is a stand-in here, and the read step
+     * is taken as past every write.
+     */
+    @Test
+    void aWaitEndsWhenMemoryHoldsALaterWriteOfTheDocument() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        AtomicReference<DocumentRecord> memory = new AtomicReference<>();
+        DocumentWriter w = new DocumentWriter(
+                producer,
+                TOPIC,
+                1 << 20,
+                new Chunker(200),
+                (ns, id) -> Optional.ofNullable(memory.get()),
+                partition -> Long.MAX_VALUE);
+        DocumentWriter.Written first = w.upsert("ns", "d", text("Ada wrote Note G."), null);
+        int partition = first.partition();
+
+        // memory holds the version of the write before: this one is still to come, so the wait goes on to its end
+        memory.set(record("Ada wrote Note G.", 1, new EventPosition(TOPIC, partition, first.offset())));
+        DocumentWriter.Written waited = w.upsert("ns", "d", text("Ada described loops."), Duration.ofMillis(300));
+        assertThat(waited.inMemory()).isFalse();
+        assertThat(waited.superseded()).isNull();
+        assertThat(waited.waitedMs()).isGreaterThanOrEqualTo(300);
+
+        // a version read from an event of another partition (the topic was given more) is not known to be later
+        memory.set(record("Babbage's engine.", 3, new EventPosition(TOPIC, partition + 1, 1_000)));
+        assertThat(w.upsert("ns", "d", text("Ada described loops."), Duration.ofMillis(300))
+                        .superseded())
+                .isNull();
+
+        // memory holds the version of a later write (another writer's): the wait ends with it, whatever its timeout
+        memory.set(record("Babbage's engine.", 4, new EventPosition(TOPIC, partition, 1_000)));
+        DocumentWriter.Written replaced = w.upsert("ns", "d", text("Ada described loops."), Duration.ofMinutes(5));
+        assertThat(replaced.inMemory()).isFalse();
+        assertThat(replaced.superseded()).isTrue();
+        assertThat(replaced.version()).isEqualTo(4); // the later write's
+        assertThat(replaced.status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertThat(Json.mapper().valueToTree(replaced).path("superseded").asBoolean())
+                .isTrue();
+
+        // a delete is replaced the same way
+        assertThat(w.delete("ns", "d", Duration.ofMinutes(5)).superseded()).isTrue();
+
+        // memory holding exactly this write is in memory, even when read from a later event with the same content
+        memory.set(record("Ada described loops.", 5, new EventPosition(TOPIC, partition, 1_000)));
+        DocumentWriter.Written held = w.upsert("ns", "d", text("Ada described loops."), Duration.ofMinutes(5));
+        assertThat(held.inMemory()).isTrue();
+        assertThat(held.superseded()).isNull();
+        assertThat(Json.mapper().valueToTree(held).has("superseded")).isFalse();
+    }
+
+    /** Memory's record of document "d" of namespace "ns", verified with the passages the read step cuts {@code text} into. */
+    private static DocumentRecord record(String text, long version, EventPosition input) {
+        DocumentEvent event = DocumentEvent.upsert("ns", "d", "T", text);
+        List<PassageRef> passages = ReadProcessor.passages(new Chunker(200), event).stream()
+                .map(ReadProcessor.Planned::ref)
+                .toList();
+        return new DocumentRecord(
+                "ns",
+                "d",
+                version,
+                DocumentStatus.VERIFIED,
+                "T",
+                null,
+                Map.of(),
+                null,
+                passages,
+                passages.size(),
+                Instant.now(),
+                input);
     }
 
     @Test

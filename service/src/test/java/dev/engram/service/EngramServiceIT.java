@@ -36,6 +36,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -475,6 +477,51 @@ class EngramServiceIT {
                         .findValuesAsText("id"))
                 .contains("turing")
                 .doesNotContain("ada");
+    }
+
+    /**
+     * Two writers race on one document: the first waits for its write, the second's lands on the topic after it. Memory
+     * never holds the first as written, and its wait ends as soon as memory holds the second's version, well before
+     * its timeout, saying it was superseded.
+     */
+    @Test
+    void aWaitForAWriteThatALaterOneReplacedEndsAtOnceAsSuperseded() throws Exception {
+        String doc = base + "/v1/namespaces/" + NS + "/documents/faraday";
+        // many passages: understanding the first write takes far longer than sending the second
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 12; i++) {
+            text.append("In the year 18")
+                    .append(20 + i)
+                    .append(" Michael Faraday repeated experiment ")
+                    .append(i)
+                    .append(" at the Royal Institution in London, winding copper coils around an iron ring ")
+                    .append("and watching a galvanometer needle move while Humphry Davy and John Tyndall ")
+                    .append("discussed electromagnetic induction, the dynamo and the laws of electrolysis ")
+                    .append("with visitors from Cambridge, Oxford, Paris and Geneva.\n\n");
+        }
+        long before = documentsEnd();
+        CompletableFuture<ItSupport.Response> first = CompletableFuture.supplyAsync(() -> put(
+                doc + "?wait=verified&timeout_ms=120000",
+                "{\"title\": \"Faraday\", \"text\": " + Json.mapper().valueToTree(text.toString()) + "}"));
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (documentsEnd() == before && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        ItSupport.Response second =
+                put(doc, "{\"title\": \"Faraday\", \"text\": \"Michael Faraday discovered benzene.\"}");
+        assertThat(second.status()).isEqualTo(202);
+
+        ItSupport.Response answered = first.get(120, TimeUnit.SECONDS);
+        assertThat(answered.status()).as(answered.raw().body()).isEqualTo(202);
+        assertThat(answered.body().path("in_memory").asBoolean(true)).isFalse();
+        assertThat(answered.body().path("superseded").asBoolean()).isTrue();
+        assertThat(answered.body().path("version").asLong()).isEqualTo(2); // the later write's
+        assertThat(answered.body().path("offset").asLong())
+                .isLessThan(second.body().path("offset").asLong());
+        awaitVerified(base, NS, List.of("faraday"));
+        JsonNode now = get(doc).body();
+        assertThat(now.path("passages")).hasSize(1);
+        assertThat(now.path("passages").get(0).path("text").asText()).isEqualTo("Michael Faraday discovered benzene.");
     }
 
     /** Runs a client command against the instance; returns its exit code, and what it printed in {@code printed}. */

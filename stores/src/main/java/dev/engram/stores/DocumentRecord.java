@@ -1,6 +1,7 @@
 package dev.engram.stores;
 
 import dev.engram.schemas.DocumentStatus;
+import dev.engram.schemas.EventPosition;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
 import java.time.Instant;
 import java.util.List;
@@ -8,7 +9,8 @@ import java.util.Map;
 
 /**
  * A document as the memory knows it: the latest manifest, and how many of the manifest's passages are in memory
- * ({@code present}), which decides its status.
+ * ({@code present}), which decides its status. {@code input} is where the document event of this version sits on the
+ * documents topic (null before its manifest arrived, and for records written before positions were recorded).
  */
 public record DocumentRecord(
         String namespace,
@@ -21,7 +23,8 @@ public record DocumentRecord(
         Instant eventTime,
         List<PassageRef> passages,
         int present,
-        Instant updatedAt) {
+        Instant updatedAt,
+        EventPosition input) {
     public DocumentRecord {
         passages = passages == null ? List.of() : List.copyOf(passages);
         metadata = metadata == null ? Map.of() : metadata;

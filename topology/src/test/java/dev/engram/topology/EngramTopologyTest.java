@@ -8,6 +8,7 @@ import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.EntityType;
+import dev.engram.schemas.EventPosition;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryChange;
@@ -300,6 +301,9 @@ class EngramTopologyTest {
         assertThat(changes.isEmpty()).as("no new version, no memory change").isTrue();
         assertThat(passagesOf("wiki", "d")).hasSize(1);
         assertThat(document("wiki", "d").version()).isEqualTo(1);
+        // the version is still the one read from the first event, and says where that event is
+        assertThat(document("wiki", "d").input())
+                .isEqualTo(new EventPosition(TOPICS.documents().name(), 0, 0));
 
         Map<String, Object> moved = new LinkedHashMap<>();
         moved.put("namespace", "wiki");
@@ -316,6 +320,8 @@ class EngramTopologyTest {
                 .isNotEmpty();
         assertThat(document("wiki", "d").version()).isEqualTo(2);
         assertThat(document("wiki", "d").source()).isEqualTo("https://example.org/d");
+        assertThat(document("wiki", "d").input())
+                .isEqualTo(new EventPosition(TOPICS.documents().name(), 0, 2));
     }
 
     @Test
