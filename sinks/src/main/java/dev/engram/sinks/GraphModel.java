@@ -95,7 +95,10 @@ final class GraphModel {
                         case ENTITY -> """
                                 WITH n, r, before
                                 CALL (n, r, before) {
-                                  WITH n WHERE before IS NULL OR before <> r.props.resolvedId
+                                  // a surface without a resolved entity before has no SAME_AS: only an upsert writes
+                                  // one, with the resolved id, and an undo takes both away (a placeholder node made for
+                                  // a fact or a mention may have thousands of other links to walk past)
+                                  WITH n WHERE before IS NOT NULL AND before <> r.props.resolvedId
                                   MATCH (n)-[s:SAME_AS]->()
                                   DELETE s
                                 }
