@@ -555,11 +555,15 @@ final class HttpApi implements AutoCloseable {
         sendJson(exchange, e.status(), Map.of("error", error));
     }
 
-    /** Sends {@code body} as JSON; returns the status sent (500 when the body cannot be written). */
+    /**
+     * Sends {@code body} as compact JSON (no indentation: a document's deeply nested metadata would otherwise come back
+     * many times its size, and an MCP client would pay for the spaces in its model's context); returns the status sent
+     * (500 when the body cannot be written).
+     */
     private static int sendJson(HttpExchange exchange, int status, Object body) throws IOException {
         byte[] bytes;
         try {
-            bytes = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(body);
+            bytes = Json.mapper().writeValueAsBytes(body);
         } catch (JsonProcessingException e) {
             // never a connection closed without an answer: what cannot be written is a 500 that says so
             LOG.warn(

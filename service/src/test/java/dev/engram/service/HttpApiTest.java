@@ -9,6 +9,7 @@ import dev.engram.query.GraphLoader;
 import dev.engram.query.QueryService;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.Retrieval;
+import dev.engram.schemas.Json;
 import dev.engram.topology.EngramTopology;
 import dev.engram.topology.Topics;
 import dev.engram.topology.Understanders;
@@ -24,6 +25,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -560,6 +562,32 @@ class HttpApiTest {
             ItSupport.Response r = ItSupport.get("http://127.0.0.1:" + one.port() + "/deep");
             assertThat(r.status()).isEqualTo(500);
             assertThat(r.body().path("error").path("code").asText()).isEqualTo("internal");
+        }
+    }
+
+    /**
+     * Replies are compact: metadata nested as deep as a document may hold it (32 levels) comes back at the size it was
+     * sent, where indentation made it several times larger.
+     */
+    @Test
+    void aReplyIsCompactJsonWhateverItsDepth() throws Exception {
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        for (int i = 0; i < 2000; i++) {
+            metadata.put("k" + i, i);
+        }
+        Object nested = metadata;
+        for (int i = 0; i < 31; i++) {
+            nested = Map.of("m", nested);
+        }
+        byte[] asSent = Json.toBytes(nested);
+        Object reply = nested;
+        HttpApi.Route deep =
+                new HttpApi.Route("GET", "/deep", ApiKeys.Role.READ, false, null, r -> HttpApi.Reply.ok(reply));
+        try (HttpApi one = keyless(2, deep)) {
+            ItSupport.Response r = ItSupport.get("http://127.0.0.1:" + one.port() + "/deep");
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.raw().body()).doesNotContain("\n").hasSize(asSent.length);
+            assertThat(r.body()).isEqualTo(Json.mapper().readTree(asSent));
         }
     }
 
