@@ -204,9 +204,12 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         meters.passages(Meters.PassageOp.RETRACT, before.size());
     }
 
-    /** The SHA-256 of the event as decoded (fields in their fixed order): the same event gives the same hash. */
-    private static String eventHash(DocumentEvent event) {
-        return Hashing.sha256Hex(new String(Json.toBytes(event), StandardCharsets.UTF_8));
+    /**
+     * The SHA-256 of the event as decoded, its fields in their fixed order and the metadata's keys in key order at every
+     * depth: the same event gives the same hash in any JVM, whatever order its metadata's keys were sent in.
+     */
+    static String eventHash(DocumentEvent event) {
+        return Hashing.sha256Hex(new String(Json.canonicalBytes(event), StandardCharsets.UTF_8));
     }
 
     /** Where the record being read sits on its topic (null when the context does not know, as in some tests). */

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -28,6 +29,8 @@ public final class Json {
             .disable(DeserializationFeature.ADJUST_DATES_TO_CONTEXT_TIME_ZONE)
             .serializationInclusion(JsonInclude.Include.ALWAYS)
             .build();
+
+    private static final ObjectWriter CANONICAL = MAPPER.writer().with(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
 
     /** Reads one JSON value and nothing after it, refusing an object that names a field twice. */
     private static final ObjectReader STRICT_TREES = MAPPER.reader()
@@ -51,6 +54,20 @@ public final class Json {
     public static byte[] toBytes(Object value) {
         try {
             return MAPPER.writeValueAsBytes(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException(
+                    "cannot serialize " + value.getClass().getSimpleName(), e);
+        }
+    }
+
+    /**
+     * {@link #toBytes} with the entries of every map, however deep, in key order: the same content gives the same bytes
+     * whatever order its maps were built or sent in (an immutable {@code Map.copyOf} iterates in an order that changes
+     * from one JVM to the next). For hashes of content, not for what is sent.
+     */
+    public static byte[] canonicalBytes(Object value) {
+        try {
+            return CANONICAL.writeValueAsBytes(value);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException(
                     "cannot serialize " + value.getClass().getSimpleName(), e);

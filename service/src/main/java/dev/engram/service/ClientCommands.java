@@ -50,7 +50,8 @@ import java.util.stream.Stream;
  * </ul>
  *
  * Exit codes: 0 done, 1 some documents were refused or a request failed, 2 a usage error, 3 some documents were not in
- * memory before the wait ended, 4 no instance answers at the URL.
+ * memory as sent when the wait ended (not yet, or a later write of the same id from elsewhere replaced them), 4 no
+ * instance answers at the URL.
  */
 final class ClientCommands {
 
@@ -276,11 +277,13 @@ final class ClientCommands {
                             inMemory.incrementAndGet();
                             progress.done();
                         } else if (r.statusCode() == 202 && superseded(r)) {
+                            reached.remove(item.id()); // what an earlier run sent is no longer what memory holds
                             superseded.incrementAndGet();
                             progress.done();
                             err.println(
                                     "  replaced in memory by a later write of id '" + item.id() + "': " + item.where());
                         } else if (r.statusCode() == 202) {
+                            reached.remove(item.id());
                             notYet.incrementAndGet();
                             progress.done();
                             err.println("  not yet in memory: " + item.where());

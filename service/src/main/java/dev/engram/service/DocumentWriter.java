@@ -34,9 +34,9 @@ import org.apache.kafka.common.TopicPartition;
  * ({@link DocumentDecoder}), so a body the stream would dead-letter is a 4xx and is never produced. The caller may wait
  * until memory holds exactly its version: for an upsert, the document {@code VERIFIED} with the passages the read step
  * cuts this event into (ids and content hashes) and the same title, source, metadata and event time; for a delete, the
- * document gone or {@code ARCHIVED}. A wait ends early when memory holds a version read from a later event of the same
- * document (another writer's): this one will then never be in memory as written, and the answer says it was
- * {@code superseded}.
+ * document gone or {@code ARCHIVED}. A wait ends early when memory holds a version of other content read from a later
+ * event of the same document on the same partition (another writer's): this one will then never be in memory as
+ * written, and the answer says it was {@code superseded}.
  */
 final class DocumentWriter {
 
@@ -108,12 +108,17 @@ final class DocumentWriter {
         List<PassageRef> expected = ReadProcessor.passages(chunker, accepted.event()).stream()
                 .map(ReadProcessor.Planned::ref)
                 .toList();
-        return write(accepted, wait, d -> d.isPresent() && holds(d.get(), accepted.event(), expected));
+        return write(
+                accepted,
+                wait,
+                d -> d.isPresent() && holds(d.get(), accepted.event(), expected),
+                d -> d.isPresent() && sameContent(d.get(), accepted.event(), expected));
     }
 
     Written delete(String ns, String id, Duration wait) {
         Checked accepted = validate(id, Json.toBytes(DocumentEvent.delete(ns, id)));
-        return write(accepted, wait, d -> d.isEmpty() || d.get().status() == DocumentStatus.ARCHIVED);
+        Done gone = d -> d.isEmpty() || d.get().status() == DocumentStatus.ARCHIVED;
+        return write(accepted, wait, gone, gone);
     }
 
     /** An event the read step accepts, and the bytes it accepted it from. */
@@ -134,7 +139,12 @@ final class DocumentWriter {
         boolean test(Optional<DocumentRecord> document);
     }
 
-    private Written write(Checked checked, Duration wait, Done done) {
+    /**
+     * @param done whether memory holds this write
+     * @param same whether memory's version, understood or not yet, is of this write's content: a later write of the
+     *     same content (another client sending it again) is this one's too, and does not supersede it
+     */
+    private Written write(Checked checked, Duration wait, Done done, Done same) {
         DocumentEvent event = checked.event();
         RecordMetadata sent;
         try {
@@ -166,11 +176,13 @@ final class DocumentWriter {
                     try {
                         now = documents.apply(event.namespace(), event.id());
                         in = done.test(now);
-                        // memory holds a version read from a later event of the document: this one will never be
+                        // memory holds a version of other content, read from a later event of the document: this
+                        // write will never be in memory as written
                         superseded = !in
                                 && now.map(DocumentRecord::input)
                                         .filter(at -> at.after(sent.topic(), sent.partition(), sent.offset()))
-                                        .isPresent();
+                                        .isPresent()
+                                && !same.test(now);
                     } catch (QueryException e) {
                         // the namespace's partition is moving: look again until the deadline
                     }
@@ -203,7 +215,12 @@ final class DocumentWriter {
 
     /** Whether memory holds exactly this version of the document, understood and verified. */
     static boolean holds(DocumentRecord d, DocumentEvent event, List<PassageRef> expected) {
-        return d.status() == DocumentStatus.VERIFIED
+        return d.status() == DocumentStatus.VERIFIED && sameContent(d, event, expected);
+    }
+
+    /** Whether memory's version of the document is of this content, understood or not yet. */
+    private static boolean sameContent(DocumentRecord d, DocumentEvent event, List<PassageRef> expected) {
+        return d.status() != DocumentStatus.ARCHIVED
                 && d.passages().equals(expected)
                 && d.title().equals(event.title())
                 && Objects.equals(d.source(), event.source())

@@ -324,6 +324,27 @@ class EngramTopologyTest {
                 .isEqualTo(new EventPosition(TOPICS.documents().name(), 0, 2));
     }
 
+    /** The same event with its metadata's keys in another order, at any depth, is the same event: no new version. */
+    @Test
+    void theSameMetadataInAnotherKeyOrderIsNotANewVersion() {
+        start(Understanders.embedded());
+        documents.pipeInput(
+                bytes("d"),
+                ("{\"namespace\": \"wiki\", \"id\": \"d\", \"op\": \"upsert\", \"text\": \"Same text.\","
+                                + " \"metadata\": {\"shelf\": 7, \"tags\": {\"b\": 2, \"a\": [1, {\"y\": 0, \"x\": 1}]}}}")
+                        .getBytes(StandardCharsets.UTF_8));
+        changes.readValuesToList();
+
+        documents.pipeInput(
+                bytes("d"),
+                ("{\"metadata\": {\"tags\": {\"a\": [1, {\"x\": 1, \"y\": 0}], \"b\": 2}, \"shelf\": 7},"
+                                + " \"op\": \"upsert\", \"text\": \"Same text.\", \"id\": \"d\", \"namespace\": \"wiki\"}")
+                        .getBytes(StandardCharsets.UTF_8));
+
+        assertThat(changes.isEmpty()).as("no new version, no memory change").isTrue();
+        assertThat(document("wiki", "d").version()).isEqualTo(1);
+    }
+
     @Test
     void aDeleteRetractsEveryPassageAndEntityOnlyThatDocumentSupported() {
         start(Understanders.embedded());
