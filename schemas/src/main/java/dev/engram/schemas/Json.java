@@ -30,6 +30,8 @@ public final class Json {
             .serializationInclusion(JsonInclude.Include.ALWAYS)
             .build();
 
+    private static final ObjectWriter PLAIN = MAPPER.writer();
+
     private static final ObjectWriter CANONICAL = MAPPER.writer().with(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
 
     /** Reads one JSON value and nothing after it, refusing an object that names a field twice. */
@@ -52,8 +54,12 @@ public final class Json {
     }
 
     public static byte[] toBytes(Object value) {
+        return bytes(PLAIN, value);
+    }
+
+    private static byte[] bytes(ObjectWriter writer, Object value) {
         try {
-            return MAPPER.writeValueAsBytes(value);
+            return writer.writeValueAsBytes(value);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException(
                     "cannot serialize " + value.getClass().getSimpleName(), e);
@@ -66,12 +72,7 @@ public final class Json {
      * from one JVM to the next). For hashes of content, not for what is sent.
      */
     public static byte[] canonicalBytes(Object value) {
-        try {
-            return CANONICAL.writeValueAsBytes(value);
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException(
-                    "cannot serialize " + value.getClass().getSimpleName(), e);
-        }
+        return bytes(CANONICAL, value);
     }
 
     public static String toString(Object value) {

@@ -35,8 +35,8 @@ import org.apache.kafka.common.TopicPartition;
  * until memory holds exactly its version: for an upsert, the document {@code VERIFIED} with the passages the read step
  * cuts this event into (ids and content hashes) and the same title, source, metadata and event time; for a delete, the
  * document gone or {@code ARCHIVED}. A wait ends early when memory holds a version of other content read from a later
- * event of the same document on the same partition (another writer's): this one will then never be in memory as
- * written, and the answer says it was {@code superseded}.
+ * event of the same document on the same partition (another writer's): this one is then not in memory as written
+ * (unless it is sent again), and the answer says it was {@code superseded}.
  */
 final class DocumentWriter {
 
@@ -161,7 +161,7 @@ final class DocumentWriter {
         String statusUrl = "/v1/namespaces/" + segment(event.namespace()) + "/documents/" + segment(event.id());
         Optional<DocumentRecord> now = Optional.empty();
         Boolean in = null;
-        Boolean superseded = null;
+        boolean superseded = false;
         long t0 = System.nanoTime();
         if (wait != null) {
             long deadline = t0 + wait.toNanos();
@@ -177,7 +177,7 @@ final class DocumentWriter {
                         now = documents.apply(event.namespace(), event.id());
                         in = done.test(now);
                         // memory holds a version of other content, read from a later event of the document: this
-                        // write will never be in memory as written
+                        // write is not in memory as written, and will not be unless it is sent again
                         superseded = !in
                                 && now.map(DocumentRecord::input)
                                         .filter(at -> at.after(sent.topic(), sent.partition(), sent.offset()))
@@ -187,7 +187,7 @@ final class DocumentWriter {
                         // the namespace's partition is moving: look again until the deadline
                     }
                 }
-                if (in || Boolean.TRUE.equals(superseded) || System.nanoTime() >= deadline) {
+                if (in || superseded || System.nanoTime() >= deadline) {
                     break;
                 }
                 try {
@@ -207,7 +207,7 @@ final class DocumentWriter {
                 sent.offset(),
                 statusUrl,
                 in,
-                Boolean.TRUE.equals(superseded) ? Boolean.TRUE : null,
+                superseded ? Boolean.TRUE : null, // said only when it is so
                 now.map(DocumentRecord::status).orElse(null),
                 now.map(DocumentRecord::version).orElse(null),
                 wait == null ? null : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
