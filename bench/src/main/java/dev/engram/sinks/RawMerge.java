@@ -1,6 +1,7 @@
 package dev.engram.sinks;
 
 import dev.engram.schemas.MirrorRecord;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
@@ -82,6 +83,48 @@ public final class RawMerge implements AutoCloseable {
             sum(plan, 0, out.computeIfAbsent(element, k -> new TreeMap<>()));
         });
         return out;
+    }
+
+    /**
+     * Has Neo4j plan every statement that writing the records in {@code mode} can run, without writing anything. Neo4j
+     * caches a plan per statement, per size class of its list parameter (1, up to 10, up to 100, …) and per whether the
+     * transaction wrote before it; a new database starts with none, where a running sink finds its statements planned.
+     * So each element's statement runs here with 1, 10, 100, … rows (its records of the set, repeated), up to {@code
+     * batchSize}, first and second in a transaction that is rolled back. With {@code sinkPosition}, the transaction
+     * then moves a partition's positions the way the sink's graph write does.
+     */
+    public void plan(List<MirrorRecord> records, int batchSize, Mode mode, boolean sinkPosition) {
+        try (Session s = driver.session()) {
+            for (GraphModel.Element e : GraphModel.Element.values()) {
+                for (boolean delete : new boolean[] {true, false}) {
+                    List<MirrorRecord> sample = records.stream()
+                            .filter(r -> GraphModel.Element.of(r.kind()) == e && r.deleted() == delete)
+                            .toList();
+                    for (int size = 1; !sample.isEmpty(); size *= 10) {
+                        int n = Math.min(size, batchSize);
+                        List<Map<String, Object>> rows = new ArrayList<>(n);
+                        for (int i = 0; i < n; i++) {
+                            rows.add(GraphModel.row(sample.get(i % sample.size())));
+                        }
+                        String statement = statement(new GraphModel.Run(e, delete, sample), mode);
+                        try (Transaction t = s.beginTransaction()) {
+                            t.run(statement, Map.of("rows", rows)).consume();
+                            t.run(statement, Map.of("rows", rows)).consume();
+                            if (sinkPosition) {
+                                t.run(
+                                                Neo4jMirror.MOVE_BOTH,
+                                                Map.of("group", "plan", "topic", "plan", "partition", 0, "next", 1L))
+                                        .consume();
+                            }
+                            t.rollback();
+                        }
+                        if (n == batchSize) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /** Writes one run's rows in the batch's transaction. */

@@ -148,7 +148,7 @@ public final class Neo4jMirror implements AutoCloseable {
             "MERGE (o:EngramOffset {group: $group, topic: $topic, partition: $partition})"
                     + " SET o.graph = CASE WHEN coalesce(o.graph, -1) < $next THEN $next ELSE o.graph END";
     /** Both positions: the graph one too, which a batch with rejections moves only once they are reported. */
-    private static final String MOVE_BOTH =
+    static final String MOVE_BOTH =
             MOVE_GRAPH + ", o.vectors = CASE WHEN coalesce(o.vectors, -1) < $next THEN $next ELSE o.vectors END";
 
     /** Moves a partition's position(s) to {@code next}, never back. */
