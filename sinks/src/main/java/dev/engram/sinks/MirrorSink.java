@@ -3,6 +3,7 @@ package dev.engram.sinks;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Compensation;
 import dev.engram.schemas.DeadLetter;
@@ -232,7 +233,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             for (int i = 0; i < records.size(); i += settings.batchSize()) {
                 List<ConsumerRecord<String, byte[]>> batch =
                         records.subList(i, Math.min(records.size(), i + settings.batchSize()));
-                ahead.add(new Batch(seq, tp, batch, decoder.submit(() -> decodeAll(batch))));
+                ahead.add(new Batch(seq, tp, batch, decoder.submit(() -> decodeAll(batch, vectors != null))));
             }
         }
         // Under a backlog, a poll's batches decode on the decoding thread while the previous poll's are written;
@@ -279,10 +280,10 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     /** A polled record and what it holds: a mirror record, or why it is not one. */
     private record Decoded(ConsumerRecord<String, byte[]> source, MirrorRecord record, String error) {}
 
-    private static List<Decoded> decodeAll(List<ConsumerRecord<String, byte[]>> batch) {
+    private static List<Decoded> decodeAll(List<ConsumerRecord<String, byte[]>> batch, boolean withVectors) {
         List<Decoded> out = new ArrayList<>(batch.size());
         for (ConsumerRecord<String, byte[]> r : batch) {
-            out.add(decode(r));
+            out.add(decode(r, withVectors));
         }
         return out;
     }
@@ -557,8 +558,14 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         return producer.send(new ProducerRecord<>(settings.compensationsTopic(), r.namespace(), Json.toBytes(c)));
     }
 
-    /** Decodes and validates one record; runs on the decoding thread. */
-    private static Decoded decode(ConsumerRecord<String, byte[]> r) {
+    /** The fields of an object that hold its vectors (see the mirror schema). */
+    private static final List<String> VECTOR_FIELDS = List.of("vector", "memory_vector");
+
+    /**
+     * Decodes and validates one record; runs on the decoding thread. Without a vector mirror an object's vectors are
+     * validated but not decoded: nothing would read them.
+     */
+    private static Decoded decode(ConsumerRecord<String, byte[]> r, boolean withVectors) {
         try {
             if (r.value() == null) {
                 throw new IllegalArgumentException("null value");
@@ -567,6 +574,9 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             List<String> errors = tree == null ? List.of("empty value") : Schemas.MIRROR.validate(tree);
             if (!errors.isEmpty()) {
                 throw new IllegalArgumentException("schema: " + errors.get(0));
+            }
+            if (!withVectors && tree.get("object") instanceof ObjectNode object) {
+                object.remove(VECTOR_FIELDS);
             }
             return new Decoded(r, Json.mapper().treeToValue(tree, MirrorRecord.class), null);
         } catch (IOException | RuntimeException e) {
