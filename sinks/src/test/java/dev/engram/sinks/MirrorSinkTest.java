@@ -4,6 +4,7 @@ import static dev.engram.sinks.MirrorRecords.document;
 import static dev.engram.sinks.MirrorRecords.passage;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Compensation;
 import dev.engram.schemas.DeadLetter;
@@ -424,6 +425,37 @@ class MirrorSinkTest {
         assertThat(p.history())
                 .filteredOn(r -> r.topic().equals("dead-letters"))
                 .hasSize(1);
+    }
+
+    @Test
+    void aGraphOnlySinkNeverDecodesVectorsWhileAVectorMirrorDeadLettersOneItCannotRead() throws Exception {
+        ObjectNode tree = (ObjectNode) Json.mapper().readTree(Json.toBytes(passage(ns, "p1", "doc", 2, "text", 4)));
+        ((ObjectNode) tree.get("object")).put("vector", "not base64!");
+        List<byte[]> values = List.of(Json.mapper().writeValueAsBytes(tree));
+
+        MockProducer<String, byte[]> graphOnly = producer();
+        Throwable died = runUntil(sink(consumer(values), graphOnly, null), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(1, 1)));
+        assertThat(died).isNull();
+        assertThat(passagesInGraph()).as("the graph holds the passage").isEqualTo(1);
+        assertThat(graphOnly.history())
+                .filteredOn(r -> r.topic().equals("dead-letters"))
+                .isEmpty();
+
+        // the same record again, into an empty graph, by a sink with a vector mirror
+        graph.read("MATCH (n {namespace: $ns}) DETACH DELETE n", Map.of("ns", ns));
+        graph.read("MATCH (o:EngramOffset {group: $group}) DELETE o", Map.of("group", group));
+        MockProducer<String, byte[]> both = producer();
+        Throwable again = runUntil(sink(consumer(values), both, qdrant), () -> graph.position(group, TOPIC, 0)
+                .equals(new Neo4jMirror.Position(1, 1)));
+        assertThat(again).isNull();
+        assertThat(passagesInGraph()).isZero();
+        assertThat(both.history())
+                .filteredOn(r -> r.topic().equals("dead-letters"))
+                .singleElement()
+                .satisfies(r -> assertThat(
+                                Json.fromBytes(r.value(), DeadLetter.class).cause())
+                        .isEqualTo(DeadLetter.Cause.UNDECODABLE));
     }
 
     @Test
