@@ -12,7 +12,6 @@ import dev.engram.service.EngramService;
 import dev.engram.service.UnderstanderFactory;
 import dev.engram.sinks.MirrorSink;
 import dev.engram.sinks.Neo4jMirror;
-import dev.engram.sinks.Neo4jServer;
 import dev.engram.sinks.QdrantStandIn;
 import dev.engram.sinks.RawMerge;
 import dev.engram.topology.Topics;
@@ -115,7 +114,12 @@ public final class SinkBenchmark {
 
         // a page cache that holds the store, as a Neo4j sized for its data has
         System.setProperty("engram.neo4j.pagecache.mb", opts.getOrDefault("--neo4j-pagecache-mb", "256"));
-        Neo4jServer neo4j = Neo4jServer.shared();
+        // in this JVM (the measure), or in one of its own (--neo4j-process true), as users run Neo4j
+        boolean ownJvm = Boolean.parseBoolean(opts.getOrDefault("--neo4j-process", "false"));
+        result.put("neo4j_jvm", ownJvm ? "its own" : "the benchmark's");
+        Neo4jProcess neo4j = ownJvm
+                ? Neo4jProcess.ownJvm(Integer.parseInt(opts.getOrDefault("--neo4j-heap-mb", "1024")))
+                : Neo4jProcess.inThisJvm();
         QdrantStandIn qdrant = new QdrantStandIn();
         ServerBuilder<?> grpc = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create());
         qdrant.services().forEach(grpc::addService);
@@ -269,7 +273,7 @@ public final class SinkBenchmark {
             faults(env, understander, broker, neo4j, qdrant, corpus, last, result);
         } finally {
             qdrantServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-            neo4j.stop();
+            neo4j.close();
         }
         String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(result);
         System.out.println(json);
@@ -344,7 +348,7 @@ public final class SinkBenchmark {
     private static Replay replay(
             EmbeddedKafkaBroker broker,
             Topics topics,
-            Neo4jServer neo4j,
+            Neo4jProcess neo4j,
             int batch,
             Map<TopicPartition, Long> last,
             int expected,
@@ -438,7 +442,7 @@ public final class SinkBenchmark {
      * The sink's graph writes without Kafka: the same batches through {@link Neo4jMirror#apply}, each in its own
      * transaction that also moves the position, as the sink writes them; returns the seconds it took.
      */
-    private static double applyAlone(Neo4jServer neo4j, List<MirrorRecord> records, int batch, String group) {
+    private static double applyAlone(Neo4jProcess neo4j, List<MirrorRecord> records, int batch, String group) {
         try (Neo4jMirror graph = graph(neo4j)) {
             long t0 = System.nanoTime();
             for (int i = 0; i < records.size(); i += batch) {
@@ -454,7 +458,7 @@ public final class SinkBenchmark {
      * into an empty Neo4j with every statement profiled; prints, per element, each one's database hits and, for the
      * sink's statements, the operators that make them.
      */
-    private static void profile(Neo4jServer neo4j, List<MirrorRecord> records, int batch) {
+    private static void profile(Neo4jProcess neo4j, List<MirrorRecord> records, int batch) {
         Map<RawMerge.Mode, Map<String, Map<String, long[]>>> byMode = new EnumMap<>(RawMerge.Mode.class);
         for (RawMerge.Mode mode : RawMerge.Mode.values()) {
             empty(neo4j);
@@ -503,7 +507,7 @@ public final class SinkBenchmark {
             Map<String, String> env,
             Understander understander,
             EmbeddedKafkaBroker broker,
-            Neo4jServer neo4j,
+            Neo4jProcess neo4j,
             QdrantStandIn qdrant,
             List<JsonNode> corpus,
             Map<TopicPartition, Long> last,
@@ -596,7 +600,7 @@ public final class SinkBenchmark {
      * writes into the same state: an empty database, as a new mirror meets it. (Emptying the database with deletes
      * instead left freed record ids and index entries behind that slowed whoever wrote first after it.)
      */
-    private static void empty(Neo4jServer neo4j) {
+    private static void empty(Neo4jProcess neo4j) {
         neo4j.restartEmpty();
         try (Neo4jMirror graph = graph(neo4j)) {
             graph.ensureSchema();
@@ -609,7 +613,7 @@ public final class SinkBenchmark {
      * running sink finds them planned: what is timed is writing, not Neo4j's planner on a cold cache.
      */
     private static void plan(
-            Neo4jServer neo4j, List<MirrorRecord> records, int batch, RawMerge.Mode mode, boolean sinkPosition) {
+            Neo4jProcess neo4j, List<MirrorRecord> records, int batch, RawMerge.Mode mode, boolean sinkPosition) {
         long t0 = System.nanoTime();
         try (RawMerge raw = new RawMerge(neo4j.uri())) {
             raw.plan(records, batch, mode, sinkPosition);
@@ -617,7 +621,7 @@ public final class SinkBenchmark {
         System.err.printf("%s statements planned in %.2f s%n", mode, (System.nanoTime() - t0) / 1e9);
     }
 
-    private static Neo4jMirror graph(Neo4jServer neo4j) {
+    private static Neo4jMirror graph(Neo4jProcess neo4j) {
         return new Neo4jMirror(new Neo4jMirror.Settings(neo4j.uri(), null, null, null, Duration.ofSeconds(30)));
     }
 
