@@ -11,6 +11,8 @@ import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,8 +23,11 @@ import java.util.concurrent.TimeUnit;
  */
 interface Neo4jProcess extends AutoCloseable {
 
-    /** Marks the lines the process writes for the benchmark, among Neo4j's own. */
+    /** Marks the lines the process writes for the benchmark. */
     String PREFIX = "engram-neo4j ";
+
+    /** The options of this JVM that Neo4j's JVM takes too. */
+    List<String> JVM_OPTIONS = List.of("--enable-native-access", "--add-modules", "--add-opens", "--add-exports");
 
     String uri();
 
@@ -71,8 +76,9 @@ interface Neo4jProcess extends AutoCloseable {
     static Neo4jProcess ownJvm(int heapMb) {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse("java"));
+        // only what Neo4j needs to run as it does here: no heap sizes, agents, ports or log files of this JVM's
         for (String option : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (!option.startsWith("-Xmx") && !option.startsWith("-XX:StartFlightRecording")) {
+            if (JVM_OPTIONS.stream().anyMatch(option::startsWith)) {
                 command.add(option);
             }
         }
@@ -88,9 +94,28 @@ interface Neo4jProcess extends AutoCloseable {
             Process p = new ProcessBuilder(command)
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
-            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), UTF_8));
+            // read all along, so that the process never waits for room to write
+            BlockingQueue<String> answers = new LinkedBlockingQueue<>();
+            Thread reader = new Thread(
+                    () -> {
+                        try (BufferedReader out =
+                                new BufferedReader(new InputStreamReader(p.getInputStream(), UTF_8))) {
+                            for (String line; (line = out.readLine()) != null; ) {
+                                if (line.startsWith(PREFIX)) {
+                                    answers.add(line.substring(PREFIX.length()));
+                                } else {
+                                    System.err.println(line);
+                                }
+                            }
+                        } catch (IOException e) {
+                            System.err.println("Neo4j's process: " + e);
+                        }
+                    },
+                    "engram-neo4j-process");
+            reader.setDaemon(true);
+            reader.start();
             PrintStream in = new PrintStream(p.getOutputStream(), true, UTF_8);
-            String uri = answer(out);
+            String uri = answer(answers, p);
             return new Neo4jProcess() {
                 @Override
                 public String uri() {
@@ -114,7 +139,7 @@ interface Neo4jProcess extends AutoCloseable {
 
                 private void command(String c) {
                     in.println(c);
-                    String got = answer(out);
+                    String got = answer(answers, p);
                     if (!got.equals("ok")) {
                         throw new IllegalStateException("Neo4j's process answered " + got + " to " + c);
                     }
@@ -138,18 +163,20 @@ interface Neo4jProcess extends AutoCloseable {
         }
     }
 
-    /** The next line the process wrote for the benchmark. */
-    private static String answer(BufferedReader out) {
+    /** The next answer of the process, within two minutes. */
+    private static String answer(BlockingQueue<String> answers, Process p) {
         try {
-            for (String line; (line = out.readLine()) != null; ) {
-                if (line.startsWith(PREFIX)) {
-                    return line.substring(PREFIX.length());
-                }
+            String a = answers.poll(2, TimeUnit.MINUTES);
+            if (a == null) {
+                p.destroyForcibly();
+                throw new IllegalStateException(
+                        p.isAlive() ? "Neo4j's process did not answer" : "Neo4j's process ended");
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            return a;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
-        throw new IllegalStateException("Neo4j's process ended");
     }
 
     /** The process: Neo4j, and the commands on standard input until it closes. */
@@ -157,8 +184,11 @@ interface Neo4jProcess extends AutoCloseable {
         private Main() {}
 
         public static void main(String[] args) throws IOException {
+            // the answers alone on standard output; whatever else is written goes to standard error
+            PrintStream answers = System.out;
+            System.setOut(System.err);
             Neo4jServer neo4j = Neo4jServer.shared();
-            System.out.println(PREFIX + neo4j.uri());
+            answers.println(PREFIX + neo4j.uri());
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
             for (String line; (line = in.readLine()) != null; ) {
                 switch (line) {
@@ -166,11 +196,11 @@ interface Neo4jProcess extends AutoCloseable {
                     case "stop" -> neo4j.stop();
                     case "start" -> neo4j.start();
                     default -> {
-                        System.out.println(PREFIX + "unknown command " + line);
+                        answers.println(PREFIX + "unknown command " + line);
                         continue;
                     }
                 }
-                System.out.println(PREFIX + "ok");
+                answers.println(PREFIX + "ok");
             }
             neo4j.stop();
             System.exit(0);

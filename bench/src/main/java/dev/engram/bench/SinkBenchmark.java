@@ -114,7 +114,7 @@ public final class SinkBenchmark {
 
         // a page cache that holds the store, as a Neo4j sized for its data has
         System.setProperty("engram.neo4j.pagecache.mb", opts.getOrDefault("--neo4j-pagecache-mb", "256"));
-        // in this JVM (the measure), or in one of its own (--neo4j-process true), as users run Neo4j
+        // in this JVM (the default), or in one of its own (--neo4j-process true), as users run Neo4j
         boolean ownJvm = Boolean.parseBoolean(opts.getOrDefault("--neo4j-process", "false"));
         result.put("neo4j_jvm", ownJvm ? "its own" : "the benchmark's");
         Neo4jProcess neo4j = ownJvm
@@ -161,6 +161,9 @@ public final class SinkBenchmark {
             List<Double> linkedRatios = new ArrayList<>();
             for (int round = 0; round < Math.max(2, rounds); round++) {
                 Replay sink = new Replay(Double.NaN, 0, Map.of());
+                // the positions the sink and its graph writes without Kafka move
+                Map<String, String> positions =
+                        Map.of("bench-replay-" + round, topics.mirror().name(), "bench-apply-" + round, "bench");
                 double plain = 0;
                 double linked = 0;
                 Map<String, Long> rawNanos = new TreeMap<>();
@@ -169,14 +172,7 @@ public final class SinkBenchmark {
                 for (int turn = 0; turn < turns.length; turn++) {
                     String contestant = turns[(turn + round) % turns.length];
                     empty(neo4j);
-                    plan(
-                            neo4j,
-                            records,
-                            batch,
-                            contestant.equals("sink")
-                                    ? RawMerge.Mode.MODEL
-                                    : contestant.equals("raw") ? RawMerge.Mode.PLAIN : RawMerge.Mode.LINKED,
-                            contestant.equals("sink"));
+                    plan(neo4j, records, batch, positions);
                     CpuShares cpu = new CpuShares();
                     cpu.start();
                     Map<String, Double> spent;
@@ -199,7 +195,7 @@ public final class SinkBenchmark {
                     System.err.printf("round %d, %s: CPU seconds by thread %s%n", round, contestant, top(spent, 10));
                 }
                 empty(neo4j);
-                plan(neo4j, records, batch, RawMerge.Mode.MODEL, false);
+                plan(neo4j, records, batch, positions);
                 Map<String, Long> nanos = new TreeMap<>();
                 double model;
                 try (RawMerge raw = new RawMerge(neo4j.uri())) {
@@ -208,7 +204,7 @@ public final class SinkBenchmark {
                     model = (System.nanoTime() - t0) / 1e9;
                 }
                 empty(neo4j);
-                plan(neo4j, records, batch, RawMerge.Mode.MODEL, true);
+                plan(neo4j, records, batch, positions);
                 CpuShares applyCpu = new CpuShares();
                 applyCpu.start();
                 double apply = applyAlone(neo4j, records, batch, "bench-apply-" + round);
@@ -609,16 +605,15 @@ public final class SinkBenchmark {
     }
 
     /**
-     * Has the new, empty Neo4j plan the statements a contestant is about to run (see {@link RawMerge#plan}), as a
-     * running sink finds them planned: what is timed is writing, not Neo4j's planner on a cold cache.
+     * Has the new, empty Neo4j plan every contestant's statements (see {@link RawMerge#plan}), as a running sink finds
+     * them planned: what is timed is writing, not Neo4j's planner on a cold cache.
      */
-    private static void plan(
-            Neo4jProcess neo4j, List<MirrorRecord> records, int batch, RawMerge.Mode mode, boolean sinkPosition) {
+    private static void plan(Neo4jProcess neo4j, List<MirrorRecord> records, int batch, Map<String, String> positions) {
         long t0 = System.nanoTime();
         try (RawMerge raw = new RawMerge(neo4j.uri())) {
-            raw.plan(records, batch, mode, sinkPosition);
+            raw.plan(records, batch, positions);
         }
-        System.err.printf("%s statements planned in %.2f s%n", mode, (System.nanoTime() - t0) / 1e9);
+        System.err.printf("statements planned in %.2f s%n", (System.nanoTime() - t0) / 1e9);
     }
 
     private static Neo4jMirror graph(Neo4jProcess neo4j) {

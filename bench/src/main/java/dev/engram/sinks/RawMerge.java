@@ -86,45 +86,56 @@ public final class RawMerge implements AutoCloseable {
     }
 
     /**
-     * Has Neo4j plan every statement that writing the records in {@code mode} can run, without writing anything. Neo4j
-     * caches a plan per statement, per size class of its list parameter (1, up to 10, up to 100, …) and per whether the
-     * transaction wrote before it; a new database starts with none, where a running sink finds its statements planned.
-     * So each element's statement runs here with 1, 10, 100, … rows (its records of the set, repeated), up to {@code
-     * batchSize}, first and second in a transaction that is rolled back. With {@code sinkPosition}, the transaction
-     * then moves a partition's positions the way the sink's graph write does.
+     * Has Neo4j plan every statement that writing records runs, in every mode, without writing anything: Neo4j caches a
+     * plan per statement, per size class of each list and text parameter (1, up to 10, up to 100, …) and per whether
+     * the transaction wrote before it, and a new database starts with none, where a running sink finds its statements
+     * planned. Each element's statement of each mode runs with 2, 11, 101, … rows of the set (repeated), the least
+     * rows of each size class up to {@code batchSize}'s, and with 1; once as a transaction's first statement and once
+     * after a write, in a transaction that is rolled back. The sink's position moves follow, as in its graph write, for
+     * each group and topic of {@code positions}. Every contestant is planned for alike, so that each meets the same store: a
+     * rolled-back transaction gives the ids it took back to the store, to be used again.
      */
-    public void plan(List<MirrorRecord> records, int batchSize, Mode mode, boolean sinkPosition) {
+    public void plan(List<MirrorRecord> records, int batchSize, Map<String, String> positions) {
         try (Session s = driver.session()) {
-            for (GraphModel.Element e : GraphModel.Element.values()) {
-                for (boolean delete : new boolean[] {true, false}) {
-                    List<MirrorRecord> sample = records.stream()
-                            .filter(r -> GraphModel.Element.of(r.kind()) == e && r.deleted() == delete)
-                            .toList();
-                    for (int size = 1; !sample.isEmpty(); size *= 10) {
-                        int n = Math.min(size, batchSize);
-                        List<Map<String, Object>> rows = new ArrayList<>(n);
-                        for (int i = 0; i < n; i++) {
-                            rows.add(GraphModel.row(sample.get(i % sample.size())));
+            for (Mode mode : Mode.values()) {
+                for (GraphModel.Element e : GraphModel.Element.values()) {
+                    for (boolean delete : new boolean[] {true, false}) {
+                        List<MirrorRecord> sample = records.stream()
+                                .filter(r -> GraphModel.Element.of(r.kind()) == e && r.deleted() == delete)
+                                .toList();
+                        if (sample.isEmpty()) {
+                            continue;
                         }
                         String statement = statement(new GraphModel.Run(e, delete, sample), mode);
-                        try (Transaction t = s.beginTransaction()) {
-                            t.run(statement, Map.of("rows", rows)).consume();
-                            t.run(statement, Map.of("rows", rows)).consume();
-                            if (sinkPosition) {
-                                t.run(
-                                                Neo4jMirror.MOVE_BOTH,
-                                                Map.of("group", "plan", "topic", "plan", "partition", 0, "next", 1L))
-                                        .consume();
+                        for (int n : sizeClasses(batchSize)) {
+                            List<Map<String, Object>> rows = new ArrayList<>(n);
+                            for (int i = 0; i < n; i++) {
+                                rows.add(GraphModel.row(sample.get(i % sample.size())));
                             }
-                            t.rollback();
-                        }
-                        if (n == batchSize) {
-                            break;
+                            try (Transaction t = s.beginTransaction()) {
+                                t.run(statement, Map.of("rows", rows)).consume();
+                                t.run("CREATE (:EngramPlan)").consume();
+                                t.run(statement, Map.of("rows", rows)).consume();
+                                positions.forEach((group, topic) -> t.run(
+                                                Neo4jMirror.MOVE_BOTH,
+                                                Map.of("group", group, "topic", topic, "partition", 0, "next", 1L))
+                                        .consume());
+                                t.rollback();
+                            }
                         }
                     }
                 }
             }
         }
+    }
+
+    /** The least number of rows of each size class Neo4j's plan cache tells apart, up to that of {@code batchSize}. */
+    private static List<Integer> sizeClasses(int batchSize) {
+        List<Integer> sizes = new ArrayList<>(List.of(1));
+        for (long n = 2; n <= batchSize; n = (n - 1) * 10 + 1) {
+            sizes.add((int) n);
+        }
+        return sizes;
     }
 
     /** Writes one run's rows in the batch's transaction. */
