@@ -563,7 +563,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
 
     /**
      * Decodes and validates one record; runs on the decoding thread. Without a vector mirror an object's vectors are
-     * validated but not decoded: nothing would read them.
+     * checked by the schema (a string or null: their base64 is not) but not decoded, as nothing would read them.
      */
     private static Decoded decode(ConsumerRecord<String, byte[]> r, boolean withVectors) {
         try {
