@@ -68,6 +68,13 @@ class DocumentDecoderTest {
                 .isInstanceOf(DocumentDecoder.Accepted.class);
     }
 
+    /** The schema validator cannot compare a number beyond a double's range with an enum's values: still refused. */
+    @Test
+    void refusesANumberOutOfRangeWhereTheSchemaAllowsOnlyWords() {
+        String json = "{\"namespace\":\"wiki\",\"id\":\"d\",\"op\":1e400,\"text\":\"x\"}";
+        assertThat(rejection("d", utf8(json))).startsWith("schema: ").contains("Infinite");
+    }
+
     /**
      * A new document's id is refused with C1 control characters or with nothing visible, as with C0 ones; a delete
      * still names a document written before these rules.

@@ -180,10 +180,10 @@ class SchemaConformanceTest {
         assertThat(Json.fromBytes(Json.toBytes(c), MemoryCommand.class)).isEqualTo(c);
     }
 
-    @Test
-    void mirrorRecordsOfEveryKindMatchTheirSchema() {
+    /** One mirror record of every kind, and a delete. */
+    static List<MirrorRecord> mirrorRecordsOfEveryKind() {
         float[] v = {0.6f, 0.8f};
-        List<MirrorRecord> records = List.of(
+        return List.of(
                 MirrorRecord.upsert(
                         "ns",
                         "doc",
@@ -223,6 +223,11 @@ class SchemaConformanceTest {
                 MirrorRecord.upsert("ns", "0", 7, AT, new MirrorRecord.Theme(0, 0.1, List.of(PID), "summary")),
                 MirrorRecord.delete("ns", MirrorRecord.Kind.FACT, PID + "/f/1", 8, AT)
                         .asRepair());
+    }
+
+    @Test
+    void mirrorRecordsOfEveryKindMatchTheirSchema() {
+        List<MirrorRecord> records = mirrorRecordsOfEveryKind();
         for (MirrorRecord r : records) {
             assertThat(Schemas.MIRROR.validate(tree(r))).as(r.kind().wireName()).isEmpty();
             MirrorRecord back = Json.fromBytes(Json.toBytes(r), MirrorRecord.class);
@@ -252,9 +257,9 @@ class SchemaConformanceTest {
         assertThat(Schemas.MIRROR.validate(theme)).isNotEmpty();
     }
 
-    @Test
-    void compensationsAndDeadLettersMatchTheirSchemas() {
-        Compensation c = new Compensation(
+    /** A compensation of a passage's vector. */
+    static Compensation compensation() {
+        return new Compensation(
                 "ns",
                 3,
                 Compensation.Sink.QDRANT,
@@ -265,6 +270,11 @@ class SchemaConformanceTest {
                 "wrong dimension",
                 3,
                 AT);
+    }
+
+    @Test
+    void compensationsAndDeadLettersMatchTheirSchemas() {
+        Compensation c = compensation();
         DeadLetter d = new DeadLetter(
                 DeadLetter.Stage.READ,
                 DeadLetter.Cause.MALFORMED_JSON,

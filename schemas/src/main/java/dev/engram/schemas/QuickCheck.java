@@ -1,0 +1,452 @@
+package dev.engram.schemas;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import java.math.BigDecimal;
+import java.time.YearMonth;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A check, allocating next to nothing, that answers for most instances whether they are valid under a schema written
+ * in a small subset of JSON Schema 2020-12; {@link Schemas} asks it before the full validator, which then judges only
+ * what this check is not sure of, and words every error.
+ *
+ * <p>It is sound by construction: it answers {@link Verdict#VALID} or {@link Verdict#INVALID} only where the
+ * specification leaves no doubt, and {@link Verdict#UNSURE} everywhere else (a number written with a fraction where an
+ * integer is asked for, a date-time not in its plainest form, a string shorter in UTF-16 units than its length in code
+ * points may be…). A schema with any keyword outside the subset, or a reference outside its document, is not
+ * compiled at all ({@link #compile} is empty), and the full validator judges every instance.
+ *
+ * <p>The subset: boolean schemas; {@code type}, {@code enum} and {@code const} of strings, booleans and null;
+ * {@code required}, {@code properties}, {@code additionalProperties: false}, {@code items} (one schema), {@code
+ * minimum} and {@code maximum} (integers), {@code minLength}, {@code maxLength}, {@code format: date-time}, {@code
+ * allOf}, {@code if}/{@code then}/{@code else} and {@code $ref} to the document's own {@code $defs}; annotations
+ * ({@code title}, {@code description}, {@code contentEncoding}…) are ignored, as the specification has them assert
+ * nothing.
+ */
+final class QuickCheck {
+
+    /** What the check can tell of an instance. */
+    enum Verdict {
+        VALID,
+        INVALID,
+        /** The full validator must judge. */
+        UNSURE;
+
+        Verdict and(Verdict other) {
+            if (this == INVALID || other == INVALID) {
+                return INVALID;
+            }
+            return this == UNSURE || other == UNSURE ? UNSURE : VALID;
+        }
+    }
+
+    /** One compiled (sub)schema. */
+    @FunctionalInterface
+    interface Check {
+        Verdict test(JsonNode instance);
+    }
+
+    private static final Set<String> ANNOTATIONS = Set.of(
+            "$schema",
+            "$comment",
+            "title",
+            "description",
+            "examples",
+            "default",
+            "deprecated",
+            "readOnly",
+            "writeOnly",
+            "contentEncoding",
+            "contentMediaType",
+            "$defs");
+
+    private final JsonNode root;
+    /** Compiled {@code $defs}, filled as references are met, so that a definition referring to itself compiles. */
+    private final Map<String, Check[]> definitions = new HashMap<>();
+
+    private QuickCheck(JsonNode root) {
+        this.root = root;
+    }
+
+    /** The check of {@code schema} (a whole schema document), or empty when it uses anything outside the subset. */
+    static Optional<Check> compile(JsonNode schema) {
+        try {
+            return Optional.of(new QuickCheck(schema).of(schema, true));
+        } catch (Unsupported e) {
+            return Optional.empty();
+        }
+    }
+
+    /** A schema this check does not cover. */
+    private static final class Unsupported extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Unsupported(String what) {
+            super(what, null, false, false);
+        }
+    }
+
+    private Check of(JsonNode schema, boolean isRoot) {
+        if (schema.isBoolean()) {
+            Verdict v = schema.booleanValue() ? Verdict.VALID : Verdict.INVALID;
+            return instance -> v;
+        }
+        if (!schema.isObject()) {
+            throw new Unsupported("schema " + schema);
+        }
+        List<Check> checks = new ArrayList<>();
+        for (Map.Entry<String, JsonNode> f : schema.properties()) {
+            String keyword = f.getKey();
+            JsonNode value = f.getValue();
+            if (ANNOTATIONS.contains(keyword) || (isRoot && keyword.equals("$id"))) {
+                continue;
+            }
+            switch (keyword) {
+                case "type" -> checks.add(type(value));
+                case "enum" -> checks.add(oneOfValues(value));
+                case "const" ->
+                    checks.add(oneOfValues(JsonNodeFactory.instance.arrayNode().add(value)));
+                case "required" -> checks.add(required(value));
+                case "properties" -> checks.add(properties(value));
+                case "additionalProperties" -> checks.add(noOtherProperties(schema, value));
+                case "items" -> checks.add(items(value));
+                case "minimum" -> checks.add(bound(value, true));
+                case "maximum" -> checks.add(bound(value, false));
+                case "minLength" -> checks.add(length(value, true));
+                case "maxLength" -> checks.add(length(value, false));
+                case "format" -> checks.add(format(value));
+                case "allOf" -> checks.add(allOf(value));
+                case "if" -> checks.add(conditional(schema));
+                case "then", "else" -> {
+                    // judged with their "if"; without one they assert nothing
+                }
+                case "$ref" -> checks.add(reference(value));
+                default -> throw new Unsupported(keyword);
+            }
+        }
+        Check[] all = checks.toArray(Check[]::new);
+        return instance -> all(all, instance);
+    }
+
+    private static Verdict all(Check[] checks, JsonNode instance) {
+        Verdict v = Verdict.VALID;
+        for (Check c : checks) {
+            v = v.and(c.test(instance));
+            if (v == Verdict.INVALID) {
+                return v;
+            }
+        }
+        return v;
+    }
+
+    private static Check type(JsonNode value) {
+        List<String> names = new ArrayList<>();
+        if (value.isTextual()) {
+            names.add(value.textValue());
+        } else if (value.isArray()) {
+            value.forEach(n -> names.add(n.asText()));
+        } else {
+            throw new Unsupported("type " + value);
+        }
+        for (String n : names) {
+            if (!Set.of("object", "array", "string", "integer", "number", "boolean", "null")
+                    .contains(n)) {
+                throw new Unsupported("type " + n);
+            }
+        }
+        boolean object = names.contains("object");
+        boolean array = names.contains("array");
+        boolean string = names.contains("string");
+        boolean integer = names.contains("integer");
+        boolean number = names.contains("number");
+        boolean bool = names.contains("boolean");
+        boolean nul = names.contains("null");
+        return instance -> {
+            if (instance.isObject()) {
+                return object ? Verdict.VALID : Verdict.INVALID;
+            }
+            if (instance.isArray()) {
+                return array ? Verdict.VALID : Verdict.INVALID;
+            }
+            if (instance.isTextual()) {
+                return string ? Verdict.VALID : Verdict.INVALID;
+            }
+            if (instance.isBoolean()) {
+                return bool ? Verdict.VALID : Verdict.INVALID;
+            }
+            if (instance.isNull()) {
+                return nul ? Verdict.VALID : Verdict.INVALID;
+            }
+            if (instance.isNumber()) {
+                if (number || (integer && instance.isIntegralNumber())) {
+                    return Verdict.VALID;
+                }
+                // a number with a fraction part of zero is an integer to the specification: not judged here
+                return integer ? Verdict.UNSURE : Verdict.INVALID;
+            }
+            return Verdict.UNSURE;
+        };
+    }
+
+    /** {@code enum} (and {@code const}) of strings, booleans and null, which equal only what is written alike. */
+    private static Check oneOfValues(JsonNode values) {
+        if (!values.isArray()) {
+            throw new Unsupported("enum " + values);
+        }
+        Set<JsonNode> allowed = new HashSet<>();
+        for (JsonNode v : values) {
+            if (!(v.isTextual() || v.isBoolean() || v.isNull())) {
+                throw new Unsupported("enum value " + v);
+            }
+            allowed.add(v);
+        }
+        return instance -> {
+            if (instance.isTextual() || instance.isBoolean() || instance.isNull()) {
+                return allowed.contains(instance) ? Verdict.VALID : Verdict.INVALID;
+            }
+            // numbers, arrays and objects never equal a string, boolean or null
+            return instance.isNumber() || instance.isContainerNode() ? Verdict.INVALID : Verdict.UNSURE;
+        };
+    }
+
+    private static Check required(JsonNode value) {
+        if (!value.isArray()) {
+            throw new Unsupported("required " + value);
+        }
+        String[] names = new String[value.size()];
+        for (int i = 0; i < names.length; i++) {
+            names[i] = value.get(i).asText();
+        }
+        return instance -> {
+            if (!instance.isObject()) {
+                return Verdict.VALID;
+            }
+            for (String n : names) {
+                if (!instance.has(n)) {
+                    return Verdict.INVALID;
+                }
+            }
+            return Verdict.VALID;
+        };
+    }
+
+    private Check properties(JsonNode value) {
+        if (!value.isObject()) {
+            throw new Unsupported("properties " + value);
+        }
+        Map<String, Check> byName = new HashMap<>();
+        for (Map.Entry<String, JsonNode> f : value.properties()) {
+            byName.put(f.getKey(), of(f.getValue(), false));
+        }
+        return instance -> {
+            if (!instance.isObject()) {
+                return Verdict.VALID;
+            }
+            Verdict v = Verdict.VALID;
+            Iterator<Map.Entry<String, JsonNode>> fields = instance.properties().iterator();
+            while (fields.hasNext() && v != Verdict.INVALID) {
+                Map.Entry<String, JsonNode> f = fields.next();
+                Check c = byName.get(f.getKey());
+                if (c != null) {
+                    v = v.and(c.test(f.getValue()));
+                }
+            }
+            return v;
+        };
+    }
+
+    private static Check noOtherProperties(JsonNode schema, JsonNode value) {
+        if (!value.isBoolean() || value.booleanValue() || schema.has("patternProperties")) {
+            throw new Unsupported("additionalProperties " + value);
+        }
+        Set<String> named = new HashSet<>();
+        JsonNode properties = schema.path("properties");
+        properties.fieldNames().forEachRemaining(named::add);
+        return instance -> {
+            if (!instance.isObject()) {
+                return Verdict.VALID;
+            }
+            Iterator<String> names = instance.fieldNames();
+            while (names.hasNext()) {
+                if (!named.contains(names.next())) {
+                    return Verdict.INVALID;
+                }
+            }
+            return Verdict.VALID;
+        };
+    }
+
+    private Check items(JsonNode value) {
+        Check each = of(value, false);
+        return instance -> {
+            if (!instance.isArray()) {
+                return Verdict.VALID;
+            }
+            Verdict v = Verdict.VALID;
+            for (int i = 0; i < instance.size() && v != Verdict.INVALID; i++) {
+                v = v.and(each.test(instance.get(i)));
+            }
+            return v;
+        };
+    }
+
+    /** Integer bounds, compared exactly with whatever number the instance is. */
+    private static Check bound(JsonNode value, boolean lower) {
+        if (!value.isIntegralNumber()) {
+            throw new Unsupported("bound " + value);
+        }
+        BigDecimal limit = new BigDecimal(value.bigIntegerValue());
+        return instance -> {
+            if (!instance.isNumber()) {
+                return Verdict.VALID;
+            }
+            if (instance.isFloatingPointNumber()
+                    && !instance.isBigDecimal()
+                    && !Double.isFinite(instance.doubleValue())) {
+                return Verdict.UNSURE;
+            }
+            // a double or float holds exactly the binary value the parser read: made a decimal without rounding
+            BigDecimal n = instance.isFloatingPointNumber() && !instance.isBigDecimal()
+                    ? new BigDecimal(instance.doubleValue())
+                    : instance.decimalValue();
+            int c = n.compareTo(limit);
+            return (lower ? c >= 0 : c <= 0) ? Verdict.VALID : Verdict.INVALID;
+        };
+    }
+
+    /** Lengths count code points, which a string has at most as many of as UTF-16 units. */
+    private static Check length(JsonNode value, boolean min) {
+        if (!value.canConvertToInt() || !value.isIntegralNumber() || value.intValue() < 0) {
+            throw new Unsupported("length " + value);
+        }
+        int limit = value.intValue();
+        return instance -> {
+            if (!instance.isTextual()) {
+                return Verdict.VALID;
+            }
+            String s = instance.textValue();
+            if (min) {
+                return s.length() >= limit && s.codePointCount(0, s.length()) >= limit ? Verdict.VALID : Verdict.UNSURE;
+            }
+            return s.length() <= limit ? Verdict.VALID : Verdict.UNSURE;
+        };
+    }
+
+    private static Check format(JsonNode value) {
+        if (!value.isTextual() || !value.textValue().equals("date-time")) {
+            throw new Unsupported("format " + value);
+        }
+        return instance ->
+                !instance.isTextual() || plainDateTime(instance.textValue()) ? Verdict.VALID : Verdict.UNSURE;
+    }
+
+    /**
+     * Whether {@code s} is an RFC 3339 date-time in its plainest form, the one Java writes an instant in ({@code
+     * yyyy-MM-ddTHH:mm:ss[.fffffffff]Z}: upper-case separators, seconds, up to nine fraction digits, UTC), on a day its
+     * month has; any other form is left to the full validator.
+     */
+    static boolean plainDateTime(String s) {
+        int n = s.length();
+        // yyyy-MM-ddTHH:mm:ssZ, or with a fraction of one to nine digits before the Z
+        if (n < 20 || n == 21 || n > 30 || s.charAt(n - 1) != 'Z') {
+            return false;
+        }
+        if (s.charAt(4) != '-'
+                || s.charAt(7) != '-'
+                || s.charAt(10) != 'T'
+                || s.charAt(13) != ':'
+                || s.charAt(16) != ':') {
+            return false;
+        }
+        if (n > 20 && s.charAt(19) != '.') {
+            return false;
+        }
+        for (int i = 20; i < n - 1; i++) {
+            if (digit(s, i) < 0) {
+                return false;
+            }
+        }
+        int year = number(s, 0, 4);
+        int month = number(s, 5, 2);
+        int day = number(s, 8, 2);
+        int hour = number(s, 11, 2);
+        int minute = number(s, 14, 2);
+        int second = number(s, 17, 2);
+        if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) {
+            return false;
+        }
+        return minute >= 0
+                && minute <= 59
+                && second >= 0
+                && second <= 59
+                && day <= YearMonth.of(year, month).lengthOfMonth();
+    }
+
+    /** The decimal number of {@code length} ASCII digits at {@code from}, or -1. */
+    private static int number(String s, int from, int length) {
+        int v = 0;
+        for (int i = from; i < from + length; i++) {
+            int d = digit(s, i);
+            if (d < 0) {
+                return -1;
+            }
+            v = v * 10 + d;
+        }
+        return v;
+    }
+
+    private static int digit(String s, int i) {
+        char c = s.charAt(i);
+        return c >= '0' && c <= '9' ? c - '0' : -1;
+    }
+
+    private Check allOf(JsonNode value) {
+        if (!value.isArray() || value.isEmpty()) {
+            throw new Unsupported("allOf " + value);
+        }
+        Check[] parts = new Check[value.size()];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = of(value.get(i), false);
+        }
+        return instance -> all(parts, instance);
+    }
+
+    private Check conditional(JsonNode schema) {
+        Check condition = of(schema.get("if"), false);
+        Check then = schema.has("then") ? of(schema.get("then"), false) : instance -> Verdict.VALID;
+        Check otherwise = schema.has("else") ? of(schema.get("else"), false) : instance -> Verdict.VALID;
+        return instance -> switch (condition.test(instance)) {
+            case VALID -> then.test(instance);
+            case INVALID -> otherwise.test(instance);
+            case UNSURE -> Verdict.UNSURE;
+        };
+    }
+
+    private Check reference(JsonNode value) {
+        String ref = value.asText();
+        if (!ref.startsWith("#/$defs/") || ref.indexOf('/', "#/$defs/".length()) >= 0 || ref.contains("~")) {
+            throw new Unsupported("$ref " + ref);
+        }
+        String name = ref.substring("#/$defs/".length());
+        JsonNode target = root.path("$defs").get(name);
+        if (target == null) {
+            throw new Unsupported("$ref " + ref);
+        }
+        Check[] slot = definitions.get(name);
+        if (slot == null) {
+            slot = new Check[1];
+            definitions.put(name, slot);
+            slot[0] = of(target, false);
+        }
+        Check[] compiled = slot;
+        return instance -> compiled[0].test(instance);
+    }
+}

@@ -1,0 +1,235 @@
+package dev.engram.schemas;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.core.JsonPointer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The quick check must never disagree with the full validator: every record Java writes, and thousands of mutants of
+ * them (each value removed, replaced by values of every type and by tricky strings and numbers, objects given an
+ * unknown field), are judged by both.
+ */
+class QuickCheckTest {
+
+    /** What replaces each value of a record in turn. */
+    private static final List<String> VALUES = List.of(
+            "null",
+            "true",
+            "false",
+            "0",
+            "-1",
+            "1",
+            "7",
+            "1.0",
+            "1.5",
+            "-0.0",
+            "1e3",
+            "0.9999999999999999",
+            "1.0000000000000002",
+            "-1e-300",
+            "1e400",
+            "1180591620717411303424",
+            "-1180591620717411303424",
+            "\"\"",
+            "\"x\"",
+            "\"\\ud83d\\ude00\"",
+            "\"document\"",
+            "\"passage\"",
+            "\"entity\"",
+            "\"mention\"",
+            "\"fact\"",
+            "\"question\"",
+            "\"theme\"",
+            "\"VERIFIED\"",
+            "\"PERSON\"",
+            "\"upsert\"",
+            "\"QDRANT\"",
+            "\"COMPENSATED\"",
+            "\"2026-01-02T03:04:05Z\"",
+            "\"2026-01-02T03:04:05.123456789Z\"",
+            "\"2026-01-02T03:04:05.1234567891Z\"",
+            "\"2026-01-02t03:04:05z\"",
+            "\"2026-01-02T03:04:05.Z\"",
+            "\"2026-01-02T03:04:05.1Z\"",
+            "\"2026-01-02T03:04:05,1Z\"",
+            "\"2026-1-02T03:04:05Z\"",
+            "\"2026-01-02T03:04:5Z\"",
+            "\"20260102T030405Z\"",
+            "\"2026-01-02T03:04:05\u0661Z\"",
+            "\"-2026-01-02T03:04:05Z\"",
+            "\"2026-01-02 03:04:05Z\"",
+            "\"2026-01-02T03:04Z\"",
+            "\"2026-01-02T03:04:05\"",
+            "\"2026-01-02T03:04:05+23:59\"",
+            "\"2026-01-02T03:04:05-00:00\"",
+            "\"2026-01-02T03:04:05+24:00\"",
+            "\"2026-01-02T24:00:00Z\"",
+            "\"2026-12-31T23:59:60Z\"",
+            "\"2026-02-29T00:00:00Z\"",
+            "\"2024-02-29T00:00:00Z\"",
+            "\"2026-04-31T00:00:00Z\"",
+            "\"2026-13-01T00:00:00Z\"",
+            "\"0000-01-01T00:00:00Z\"",
+            "\"9999-12-31T23:59:59Z\"",
+            "{}",
+            "[]",
+            "[\"x\"]",
+            "[1]",
+            "[null]",
+            "{\"start\":0,\"end\":1}",
+            "{\"start\":-1,\"end\":1}",
+            "[{\"start\":0,\"end\":1}]",
+            "[{\"start\":0}]");
+
+    @Test
+    void theMirrorAndCompensationSchemasAreCoveredAndEveryRecordJavaWritesIsPassedWithoutTheFullValidator() {
+        assertThat(Schemas.MIRROR.quick()).isTrue();
+        assertThat(Schemas.COMPENSATION.quick()).isTrue();
+        for (JsonNode r : mirrorRecords()) {
+            assertThat(Schemas.MIRROR.quickly(r)).as(r.toString()).isEqualTo(QuickCheck.Verdict.VALID);
+        }
+        assertThat(Schemas.COMPENSATION.quickly(parsed(SchemaConformanceTest.compensation())))
+                .isEqualTo(QuickCheck.Verdict.VALID);
+    }
+
+    @Test
+    void neverDisagreesWithTheFullValidatorOnMutantsOfMirrorRecords() {
+        Map<QuickCheck.Verdict, Integer> judged = judgeMutants(Schemas.MIRROR, mirrorRecords());
+        // the mutants must exercise every answer, or the test proves nothing
+        assertThat(judged.get(QuickCheck.Verdict.VALID)).as("passed").isGreaterThan(500);
+        assertThat(judged.get(QuickCheck.Verdict.INVALID)).as("refused").isGreaterThan(500);
+        assertThat(judged.get(QuickCheck.Verdict.UNSURE))
+                .as("left to the full validator")
+                .isGreaterThan(50);
+    }
+
+    @Test
+    void neverDisagreesWithTheFullValidatorOnMutantsOfCompensations() {
+        Map<QuickCheck.Verdict, Integer> judged =
+                judgeMutants(Schemas.COMPENSATION, List.of(parsed(SchemaConformanceTest.compensation())));
+        assertThat(judged.get(QuickCheck.Verdict.VALID)).isGreaterThan(20);
+        assertThat(judged.get(QuickCheck.Verdict.INVALID)).isGreaterThan(20);
+    }
+
+    @Test
+    void aMirrorRecordWithANumberWrittenAsADecimalIsLeftToTheFullValidatorWhichAcceptsIt() {
+        ObjectNode r = (ObjectNode) mirrorRecords().get(0);
+        r.put("version", 4.0);
+        assertThat(Schemas.MIRROR.quickly(r)).isEqualTo(QuickCheck.Verdict.UNSURE);
+        assertThat(Schemas.MIRROR.validate(r)).isEmpty();
+        r.put("version", 4.5);
+        assertThat(Schemas.MIRROR.quickly(r)).isEqualTo(QuickCheck.Verdict.UNSURE);
+        assertThat(Schemas.MIRROR.validate(r)).isNotEmpty();
+    }
+
+    @Test
+    void schemasBeyondTheSubsetAreNotCompiled() {
+        for (String schema : List.of(
+                "{\"type\":\"string\",\"pattern\":\"^a\"}",
+                "{\"oneOf\":[{\"type\":\"string\"}]}",
+                "{\"$ref\":\"other.schema.json\"}",
+                "{\"$ref\":\"#/$defs/missing\"}",
+                "{\"additionalProperties\":{\"type\":\"string\"}}",
+                "{\"enum\":[1,2]}",
+                "{\"minimum\":0.5}",
+                "{\"format\":\"email\"}",
+                "{\"properties\":{\"a\":{\"$id\":\"x\"}}}")) {
+            assertThat(QuickCheck.compile(parse(schema))).as(schema).isEmpty();
+        }
+        JsonNode recursive = parse("{\"$ref\":\"#/$defs/list\",\"$defs\":{\"list\":{\"type\":\"array\","
+                + "\"items\":{\"$ref\":\"#/$defs/list\"}}}}");
+        QuickCheck.Check list = QuickCheck.compile(recursive).orElseThrow();
+        assertThat(list.test(parse("[[],[[]]]"))).isEqualTo(QuickCheck.Verdict.VALID);
+        assertThat(list.test(parse("[[],[1]]"))).isEqualTo(QuickCheck.Verdict.INVALID);
+    }
+
+    /**
+     * Judges every mutant of {@code records} by both validators; returns how many the quick check passed, refused and
+     * left to the full validator.
+     */
+    private static Map<QuickCheck.Verdict, Integer> judgeMutants(Schemas schema, List<JsonNode> records) {
+        Map<QuickCheck.Verdict, Integer> judged = new EnumMap<>(QuickCheck.Verdict.class);
+        List<String> disagreements = new ArrayList<>();
+        for (JsonNode record : records) {
+            for (JsonNode mutant : mutants(record)) {
+                QuickCheck.Verdict quick = schema.quickly(mutant);
+                boolean valid = schema.validateFully(mutant).isEmpty();
+                judged.merge(quick, 1, Integer::sum);
+                if ((quick == QuickCheck.Verdict.VALID && !valid) || (quick == QuickCheck.Verdict.INVALID && valid)) {
+                    disagreements.add(quick + " but the full validator finds it " + (valid ? "valid" : "invalid") + ": "
+                            + mutant);
+                }
+            }
+        }
+        assertThat(disagreements).isEmpty();
+        return judged;
+    }
+
+    /** Every record changed at one place: each value removed, replaced by each of {@link #VALUES}, or one field added. */
+    private static List<JsonNode> mutants(JsonNode record) {
+        List<JsonNode> out = new ArrayList<>();
+        visit(record, JsonPointer.empty(), out);
+        return out;
+    }
+
+    private static void visit(JsonNode root, JsonPointer at, List<JsonNode> out) {
+        JsonNode node = root.at(at);
+        if (node.isObject()) {
+            out.add(changed(root, at, o -> ((ObjectNode) o).put("unknown", 1)));
+            List<String> names = new ArrayList<>();
+            node.fieldNames().forEachRemaining(names::add);
+            for (String name : names) {
+                out.add(changed(root, at, o -> ((ObjectNode) o).remove(name)));
+                for (String v : VALUES) {
+                    out.add(changed(root, at, o -> ((ObjectNode) o).set(name, parse(v))));
+                }
+                visit(root, at.appendProperty(name), out);
+            }
+        } else if (node.isArray()) {
+            for (int i = 0; i < node.size(); i++) {
+                int index = i;
+                for (String v : VALUES) {
+                    out.add(changed(root, at, a -> ((ArrayNode) a).set(index, parse(v))));
+                }
+                visit(root, at.appendIndex(i), out);
+            }
+        }
+    }
+
+    /** A copy of {@code root} with {@code change} made to its node {@code at}. */
+    private static JsonNode changed(JsonNode root, JsonPointer at, Consumer<JsonNode> change) {
+        JsonNode copy = root.deepCopy();
+        change.accept(copy.at(at));
+        return copy;
+    }
+
+    /** The mirror records Java writes, read back as a consumer reads them. */
+    private static List<JsonNode> mirrorRecords() {
+        return SchemaConformanceTest.mirrorRecordsOfEveryKind().stream()
+                .map(QuickCheckTest::parsed)
+                .toList();
+    }
+
+    private static JsonNode parsed(Object value) {
+        return parse(new String(Json.toBytes(value), UTF_8));
+    }
+
+    private static JsonNode parse(String json) {
+        try {
+            return Json.mapper().readTree(json);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(json, e);
+        }
+    }
+}
