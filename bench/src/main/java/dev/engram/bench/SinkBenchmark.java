@@ -351,14 +351,19 @@ public final class SinkBenchmark {
             String group,
             CpuShares cpu)
             throws Exception {
-        Map<String, Object> c = new HashMap<>();
-        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
-        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, batch);
-        c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 16 * 1024 * 1024);
+        MirrorSink.Settings settings = new MirrorSink.Settings(
+                topics.mirror().name(),
+                topics.compensations().name(),
+                topics.deadLetters().name(),
+                group,
+                batch,
+                3,
+                Duration.ofMillis(100),
+                Duration.ofSeconds(1));
+        // the service's consumer, with an interceptor that notes when the first records arrive
+        Map<String, Object> c = settings.consumerConfig(
+                Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                EngramService.MAX_RECORD_BYTES);
         c.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, FirstRecords.class.getName());
         Map<String, Object> p = new HashMap<>();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
@@ -367,15 +372,7 @@ public final class SinkBenchmark {
                 KafkaProducer<String, byte[]> producer =
                         new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
                 MirrorSink sink = new MirrorSink(
-                        new MirrorSink.Settings(
-                                topics.mirror().name(),
-                                topics.compensations().name(),
-                                topics.deadLetters().name(),
-                                group,
-                                batch,
-                                3,
-                                Duration.ofMillis(100),
-                                Duration.ofSeconds(1)),
+                        settings,
                         new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer()),
                         producer,
                         graph,

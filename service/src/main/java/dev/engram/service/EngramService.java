@@ -75,7 +75,8 @@ import org.slf4j.LoggerFactory;
 public final class EngramService implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(EngramService.class);
-    static final int MAX_RECORD_BYTES = 8 << 20;
+    /** The largest record the service writes or reads, in bytes. */
+    public static final int MAX_RECORD_BYTES = 8 << 20;
 
     private final EngramConfig config;
     private final Topics topics;

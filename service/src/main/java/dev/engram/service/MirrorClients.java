@@ -8,7 +8,6 @@ import dev.engram.topology.Topics;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -52,24 +51,18 @@ final class MirrorClients implements AutoCloseable {
             return;
         }
         String group = config.kafka().applicationId() + "-mirror";
-        Map<String, Object> c = config.kafka().clientConfig();
-        c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
-        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        // the memory step writes the mirror topic in exactly-once transactions: only committed records are mirrored
-        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, m.batchSize());
-        c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, EngramService.MAX_RECORD_BYTES);
+        MirrorSink.Settings settings = new MirrorSink.Settings(
+                topics.mirror().name(),
+                topics.compensations().name(),
+                topics.deadLetters().name(),
+                group,
+                m.batchSize(),
+                m.retries(),
+                m.backoff(),
+                m.pause());
+        Map<String, Object> c = settings.consumerConfig(config.kafka().clientConfig(), EngramService.MAX_RECORD_BYTES);
         this.sink = new MirrorSink(
-                new MirrorSink.Settings(
-                        topics.mirror().name(),
-                        topics.compensations().name(),
-                        topics.deadLetters().name(),
-                        group,
-                        m.batchSize(),
-                        m.retries(),
-                        m.backoff(),
-                        m.pause()),
+                settings,
                 new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer()),
                 producer,
                 graph,

@@ -35,6 +35,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -81,6 +82,25 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             if (batchSize < 1 || retries < 0) {
                 throw new IllegalArgumentException("batch size must be positive and retries not negative");
             }
+        }
+
+        /**
+         * The settings of the sink's consumer over {@code client}'s (bootstrap servers, security): this group, its
+         * positions committed by the sink, only committed records (the memory step writes the mirror topic in
+         * exactly-once transactions), a batch per poll, and fetches of up to {@code maxRecordBytes} per partition.
+         * The socket's receive buffer is the system's, which grows with the transfer, so that a large fetch streams
+         * in while the sink writes the batch before it instead of waiting for the next poll.
+         */
+        public Map<String, Object> consumerConfig(Map<String, Object> client, int maxRecordBytes) {
+            Map<String, Object> c = new HashMap<>(client);
+            c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+            c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, batchSize);
+            c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, maxRecordBytes);
+            c.put(ConsumerConfig.RECEIVE_BUFFER_CONFIG, -1);
+            return c;
         }
     }
 

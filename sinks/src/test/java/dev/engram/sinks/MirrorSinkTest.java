@@ -23,6 +23,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -31,6 +32,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -40,7 +42,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -212,6 +216,27 @@ class MirrorSinkTest {
             out.add(Json.toBytes(r));
         }
         return out;
+    }
+
+    @Test
+    void theSinksConsumerReadsOnlyCommittedRecordsInBatchesAndLeavesItsPositionsToTheSink() {
+        MirrorSink.Settings settings = new MirrorSink.Settings(
+                TOPIC, "compensations", "dead-letters", "g", 250, 1, Duration.ofMillis(10), Duration.ofMillis(200));
+        Map<String, Object> c =
+                settings.consumerConfig(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "broker:9092"), 1 << 20);
+        assertThat(c)
+                .containsEntry(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "broker:9092")
+                .containsEntry(ConsumerConfig.GROUP_ID_CONFIG, "g")
+                .containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")
+                .containsEntry(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false)
+                .containsEntry(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 250)
+                .containsEntry(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 1 << 20);
+        // one a consumer accepts, with the system's receive buffer
+        Map<String, Object> withDeserializers = new HashMap<>(c);
+        withDeserializers.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        withDeserializers.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        assertThat(new ConsumerConfig(withDeserializers).getInt(ConsumerConfig.RECEIVE_BUFFER_CONFIG))
+                .isEqualTo(-1);
     }
 
     @Test
