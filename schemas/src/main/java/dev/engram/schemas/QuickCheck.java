@@ -54,23 +54,32 @@ final class QuickCheck {
         Verdict test(JsonNode instance);
     }
 
+    /**
+     * Keywords that assert nothing under 2020-12 with the full validator's settings in {@link Schemas} ({@code
+     * readOnly} and {@code writeOnly} can be made to assert, so they are not among them).
+     */
     private static final Set<String> ANNOTATIONS = Set.of(
-            "$schema",
             "$comment",
             "title",
             "description",
             "examples",
             "default",
             "deprecated",
-            "readOnly",
-            "writeOnly",
             "contentEncoding",
             "contentMediaType",
             "$defs");
 
+    /** The one dialect the check follows; a document declaring another one is judged by the full validator. */
+    private static final String DIALECT = "https://json-schema.org/draft/2020-12/schema";
+
+    /** Numbers a double holds exactly with every integer up to them: bounds and values beyond are not judged. */
+    private static final double EXACT = 0x1p53;
+
     private final JsonNode root;
     /** Compiled {@code $defs}, filled as references are met, so that a definition referring to itself compiles. */
     private final Map<String, Check[]> definitions = new HashMap<>();
+    /** Definitions being compiled, innermost last; "" marks a descent into a value's parts (properties, items). */
+    private final List<String> compiling = new ArrayList<>();
 
     private QuickCheck(JsonNode root) {
         this.root = root;
@@ -107,6 +116,12 @@ final class QuickCheck {
             String keyword = f.getKey();
             JsonNode value = f.getValue();
             if (ANNOTATIONS.contains(keyword) || (isRoot && keyword.equals("$id"))) {
+                continue;
+            }
+            if (isRoot && keyword.equals("$schema")) {
+                if (!value.asText().replaceFirst("#$", "").equals(DIALECT)) {
+                    throw new Unsupported("$schema " + value);
+                }
                 continue;
             }
             switch (keyword) {
@@ -212,8 +227,12 @@ final class QuickCheck {
             if (instance.isTextual() || instance.isBoolean() || instance.isNull()) {
                 return allowed.contains(instance) ? Verdict.VALID : Verdict.INVALID;
             }
-            // numbers, arrays and objects never equal a string, boolean or null
-            return instance.isNumber() || instance.isContainerNode() ? Verdict.INVALID : Verdict.UNSURE;
+            // numbers, arrays and objects never equal a string, boolean or null (but the full validator fails on a
+            // number beyond a double's range, and that refusal is its own)
+            if (instance.isNumber()) {
+                return finite(instance) ? Verdict.INVALID : Verdict.UNSURE;
+            }
+            return instance.isContainerNode() ? Verdict.INVALID : Verdict.UNSURE;
         };
     }
 
@@ -243,9 +262,11 @@ final class QuickCheck {
             throw new Unsupported("properties " + value);
         }
         Map<String, Check> byName = new HashMap<>();
+        compiling.add("");
         for (Map.Entry<String, JsonNode> f : value.properties()) {
             byName.put(f.getKey(), of(f.getValue(), false));
         }
+        compiling.remove(compiling.size() - 1);
         return instance -> {
             if (!instance.isObject()) {
                 return Verdict.VALID;
@@ -285,7 +306,9 @@ final class QuickCheck {
     }
 
     private Check items(JsonNode value) {
+        compiling.add("");
         Check each = of(value, false);
+        compiling.remove(compiling.size() - 1);
         return instance -> {
             if (!instance.isArray()) {
                 return Verdict.VALID;
@@ -298,28 +321,39 @@ final class QuickCheck {
         };
     }
 
-    /** Integer bounds, compared exactly with whatever number the instance is. */
+    /**
+     * Integer bounds up to 2^53 in magnitude, compared with numbers of at most that magnitude: there a double's exact
+     * value, its shortest decimal form and (for whole numbers) its value as a long all fall on the same side of the
+     * bound, whichever of them the full validator compares. Other numbers are not judged.
+     */
     private static Check bound(JsonNode value, boolean lower) {
-        if (!value.isIntegralNumber()) {
+        if (!value.isIntegralNumber() || !value.canConvertToLong() || Math.abs((double) value.longValue()) > EXACT) {
             throw new Unsupported("bound " + value);
         }
-        BigDecimal limit = new BigDecimal(value.bigIntegerValue());
+        long limit = value.longValue();
         return instance -> {
             if (!instance.isNumber()) {
                 return Verdict.VALID;
             }
-            if (instance.isFloatingPointNumber()
-                    && !instance.isBigDecimal()
-                    && !Double.isFinite(instance.doubleValue())) {
+            if (!finite(instance) || Math.abs(instance.doubleValue()) > EXACT) {
                 return Verdict.UNSURE;
             }
-            // a double or float holds exactly the binary value the parser read: made a decimal without rounding
-            BigDecimal n = instance.isFloatingPointNumber() && !instance.isBigDecimal()
-                    ? new BigDecimal(instance.doubleValue())
-                    : instance.decimalValue();
-            int c = n.compareTo(limit);
+            BigDecimal exact;
+            if (instance.isBigDecimal()) {
+                exact = instance.decimalValue();
+            } else if (instance.isIntegralNumber()) {
+                exact = BigDecimal.valueOf(instance.longValue());
+            } else {
+                exact = new BigDecimal(instance.doubleValue());
+            }
+            int c = exact.compareTo(BigDecimal.valueOf(limit));
             return (lower ? c >= 0 : c <= 0) ? Verdict.VALID : Verdict.INVALID;
         };
+    }
+
+    /** Whether a number node holds a finite value (a double beyond its range holds an infinity). */
+    private static boolean finite(JsonNode number) {
+        return !number.isFloatingPointNumber() || number.isBigDecimal() || Double.isFinite(number.doubleValue());
     }
 
     /** Lengths count code points, which a string has at most as many of as UTF-16 units. */
@@ -432,7 +466,11 @@ final class QuickCheck {
 
     private Check reference(JsonNode value) {
         String ref = value.asText();
-        if (!ref.startsWith("#/$defs/") || ref.indexOf('/', "#/$defs/".length()) >= 0 || ref.contains("~")) {
+        if (!ref.startsWith("#/$defs/")
+                || ref.indexOf('/', "#/$defs/".length()) >= 0
+                || ref.contains("~")
+                || ref.contains("%")
+                || ref.length() == "#/$defs/".length()) {
             throw new Unsupported("$ref " + ref);
         }
         String name = ref.substring("#/$defs/".length());
@@ -444,7 +482,15 @@ final class QuickCheck {
         if (slot == null) {
             slot = new Check[1];
             definitions.put(name, slot);
+            compiling.add(name);
             slot[0] = of(target, false);
+            compiling.remove(compiling.size() - 1);
+        } else if (slot[0] == null
+                && compiling
+                        .subList(compiling.lastIndexOf("") + 1, compiling.size())
+                        .contains(name)) {
+            // a definition that refers to itself before a value's parts would recurse without end
+            throw new Unsupported("$ref cycle " + ref);
         }
         Check[] compiled = slot;
         return instance -> compiled[0].test(instance);

@@ -68,7 +68,7 @@ public enum Schemas {
         Set<ValidationMessage> messages;
         try {
             messages = full.validate(node);
-        } catch (RuntimeException e) {
+        } catch (NumberFormatException | ArithmeticException e) {
             // the validator fails on some values it cannot compare (a number beyond a double's range in an enum)
             return List.of("a value the validator cannot compare ("
                     + e.getClass().getSimpleName() + ": " + e.getMessage() + ")");

@@ -7,6 +7,10 @@ import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.networknt.schema.JsonSchema;
+import com.networknt.schema.JsonSchemaFactory;
+import com.networknt.schema.SchemaValidatorsConfig;
+import com.networknt.schema.SpecVersion;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -39,6 +43,9 @@ class QuickCheckTest {
             "1.0000000000000002",
             "-1e-300",
             "1e400",
+            "9007199254740993",
+            "9223372036854775808",
+            "18446744073709551615",
             "1180591620717411303424",
             "-1180591620717411303424",
             "\"\"",
@@ -81,6 +88,10 @@ class QuickCheckTest {
             "\"2026-04-31T00:00:00Z\"",
             "\"2026-13-01T00:00:00Z\"",
             "\"0000-01-01T00:00:00Z\"",
+            "\"0000-02-29T00:00:00Z\"",
+            "\"1900-02-29T00:00:00Z\"",
+            "\"2000-02-29T00:00:00Z\"",
+            "\"\\ud800\"",
             "\"9999-12-31T23:59:59Z\"",
             "{}",
             "[]",
@@ -144,7 +155,14 @@ class QuickCheckTest {
                 "{\"enum\":[1,2]}",
                 "{\"minimum\":0.5}",
                 "{\"format\":\"email\"}",
-                "{\"properties\":{\"a\":{\"$id\":\"x\"}}}")) {
+                "{\"properties\":{\"a\":{\"$id\":\"x\"}}}",
+                "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"contentEncoding\":\"base64\"}",
+                "{\"readOnly\":true}",
+                "{\"maximum\":1152921504606846976}",
+                "{\"$ref\":\"#/$defs/a%20b\",\"$defs\":{\"a b\":true}}",
+                "{\"$ref\":\"#/$defs/a\",\"$defs\":{\"a\":{\"$ref\":\"#/$defs/a\"}}}",
+                "{\"$ref\":\"#/$defs/a\",\"$defs\":{\"a\":{\"allOf\":[{\"$ref\":\"#/$defs/b\"}]},"
+                        + "\"b\":{\"$ref\":\"#/$defs/a\"}}}")) {
             assertThat(QuickCheck.compile(parse(schema))).as(schema).isEmpty();
         }
         JsonNode recursive = parse("{\"$ref\":\"#/$defs/list\",\"$defs\":{\"list\":{\"type\":\"array\","
@@ -152,6 +170,76 @@ class QuickCheckTest {
         QuickCheck.Check list = QuickCheck.compile(recursive).orElseThrow();
         assertThat(list.test(parse("[[],[[]]]"))).isEqualTo(QuickCheck.Verdict.VALID);
         assertThat(list.test(parse("[[],[1]]"))).isEqualTo(QuickCheck.Verdict.INVALID);
+    }
+
+    /** Small schemas at the edges of the subset, each instance judged by the quick check and the full validator. */
+    @Test
+    void neverDisagreesWithTheFullValidatorAtTheEdgesOfTheSubset() {
+        List<String> numbers = List.of(
+                "0",
+                "-0.0",
+                "4.0",
+                "1000",
+                "1000.0",
+                "1000.5",
+                "999.9999999999999",
+                "1e19",
+                "1e400",
+                "-1e400",
+                "9007199254740992",
+                "9007199254740992.0",
+                "9007199254740993",
+                "9223372036854775807",
+                "9223372036854775808",
+                "18446744073709551615",
+                "-18446744073709551615",
+                "\"a\"",
+                "null");
+        Map<String, List<String>> cases = Map.of(
+                "{\"type\":\"integer\",\"minimum\":0}",
+                numbers,
+                "{\"type\":\"number\",\"maximum\":9007199254740992}",
+                numbers,
+                "{\"if\":{\"type\":\"integer\",\"maximum\":1000},\"then\":false}",
+                numbers,
+                "{\"if\":{\"maximum\":1000},\"then\":false,\"else\":{\"type\":\"string\"}}",
+                numbers,
+                "{\"if\":{\"enum\":[\"a\"]},\"then\":false}",
+                numbers,
+                "{\"type\":\"string\",\"format\":\"date-time\"}",
+                List.of(
+                        "\"0000-02-29T00:00:00Z\"",
+                        "\"1900-02-29T00:00:00Z\"",
+                        "\"2000-02-29T00:00:00Z\"",
+                        "\"2026-01-02T03:04:05.000000000Z\"",
+                        "\"\\ud800\"",
+                        "1"),
+                "{\"type\":\"string\",\"minLength\":2,\"maxLength\":2}",
+                List.of("\"ab\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\\ude00x\"", "\"\\ud800x\"", "\"a\"", "\"abc\""));
+        JsonSchemaFactory factory = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012);
+        SchemaValidatorsConfig config =
+                SchemaValidatorsConfig.builder().formatAssertionsEnabled(true).build();
+        List<String> disagreements = new ArrayList<>();
+        cases.forEach((text, instances) -> {
+            JsonNode schema = parse(text);
+            QuickCheck.Check quick = QuickCheck.compile(schema).orElseThrow();
+            JsonSchema full = factory.getSchema(schema, config);
+            for (String i : instances) {
+                JsonNode instance = parse(i);
+                QuickCheck.Verdict verdict = quick.test(instance);
+                boolean valid;
+                try {
+                    valid = full.validate(instance).isEmpty();
+                } catch (NumberFormatException e) {
+                    valid = false; // as Schemas reports it
+                }
+                if ((verdict == QuickCheck.Verdict.VALID && !valid)
+                        || (verdict == QuickCheck.Verdict.INVALID && valid)) {
+                    disagreements.add(text + " " + i + ": " + verdict + " but " + (valid ? "valid" : "invalid"));
+                }
+            }
+        });
+        assertThat(disagreements).isEmpty();
     }
 
     /**
