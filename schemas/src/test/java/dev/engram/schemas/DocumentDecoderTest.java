@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
@@ -66,6 +69,47 @@ class DocumentDecoderTest {
         assertThat(rejection("d", utf8(json))).isEqualTo("schema: /metadata/a/1: a number out of range");
         assertThat(decoder.decode(utf8("d"), utf8(json.replace("-1e400", "1e300"))))
                 .isInstanceOf(DocumentDecoder.Accepted.class);
+    }
+
+    /**
+     * Every one-place change of a full upsert (each value removed or replaced by values of every type, a field added),
+     * every cut of its bytes and random bytes written over it are accepted or refused with a reason, never thrown.
+     */
+    @Test
+    void neverThrowsOnAnyVariantOfADocumentEvent() {
+        String json = """
+                {"namespace":"wiki","id":"doc-1","op":"upsert","title":"T","text":"Some text.",
+                 "source":"https://example.org/a","metadata":{"lang":"en","n":[1,{"a":null}]},
+                 "event_time":"2024-05-01T10:00:00Z"}""";
+        DocumentDecoder big = new DocumentDecoder(1 << 20);
+        List<byte[]> values = new ArrayList<>();
+        for (String m : Mutants.texts(Mutants.parse(json))) {
+            values.add(utf8(m));
+        }
+        byte[] bytes = utf8(json);
+        for (int i = 0; i < bytes.length; i++) {
+            values.add(Arrays.copyOf(bytes, i));
+        }
+        Random random = new Random(20261126);
+        for (int i = 0; i < 2_000; i++) {
+            byte[] flipped = bytes.clone();
+            flipped[random.nextInt(flipped.length)] = (byte) random.nextInt(256);
+            values.add(flipped);
+        }
+        int accepted = 0;
+        int refused = 0;
+        for (byte[] value : values) {
+            DocumentDecoder.Result result = big.decode(utf8("doc-1"), value);
+            if (result instanceof DocumentDecoder.Rejected r) {
+                assertThat(r.reason()).isNotBlank();
+                refused++;
+            } else {
+                assertThat(result).isInstanceOf(DocumentDecoder.Accepted.class);
+                accepted++;
+            }
+        }
+        assertThat(accepted).isGreaterThan(100);
+        assertThat(refused).isGreaterThan(1_000);
     }
 
     /** The schema validator cannot compare a number beyond a double's range with an enum's values: still refused. */
