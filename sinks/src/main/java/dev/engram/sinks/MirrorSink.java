@@ -85,12 +85,13 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         }
 
         /**
-         * The settings of the sink's consumer over {@code client}'s (bootstrap servers, security): this group, its
-         * positions committed by the sink, only committed records (the memory step writes the mirror topic in
-         * exactly-once transactions), a batch per poll, and fetches of up to {@code maxRecordBytes} per partition.
-         * The socket's receive buffer is the system's unless {@code client} sets one, which grows with the transfer,
-         * so that a large fetch streams in while the sink writes the batch before it instead of waiting for the next
-         * poll.
+         * The settings of the sink's consumer over {@code client}'s (bootstrap servers, security, any other Kafka
+         * setting the operator gave). What the sink's guarantees rest on is always set: this group, positions
+         * committed by the sink only, from the earliest record, only committed records (the memory step writes the
+         * mirror topic in exactly-once transactions), a batch per poll. What only tunes the fetch is the operator's
+         * when given: fetches of up to {@code maxRecordBytes} per partition otherwise, and the system's TCP receive
+         * buffer, which grows with the transfer, so that a large fetch streams in while the sink writes the batch
+         * before it instead of waiting for the next poll.
          */
         public Map<String, Object> consumerConfig(Map<String, Object> client, int maxRecordBytes) {
             Map<String, Object> c = new HashMap<>(client);
@@ -99,7 +100,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, batchSize);
-            c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, maxRecordBytes);
+            c.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, maxRecordBytes);
             c.putIfAbsent(ConsumerConfig.RECEIVE_BUFFER_CONFIG, -1);
             return c;
         }

@@ -229,6 +229,7 @@ class MirrorSinkTest {
                 .containsEntry(ConsumerConfig.GROUP_ID_CONFIG, "g")
                 .containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")
                 .containsEntry(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false)
+                .containsEntry(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest")
                 .containsEntry(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 250)
                 .containsEntry(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 1 << 20);
         // one a consumer accepts, with the system's receive buffer
@@ -237,6 +238,30 @@ class MirrorSinkTest {
         withDeserializers.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         assertThat(new ConsumerConfig(withDeserializers).getInt(ConsumerConfig.RECEIVE_BUFFER_CONFIG))
                 .isEqualTo(-1);
+
+        // an operator's settings tune the fetch, never what the sink's guarantees rest on
+        Map<String, Object> operator = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                "broker:9092",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_uncommitted",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                true,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "latest",
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
+                10,
+                ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
+                65_536,
+                ConsumerConfig.RECEIVE_BUFFER_CONFIG,
+                1 << 20);
+        assertThat(settings.consumerConfig(operator, 1 << 20))
+                .containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")
+                .containsEntry(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false)
+                .containsEntry(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest")
+                .containsEntry(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 250)
+                .containsEntry(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 65_536)
+                .containsEntry(ConsumerConfig.RECEIVE_BUFFER_CONFIG, 1 << 20);
     }
 
     @Test
