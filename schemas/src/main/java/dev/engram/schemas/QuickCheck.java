@@ -18,18 +18,20 @@ import java.util.Set;
  * in a small subset of JSON Schema 2020-12; {@link Schemas} asks it before the full validator, which then judges only
  * what this check is not sure of, and words every error.
  *
- * <p>It is sound by construction: it answers {@link Verdict#VALID} or {@link Verdict#INVALID} only where the
- * specification leaves no doubt, and {@link Verdict#UNSURE} everywhere else (a number written with a fraction where an
- * integer is asked for, a date-time not in its plainest form, a string shorter in UTF-16 units than its length in code
- * points may be…). A schema with any keyword outside the subset, or a reference outside its document, is not
- * compiled at all ({@link #compile} is empty), and the full validator judges every instance.
+ * <p>It answers {@link Verdict#VALID} or {@link Verdict#INVALID} only where the full validator cannot judge otherwise,
+ * and {@link Verdict#UNSURE} everywhere else: a number written with a fraction where an integer is asked for, a
+ * number beyond 2^53 in magnitude or an infinity, a date-time in another form than {@code yyyy-MM-ddTHH:mm:ss[.f]Z}, a
+ * string whose length in code points may differ from its length in UTF-16 units at a limit. {@code QuickCheckTest}
+ * holds it to that against the full validator. A schema with any keyword outside the subset, another dialect than
+ * 2020-12, a reference outside its document's {@code $defs} or a reference cycle that never descends into a value is
+ * not compiled at all ({@link #compile} is empty), and the full validator judges every instance.
  *
  * <p>The subset: boolean schemas; {@code type}, {@code enum} and {@code const} of strings, booleans and null;
  * {@code required}, {@code properties}, {@code additionalProperties: false}, {@code items} (one schema), {@code
- * minimum} and {@code maximum} (integers), {@code minLength}, {@code maxLength}, {@code format: date-time}, {@code
- * allOf}, {@code if}/{@code then}/{@code else} and {@code $ref} to the document's own {@code $defs}; annotations
- * ({@code title}, {@code description}, {@code contentEncoding}…) are ignored, as the specification has them assert
- * nothing.
+ * minimum} and {@code maximum} (integers up to 2^53), {@code minLength}, {@code maxLength}, {@code format:
+ * date-time}, {@code allOf}, {@code if}/{@code then}/{@code else} and {@code $ref} to the document's own {@code
+ * $defs}; annotations ({@code title}, {@code description}, {@code contentEncoding}…) are skipped, as they assert
+ * nothing under 2020-12.
  */
 final class QuickCheck {
 
