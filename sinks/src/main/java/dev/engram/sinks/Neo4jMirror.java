@@ -268,7 +268,8 @@ public final class Neo4jMirror implements AutoCloseable {
 
     /**
      * The statements of a batch: a few runs of one element and op each. Each record is an object's whole state at a
-     * version, so only the last record of an id matters; within a segment deletes go first (relationships, then
+     * version, so only the last record of an object (its namespace and id: ids repeat across namespaces) matters;
+     * within a segment deletes go first (relationships, then
      * nodes), then node upserts in the order of {@link Element} (a theme after the passages it groups), then
      * relationship upserts. A new segment starts where that order would change the outcome: at the delete of a node
      * that an upsert before it links to (written first, the upsert would bring the node back as a placeholder), and at
@@ -277,22 +278,23 @@ public final class Neo4jMirror implements AutoCloseable {
      */
     static List<GraphModel.Run> runs(List<MirrorRecord> records) {
         List<GraphModel.Run> runs = new ArrayList<>();
-        Map<Element, Map<String, MirrorRecord>> segment = new EnumMap<>(Element.class);
-        Set<String> linked = new HashSet<>();
-        Set<String> grouped = new HashSet<>();
+        Map<Element, Map<Key, MirrorRecord>> segment = new EnumMap<>(Element.class);
+        Set<Key> linked = new HashSet<>();
+        Set<Key> grouped = new HashSet<>();
         for (MirrorRecord r : records) {
             Element e = Element.of(r.kind());
             boolean conflict = r.deleted()
-                    ? e.node() && linked.contains(e.label + '/' + r.id())
-                    : e == Element.PASSAGE && grouped.contains(r.id());
+                    ? e.node() && linked.contains(new Key(r.namespace(), e.label + '/' + r.id()))
+                    : e == Element.PASSAGE && grouped.contains(new Key(r.namespace(), r.id()));
             if (conflict) {
                 flush(runs, segment);
                 linked.clear();
                 grouped.clear();
             }
-            Map<String, MirrorRecord> ofElement = segment.computeIfAbsent(e, x -> new LinkedHashMap<>());
-            ofElement.remove(r.id());
-            ofElement.put(r.id(), r);
+            Map<Key, MirrorRecord> ofElement = segment.computeIfAbsent(e, x -> new LinkedHashMap<>());
+            Key key = new Key(r.namespace(), r.id());
+            ofElement.remove(key);
+            ofElement.put(key, r);
             if (r.object() != null) {
                 links(r, linked, grouped);
             }
@@ -301,26 +303,30 @@ public final class Neo4jMirror implements AutoCloseable {
         return runs;
     }
 
-    /** The nodes an upsert links to ({@code Label/id}), and the passages a theme groups. */
-    private static void links(MirrorRecord r, Set<String> linked, Set<String> grouped) {
+    /** An object of one namespace: ids such as {@code theme-1} or a user's {@code doc-1} repeat across namespaces. */
+    private record Key(String namespace, String id) {}
+
+    /** The nodes an upsert links to ({@code Label/id}), and the passages a theme groups, in its namespace. */
+    private static void links(MirrorRecord r, Set<Key> linked, Set<Key> grouped) {
+        String ns = r.namespace();
         switch (r.object()) {
-            case MirrorRecord.Passage p -> linked.add("Document/" + p.documentId());
-            case MirrorRecord.Question q -> linked.add("Passage/" + q.passageId());
-            case MirrorRecord.Entity x -> linked.add("Entity/" + x.resolvedId());
+            case MirrorRecord.Passage p -> linked.add(new Key(ns, "Document/" + p.documentId()));
+            case MirrorRecord.Question q -> linked.add(new Key(ns, "Passage/" + q.passageId()));
+            case MirrorRecord.Entity x -> linked.add(new Key(ns, "Entity/" + x.resolvedId()));
             case MirrorRecord.Mention m -> {
-                linked.add("Passage/" + m.passageId());
-                linked.add("Entity/" + m.entityId());
+                linked.add(new Key(ns, "Passage/" + m.passageId()));
+                linked.add(new Key(ns, "Entity/" + m.entityId()));
             }
             case MirrorRecord.Fact f -> {
-                linked.add("Entity/" + f.headId());
-                linked.add("Entity/" + f.tailId());
+                linked.add(new Key(ns, "Entity/" + f.headId()));
+                linked.add(new Key(ns, "Entity/" + f.tailId()));
             }
-            case MirrorRecord.Theme t -> grouped.addAll(t.passageIds());
+            case MirrorRecord.Theme t -> t.passageIds().forEach(id -> grouped.add(new Key(ns, id)));
             case MirrorRecord.Document d -> {}
         }
     }
 
-    private static void flush(List<GraphModel.Run> runs, Map<Element, Map<String, MirrorRecord>> segment) {
+    private static void flush(List<GraphModel.Run> runs, Map<Element, Map<Key, MirrorRecord>> segment) {
         List<Element> deletes = new ArrayList<>(List.of(Element.values()));
         Collections.reverse(deletes);
         for (Element e : deletes) {
@@ -332,7 +338,7 @@ public final class Neo4jMirror implements AutoCloseable {
         segment.clear();
     }
 
-    private static void add(List<GraphModel.Run> runs, Element e, boolean delete, Map<String, MirrorRecord> last) {
+    private static void add(List<GraphModel.Run> runs, Element e, boolean delete, Map<Key, MirrorRecord> last) {
         if (last == null) {
             return;
         }

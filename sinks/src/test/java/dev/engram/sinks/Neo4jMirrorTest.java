@@ -155,6 +155,57 @@ class Neo4jMirrorTest {
     }
 
     @Test
+    void twoNamespacesWithTheSameIdsInOneBatchAreBothWritten() {
+        String other = "other-" + ns;
+        long applied = graph.apply(List.of(
+                document(ns, "doc-1", 1, "mine"),
+                passage(ns, "p1", "doc-1", 1, "one", 4),
+                entity(ns, "e1", "e1", 1, "Ada", 4),
+                entity(ns, "e2", "e2", 1, "Charles", 4),
+                fact(ns, "p1", 0, "e1", "e2", 1, 4),
+                theme(ns, "theme-1", 1, "p1"),
+                document(other, "doc-1", 1, "theirs"),
+                passage(other, "p1", "doc-1", 1, "uno", 4),
+                entity(other, "e1", "e1", 1, "Grace", 4),
+                entity(other, "e2", "e2", 1, "Howard", 4),
+                fact(other, "p1", 0, "e1", "e2", 1, 4),
+                theme(other, "theme-1", 1, "p1")));
+
+        assertThat(applied).isEqualTo(12);
+        for (String namespace : List.of(ns, other)) {
+            Map<String, Object> p = Map.of("ns", namespace);
+            assertThat(graph.read("MATCH (n {namespace: $ns}) RETURN count(n)", p)
+                            .get(0)
+                            .get(0)
+                            .asLong())
+                    .as("nodes of %s", namespace)
+                    .isEqualTo(5);
+            assertThat(graph.read("MATCH ()-[f:FACT {namespace: $ns}]->() RETURN count(f)", p)
+                            .get(0)
+                            .get(0)
+                            .asLong())
+                    .isEqualTo(1);
+            assertThat(graph.read("MATCH (:Theme {namespace: $ns})-[m:HAS_MEMBER]->() RETURN count(m)", p)
+                            .get(0)
+                            .get(0)
+                            .asLong())
+                    .isEqualTo(1);
+        }
+        assertThat(graph.read("MATCH (d:Document {namespace: $ns}) RETURN d.title", Map.of("ns", other))
+                        .get(0)
+                        .get(0)
+                        .asString())
+                .isEqualTo("theirs");
+        graph.apply(List.of(delete(ns, Kind.DOCUMENT, "doc-1", 2), delete(other, Kind.DOCUMENT, "doc-1", 2)));
+        assertThat(count("MATCH (d:Document {namespace: $ns}) RETURN count(d)")).isZero();
+        assertThat(graph.read("MATCH (d:Document {namespace: $ns}) RETURN count(d)", Map.of("ns", other))
+                        .get(0)
+                        .get(0)
+                        .asLong())
+                .isZero();
+    }
+
+    @Test
     void hostileTextLandsAsData() {
         graph.apply(List.of(document(ns, "doc", 1, HOSTILE), passage(ns, "p1", "doc", 1, HOSTILE, 4)));
 
