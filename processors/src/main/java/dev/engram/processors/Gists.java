@@ -13,7 +13,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 import org.apache.kafka.streams.state.KeyValueIterator;
 
 /**
@@ -42,7 +41,6 @@ public final class Gists {
     /** The theme graph is built over at most this many passages (by passage id, a uniform sample). */
     static final int THEME_MAX_PASSAGES = 4000;
 
-    private static final Pattern SENTENCE_END = Pattern.compile("(?<=[.!?])\\s+(?=[\\p{Lu}\\p{N}\"“])");
     private static final int LEAD_MAX_CHARS = 300;
 
     private Gists() {}
@@ -218,13 +216,48 @@ public final class Gists {
                                 set.computedAt()));
     }
 
+    /**
+     * Where the first sentence ends: before the white space that follows a {@code .}, {@code !} or {@code ?} and
+     * precedes a capital, a digit or an opening quote; the text's length when none does. One pass over the text.
+     */
+    static int firstSentenceEnd(String text) {
+        for (int i = 1; i < text.length(); i++) {
+            char before = text.charAt(i - 1);
+            if ((before != '.' && before != '!' && before != '?') || !space(text.charAt(i))) {
+                continue;
+            }
+            int j = i;
+            while (j < text.length() && space(text.charAt(j))) {
+                j++;
+            }
+            if (j < text.length()) {
+                int next = text.codePointAt(j);
+                int type = Character.getType(next);
+                if (type == Character.UPPERCASE_LETTER
+                        || type == Character.DECIMAL_DIGIT_NUMBER
+                        || type == Character.LETTER_NUMBER
+                        || type == Character.OTHER_NUMBER
+                        || next == '"'
+                        || next == '“') {
+                    return i;
+                }
+            }
+            i = j - 1; // what lies between was white space: no sentence ends there
+        }
+        return text.length();
+    }
+
+    private static boolean space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
+    }
+
     /** The first sentence of a memory, at most a few hundred characters. */
     static String lead(String memory) {
         if (memory == null) {
             return "";
         }
         String text = memory.strip();
-        String first = SENTENCE_END.split(text, 2)[0];
+        String first = text.substring(0, firstSentenceEnd(text));
         return first.length() <= LEAD_MAX_CHARS
                 ? first
                 : first.substring(0, LEAD_MAX_CHARS - 1).strip() + "…";

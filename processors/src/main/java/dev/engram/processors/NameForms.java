@@ -1,5 +1,6 @@
 package dev.engram.processors;
 
+import com.google.re2j.Pattern;
 import dev.engram.schemas.EntityType;
 import dev.engram.stores.EntityNames;
 import java.util.ArrayList;
@@ -7,7 +8,6 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The forms of an entity name that entity resolution compares and blocks on: tokens, a loose form (corporate
@@ -21,7 +21,10 @@ public final class NameForms {
             "of", "the", "and", "for", "in", "on", "at", "de", "la", "le", "du", "von", "van", "der", "del", "a", "an",
             "to", "y", "da", "di", "el");
 
-    private static final Pattern ROMAN = Pattern.compile("^(?=[ivxlc]+$)c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$");
+    /** A roman numeral up to 399 in lower case, or the empty string (which no caller asks about). */
+    private static final Pattern ROMAN = Pattern.compile("c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})");
+
+    private static final Pattern NOT_LETTERS = Pattern.compile("[^\\p{L}]");
     /** Tokens that read as roman numerals but are usually names. */
     private static final Set<String> NOT_NUMERALS = Set.of("li", "c", "l", "cc", "lili");
 
@@ -90,7 +93,7 @@ public final class NameForms {
         if (tokens.size() == 1) {
             String t = tokens.get(0);
             if (t.length() >= 2 && t.length() <= 6 && t.chars().allMatch(Character::isLetter)) {
-                String letters = written.replaceAll("[^\\p{L}]", "");
+                String letters = NOT_LETTERS.matcher(written).replaceAll("");
                 if (letters.length() == t.length() && letters.chars().allMatch(Character::isUpperCase)) {
                     return t;
                 }
@@ -135,7 +138,11 @@ public final class NameForms {
             String t = tokens.get(i);
             if (DIGITS.matcher(t).matches() && t.length() <= 9) {
                 out.add(Integer.parseInt(t));
-            } else if (i > 0 && t.length() <= 5 && ROMAN.matcher(t).matches() && !NOT_NUMERALS.contains(t)) {
+            } else if (i > 0
+                    && !t.isEmpty()
+                    && t.length() <= 5
+                    && ROMAN.matcher(t).matches()
+                    && !NOT_NUMERALS.contains(t)) {
                 out.add(roman(t)); // "henry viii", "world war i"; never a name's first word
             }
         }

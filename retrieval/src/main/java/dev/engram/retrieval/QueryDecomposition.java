@@ -1,9 +1,9 @@
 package dev.engram.retrieval;
 
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import java.util.List;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The rule-based split used without an LLM: a comparison question whose alternatives are joined by "or" ("Which

@@ -1,12 +1,15 @@
 package dev.engram.schemas;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.google.re2j.Pattern;
 import com.networknt.schema.JsonSchema;
 import com.networknt.schema.JsonSchemaFactory;
 import com.networknt.schema.SchemaLocation;
 import com.networknt.schema.SchemaValidatorsConfig;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
+import com.networknt.schema.regex.RegularExpression;
+import com.networknt.schema.regex.RegularExpressionFactory;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
@@ -24,6 +27,17 @@ public enum Schemas {
     DEAD_LETTER("dead-letter");
 
     private static final String BASE = "https://engram.dev/schemas/";
+
+    /**
+     * A schema's {@code pattern} in RE2/J: it runs in time linear in the value whatever the value holds, and its
+     * {@code $} matches only at the end of the value, as in ECMA-262, never before a final line terminator (a
+     * namespace {@code "docs\n"} does not match {@code ^[A-Za-z0-9._-]+$}). Like ECMA-262, a pattern is not
+     * anchored unless it says so.
+     */
+    static final RegularExpressionFactory LINEAR_PATTERNS = regex -> {
+        Pattern pattern = Pattern.compile(regex);
+        return (RegularExpression) value -> pattern.matcher(value).find();
+    };
 
     private final String fileName;
     private volatile JsonSchema schema;
@@ -92,6 +106,7 @@ public enum Schemas {
                             builder -> builder.schemaMappers(m -> m.mapPrefix(BASE, "classpath:schemas/")));
                     SchemaValidatorsConfig config = SchemaValidatorsConfig.builder()
                             .formatAssertionsEnabled(true)
+                            .regularExpressionFactory(LINEAR_PATTERNS)
                             .build();
                     s = factory.getSchema(SchemaLocation.of(BASE + fileName), config);
                     s.initializeValidators();

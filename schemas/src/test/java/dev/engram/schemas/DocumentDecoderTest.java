@@ -1,8 +1,10 @@
 package dev.engram.schemas;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -62,6 +64,35 @@ class DocumentDecoderTest {
     }
 
     /** A number too large for a double would be kept as infinity and come back as the string "Infinity": refused. */
+    /**
+     * A schema's {@code $} is the end of the value, as in ECMA-262: a namespace or id that ends in a line feed (which
+     * Java's engine lets {@code $} match before) can never be read or deleted over HTTP, so it is refused here too.
+     */
+    @Test
+    void refusesANamespaceOrIdThatEndsInALineTerminator() {
+        String json = "{\"namespace\":\"%s\",\"id\":\"%s\",\"op\":\"upsert\",\"text\":\"x\"}";
+        assertThat(rejection("d", utf8(json.formatted("wiki\\n", "d")))).startsWith("schema: /namespace");
+        assertThat(rejection("d\n", utf8(json.formatted("wiki", "d\\n")))).startsWith("schema: /id");
+        assertThat(rejection("d", utf8(json.formatted("wiki\\r\\n", "d")))).startsWith("schema: /namespace");
+        assertThat(decoder.decode(utf8("d"), utf8(json.formatted("wiki", "d"))))
+                .isInstanceOf(DocumentDecoder.Accepted.class);
+    }
+
+    /** The schema's patterns run in linear time: an id or text at its limit, built to make a backtracking engine work. */
+    @Test
+    void patternsOnValuesAtTheirLimitsAreQuick() {
+        DocumentDecoder big = new DocumentDecoder(1 << 20);
+        String json = "{\"namespace\":\"%s\",\"id\":\"%s\",\"op\":\"upsert\",\"text\":\"%s\"}";
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+            assertThat(big.decode(utf8("d"), utf8(json.formatted("a".repeat(128) + "!", "d", "x"))))
+                    .isInstanceOf(DocumentDecoder.Rejected.class);
+            assertThat(big.decode(utf8("d"), utf8(json.formatted("wiki", "d", " ".repeat(1_000_000) + "x"))))
+                    .isInstanceOf(DocumentDecoder.Accepted.class);
+            assertThat(big.decode(utf8("d"), utf8(json.formatted("wiki", "d", " ".repeat(1_000_000)))))
+                    .isInstanceOf(DocumentDecoder.Rejected.class);
+        });
+    }
+
     @Test
     void refusesANumberOutOfRangeInsteadOfKeepingItAsInfinity() {
         String json =

@@ -1,5 +1,6 @@
 package dev.engram.service;
 
+import com.google.re2j.Pattern;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -28,6 +29,8 @@ import org.jsoup.select.NodeVisitor;
  */
 final class DocumentFiles {
 
+    private static final Pattern SPACES = Pattern.compile("\\s+");
+
     /** A file's title and text, or the reason it cannot be sent. */
     record Read(String title, String text, String refused) {
         static Read refused(String reason) {
@@ -51,7 +54,8 @@ final class DocumentFiles {
     static Read read(Path file) throws IOException {
         String name = file.getFileName().toString();
         String ext = extension(name);
-        String fallbackTitle = name.replaceFirst("\\.[^.]+$", "");
+        int dot = name.lastIndexOf('.');
+        String fallbackTitle = dot >= 0 && dot < name.length() - 1 ? name.substring(0, dot) : name;
         if (HTML.contains(ext)) {
             return html(file, fallbackTitle);
         }
@@ -136,9 +140,9 @@ final class DocumentFiles {
     }
 
     private static void flush(List<String> blocks, StringBuilder current) {
-        String block = current.toString().replaceAll("\\s+", " ").strip();
+        String block = SPACES.matcher(current).replaceAll(" ").strip();
         // a heading marker alone (an empty heading) is no block
-        if (!block.isEmpty() && !block.matches("#+")) {
+        if (!block.isEmpty() && !block.chars().allMatch(c -> c == '#')) {
             blocks.add(block);
         }
         current.setLength(0);

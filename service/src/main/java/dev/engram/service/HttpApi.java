@@ -2,6 +2,8 @@ package dev.engram.service;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.engram.metrics.Meters;
@@ -26,8 +28,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -149,7 +149,7 @@ final class HttpApi implements AutoCloseable {
             StringBuilder regex = new StringBuilder("^");
             Matcher m = Pattern.compile("\\{(\\w+)}|[^{]+").matcher(template);
             while (m.find()) {
-                regex.append(m.group(1) != null ? "(?<" + m.group(1) + ">[^/]+)" : Pattern.quote(m.group()));
+                regex.append(m.group(1) != null ? "(?P<" + m.group(1) + ">[^/]+)" : Pattern.quote(m.group()));
             }
             return Pattern.compile(regex.append('$').toString());
         }

@@ -1,5 +1,6 @@
 package dev.engram.service;
 
+import com.google.re2j.Pattern;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.HashSet;
@@ -30,6 +31,13 @@ import java.util.stream.Collectors;
  * {@code ENGRAM_HTTP_ALLOWED_HOSTS}.
  */
 final class Origins {
+
+    // Host headers are untrusted: these run in linear time (RE2/J) on any header
+    private static final Pattern BRACKETED_IPV6 =
+            Pattern.compile("\\[[0-9a-f:.]*:[0-9a-f:.]*(%[0-9a-z._-]+)?](:\\d{1,5})?");
+    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+    private static final Pattern LOOPBACK_IPV4 = Pattern.compile("127(\\.\\d{1,3}){3}");
+    private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]{0,252})");
 
     private final Set<String> allowed;
     private final String advertisedHost;
@@ -76,7 +84,7 @@ final class Origins {
         }
         String h = host.strip().toLowerCase(Locale.ROOT);
         if (h.startsWith("[")) { // an IPv6 address, and a port maybe
-            return h.matches("\\[[0-9a-f:.]*:[0-9a-f:.]*(%[0-9a-z._-]+)?](:\\d{1,5})?");
+            return BRACKETED_IPV6.matcher(h).matches();
         }
         int colon = h.lastIndexOf(':');
         String name = bare(colon >= 0 ? h.substring(0, colon) : h);
@@ -91,7 +99,7 @@ final class Origins {
 
     /** Checks a configured host name: letters, digits, dots and hyphens, or {@code *}. */
     static String checkedHost(String host) {
-        if (host.equals("*") || host.matches("[A-Za-z0-9]([A-Za-z0-9.-]{0,252})")) {
+        if (host.equals("*") || HOST_NAME.matcher(host).matches()) {
             return host;
         }
         throw new IllegalArgumentException("not a host name (like engram.example.com): '" + host + "'");
@@ -137,7 +145,7 @@ final class Origins {
     }
 
     private static boolean ipLiteral(String host) {
-        return host.startsWith("[") || host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+        return host.startsWith("[") || IPV4.matcher(host).matches();
     }
 
     /** Checks a configured origin: {@code scheme://host[:port]}, or {@code *}. */
@@ -171,7 +179,7 @@ final class Origins {
                 || host.endsWith(".localhost")
                 || host.equals("[::1]")
                 || host.equals("::1")
-                || host.matches("127(\\.\\d{1,3}){3}");
+                || LOOPBACK_IPV4.matcher(host).matches();
     }
 
     /** {@code host[:port]} as a Host header names it, the port left out where it is the scheme's default. */

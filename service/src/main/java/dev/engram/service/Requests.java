@@ -14,13 +14,13 @@ import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
+import com.google.re2j.Pattern;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MemoryCommand;
 import dev.engram.schemas.Utf8;
 import java.io.IOException;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The request bodies of the HTTP API, one record each, bound strictly from JSON (no string-to-number or

@@ -1,6 +1,8 @@
 package dev.engram.service;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import dev.engram.query.QueryService;
 import dev.engram.query.Responses;
 import dev.engram.schemas.DocumentDecoder;
@@ -20,8 +22,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /** The route table of the HTTP API (docs/http-api.md, and openapi.json beside this class): one handler per endpoint. */
 final class Routes {

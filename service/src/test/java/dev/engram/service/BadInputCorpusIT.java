@@ -41,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The committed bad-input corpus ({@code bad-input/cases.jsonl}: malformed, wrong types, missing and extra fields,
  * unknown ops, empty and huge text, invalid UTF-8, control characters, deep nesting, giant arrays, null keys and
- * values, keys that are not the id, repeated and out-of-order events, hostile titles, unicode tricks) through the real
+ * values, keys that are not the id, repeated and out-of-order events, hostile titles, unicode tricks, text at the size
+ * limit built to make a backtracking pattern take quadratic time) through the real
  * broker, one record at a time: each case ends as its expected outcome, a valid document produced after each case
  * becomes VERIFIED (nothing stalls), and every record produced is counted as processed or dead-lettered.
  */
@@ -202,6 +203,25 @@ class BadInputCorpusIT {
                 for (int i = 0; i < gen.path("elements").asInt(); i++) {
                     list.add(i);
                 }
+                out.add(new ProducerRecord<>(topic, key, Json.toBytes(doc)));
+            }
+            case "repeated_text" -> { // text (and a title) built to make a backtracking pattern take its worst time
+                ObjectNode doc = Json.mapper().createObjectNode();
+                doc.put("namespace", NS).put("id", gen.path("id").asText()).put("op", "upsert");
+                if (gen.has("title_unit")) {
+                    doc.put(
+                            "title",
+                            gen.path("title_unit")
+                                    .asText()
+                                    .repeat(gen.path("title_times").asInt()));
+                }
+                doc.put(
+                        "text",
+                        gen.path("head").asText()
+                                + gen.path("unit")
+                                        .asText()
+                                        .repeat(gen.path("times").asInt())
+                                + gen.path("tail").asText());
                 out.add(new ProducerRecord<>(topic, key, Json.toBytes(doc)));
             }
             case "twice" -> {

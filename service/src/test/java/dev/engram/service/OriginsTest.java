@@ -2,7 +2,9 @@ package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -129,6 +131,19 @@ class OriginsTest {
         assertThat(Origins.checkedHost("engram.example.com")).isEqualTo("engram.example.com");
         for (String bad : new String[] {"http://x", "x y", "x:80", "-x", ""}) {
             assertThatThrownBy(() -> Origins.checkedHost(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    /** A Host header of colons at the header size limit, which takes a backtracking engine quadratic time. */
+    @Test
+    void hostileHostHeadersAreJudgedInLinearTime() {
+        Origins o = new Origins("localhost", List.of(), List.of());
+        String[] hostile = {
+            "[" + ":".repeat(64 * 1024), "[" + ":".repeat(64 * 1024) + "]x", "1." + "1.".repeat(32 * 1024)
+        };
+        for (String host : hostile) {
+            assertThat(assertTimeoutPreemptively(Duration.ofSeconds(10), () -> o.allowsHost(host)))
+                    .isFalse();
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.engram.stores;
 
+import com.google.re2j.Pattern;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -9,7 +10,6 @@ import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.function.BooleanSupplier;
-import java.util.regex.Pattern;
 
 /**
  * What a mention's description says about which referent it names, in the few parts that tell namesakes apart: the

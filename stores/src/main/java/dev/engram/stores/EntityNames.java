@@ -1,5 +1,6 @@
 package dev.engram.stores;
 
+import com.google.re2j.Pattern;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import java.text.Normalizer;
@@ -9,7 +10,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The forms under which entity names are keyed in the stores: the normalized form (case, diacritics, punctuation,

@@ -4,23 +4,21 @@ import java.text.BreakIterator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Structure-aware chunking: sections by Markdown headings, then paragraphs (blank lines) packed greedily up to a
  * token budget; a paragraph over budget is split at sentence boundaries, and a sentence over budget at word
  * boundaries. Tokens are approximated as words and punctuation marks, which tracks WordPiece counts closely for
  * English prose. Offsets are UTF-16 positions into the original text, so a chunk can always be cited.
+ *
+ * <p>Documents are untrusted: headings, paragraph breaks and tokens are found by plain scans, each character looked
+ * at a bounded number of times, so the time to chunk grows linearly with the text whatever it holds (a heading line
+ * of a million {@code " #"}, say).
  */
 public final class Chunker {
 
     /** One chunk of a document: its text, offsets and the heading path above it. */
     public record Chunk(String text, int start, int end, List<String> headings) {}
-
-    private static final Pattern HEADING = Pattern.compile("^ {0,3}(#{1,6})[ \\t]+(.+?)[ \\t#]*$", Pattern.MULTILINE);
-    private static final Pattern PARAGRAPH_BREAK = Pattern.compile("\\n[ \\t]*\\n\\s*");
-    private static final Pattern TOKEN = Pattern.compile("[\\p{L}\\p{M}\\p{N}_]+|[^\\s\\p{L}\\p{M}\\p{N}_]");
 
     private final int maxTokens;
 
@@ -37,45 +35,158 @@ public final class Chunker {
 
     /** Approximate token count: words and punctuation marks. */
     public static int countTokens(CharSequence text) {
-        Matcher m = TOKEN.matcher(text);
         int n = 0;
-        while (m.find()) {
+        for (int i = skipSpace(text, 0, text.length()); i < text.length(); ) {
+            i = skipSpace(text, tokenEnd(text, i, text.length()), text.length());
             n++;
         }
         return n;
+    }
+
+    /**
+     * Where the token that starts at {@code i} (not a space) ends: a run of letters, marks, digits and underscores, or
+     * any other single code point.
+     */
+    private static int tokenEnd(CharSequence text, int i, int to) {
+        int cp = Character.codePointAt(text, i);
+        int end = i + Character.charCount(cp);
+        if (!wordChar(cp)) {
+            return end;
+        }
+        while (end < to) {
+            cp = Character.codePointAt(text, end);
+            if (!wordChar(cp)) {
+                break;
+            }
+            end += Character.charCount(cp);
+        }
+        return end;
+    }
+
+    private static int skipSpace(CharSequence text, int i, int to) {
+        while (i < to && space(text.charAt(i))) {
+            i++;
+        }
+        return i;
+    }
+
+    /** A letter, mark, number or underscore. */
+    private static boolean wordChar(int cp) {
+        if (cp == '_' || Character.isLetter(cp)) {
+            return true;
+        }
+        int type = Character.getType(cp);
+        return type == Character.NON_SPACING_MARK
+                || type == Character.ENCLOSING_MARK
+                || type == Character.COMBINING_SPACING_MARK
+                || type == Character.DECIMAL_DIGIT_NUMBER
+                || type == Character.LETTER_NUMBER
+                || type == Character.OTHER_NUMBER;
+    }
+
+    /** White space between tokens: space, tab, line feed, vertical tab, form feed, carriage return. */
+    private static boolean space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
+    }
+
+    private static boolean lineBreak(char c) {
+        return c == '\n' || c == '\r' || c == '\u0085' || c == '\u2028' || c == '\u2029';
     }
 
     public List<Chunk> chunk(String text) {
         List<Chunk> out = new ArrayList<>();
         List<String> path = new ArrayList<>();
         int sectionStart = 0;
-        Matcher h = HEADING.matcher(text);
-        while (h.find()) {
-            chunkSection(text, sectionStart, h.start(), List.copyOf(path), out);
-            int level = h.group(1).length();
-            while (path.size() >= level) {
-                path.remove(path.size() - 1);
+        for (int line = 0; line < text.length(); ) {
+            int end = line;
+            while (end < text.length() && !lineBreak(text.charAt(end))) {
+                end++;
             }
-            while (path.size() < level - 1) {
-                path.add("");
+            Heading h = heading(text, line, end);
+            if (h != null) {
+                chunkSection(text, sectionStart, line, List.copyOf(path), out);
+                while (path.size() >= h.level()) {
+                    path.remove(path.size() - 1);
+                }
+                while (path.size() < h.level() - 1) {
+                    path.add("");
+                }
+                path.add(h.title());
+                sectionStart = end;
             }
-            path.add(h.group(2).strip());
-            sectionStart = h.end();
+            line = end + 1;
         }
         chunkSection(text, sectionStart, text.length(), List.copyOf(path), out);
         return out;
     }
 
+    record Heading(int level, String title) {}
+
+    /**
+     * The ATX heading the line {@code [from, to)} holds, or null: up to three spaces, one to six {@code #}, at least
+     * one space or tab, then the title, without the spaces, tabs and {@code #} that close the line (but its first
+     * character).
+     */
+    static Heading heading(String text, int from, int to) {
+        int i = from;
+        while (i < to && i - from < 3 && text.charAt(i) == ' ') {
+            i++;
+        }
+        int hashes = i;
+        while (i < to && i - hashes < 7 && text.charAt(i) == '#') {
+            i++;
+        }
+        int level = i - hashes;
+        if (level < 1 || level > 6) {
+            return null;
+        }
+        int blank = i;
+        while (i < to && (text.charAt(i) == ' ' || text.charAt(i) == '\t')) {
+            i++;
+        }
+        if (i == blank) {
+            return null;
+        }
+        if (i == to) { // only blanks after the marker: the title is one of them
+            return i - blank >= 2 ? new Heading(level, "") : null;
+        }
+        int end = to;
+        while (end > i + 1 && " \t#".indexOf(text.charAt(end - 1)) >= 0) {
+            end--;
+        }
+        return new Heading(level, text.substring(i, end).strip());
+    }
+
     private void chunkSection(String text, int from, int to, List<String> headings, List<Chunk> out) {
         List<int[]> units = new ArrayList<>();
-        Matcher b = PARAGRAPH_BREAK.matcher(text).region(from, to);
         int start = from;
-        while (b.find()) {
-            addParagraph(text, start, b.start(), units);
-            start = b.end();
+        for (int[] b = paragraphBreak(text, from, to); b != null; b = paragraphBreak(text, b[1], to)) {
+            addParagraph(text, start, b[0], units);
+            start = b[1];
         }
         addParagraph(text, start, to, units);
         pack(text, units, headings, out);
+    }
+
+    /**
+     * The first paragraph break in {@code [from, to)} as {start, end}, or null: a line feed, a line of nothing but
+     * spaces and tabs, a line feed, and the white space after it.
+     */
+    static int[] paragraphBreak(String text, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (text.charAt(i) != '\n') {
+                continue;
+            }
+            int j = i + 1;
+            while (j < to && (text.charAt(j) == ' ' || text.charAt(j) == '\t')) {
+                j++;
+            }
+            if (j < to && text.charAt(j) == '\n') {
+                return new int[] {i, skipSpace(text, j + 1, to)};
+            }
+            i = j - 1; // no line feed among the blanks: none starts a break
+        }
+        return null;
     }
 
     /** Adds the paragraph as one unit, or as sentence/word pieces when it is over budget. */
@@ -105,21 +216,22 @@ public final class Chunker {
     }
 
     private void splitWords(String text, int from, int to, List<int[]> units) {
-        Matcher m = TOKEN.matcher(text).region(from, to);
         int pieceStart = -1;
         int pieceEnd = -1;
         int n = 0;
-        while (m.find()) {
+        for (int start = skipSpace(text, from, to); start < to; ) {
+            int end = tokenEnd(text, start, to);
             if (pieceStart < 0) {
-                pieceStart = m.start();
+                pieceStart = start;
             }
             if (n == maxTokens) {
                 units.add(new int[] {pieceStart, pieceEnd});
-                pieceStart = m.start();
+                pieceStart = start;
                 n = 0;
             }
-            pieceEnd = m.end();
+            pieceEnd = end;
             n++;
+            start = skipSpace(text, end, to);
         }
         if (pieceStart >= 0) {
             units.add(new int[] {pieceStart, pieceEnd});

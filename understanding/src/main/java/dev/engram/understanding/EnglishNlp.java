@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -18,6 +19,7 @@ import opennlp.tools.sentdetect.SentenceDetectorME;
 import opennlp.tools.sentdetect.SentenceModel;
 import opennlp.tools.tokenize.TokenizerME;
 import opennlp.tools.tokenize.TokenizerModel;
+import opennlp.tools.tokenize.WhitespaceTokenizer;
 import opennlp.tools.util.Span;
 
 /**
@@ -82,16 +84,64 @@ public final class EnglishNlp {
         }
     }
 
+    /**
+     * The longest run of words tagged at once. The tagger's beam search copies its history at every word, so its time
+     * grows with the square of a sentence's length; a "sentence" of thousands of words (a list, a table, a flood of
+     * quotes) is tagged in windows of this many words, each knowing nothing of the one before.
+     */
+    static final int TAGGED_AT_ONCE = 256;
+
+    /**
+     * The longest run of characters without white space that the tokenizer splits. It weighs every position inside
+     * such a run with the run's prefix and suffix as context, so its time grows with the square of the run's length;
+     * a longer run (a hash, a base64 blob, a hostile document's single "word") stays one token.
+     */
+    static final int SPLIT_AT_MOST = 64;
+
+    private static Span[] tokenize(TokenizerME tokenizer, String sentence) {
+        Span[] runs = WhitespaceTokenizer.INSTANCE.tokenizePos(sentence);
+        boolean longRun = false;
+        for (Span r : runs) {
+            longRun |= r.length() > SPLIT_AT_MOST;
+        }
+        if (!longRun) {
+            return tokenizer.tokenizePos(sentence);
+        }
+        List<Span> out = new ArrayList<>();
+        for (Span r : runs) {
+            if (r.length() > SPLIT_AT_MOST) {
+                out.add(r);
+                continue;
+            }
+            for (Span t : tokenizer.tokenizePos(sentence.substring(r.getStart(), r.getEnd()))) {
+                out.add(new Span(r.getStart() + t.getStart(), r.getStart() + t.getEnd()));
+            }
+        }
+        return out.toArray(Span[]::new);
+    }
+
+    private static String[] tag(POSTaggerME tagger, String[] words) {
+        if (words.length <= TAGGED_AT_ONCE) {
+            return tagger.tag(words);
+        }
+        String[] tags = new String[words.length];
+        for (int from = 0; from < words.length; from += TAGGED_AT_ONCE) {
+            int to = Math.min(words.length, from + TAGGED_AT_ONCE);
+            System.arraycopy(tagger.tag(Arrays.copyOfRange(words, from, to)), 0, tags, from, to - from);
+        }
+        return tags;
+    }
+
     private List<Sentence> analyse(Pipeline p, String text) {
         List<Sentence> out = new ArrayList<>();
         for (Span s : joinAbbreviations(text, p.sentences().sentPosDetect(text))) {
             String sentence = text.substring(s.getStart(), s.getEnd());
-            Span[] spans = p.tokenizer().tokenizePos(sentence);
+            Span[] spans = tokenize(p.tokenizer(), sentence);
             String[] words = new String[spans.length];
             for (int i = 0; i < spans.length; i++) {
                 words[i] = sentence.substring(spans[i].getStart(), spans[i].getEnd());
             }
-            String[] tags = correct(words, p.tagger().tag(words));
+            String[] tags = correct(words, tag(p.tagger(), words));
             List<Token> tokens = new ArrayList<>(spans.length);
             for (int i = 0; i < spans.length; i++) {
                 tokens.add(new Token(

@@ -1,5 +1,7 @@
 package dev.engram.understanding;
 
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
@@ -17,8 +19,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The offline extractor: Universal Dependencies part-of-speech tags (OpenNLP) and rules, deterministic and fast.
@@ -62,8 +62,13 @@ public final class RuleExtractor implements Extractor {
     private static final int MAX_QUOTED = 80;
 
     private static final Pattern NUMERAL = Pattern.compile("\\d[\\d,.]*");
-    /** A year as a subject's aside gives it ("(1432 – 1492)", "(born 11 June 1936)"). */
-    private static final Pattern YEAR = Pattern.compile("(?<!\\d)(?:1\\d{3}|20\\d{2})(?!\\d)");
+    /** A run of digits: a year when it is four of them, 1000-2099 ("(1432 – 1492)", "(born 11 June 1936)"). */
+    private static final Pattern DIGITS = Pattern.compile("\\d+");
+
+    private static final Pattern WORD_BREAKS = Pattern.compile("[\\s-]+");
+    private static final Pattern SPACES = Pattern.compile("\\s+");
+    private static final Pattern MARKS = Pattern.compile("\\p{M}+");
+    private static final Pattern NOT_LETTERS_OR_DIGITS = Pattern.compile("[^\\p{L}\\p{N}]+");
 
     private static final Pattern DEMONYM = Pattern.compile("\\p{Lu}\\p{Ll}+(?:an|ian|ese|ish|ic|i|ch|ss)");
 
@@ -156,11 +161,15 @@ public final class RuleExtractor implements Extractor {
         private final List<Pronoun> pronouns = new ArrayList<>();
         private final List<Draft> facts = new ArrayList<>();
         private final Set<String> honorific = new HashSet<>();
+        /** The title as a whole word, without a closing parenthetical ("Kill or Be Killed (1966 film)"); or null. */
+        private final Pattern titleWord;
 
         Analysis(String text, String title, List<Sentence> sentences) {
             this.text = text;
             this.title = title == null ? "" : title;
             this.sentences = sentences;
+            String titleName = withoutClosingParenthetical(this.title);
+            this.titleWord = titleName.length() >= 2 ? Pattern.compile("\\b" + Pattern.quote(titleName) + "\\b") : null;
         }
 
         Extraction run() {
@@ -189,15 +198,8 @@ public final class RuleExtractor implements Extractor {
             List<Token> tokens = sentence.tokens();
             boolean[] taken = new boolean[tokens.size()];
             String sentenceText = text.substring(sentence.start(), sentence.end());
-            String titleName = title.replaceAll("\\s*\\([^)]*\\)\\s*$", "").strip();
-            if (titleName.length() >= 2) {
-                addPatternMentions(
-                        s,
-                        Pattern.compile("\\b" + Pattern.quote(titleName) + "\\b")
-                                .matcher(sentenceText),
-                        0,
-                        EntityType.OTHER,
-                        taken);
+            if (titleWord != null) {
+                addPatternMentions(s, titleWord.matcher(sentenceText), 0, EntityType.OTHER, taken);
             }
             addPatternMentions(s, DATE.matcher(sentenceText), 0, EntityType.DATE, taken);
             addQuotedMentions(s, sentenceText, taken);
@@ -486,7 +488,7 @@ public final class RuleExtractor implements Extractor {
             if (t.text().equals(".")
                     && i > 0
                     && i + 1 < tokens.size()
-                    && tokens.get(i - 1).text().matches("\\p{Lu}")
+                    && singleCapital(tokens.get(i - 1).text())
                     && capitalized(tokens.get(i + 1))) {
                 return true; // the initial in "Gregory B. Penner"
             }
@@ -877,9 +879,12 @@ public final class RuleExtractor implements Extractor {
         /** The years named by tokens {@code from} to {@code to} (exclusive), in order ("1860–1907" names two). */
         private static void years(List<Token> tokens, int from, int to, Set<String> out) {
             for (int t = from; t < to; t++) {
-                Matcher y = YEAR.matcher(tokens.get(t).text());
+                Matcher y = DIGITS.matcher(tokens.get(t).text());
                 while (y.find()) {
-                    out.add(y.group());
+                    String digits = y.group();
+                    if (digits.length() == 4 && (digits.charAt(0) == '1' || digits.startsWith("20"))) {
+                        out.add(digits);
+                    }
                 }
             }
         }
@@ -1088,7 +1093,7 @@ public final class RuleExtractor implements Extractor {
 
         private static String initials(String name) {
             StringBuilder sb = new StringBuilder();
-            for (String w : name.split("[\\s-]+")) {
+            for (String w : WORD_BREAKS.split(name)) {
                 if (!w.isEmpty() && Character.isUpperCase(w.charAt(0))) {
                     sb.append(w.charAt(0));
                 }
@@ -1181,7 +1186,7 @@ public final class RuleExtractor implements Extractor {
                 return;
             }
             g.description = (g.description + " (" + qualifier + ")").strip();
-            String[] words = qualifier.split("\\s+");
+            String[] words = SPACES.split(qualifier);
             String last = words[words.length - 1];
             if (!last.isEmpty() && Character.isLowerCase(last.codePointAt(0))) {
                 typeByNoun(g, last);
@@ -1769,13 +1774,34 @@ public final class RuleExtractor implements Extractor {
         return t.text().toLowerCase(Locale.ROOT);
     }
 
+    /** One upper-case letter and nothing else ("B" in "Gregory B. Penner"). */
+    private static boolean singleCapital(String text) {
+        return !text.isEmpty()
+                && text.length() == Character.charCount(text.codePointAt(0))
+                && Character.getType(text.codePointAt(0)) == Character.UPPERCASE_LETTER;
+    }
+
+    /**
+     * A title without the parenthetical that closes it and the white space around it: "Kill or Be Killed" of "Kill or
+     * Be Killed (1966 film)". The parenthetical opens at the first {@code (} after the last {@code )} before its own.
+     */
+    static String withoutClosingParenthetical(String title) {
+        String t = title.stripTrailing();
+        if (t.endsWith(")")) {
+            int open = t.indexOf('(', t.lastIndexOf(')', t.length() - 2) + 1);
+            if (open >= 0 && open < t.length() - 1) {
+                t = t.substring(0, open);
+            }
+        }
+        return t.strip();
+    }
+
     /** Case, diacritics and punctuation folded, for grouping mentions of one name. */
     static String normalize(String name) {
-        String s = Normalizer.normalize(name, Normalizer.Form.NFKD)
-                .replaceAll("\\p{M}+", "")
-                .toLowerCase(Locale.ROOT)
-                .replaceAll("[^\\p{L}\\p{N}]+", " ")
-                .strip();
+        String folded = MARKS.matcher(Normalizer.normalize(name, Normalizer.Form.NFKD))
+                .replaceAll("")
+                .toLowerCase(Locale.ROOT);
+        String s = NOT_LETTERS_OR_DIGITS.matcher(folded).replaceAll(" ").strip();
         return s.startsWith("the ") ? s.substring(4) : s;
     }
 }

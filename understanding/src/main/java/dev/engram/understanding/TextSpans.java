@@ -1,13 +1,15 @@
 package dev.engram.understanding;
 
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import dev.engram.schemas.Span;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /** Where names and quotes stand in a passage's text: the spans extractors give as evidence. */
 public final class TextSpans {
+
+    private static final Pattern SPACES = Pattern.compile("\\s+");
 
     private TextSpans() {}
 
@@ -26,25 +28,58 @@ public final class TextSpans {
 
     /** Every occurrence of {@code needle} as a whole word; case-insensitive when there is no exact one. */
     public static List<Span> occurrences(String text, String needle) {
-        List<Span> out =
-                find(text, Pattern.compile("(?<![\\p{L}\\p{N}])" + Pattern.quote(needle) + "(?![\\p{L}\\p{N}])"));
-        if (out.isEmpty()) {
-            out = find(
-                    text,
-                    Pattern.compile(
-                            "(?<![\\p{L}\\p{N}])" + Pattern.quote(needle) + "(?![\\p{L}\\p{N}])",
-                            Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE));
+        List<Span> out = find(text, needle, false);
+        return out.isEmpty() ? find(text, needle, true) : out;
+    }
+
+    /**
+     * The occurrences of {@code needle} in {@code text}, left to right and not overlapping, that no letter or digit
+     * adjoins: at most one comparison of the needle per position of the text.
+     */
+    private static List<Span> find(String text, String needle, boolean ignoreCase) {
+        List<Span> out = new ArrayList<>();
+        int n = needle.length();
+        if (n == 0) {
+            return out;
+        }
+        for (int i = 0; i + n <= text.length(); ) {
+            int at = ignoreCase ? indexOfIgnoringCase(text, needle, i) : text.indexOf(needle, i);
+            if (at < 0) {
+                break;
+            }
+            if (!wordAt(text, at, true) && !wordAt(text, at + n, false)) {
+                out.add(new Span(at, at + n));
+                i = at + n;
+            } else {
+                i = at + 1;
+            }
         }
         return out;
     }
 
-    private static List<Span> find(String text, Pattern p) {
-        List<Span> out = new ArrayList<>();
-        Matcher m = p.matcher(text);
-        while (m.find()) {
-            out.add(new Span(m.start(), m.end()));
+    private static int indexOfIgnoringCase(String text, String needle, int from) {
+        for (int i = from; i + needle.length() <= text.length(); i++) {
+            if (text.regionMatches(true, i, needle, 0, needle.length())) {
+                return i;
+            }
         }
-        return out;
+        return -1;
+    }
+
+    /** Whether a letter or digit stands just before ({@code before}) or at {@code i}. */
+    private static boolean wordAt(String text, int i, boolean before) {
+        if (before ? i == 0 : i >= text.length()) {
+            return false;
+        }
+        int cp = before ? text.codePointBefore(i) : text.codePointAt(i);
+        return Character.isLetter(cp) || isNumber(cp);
+    }
+
+    private static boolean isNumber(int cp) {
+        int type = Character.getType(cp);
+        return type == Character.DECIMAL_DIGIT_NUMBER
+                || type == Character.LETTER_NUMBER
+                || type == Character.OTHER_NUMBER;
     }
 
     /** Where an evidence quote stands in the passage, tolerant of case and whitespace; null if it does not. */
@@ -57,7 +92,7 @@ public final class TextSpans {
         if (exact >= 0) {
             return new Span(exact, exact + q.length());
         }
-        String[] words = q.split("\\s+");
+        String[] words = SPACES.split(q);
         StringBuilder regex = new StringBuilder();
         for (String w : words) {
             if (!regex.isEmpty()) {
@@ -65,8 +100,7 @@ public final class TextSpans {
             }
             regex.append(Pattern.quote(w));
         }
-        Matcher m = Pattern.compile(regex.toString(), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)
-                .matcher(text);
+        Matcher m = Pattern.compile(regex.toString(), Pattern.CASE_INSENSITIVE).matcher(text);
         return m.find() ? new Span(m.start(), m.end()) : null;
     }
 }

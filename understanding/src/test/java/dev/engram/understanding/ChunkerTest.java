@@ -2,8 +2,14 @@ package dev.engram.understanding;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class ChunkerTest {
@@ -85,5 +91,91 @@ class ChunkerTest {
     @Test
     void refusesATinyBudget() {
         assertThatThrownBy(() -> new Chunker(3)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    // The scans that replaced the regular expressions below find what those found, on every string of a small
+    // alphabet that holds their edge cases; the expressions stay here as the specification.
+    private static final Pattern HEADING = Pattern.compile("^ {0,3}(#{1,6})[ \\t]+(.+?)[ \\t#]*$", Pattern.MULTILINE);
+    private static final Pattern PARAGRAPH_BREAK = Pattern.compile("\\n[ \\t]*\\n\\s*");
+    private static final Pattern TOKEN = Pattern.compile("[\\p{L}\\p{M}\\p{N}_]+|[^\\s\\p{L}\\p{M}\\p{N}_]");
+    private static final String ALPHABET = "#  \t\n\n\ra B.\u00e9_1\u0301\u00a0\u2028\u000b\u0085";
+
+    @Test
+    void theScansFindTheHeadingsBreaksAndTokensTheExpressionsDefine() {
+        Random random = new Random(7);
+        for (int round = 0; round < 20_000; round++) {
+            StringBuilder b = new StringBuilder();
+            int length = random.nextInt(24);
+            for (int i = 0; i < length; i++) {
+                b.append(ALPHABET.charAt(random.nextInt(ALPHABET.length())));
+            }
+            if (random.nextBoolean()) {
+                b.insert(0, "#".repeat(1 + random.nextInt(7)));
+            }
+            String text = b.toString();
+
+            int tokens = 0;
+            for (Matcher m = TOKEN.matcher(text); m.find(); ) {
+                tokens++;
+            }
+            assertThat(Chunker.countTokens(text)).as("tokens of %s", text).isEqualTo(tokens);
+
+            List<String> expected = new ArrayList<>();
+            for (Matcher m = HEADING.matcher(text); m.find(); ) {
+                expected.add(m.group(1).length() + ":" + m.group(2).strip() + "@" + m.end());
+            }
+            List<String> actual = new ArrayList<>();
+            for (int line = 0; line < text.length(); ) {
+                int end = line;
+                while (end < text.length() && "\n\r\u0085\u2028\u2029".indexOf(text.charAt(end)) < 0) {
+                    end++;
+                }
+                Chunker.Heading h = Chunker.heading(text, line, end);
+                if (h != null) {
+                    actual.add(h.level() + ":" + h.title() + "@" + end);
+                }
+                line = end + 1;
+            }
+            assertThat(actual).as("headings of %s", text).isEqualTo(expected);
+
+            int from = random.nextInt(text.length() + 1);
+            List<String> breaks = new ArrayList<>();
+            for (Matcher m = PARAGRAPH_BREAK.matcher(text).region(from, text.length()); m.find(); ) {
+                breaks.add(m.start() + "-" + m.end());
+            }
+            List<String> found = new ArrayList<>();
+            for (int[] br = Chunker.paragraphBreak(text, from, text.length());
+                    br != null;
+                    br = Chunker.paragraphBreak(text, br[1], text.length())) {
+                found.add(br[0] + "-" + br[1]);
+            }
+            assertThat(found).as("paragraph breaks of %s from %d", text, from).isEqualTo(breaks);
+        }
+    }
+
+    /**
+     * Documents at the size limit (1 MiB) built to make a backtracking engine take quadratic time or worse: each is
+     * chunked in a bounded time (the limit is a hang detector, two orders of magnitude above the time taken).
+     */
+    @Test
+    void hostileDocumentsAtTheSizeLimitAreChunkedInLinearTime() {
+        int limit = 1 << 20;
+        List<String> hostile = List.of(
+                "#" + " #".repeat(limit / 2 - 1),
+                "# a" + " ".repeat(limit - 4) + "b",
+                "# " + "#\t".repeat(limit / 2 - 1) + "x",
+                "\n" + " ".repeat(limit - 2) + "x",
+                "\n \t".repeat(limit / 3),
+                "x".repeat(limit),
+                "\u0301".repeat(limit));
+        Chunker chunker = new Chunker(256);
+        for (String text : hostile) {
+            List<Chunker.Chunk> chunks = assertTimeoutPreemptively(
+                    Duration.ofSeconds(20),
+                    () -> chunker.chunk(text),
+                    () -> "chunking " + text.substring(0, 8).replace("\n", "\\n") + "…");
+            assertThat(chunks).allSatisfy(c -> assertThat(text.substring(c.start(), c.end()))
+                    .isEqualTo(c.text()));
+        }
     }
 }

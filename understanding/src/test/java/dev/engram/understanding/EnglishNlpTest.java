@@ -116,4 +116,33 @@ class EnglishNlpTest {
         assertThat(s).hasSize(2);
         assertThat(s.get(0).tokens()).extracting(EnglishNlp.Token::text).contains("Op", "70", "score");
     }
+
+    @Test
+    void aRunTooLongToSplitStaysOneTokenAndTheWordsAroundItAreSplitAsAlways() {
+        EnglishNlp nlp = new EnglishNlp();
+        String blob = "x".repeat(EnglishNlp.SPLIT_AT_MOST + 1);
+        String plain = "Ada's notes (1843), however, were read.";
+        List<String> alone = words(nlp.analyse(plain));
+        List<String> beside = words(nlp.analyse(plain.replace("were", blob + " were")));
+        assertThat(beside).contains(blob);
+        beside.remove(blob);
+        assertThat(beside).isEqualTo(alone);
+    }
+
+    @Test
+    void aSentenceOfThousandsOfWordsIsTaggedWordForWord() {
+        EnglishNlp nlp = new EnglishNlp();
+        String text = "Ada wrote notes and " + "tables and ".repeat(EnglishNlp.TAGGED_AT_ONCE * 3) + "letters.";
+        List<EnglishNlp.Sentence> sentences = nlp.analyse(text);
+        assertThat(sentences.stream().mapToInt(s -> s.tokens().size()).sum())
+                .isEqualTo(5 + 2 * EnglishNlp.TAGGED_AT_ONCE * 3 + 1);
+        assertThat(sentences.get(0).tokens())
+                .allSatisfy(t -> assertThat(t.tag()).isNotBlank());
+    }
+
+    private static List<String> words(List<EnglishNlp.Sentence> sentences) {
+        List<String> out = new ArrayList<>();
+        sentences.forEach(s -> s.tokens().forEach(t -> out.add(t.text())));
+        return out;
+    }
 }

@@ -2,6 +2,7 @@ package dev.engram.understanding.agent;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.re2j.Pattern;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
@@ -666,13 +667,15 @@ final class Stage {
         }
     }
 
+    private static final Pattern SPACES = Pattern.compile("\\s+");
+
     static String relationName(String relation) {
-        String r = relation.strip().toLowerCase(Locale.ROOT).replaceAll("\\s+", " ");
+        String r = SPACES.matcher(relation.strip().toLowerCase(Locale.ROOT)).replaceAll(" ");
         return r.length() <= 60 ? r : r.substring(0, 60).strip();
     }
 
     static String key(String s) {
-        return s.strip().toLowerCase(Locale.ROOT).replaceAll("\\s+", " ");
+        return SPACES.matcher(s.strip().toLowerCase(Locale.ROOT)).replaceAll(" ");
     }
 
     private static int number(String id) {

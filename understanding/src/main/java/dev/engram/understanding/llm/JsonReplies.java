@@ -2,8 +2,8 @@ package dev.engram.understanding.llm;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.google.re2j.Pattern;
 import dev.engram.schemas.Json;
-import java.util.regex.Pattern;
 
 /** Reads a model's JSON reply, repairing the usual slips: code fences, prose around the object, trailing commas. */
 final class JsonReplies {
