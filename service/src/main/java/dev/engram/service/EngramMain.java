@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -56,8 +55,8 @@ public final class EngramMain {
         }
         if (command.equals("sink")) {
             try {
-                // the sink serves metrics and health only, never memory: no API keys to check
-                SinkCommand.run(EngramConfig.from(withoutAuth(System.getenv())), out);
+                // the sink's metrics follow ENGRAM_AUTH as the service's do
+                SinkCommand.run(EngramConfig.from(System.getenv()), out);
                 System.exit(0);
             } catch (IllegalArgumentException e) {
                 System.err.println("engram sink: " + e.getMessage());
@@ -186,12 +185,6 @@ public final class EngramMain {
         } catch (IOException e) {
             throw new IllegalStateException("cannot read the demo documents", e);
         }
-    }
-
-    private static Map<String, String> withoutAuth(Map<String, String> env) {
-        Map<String, String> out = new HashMap<>(env);
-        out.put("ENGRAM_AUTH", "disabled");
-        return out;
     }
 
     private static void closeAll(List<AutoCloseable> resources) {

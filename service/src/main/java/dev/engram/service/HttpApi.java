@@ -348,7 +348,7 @@ final class HttpApi implements AutoCloseable {
     }
 
     /** {@code Authorization: Bearer <key>} or {@code X-API-Key: <key>}. */
-    private static String presentedKey(HttpExchange exchange) {
+    static String presentedKey(HttpExchange exchange) {
         String authorization = exchange.getRequestHeaders().getFirst("Authorization");
         if (authorization != null && authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
             return authorization.substring(7).strip();

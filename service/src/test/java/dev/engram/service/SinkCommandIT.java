@@ -24,7 +24,9 @@ class SinkCommandIT {
                 "bad Qdrant address | ENGRAM_BOOTSTRAP_SERVERS=localhost:9092;ENGRAM_QDRANT_URL=http:// |"
                         + " ENGRAM_QDRANT_URL",
                 "bad batch size | ENGRAM_BOOTSTRAP_SERVERS=localhost:9092;ENGRAM_QDRANT_URL=q:6334;"
-                        + "ENGRAM_SINK_BATCH_SIZE=0 | ENGRAM_SINK_BATCH_SIZE"
+                        + "ENGRAM_SINK_BATCH_SIZE=0 | ENGRAM_SINK_BATCH_SIZE",
+                "no keys | ENGRAM_BOOTSTRAP_SERVERS=localhost:9092;ENGRAM_QDRANT_URL=q:6334;ENGRAM_AUTH=required |"
+                        + " ENGRAM_API_KEYS"
             })
     void badSettingsExitWithStatusTwoNamingTheVariable(String name, String settings, String named) throws Exception {
         Map<String, String> env = new HashMap<>();
@@ -32,6 +34,7 @@ class SinkCommandIT {
             String[] parts = kv.split("=", 2);
             env.put(parts[0], parts[1]);
         }
+        env.putIfAbsent("ENGRAM_AUTH", "disabled"); // the sink follows ENGRAM_AUTH as the service does
         env.put("ENGRAM_HTTP_PORT", Integer.toString(ItSupport.freePort()));
         Path log = ServiceProcess.LOGS.resolve("sink-settings-" + name.replace(' ', '-') + ".log");
         Process p = ServiceProcess.launch(env, log, "sink");
