@@ -58,7 +58,9 @@ import org.slf4j.LoggerFactory;
  * <p>A transient failure (connection refused, timeout, unavailable) is retried with backoff, then the partition is
  * paused for a while and tried again — lag grows, nothing is dropped, ingestion and queries go on. A write the store
  * rejects is undone in the other mirror so that both agree without it, and a compensation event tells memory, which
- * repairs it later; a repaired object is reported too.
+ * repairs it later; a repaired object is reported too. A failure that a smaller batch may avoid (a transaction timeout,
+ * a memory limit, a message too large) splits the batch in halves, down to single records; a record that fails so on
+ * its own is rejected like one the store refuses, so no batch holds its partition forever.
  */
 public final class MirrorSink implements Runnable, AutoCloseable {
 
@@ -426,7 +428,6 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     }
 
     private Map<MirrorRecord, String> writeGraph(TopicPartition tp, List<MirrorRecord> records, long next) {
-        Map<MirrorRecord, String> rejected = new LinkedHashMap<>();
         long started = System.nanoTime();
         try {
             long applied = retrying(
@@ -437,36 +438,56 @@ public final class MirrorSink implements Runnable, AutoCloseable {
                     Meters.Sink.NEO4J, Meters.SinkRecordOutcome.APPLIED, (int) Math.min(applied, records.size()));
             meters.sinkRecords(Meters.Sink.NEO4J, Meters.SinkRecordOutcome.SUPERSEDED, (int)
                     Math.max(0, records.size() - applied));
-        } catch (Rejection e) {
+            return Map.of();
+        } catch (Rejection | Paused e) {
+            if (e instanceof Paused && !SinkFailure.smallerMayPass(e.getCause())) {
+                throw e;
+            }
             meters.sinkWrite(Meters.Sink.NEO4J, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
-            // find the records Neo4j refuses, one by one; the position moves past the batch once they are reported
-            long applied = 0;
-            for (MirrorRecord r : records) {
-                try {
-                    applied += retrying(Meters.Sink.NEO4J, () -> graph.apply(List.of(r)));
-                } catch (Rejection one) {
-                    rejected.put(r, SinkFailure.reason(one.getCause()));
-                }
-            }
-            int accepted = records.size() - rejected.size();
-            meters.sinkRecords(Meters.Sink.NEO4J, Meters.SinkRecordOutcome.APPLIED, (int) Math.min(applied, accepted));
-            meters.sinkRecords(
-                    Meters.Sink.NEO4J, Meters.SinkRecordOutcome.SUPERSEDED, (int) Math.max(0, accepted - applied));
-            if (rejected.isEmpty()) {
-                // refused as a batch, accepted one by one: nothing to report
-                retrying(
-                        Meters.Sink.NEO4J,
-                        () -> graph.apply(
-                                List.of(), settings.group(), tp.topic(), tp.partition(), next, vectors == null));
-            }
+        }
+        // find the records Neo4j refuses or cannot take, in halves; the position moves past the batch once they are
+        // reported
+        Map<MirrorRecord, String> rejected = new LinkedHashMap<>();
+        long applied = graphInParts(records, rejected);
+        int accepted = records.size() - rejected.size();
+        meters.sinkRecords(Meters.Sink.NEO4J, Meters.SinkRecordOutcome.APPLIED, (int) Math.min(applied, accepted));
+        meters.sinkRecords(
+                Meters.Sink.NEO4J, Meters.SinkRecordOutcome.SUPERSEDED, (int) Math.max(0, accepted - applied));
+        if (rejected.isEmpty()) {
+            // refused as a batch, accepted in parts: nothing to report
+            retrying(
+                    Meters.Sink.NEO4J,
+                    () -> graph.apply(List.of(), settings.group(), tp.topic(), tp.partition(), next, vectors == null));
         }
         return rejected;
+    }
+
+    /**
+     * Writes {@code records} to the graph without moving a position: at once, else (refused, or failed in a way a
+     * smaller batch may avoid) each half in turn, down to single records, which are rejected with the reason. Records
+     * are whole states at versions, so writing a part again is harmless. Returns how many elements were written.
+     */
+    private long graphInParts(List<MirrorRecord> records, Map<MirrorRecord, String> rejected) {
+        try {
+            return retrying(Meters.Sink.NEO4J, () -> graph.apply(records));
+        } catch (Rejection | Paused e) {
+            if (e instanceof Paused && !SinkFailure.smallerMayPass(e.getCause())) {
+                throw e;
+            }
+            if (records.size() == 1) {
+                rejected.put(records.get(0), SinkFailure.reason(e.getCause()));
+                return 0;
+            }
+            int half = records.size() / 2;
+            return graphInParts(records.subList(0, half), rejected)
+                    + graphInParts(records.subList(half, records.size()), rejected);
+        }
     }
 
     private Map<MirrorRecord, String> writeVectors(List<MirrorRecord> records) {
         long started = System.nanoTime();
         try {
-            Map<MirrorRecord, String> rejected = retrying(Meters.Sink.QDRANT, () -> vectors.apply(records));
+            Map<MirrorRecord, String> rejected = vectorsInParts(records);
             meters.sinkWrite(Meters.Sink.QDRANT, records.size(), true, Duration.ofNanos(System.nanoTime() - started));
             meters.sinkRecords(Meters.Sink.QDRANT, Meters.SinkRecordOutcome.APPLIED, records.size() - rejected.size());
             return rejected;
@@ -476,6 +497,27 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             meters.sinkWrite(Meters.Sink.QDRANT, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
             meters.sinkPause(Meters.Sink.QDRANT);
             throw new Paused(e.getCause());
+        }
+    }
+
+    /**
+     * Writes {@code records} to the vector mirror: at once, else (failed in a way a smaller batch may avoid) each half
+     * in turn, down to single records, which are rejected with the reason. Returns the records the mirror refused.
+     */
+    private Map<MirrorRecord, String> vectorsInParts(List<MirrorRecord> records) {
+        try {
+            return retrying(Meters.Sink.QDRANT, () -> vectors.apply(records));
+        } catch (Paused e) {
+            if (!SinkFailure.smallerMayPass(e.getCause())) {
+                throw e;
+            }
+            if (records.size() == 1) {
+                return Map.of(records.get(0), SinkFailure.reason(e.getCause()));
+            }
+            int half = records.size() / 2;
+            Map<MirrorRecord, String> rejected = new LinkedHashMap<>(vectorsInParts(records.subList(0, half)));
+            rejected.putAll(vectorsInParts(records.subList(half, records.size())));
+            return rejected;
         }
     }
 

@@ -6,6 +6,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.neo4j.driver.exceptions.ClientException;
 import org.neo4j.driver.exceptions.DatabaseException;
+import org.neo4j.driver.exceptions.Neo4jException;
 import org.neo4j.driver.exceptions.RetryableException;
 
 /**
@@ -45,6 +46,27 @@ final class SinkFailure {
             return "Neo.DatabaseError.Statement.ExecutionFailed".equals(d.code());
         }
         return e instanceof Rejected;
+    }
+
+    /**
+     * True when the store could not take the write at its size, so a smaller batch may pass: Neo4j's transaction
+     * timeout or memory limit, a gRPC deadline or a message over the size limit. Transient too: a store that is away
+     * fails otherwise (connection refused, unavailable) and only pauses the sink.
+     */
+    static boolean smallerMayPass(Throwable t) {
+        Throwable e = unwrap(t);
+        if (e instanceof StatusRuntimeException s) {
+            Status.Code code = s.getStatus().getCode();
+            return code == Status.Code.DEADLINE_EXCEEDED || code == Status.Code.RESOURCE_EXHAUSTED;
+        }
+        if (e instanceof Neo4jException n) {
+            String code = n.code() == null ? "" : n.code();
+            return code.startsWith("Neo.ClientError.Transaction.TransactionTimedOut")
+                    || code.equals("Neo.TransientError.General.MemoryPoolOutOfMemoryError")
+                    || code.equals("Neo.TransientError.General.TransactionMemoryLimit")
+                    || code.equals("Neo.TransientError.General.OutOfMemoryError");
+        }
+        return false;
     }
 
     /** A short reason for compensations and logs. */

@@ -59,6 +59,7 @@ import org.junit.jupiter.api.Test;
 class MirrorSinkTest {
 
     private static final String TOPIC = "mirror";
+    private static final int MAX_REQUEST_BYTES = 1 << 20;
     private final TopicPartition tp = new TopicPartition(TOPIC, 0);
     private final String ns = "sink-" + UUID.randomUUID();
     private final String group = "group-" + ns;
@@ -74,7 +75,10 @@ class MirrorSinkTest {
 
     @BeforeEach
     void start() throws IOException {
-        ServerBuilder<?> builder = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create());
+        // Qdrant refuses a request over its size limit (service.max_request_size_mb, 32 MiB by default) as
+        // RESOURCE_EXHAUSTED; the stand-in's limit is smaller, so a test can pass it cheaply
+        ServerBuilder<?> builder = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
+                .maxInboundMessageSize(MAX_REQUEST_BYTES);
         standIn.services().forEach(builder::addService);
         server = builder.build().start();
         qdrant = new QdrantMirror(
@@ -581,5 +585,74 @@ class MirrorSinkTest {
         });
         assertThat(resumedAfterWhatItWrote).isTrue();
         assertThat(again.get(Meters.MIRROR_HISTORY_GAPS).counter().count()).isZero();
+    }
+
+    /**
+     * A batch Qdrant cannot take at its size (a request over its limit) is written in halves; a record too large on its
+     * own is rejected like one Qdrant refuses: compensated and undone in the graph. The partition never stalls.
+     */
+    @Test
+    void aVectorBatchTooLargeForQdrantIsWrittenInPartsAndARecordTooLargeAloneIsRejected() throws Exception {
+        List<MirrorRecord> records = new ArrayList<>();
+        records.add(document(ns, "doc", 1, "T"));
+        for (int i = 0; i < 8; i++) {
+            records.add(passage(ns, "p" + i, "doc", 2, ("passage " + i + " ").repeat(20_000), 4));
+        }
+        MirrorRecord huge = passage(ns, "huge", "doc", 2, "x".repeat(MAX_REQUEST_BYTES + 1000), 4);
+        records.add(5, huge);
+        MockProducer<String, byte[]> p = producer();
+        long end = records.size();
+        Throwable died = runUntil(
+                sink(consumer(records(records.toArray(MirrorRecord[]::new))), p, qdrant),
+                () -> graph.position(group, TOPIC, 0).equals(new Neo4jMirror.Position(end, end)));
+        assertThat(died).isNull();
+        assertThat(graph.position(group, TOPIC, 0)).isEqualTo(new Neo4jMirror.Position(end, end));
+        assertThat(p.history().stream()
+                        .filter(r -> r.topic().equals("compensations"))
+                        .map(r -> Json.fromBytes(r.value(), Compensation.class)))
+                .singleElement()
+                .satisfies(c -> {
+                    assertThat(c.subjectId()).isEqualTo("huge");
+                    assertThat(c.sink()).isEqualTo(Compensation.Sink.QDRANT);
+                    assertThat(c.outcome()).isEqualTo(Compensation.Outcome.COMPENSATED);
+                });
+        assertThat(qdrant.versions(ns).get(VectorKind.PASSAGE)).hasSize(8).doesNotContainKey("huge");
+        assertThat(passagesInGraph())
+                .as("the rejected passage is undone in the graph")
+                .isEqualTo(8);
+    }
+
+    /**
+     * A batch Neo4j cannot take at its size (over its transaction memory limit) is written in halves; a record too
+     * large on its own is rejected like one Neo4j refuses.
+     */
+    @Test
+    void aGraphBatchOverNeo4jsTransactionMemoryIsWrittenInPartsAndARecordOverItAloneIsRejected() throws Exception {
+        {
+            List<MirrorRecord> records = new ArrayList<>();
+            records.add(document(ns, "doc", 1, "T"));
+            for (int i = 0; i < 40; i++) {
+                records.add(passage(ns, "p" + i, "doc", 2, ("passage " + i + " ").repeat(20_000), 4));
+            }
+            // a batch of 8 MB of text, and a passage of 16 MB, over the server's transaction memory on its own
+            records.add(7, passage(ns, "huge", "doc", 2, "x".repeat((int) Neo4jServer.TRANSACTION_MEMORY_BYTES), 4));
+            MockProducer<String, byte[]> p = producer();
+            long end = records.size();
+            Throwable died = runUntil(
+                    sink(consumer(records(records.toArray(MirrorRecord[]::new))), p, null),
+                    () -> graph.position(group, TOPIC, 0).graph() == end);
+            assertThat(died).isNull();
+            assertThat(graph.position(group, TOPIC, 0).graph()).isEqualTo(end);
+            assertThat(p.history().stream()
+                            .filter(r -> r.topic().equals("compensations"))
+                            .map(r -> Json.fromBytes(r.value(), Compensation.class)))
+                    .singleElement()
+                    .satisfies(c -> {
+                        assertThat(c.subjectId()).isEqualTo("huge");
+                        assertThat(c.sink()).isEqualTo(Compensation.Sink.NEO4J);
+                        assertThat(c.reason()).containsIgnoringCase("memory");
+                    });
+            assertThat(passagesInGraph()).isEqualTo(40);
+        }
     }
 }

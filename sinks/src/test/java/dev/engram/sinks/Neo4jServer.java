@@ -52,6 +52,9 @@ public final class Neo4jServer {
         return "bolt://localhost:" + port;
     }
 
+    /** The most memory a transaction may use on this server. */
+    public static final long TRANSACTION_MEMORY_BYTES = 16L << 20;
+
     public synchronized void start() {
         if (dbms != null) {
             return;
@@ -67,6 +70,9 @@ public final class Neo4jServer {
                         GraphDatabaseSettings.pagecache_memory,
                         Long.getLong("engram.neo4j.pagecache.mb", 32) * 1024 * 1024)
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
+                // a transaction may hold this much: the tests write far less, but for the one that shows the sink
+                // splitting a batch Neo4j cannot take at once (production servers set db.memory.transaction.max too)
+                .setConfig(GraphDatabaseSettings.memory_transaction_max_size, TRANSACTION_MEMORY_BYTES)
                 .setConfig(GraphDatabaseSettings.shutdown_transaction_end_timeout, Duration.ofSeconds(1))
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, Duration.ZERO)
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_timeout, Duration.ofSeconds(1))
