@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -121,6 +123,8 @@ public final class Meters {
     public static final String RETRIEVALS = "engram.retrievals";
     /** Documents in memory by namespace and status, for the namespaces this instance owns; a gauge. */
     public static final String DOCUMENTS_BY_STATUS = "engram.documents.status";
+    /** Objects a mirror rejected that memory keeps re-emitting until one takes them, by namespace; a gauge. */
+    public static final String MIRROR_REJECTED = "engram.mirror.rejected.objects";
 
     /** Histogram buckets of request and retrieval latency: enough for p50/p95/p99, few enough per route. */
     private static final Duration[] REQUEST_BUCKETS =
@@ -242,9 +246,16 @@ public final class Meters {
 
     private final MeterRegistry registry;
     private final MultiGauge documentsByStatus;
+    private final MultiGauge mirrorRejected;
+    /** Per memory task, its rejected objects by namespace (a namespace lives on one task). */
+    private final Map<String, Map<String, Long>> rejectedByTask = new ConcurrentHashMap<>();
 
     public Meters(MeterRegistry registry) {
         this.registry = registry;
+        this.mirrorRejected = MultiGauge.builder(MIRROR_REJECTED)
+                .description("Objects a mirror rejected that the repair loop re-emits until a mirror takes them,"
+                        + " by namespace")
+                .register(registry);
         this.documentsByStatus = MultiGauge.builder(DOCUMENTS_BY_STATUS)
                 .description("Documents in memory by namespace and status, for the namespaces this instance owns")
                 .register(registry);
@@ -616,6 +627,23 @@ public final class Meters {
         counts.forEach((namespace, byStatus) -> byStatus.forEach((status, n) -> rows.add(
                 MultiGauge.Row.of(Tags.of("namespace", namespace, "status", status.toLowerCase(Locale.ROOT)), n))));
         documentsByStatus.register(rows, true);
+    }
+
+    /**
+     * Sets the rejected-objects gauge of one memory task ({@code owner}) to these counts by namespace; an empty map
+     * removes the task's namespaces (its partition moved away).
+     */
+    public synchronized void mirrorRejected(String owner, Map<String, Long> byNamespace) {
+        if (byNamespace.isEmpty()) {
+            rejectedByTask.remove(owner);
+        } else {
+            rejectedByTask.put(owner, Map.copyOf(byNamespace));
+        }
+        Map<String, Long> all = new TreeMap<>();
+        rejectedByTask.values().forEach(m -> m.forEach((ns, n) -> all.merge(ns, n, Long::sum)));
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        all.forEach((ns, n) -> rows.add(MultiGauge.Row.of(Tags.of("namespace", ns), n)));
+        mirrorRejected.register(rows, true);
     }
 
     private static Duration[] durations(long... millis) {

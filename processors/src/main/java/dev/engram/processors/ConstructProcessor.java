@@ -28,6 +28,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -68,21 +70,31 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private final Meters meters;
     private final Fault fault;
     private final Duration repairInterval;
+    private final int repairsPerRound;
     /** Parsed entity names, kept across records. */
     private final PairDecider.Names names = new PairDecider.Names();
 
     private ProcessorContext<Void, Emission> context;
     private MemoryStores stores;
     private DeadLetters letters;
+    /** The last compensated object a repair round re-emitted: the next round starts after it. */
+    private String repairCursor;
+    /** Who this task is, in the gauge of rejected objects. */
+    private String owner;
 
     public ConstructProcessor(Meters meters) {
         this(meters, Fault.NONE, REPAIR_INTERVAL);
     }
 
     ConstructProcessor(Meters meters, Fault fault, Duration repairInterval) {
+        this(meters, fault, repairInterval, REPAIRS_PER_ROUND);
+    }
+
+    ConstructProcessor(Meters meters, Fault fault, Duration repairInterval, int repairsPerRound) {
         this.meters = meters;
         this.fault = fault;
         this.repairInterval = repairInterval;
+        this.repairsPerRound = repairsPerRound;
     }
 
     /** The memory step with every store it owns. */
@@ -102,10 +114,15 @@ public final class ConstructProcessor implements Processor<String, Understanding
 
     static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
             Meters meters, Fault fault, Duration repairInterval) {
+        return supplier(meters, fault, repairInterval, REPAIRS_PER_ROUND);
+    }
+
+    static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
+            Meters meters, Fault fault, Duration repairInterval, int repairsPerRound) {
         return new ProcessorSupplier<>() {
             @Override
             public Processor<String, UnderstandingEvent, Void, Emission> get() {
-                return new ConstructProcessor(meters, fault, repairInterval);
+                return new ConstructProcessor(meters, fault, repairInterval, repairsPerRound);
             }
 
             @Override
@@ -126,21 +143,42 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 DeadLetter.Stage.CONSTRUCT,
                 meters,
                 e -> new DeadLetters.Failure(DeadLetter.Cause.ERROR, "memory update failed: " + e));
+        this.owner = context.applicationId() + "/" + context.taskId();
         context.schedule(repairInterval, PunctuationType.WALL_CLOCK_TIME, this::repairCompensated);
     }
 
     /**
      * The repair loop: re-emits objects a mirror rejected, each after its backoff, so that they reach the mirrors once
-     * the cause is fixed (a mirror answers each with {@code repaired} or another compensation).
+     * the cause is fixed (a mirror answers each with {@code repaired} or another compensation). Each round looks at
+     * every rejected object of the task, counts them by namespace for the gauge, and re-emits at most
+     * {@code repairsPerRound} of those that are due, starting after the last one the round before re-emitted: a
+     * namespace whose objects a mirror rejects forever, due or not, never holds up the objects that sort after it.
      */
     private void repairCompensated(long timestamp) {
-        List<String> keys = new ArrayList<>();
+        Instant now = now();
+        Map<String, Long> rejected = new TreeMap<>();
+        List<String> afterCursor = new ArrayList<>();
+        List<String> upToCursor = new ArrayList<>();
         try (KeyValueIterator<String, MirrorEntry> it = stores.compensated().all()) {
-            while (it.hasNext() && keys.size() < REPAIRS_PER_ROUND) {
-                keys.add(it.next().key);
+            while (it.hasNext()) {
+                KeyValue<String, MirrorEntry> kv = it.next();
+                int end = kv.key.indexOf(Keys.SEPARATOR);
+                rejected.merge(end < 0 ? kv.key : kv.key.substring(0, end), 1L, Long::sum);
+                List<String> into =
+                        repairCursor == null || kv.key.compareTo(repairCursor) > 0 ? afterCursor : upToCursor;
+                if (into.size() < repairsPerRound && MirrorFeedbacks.due(kv.value, repairInterval, now)) {
+                    into.add(kv.key);
+                }
             }
         }
+        meters.mirrorRejected(owner, rejected);
+        List<String> keys = new ArrayList<>(afterCursor);
+        keys.addAll(upToCursor);
+        if (keys.size() > repairsPerRound) {
+            keys = keys.subList(0, repairsPerRound);
+        }
         for (String key : keys) {
+            repairCursor = key;
             String[] parts = key.split(String.valueOf(Keys.SEPARATOR), 3);
             MemoryTransaction tx = MemoryTransaction.open(stores, parts[0], this::now);
             List<MirrorRecord> out;
@@ -165,6 +203,13 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 meters.mirrorRecord(Meters.MirrorOp.REPAIR);
                 context.forward(new Record<Void, Emission>(null, new Emission.Mirrored(m), timestamp));
             }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (owner != null) {
+            meters.mirrorRejected(owner, Map.of());
         }
     }
 

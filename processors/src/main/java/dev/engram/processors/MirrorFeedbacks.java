@@ -55,6 +55,15 @@ final class MirrorFeedbacks {
         };
     }
 
+    /** Whether a compensated object's backoff has passed at {@code now}. */
+    static boolean due(MirrorEntry entry, Duration interval, Instant now) {
+        Duration wait = interval.multipliedBy(1L << Math.min(entry.repairs(), 12));
+        if (wait.compareTo(MAX_BACKOFF) > 0) {
+            wait = MAX_BACKOFF;
+        }
+        return !entry.at().plus(wait).isAfter(now);
+    }
+
     /**
      * Re-emits a compensated object when its backoff has passed ({@code interval} doubled per earlier repair, at most
      * {@link #MAX_BACKOFF}); returns the records to emit, none when it is not due or no longer in memory.
@@ -62,15 +71,8 @@ final class MirrorFeedbacks {
     static List<MirrorRecord> repair(MemoryTransaction tx, MirrorRecord.Kind kind, String id, Duration interval) {
         String key = MirrorIds.key(tx.namespace(), kind, id);
         MirrorEntry entry = tx.compensated().get(key);
-        if (entry == null) {
-            return List.of();
-        }
-        Duration wait = interval.multipliedBy(1L << Math.min(entry.repairs(), 12));
-        if (wait.compareTo(MAX_BACKOFF) > 0) {
-            wait = MAX_BACKOFF;
-        }
         Instant now = tx.now();
-        if (entry.at().plus(wait).isAfter(now)) {
+        if (entry == null || !due(entry, interval, now)) {
             return List.of();
         }
         MirrorRecord current = Mirror.current(tx, kind, id);
