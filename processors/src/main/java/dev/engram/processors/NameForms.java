@@ -24,7 +24,6 @@ public final class NameForms {
     /** A roman numeral up to 399 in lower case, or the empty string (which no caller asks about). */
     private static final Pattern ROMAN = Pattern.compile("c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})");
 
-    private static final Pattern NOT_LETTERS = Pattern.compile("[^\\p{L}]");
     /** Tokens that read as roman numerals but are usually names. */
     private static final Set<String> NOT_NUMERALS = Set.of("li", "c", "l", "cc", "lili");
 
@@ -93,7 +92,10 @@ public final class NameForms {
         if (tokens.size() == 1) {
             String t = tokens.get(0);
             if (t.length() >= 2 && t.length() <= 6 && t.chars().allMatch(Character::isLetter)) {
-                String letters = NOT_LETTERS.matcher(written).replaceAll("");
+                String letters = written.codePoints()
+                        .filter(Character::isLetter)
+                        .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
+                        .toString();
                 if (letters.length() == t.length() && letters.chars().allMatch(Character::isUpperCase)) {
                     return t;
                 }

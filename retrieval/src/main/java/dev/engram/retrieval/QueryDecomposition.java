@@ -11,8 +11,13 @@ import java.util.Locale;
  */
 public final class QueryDecomposition {
 
-    private static final Pattern ALTERNATIVES =
-            Pattern.compile("^(.*?)[,:]?\\s*([^,:]+?)\\s+or\\s+([^,:?]+?)\\s*\\??\\s*$", Pattern.DOTALL);
+    /** White space as Java's {@code \s} has it (RE2/J's leaves out the vertical tab). */
+    private static final String SPACE = "[\\t\\n\\x0B\\f\\r ]";
+
+    private static final Pattern ALTERNATIVES = Pattern.compile(
+            "^(.*?)[,:]?" + SPACE + "*([^,:]+?)" + SPACE + "+or" + SPACE + "+([^,:?]+?)" + SPACE + "*\\??" + SPACE
+                    + "*$",
+            Pattern.DOTALL);
     private static final List<String> CUES = List.of(
             "which", "who", "first", "earlier", "later", "older", "younger", "more", "less", "larger", "smaller",
             "longer", "shorter", "higher", "lower", "both", "same", "either", "before", "after", "born", "died");

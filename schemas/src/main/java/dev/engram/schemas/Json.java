@@ -12,11 +12,12 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /** The one JSON mapping of every Engram record: snake_case fields, RFC 3339 times. */
 public final class Json {
@@ -103,17 +104,17 @@ public final class Json {
         } else if (message.contains("getMaxStringLength()")) {
             message = LIMIT.matcher(message).replaceFirst("a string longer than the $1 characters allowed");
         } else {
-            message = message.replaceAll(
-                            "\\s*\\(not recognized as one since Feature '[^']*' not enabled for parser\\)", "")
-                    .replaceAll(", from [^)]*\\)", ")")
-                    .replaceAll("\\s*\\(start marker at \\[Source:[^]]*][^)]*\\)", "")
-                    .replaceAll("\\s*\\[Source:[^]]*]", "")
-                    .replaceAll("\\s*\\(bound as `[^`]*`\\)", "")
-                    .replaceAll(": enable `[^`]*` to allow", "")
-                    .replaceAll("\\s*\\R\\s*", " ")
-                    .strip();
+            for (Map.Entry<Pattern, String> cleanup : CLEANUPS) {
+                message = cleanup.getKey().matcher(message).replaceAll(cleanup.getValue());
+            }
+            message = message.strip();
             // a type named in the message by its class: its simple name
-            message = QUOTED.matcher(message).replaceAll(m -> Matcher.quoteReplacement(simpleName(m.group(1))));
+            Matcher quoted = QUOTED.matcher(message);
+            StringBuilder named = new StringBuilder();
+            while (quoted.find()) {
+                quoted.appendReplacement(named, Matcher.quoteReplacement(simpleName(quoted.group(1))));
+            }
+            message = quoted.appendTail(named).toString();
         }
         if (failure instanceof JsonProcessingException j
                 && j.getLocation() != null
@@ -125,6 +126,23 @@ public final class Json {
     }
 
     private static final Pattern QUOTED = Pattern.compile("`([^`]*)`");
+
+    // Jackson's messages quote the input (a duplicate field's whole name, say): these run in linear time (RE2/J)
+    private static final String SPACE = "[\\t\\n\\x0B\\f\\r ]";
+    /** What a message loses, in order: parser hints, where it was read, line breaks. */
+    private static final List<Map.Entry<Pattern, String>> CLEANUPS = List.of(
+            Map.entry(
+                    Pattern.compile(
+                            SPACE + "*\\(not recognized as one since Feature '[^']*' not enabled for parser\\)"),
+                    ""),
+            Map.entry(Pattern.compile(", from [^)]*\\)"), ")"),
+            Map.entry(Pattern.compile(SPACE + "*\\(start marker at \\[Source:[^]]*][^)]*\\)"), ""),
+            Map.entry(Pattern.compile(SPACE + "*\\[Source:[^]]*]"), ""),
+            Map.entry(Pattern.compile(SPACE + "*\\(bound as `[^`]*`\\)"), ""),
+            Map.entry(Pattern.compile(": enable `[^`]*` to allow"), ""),
+            Map.entry(
+                    Pattern.compile(SPACE + "*(?:\\r\\n|[\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}])" + SPACE + "*"),
+                    " "));
 
     private static String simpleName(String name) {
         return name.substring(Math.max(name.lastIndexOf('.'), name.lastIndexOf('$')) + 1);

@@ -2,10 +2,12 @@ package dev.engram.schemas;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectReader;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -39,6 +41,19 @@ class JsonProblemTest {
         String problem = problem(json);
         assertThat(problem).startsWith(expected);
         assertThat(problem).doesNotContain("`", "com.fasterxml", "Source", "Feature", "bound as", "enable", "parser");
+    }
+
+    /**
+     * Jackson quotes the input in some messages (a duplicate field's whole name, up to 50,000 characters): the message
+     * is tidied in linear time however the quoted part is built (white space that a backtracking cleanup would scan
+     * again from every position).
+     */
+    @Test
+    void aMessageQuotingHugeInputIsTidiedInLinearTime() {
+        String name = " ".repeat(49_000) + "\\n" + " ".repeat(990);
+        String json = "{\"" + name + "\":1,\"" + name + "\":2}";
+        String problem = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> problem(json));
+        assertThat(problem).startsWith("Duplicate field '").doesNotContain("\n");
     }
 
     @Test

@@ -29,7 +29,7 @@ import org.jsoup.select.NodeVisitor;
  */
 final class DocumentFiles {
 
-    private static final Pattern SPACES = Pattern.compile("\\s+");
+    private static final Pattern SPACES = Pattern.compile("[\\t\\n\\x0B\\f\\r ]+");
 
     /** A file's title and text, or the reason it cannot be sent. */
     record Read(String title, String text, String refused) {

@@ -1,6 +1,7 @@
 package dev.engram.stores;
 
 import com.google.re2j.Pattern;
+import dev.engram.schemas.UnicodeText;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -45,7 +46,6 @@ public record DescriptionSense(
     public static final DescriptionSense NONE =
             new DescriptionSense("", new TreeSet<>(), new TreeSet<>(), new TreeSet<>(), Set.of());
 
-    private static final Pattern TOKEN = Pattern.compile("[^\\p{L}\\p{N}]+");
     private static final Pattern YEAR = Pattern.compile("1\\d{3}|20\\d{2}");
     /** Words after which a description stops naming what the referent is and starts saying more about it. */
     private static final Set<String> STOP = Set.of(
@@ -198,7 +198,7 @@ public record DescriptionSense(
 
         void read(String text) {
             int n = 0;
-            for (String t : TOKEN.split(text.strip())) {
+            for (String t : UnicodeText.words(text.strip())) {
                 if (t.isEmpty()) {
                     continue;
                 }

@@ -1,8 +1,8 @@
 package dev.engram.stores;
 
-import com.google.re2j.Pattern;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
+import dev.engram.schemas.UnicodeText;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,10 +17,6 @@ import java.util.Set;
  * under. Writers and readers key names only through these, so both sides always agree.
  */
 public final class EntityNames {
-
-    private static final Pattern MARKS = Pattern.compile("\\p{M}+");
-    private static final Pattern NON_WORD = Pattern.compile("[^\\p{L}\\p{N}]+");
-    private static final Pattern ARTICLE = Pattern.compile("^(the|a|an) ");
 
     private static final Set<String> CORPORATE = Set.of(
             "inc",
@@ -131,11 +127,15 @@ public final class EntityNames {
 
     /** Compatibility decomposition, marks dropped, then as {@link #normalizeAscii}. */
     static String normalizeUnicode(String name) {
-        String s = Normalizer.normalize(name, Normalizer.Form.NFKD);
-        s = MARKS.matcher(s).replaceAll("");
-        s = NON_WORD.matcher(s.toLowerCase(Locale.ROOT)).replaceAll(" ").strip();
-        String without = ARTICLE.matcher(s).replaceFirst("");
-        return without.isEmpty() ? s : without;
+        String s = UnicodeText.withoutMarks(Normalizer.normalize(name, Normalizer.Form.NFKD));
+        s = UnicodeText.spacedWords(s.toLowerCase(Locale.ROOT)).strip();
+        for (String article : ARTICLES) {
+            if (s.startsWith(article)) {
+                String without = s.substring(article.length());
+                return without.isEmpty() ? s : without;
+            }
+        }
+        return s;
     }
 
     /** The type classes that may hold the same referent: unknown ({@code OTHER}) goes with any. */

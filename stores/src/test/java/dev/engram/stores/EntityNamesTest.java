@@ -39,5 +39,8 @@ class EntityNamesTest {
         assertThat(EntityNames.normalize("the  Beatles!")).isEqualTo("beatles");
         assertThat(EntityNames.normalize("An")).isEqualTo("an");
         assertThat(EntityNames.normalize("...")).isEmpty();
+        // scripts newer than some regular-expression engines' tables are letters all the same
+        assertThat(EntityNames.normalize("Sequoyah ᏍᏏᏉᏯ")).isEqualTo("sequoyah ꮝꮟꮙꮿ");
+        assertThat(EntityNames.normalize("𞤀𞤣𞤤𞤢𞤥")).isNotEmpty();
     }
 }

@@ -1,10 +1,12 @@
 package dev.engram.understanding;
 
+import dev.engram.schemas.UnicodeText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -94,9 +96,10 @@ public final class EnglishNlp {
     /**
      * The longest run of characters without white space that the tokenizer splits. It weighs every position inside
      * such a run with the run's prefix and suffix as context, so its time grows with the square of the run's length;
-     * a longer run (a hash, a base64 blob, a hostile document's single "word") stays one token.
+     * a longer run (a URL, a hash, a base64 blob, a hostile document's single "word") is cut only at its ends: the
+     * marks before and after its first and last letter or digit are tokens of their own, the rest is one token.
      */
-    static final int SPLIT_AT_MOST = 64;
+    static final int SPLIT_AT_MOST = 256;
 
     private static Span[] tokenize(TokenizerME tokenizer, String sentence) {
         Span[] runs = WhitespaceTokenizer.INSTANCE.tokenizePos(sentence);
@@ -110,7 +113,7 @@ public final class EnglishNlp {
         List<Span> out = new ArrayList<>();
         for (Span r : runs) {
             if (r.length() > SPLIT_AT_MOST) {
-                out.add(r);
+                peeled(sentence, r.getStart(), r.getEnd(), out);
                 continue;
             }
             for (Span t : tokenizer.tokenizePos(sentence.substring(r.getStart(), r.getEnd()))) {
@@ -118,6 +121,28 @@ public final class EnglishNlp {
             }
         }
         return out.toArray(Span[]::new);
+    }
+
+    /** A long run as tokens: each mark before its first and after its last letter or digit, and what lies between. */
+    private static void peeled(String text, int start, int end, List<Span> out) {
+        int from = start;
+        while (from < end && !UnicodeText.letterOrNumber(text.codePointAt(from))) {
+            int next = from + Character.charCount(text.codePointAt(from));
+            out.add(new Span(from, next));
+            from = next;
+        }
+        int to = end;
+        List<Span> tail = new ArrayList<>();
+        while (to > from && !UnicodeText.letterOrNumber(text.codePointBefore(to))) {
+            int previous = to - Character.charCount(text.codePointBefore(to));
+            tail.add(new Span(previous, to));
+            to = previous;
+        }
+        if (from < to) {
+            out.add(new Span(from, to));
+        }
+        Collections.reverse(tail);
+        out.addAll(tail);
     }
 
     private static String[] tag(POSTaggerME tagger, String[] words) {

@@ -6,6 +6,7 @@ import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Span;
+import dev.engram.schemas.UnicodeText;
 import dev.engram.understanding.EnglishNlp.Sentence;
 import dev.engram.understanding.EnglishNlp.Token;
 import java.text.Normalizer;
@@ -40,8 +41,12 @@ public final class RuleExtractor implements Extractor {
 
     public static final String ID = "embedded-rules/10";
 
+    /** White space as Java's {@code \s} has it (RE2/J's leaves out the vertical tab). */
+    private static final String SPACE = "[\\t\\n\\x0B\\f\\r ]";
+
     /** A place's qualifier after a comma in a title: "Virginia" in "Richmond, Virginia", "D.C.". */
-    private static final Pattern TITLE_PLACE = Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:\\s+\\p{Lu}[\\p{L}.'-]*)*");
+    private static final Pattern TITLE_PLACE =
+            Pattern.compile("\\p{Lu}[\\p{L}.'-]*(?:" + SPACE + "+\\p{Lu}[\\p{L}.'-]*)*");
 
     /** What follows a name and a comma without placing it: "Sammy Davis, Jr.", "Apple, Inc.". */
     private static final Set<String> NOT_PLACES =
@@ -50,9 +55,9 @@ public final class RuleExtractor implements Extractor {
     /** Longer titles are not read for a qualifier. */
     private static final int MAX_TITLE = 200;
 
-    private static final Pattern DATE = Pattern.compile(
-            "\\b(?:(?:\\d{1,2}\\s+)?(?:January|February|March|April|May|"
-                    + "June|July|August|September|October|November|December)\\s+(?:\\d{1,2},?\\s+)?)?(?:1[0-9]{3}|20[0-9]{2})s?\\b");
+    private static final Pattern DATE = Pattern.compile("\\b(?:(?:\\d{1,2}" + SPACE
+            + "+)?(?:January|February|March|April|May|" + "June|July|August|September|October|November|December)"
+            + SPACE + "+(?:\\d{1,2},?" + SPACE + "+)?)?(?:1[0-9]{3}|20[0-9]{2})s?\\b");
     /**
      * A pair of quotes. Every pair is consumed so that quotes pair up in order even where a pair holds lower-case
      * words or the spacing is loose ({@code films" Friday the 13th"( 1980)}); group 1 is what they hold.
@@ -65,10 +70,8 @@ public final class RuleExtractor implements Extractor {
     /** A run of digits: a year when it is four of them, 1000-2099 ("(1432 – 1492)", "(born 11 June 1936)"). */
     private static final Pattern DIGITS = Pattern.compile("\\d+");
 
-    private static final Pattern WORD_BREAKS = Pattern.compile("[\\s-]+");
-    private static final Pattern SPACES = Pattern.compile("\\s+");
-    private static final Pattern MARKS = Pattern.compile("\\p{M}+");
-    private static final Pattern NOT_LETTERS_OR_DIGITS = Pattern.compile("[^\\p{L}\\p{N}]+");
+    private static final Pattern WORD_BREAKS = Pattern.compile("[\\t\\n\\x0B\\f\\r -]+");
+    private static final Pattern SPACES = Pattern.compile(SPACE + "+");
 
     private static final Pattern DEMONYM = Pattern.compile("\\p{Lu}\\p{Ll}+(?:an|ian|ese|ish|ic|i|ch|ss)");
 
@@ -1798,10 +1801,9 @@ public final class RuleExtractor implements Extractor {
 
     /** Case, diacritics and punctuation folded, for grouping mentions of one name. */
     static String normalize(String name) {
-        String folded = MARKS.matcher(Normalizer.normalize(name, Normalizer.Form.NFKD))
-                .replaceAll("")
+        String folded = UnicodeText.withoutMarks(Normalizer.normalize(name, Normalizer.Form.NFKD))
                 .toLowerCase(Locale.ROOT);
-        String s = NOT_LETTERS_OR_DIGITS.matcher(folded).replaceAll(" ").strip();
+        String s = UnicodeText.spacedWords(folded).strip();
         return s.startsWith("the ") ? s.substring(4) : s;
     }
 }

@@ -1,15 +1,11 @@
 package dev.engram.understanding;
 
-import com.google.re2j.Matcher;
-import com.google.re2j.Pattern;
 import dev.engram.schemas.Span;
 import java.util.ArrayList;
 import java.util.List;
 
 /** Where names and quotes stand in a passage's text: the spans extractors give as evidence. */
 public final class TextSpans {
-
-    private static final Pattern SPACES = Pattern.compile("\\s+");
 
     private TextSpans() {}
 
@@ -92,15 +88,51 @@ public final class TextSpans {
         if (exact >= 0) {
             return new Span(exact, exact + q.length());
         }
-        String[] words = SPACES.split(q);
-        StringBuilder regex = new StringBuilder();
-        for (String w : words) {
-            if (!regex.isEmpty()) {
-                regex.append("\\s+");
+        List<String> words = new ArrayList<>();
+        for (int i = 0; i < q.length(); ) {
+            int end = i;
+            while (end < q.length() && !space(q.charAt(end))) {
+                end++;
             }
-            regex.append(Pattern.quote(w));
+            words.add(q.substring(i, end));
+            i = end;
+            while (i < q.length() && space(q.charAt(i))) {
+                i++;
+            }
         }
-        Matcher m = Pattern.compile(regex.toString(), Pattern.CASE_INSENSITIVE).matcher(text);
-        return m.find() ? new Span(m.start(), m.end()) : null;
+        for (int start = 0; start < text.length(); start++) {
+            int end = wordsAt(text, start, words);
+            if (end >= 0) {
+                return new Span(start, end);
+            }
+        }
+        return null;
+    }
+
+    /** Where {@code words} end when they stand at {@code at}, case aside and white space between them; else -1. */
+    private static int wordsAt(String text, int at, List<String> words) {
+        int i = at;
+        for (int k = 0; k < words.size(); k++) {
+            String w = words.get(k);
+            if (!text.regionMatches(true, i, w, 0, w.length())) {
+                return -1;
+            }
+            i += w.length();
+            if (k < words.size() - 1) {
+                int gap = i;
+                while (i < text.length() && space(text.charAt(i))) {
+                    i++;
+                }
+                if (i == gap) {
+                    return -1;
+                }
+            }
+        }
+        return i;
+    }
+
+    /** White space as Java's {@code \s} has it. */
+    private static boolean space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
     }
 }

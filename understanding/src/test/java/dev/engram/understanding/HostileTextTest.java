@@ -75,5 +75,8 @@ class HostileTextTest {
         String quote = "a ".repeat(150);
         assertTimeoutPreemptively(BOUND, () -> TextSpans.locate(" a".repeat(100_000) + "b", quote + "c"));
         assertThat(TextSpans.locate("Ada  Lovelace wrote", "ada lovelace")).isEqualTo(new Span(0, 13));
+        assertThat(TextSpans.locate("Born in İzmir in 1950.", "izmir  in")).isEqualTo(new Span(8, 16));
+        assertThat(TextSpans.locate("a\u000bb", "a b")).isEqualTo(new Span(0, 3));
+        assertThat(TextSpans.locate("ab", "a b")).isNull();
     }
 }

@@ -667,7 +667,7 @@ final class Stage {
         }
     }
 
-    private static final Pattern SPACES = Pattern.compile("\\s+");
+    private static final Pattern SPACES = Pattern.compile("[\\t\\n\\x0B\\f\\r ]+");
 
     static String relationName(String relation) {
         String r = SPACES.matcher(relation.strip().toLowerCase(Locale.ROOT)).replaceAll(" ");

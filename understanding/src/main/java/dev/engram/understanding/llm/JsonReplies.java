@@ -8,8 +8,11 @@ import dev.engram.schemas.Json;
 /** Reads a model's JSON reply, repairing the usual slips: code fences, prose around the object, trailing commas. */
 final class JsonReplies {
 
-    private static final Pattern FENCE = Pattern.compile("^```[a-zA-Z]*\\s*|\\s*```$");
-    private static final Pattern TRAILING_COMMA = Pattern.compile(",\\s*([}\\]])");
+    /** White space as Java's {@code \s} has it (RE2/J's leaves out the vertical tab). */
+    private static final String SPACE = "[\\t\\n\\x0B\\f\\r ]";
+
+    private static final Pattern FENCE = Pattern.compile("^```[a-zA-Z]*" + SPACE + "*|" + SPACE + "*```$");
+    private static final Pattern TRAILING_COMMA = Pattern.compile("," + SPACE + "*([}\\]])");
 
     private JsonReplies() {}
 
