@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * Unicode folding of names and words by the JDK's own character tables, in one pass: what {@code \p{L}}, {@code
- * \p{N}} and {@code \p{M}} mean to {@code java.util.regex}, whatever Unicode version the JDK has, in time linear in the
+ * \p{N}} and {@code \p{M}} mean to the JDK's regular expressions, whatever Unicode version the JDK has, in time linear in the
  * text. Keys of the stores are made with these, so a name keys alike wherever it is folded.
  */
 public final class UnicodeText {
