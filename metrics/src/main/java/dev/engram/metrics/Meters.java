@@ -247,6 +247,10 @@ public final class Meters {
     private final MeterRegistry registry;
     private final MultiGauge documentsByStatus;
     private final MultiGauge mirrorRejected;
+    /** The totals of documents and dead letters: owner (a stream task, or this process) → key → total. */
+    private final Map<String, Map<String, Long>> totals = new ConcurrentHashMap<>();
+    /** The owner of totals counted in memory only. */
+    private static final String IN_MEMORY = "";
     /** Per memory task, its rejected objects by namespace (a namespace lives on one task). */
     private final Map<String, Map<String, Long>> rejectedByTask = new ConcurrentHashMap<>();
 
@@ -261,7 +265,11 @@ public final class Meters {
                 .register(registry);
         // Counters exist from the start at zero, so rates and alerts work before the first event.
         for (DocumentOutcome outcome : DocumentOutcome.values()) {
-            documentCounter(outcome);
+            FunctionCounter.builder(DOCUMENTS, this, m -> m.total(documentsKey(outcome)))
+                    .description("Documents read from the documents topic, by outcome, as committed with the read"
+                            + " step's output (kept in its store: exact across aborted transactions and restarts)")
+                    .tag("outcome", outcome.tag())
+                    .register(registry);
         }
         for (PassageOp op : PassageOp.values()) {
             passageCounter(op);
@@ -340,16 +348,48 @@ public final class Meters {
 
     // ---- read, understand, memory ---------------------------------------------------------------------------------
 
-    public void document(DocumentOutcome outcome) {
-        documentCounter(outcome).increment();
+    /** The key under which a stream step keeps its total of documents with this outcome. */
+    public static String documentsKey(DocumentOutcome outcome) {
+        return DOCUMENTS + "/" + outcome.tag();
+    }
+
+    /** The key under which a stream step keeps its total of dead letters of this stage and cause. */
+    public static String deadLettersKey(DeadLetter.Stage stage, DeadLetter.Cause cause) {
+        return DEAD_LETTERS + "/" + stage.wireName() + "/" + cause.wireName();
+    }
+
+    /**
+     * Publishes a total that {@code owner} (a stream task) keeps in a store of its own and has just written: the
+     * counters of documents and dead letters read these, summed over the owners of this instance.
+     */
+    public void total(String owner, String key, long value) {
+        totals.computeIfAbsent(owner, o -> new ConcurrentHashMap<>()).put(key, value);
+    }
+
+    /** Forgets the totals of {@code owner}: its task closed (they stay in its store, for whoever opens it next). */
+    public void forgetTotals(String owner) {
+        totals.remove(owner);
+    }
+
+    private double total(String key) {
+        double sum = 0;
+        for (Map<String, Long> of : totals.values()) {
+            sum += of.getOrDefault(key, 0L);
+        }
+        return sum;
     }
 
     public void passages(PassageOp op, int n) {
         passageCounter(op).increment(n);
     }
 
+    /**
+     * Counts a dead letter sent outside a stream step's store (the mirror sink, the stream's error handlers): in this
+     * process's memory only.
+     */
     public void deadLetter(DeadLetter.Stage stage, DeadLetter.Cause cause) {
-        deadLetterCounter(stage.wireName(), cause.wireName()).increment();
+        totals.computeIfAbsent(IN_MEMORY, o -> new ConcurrentHashMap<>())
+                .merge(deadLettersKey(stage, cause), 1L, Long::sum);
     }
 
     public void understood(String extractor, Duration took) {
@@ -656,17 +696,15 @@ public final class Meters {
 
     // ---- the meters, one builder each -----------------------------------------------------------------------------
 
-    private Counter documentCounter(DocumentOutcome outcome) {
-        return counter(DOCUMENTS, "Documents read from the documents topic, by outcome", "outcome", outcome.tag());
-    }
-
     private Counter passageCounter(PassageOp op) {
         return counter(PASSAGES, "Passage events emitted by the read step", "op", op.tag());
     }
 
-    private Counter deadLetterCounter(String stage, String cause) {
-        return Counter.builder(DEAD_LETTERS)
-                .description("Records sent to the dead-letter topic")
+    private void deadLetterCounter(String stage, String cause) {
+        String key = DEAD_LETTERS + "/" + stage + "/" + cause;
+        FunctionCounter.builder(DEAD_LETTERS, this, m -> m.total(key))
+                .description("Records sent to the dead-letter topic (those of the stream steps as committed with"
+                        + " their output, kept in their stores)")
                 .tag("stage", stage)
                 .tag("cause", cause)
                 .register(registry);

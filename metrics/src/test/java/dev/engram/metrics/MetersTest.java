@@ -119,7 +119,6 @@ class MetersTest {
 
     @Test
     void eachEnumCountsUnderItsTagValue() {
-        meters.document(Meters.DocumentOutcome.UNKNOWN_DELETE);
         meters.passages(Meters.PassageOp.RETRACT, 3);
         meters.deadLetter(DeadLetter.Stage.READ, DeadLetter.Cause.MALFORMED_JSON);
         meters.rejected(Meters.RejectedKind.FACT);
@@ -128,12 +127,11 @@ class MetersTest {
         meters.resolution(MemoryChange.EntityDecision.Kind.SPLIT);
         meters.extractionCache(true);
 
-        assertThat(count(Meters.DOCUMENTS, "outcome", "unknown_delete")).isEqualTo(1);
         assertThat(count(Meters.PASSAGES, "op", "retract")).isEqualTo(3);
         assertThat(registry.get(Meters.DEAD_LETTERS)
                         .tag("stage", "read")
                         .tag("cause", "malformed_json")
-                        .counter()
+                        .functionCounter()
                         .count())
                 .isEqualTo(1);
         assertThat(count(Meters.REJECTED, "kind", "fact")).isEqualTo(1);
@@ -141,5 +139,37 @@ class MetersTest {
         assertThat(count(Meters.MEMORY_CHANGES, "type", "entity_decision")).isEqualTo(1);
         assertThat(count(Meters.RESOLUTION, "decision", "split")).isEqualTo(1);
         assertThat(count(Meters.EXTRACTION_CACHE, "result", "hit")).isEqualTo(1);
+    }
+
+    /**
+     * Documents and dead letters are the totals the stream tasks keep in their stores, summed over the tasks of this
+     * instance: a task that publishes a total again replaces it (a replayed record does not add), and a task that
+     * closes takes its totals with it.
+     */
+    @Test
+    void documentsAndDeadLettersAreTheTotalsOfTheTasksOfThisInstance() {
+        String upserted = Meters.documentsKey(Meters.DocumentOutcome.UNKNOWN_DELETE);
+        meters.total("app/0_0/read-tally", upserted, 3);
+        meters.total("app/0_1/read-tally", upserted, 2);
+        meters.total("app/0_0/read-tally", upserted, 3); // the same total published again: no change
+        assertThat(registry.get(Meters.DOCUMENTS)
+                        .tag("outcome", "unknown_delete")
+                        .functionCounter()
+                        .count())
+                .isEqualTo(5);
+        meters.forgetTotals("app/0_1/read-tally");
+        assertThat(registry.get(Meters.DOCUMENTS)
+                        .tag("outcome", "unknown_delete")
+                        .functionCounter()
+                        .count())
+                .isEqualTo(3);
+        meters.total(
+                "app/1_0/memory-tally", Meters.deadLettersKey(DeadLetter.Stage.CONSTRUCT, DeadLetter.Cause.ERROR), 4);
+        assertThat(registry.get(Meters.DEAD_LETTERS)
+                        .tag("stage", "construct")
+                        .tag("cause", "error")
+                        .functionCounter()
+                        .count())
+                .isEqualTo(4);
     }
 }

@@ -77,6 +77,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private ProcessorContext<Void, Emission> context;
     private MemoryStores stores;
     private DeadLetters letters;
+    private Tally tally;
     /** The last compensated object a repair round re-emitted: the next round starts after it. */
     private String repairCursor;
     /** Who this task is, in the gauge of rejected objects. */
@@ -129,6 +130,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
             public Set<StoreBuilder<?>> stores() {
                 Set<StoreBuilder<?>> out = new LinkedHashSet<>();
                 StateStores.MEMORY.forEach(spec -> out.add(spec.builder()));
+                out.add(StateStores.MEMORY_TALLY.builder());
                 return out;
             }
         };
@@ -138,10 +140,11 @@ public final class ConstructProcessor implements Processor<String, Understanding
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
         this.stores = MemoryStores.open(context);
+        this.tally = new Tally(context, StateStores.MEMORY_TALLY, meters);
         this.letters = new DeadLetters(
                 context,
                 DeadLetter.Stage.CONSTRUCT,
-                meters,
+                tally,
                 e -> new DeadLetters.Failure(DeadLetter.Cause.ERROR, "memory update failed: " + e));
         this.owner = context.applicationId() + "/" + context.taskId();
         context.schedule(repairInterval, PunctuationType.WALL_CLOCK_TIME, this::repairCompensated);
@@ -210,6 +213,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
     public void close() {
         if (owner != null) {
             meters.mirrorRejected(owner, Map.of());
+        }
+        if (tally != null) {
+            tally.close();
         }
     }
 

@@ -16,7 +16,8 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 
 /**
  * The dead letters of one step: an input the step rejects, or fails on, goes to the dead-letter topic with its cause,
- * its reason and its original key and value, pointing back at where it was read, and is counted by stage and cause.
+ * its reason and its original key and value, pointing back at where it was read, and is counted by stage and cause in
+ * the step's {@link Tally}, with the dead letter's transaction.
  * A {@link StreamsException} is not the input's fault (the task must stop and restart): it is never dead-lettered.
  */
 final class DeadLetters {
@@ -26,20 +27,21 @@ final class DeadLetters {
 
     private final ProcessorContext<Void, Emission> context;
     private final DeadLetter.Stage stage;
-    private final Meters meters;
+    private final Tally tally;
     private final Function<RuntimeException, Failure> classify;
 
     /**
+     * @param tally where the step counts what it dead-letters
      * @param classify the cause and reason of a step's failure
      */
     DeadLetters(
             ProcessorContext<Void, Emission> context,
             DeadLetter.Stage stage,
-            Meters meters,
+            Tally tally,
             Function<RuntimeException, Failure> classify) {
         this.context = context;
         this.stage = stage;
-        this.meters = meters;
+        this.tally = tally;
         this.classify = classify;
     }
 
@@ -92,7 +94,7 @@ final class DeadLetters {
      * (from a punctuation, which has no current record).
      */
     void reject(String topic, int partition, long offset, long timestamp, Failure failure, byte[] key, byte[] value) {
-        meters.deadLetter(stage, failure.cause());
+        tally.add(Meters.deadLettersKey(stage, failure.cause()));
         DeadLetter letter = DeadLetter.of(
                 stage,
                 failure.cause(),

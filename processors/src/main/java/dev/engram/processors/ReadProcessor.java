@@ -42,6 +42,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
     private ProcessorContext<Void, Emission> context;
     private KeyValueStore<String, DocumentState> documents;
     private DeadLetters letters;
+    private Tally tally;
 
     public ReadProcessor(DocumentDecoder decoder, Chunker chunker, Meters meters) {
         this.decoder = decoder;
@@ -60,7 +61,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
 
             @Override
             public Set<StoreBuilder<?>> stores() {
-                return Set.of(StateStores.READ_DOCUMENTS.builder());
+                return Set.of(StateStores.READ_DOCUMENTS.builder(), StateStores.READ_TALLY.builder());
             }
         };
     }
@@ -69,30 +70,38 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
         this.documents = context.getStateStore(StateStores.READ_DOCUMENTS.name());
+        this.tally = new Tally(context, StateStores.READ_TALLY, meters);
         this.letters = new DeadLetters(
                 context,
                 DeadLetter.Stage.READ,
-                meters,
+                tally,
                 e -> new DeadLetters.Failure(DeadLetter.Cause.ERROR, "read failed: " + e));
     }
 
     @Override
     public void process(Record<byte[], byte[]> record) {
-        switch (decoder.decode(record.key(), record.value())) {
-            case DocumentDecoder.Rejected rejected -> {
-                meters.document(Meters.DocumentOutcome.DEAD_LETTERED);
-                letters.reject(record, rejected.cause(), rejected.reason(), record.key(), record.value());
-            }
-            case DocumentDecoder.Accepted accepted -> {
-                // A valid event the step cannot handle must not stop the stream: it is dead-lettered.
-                if (!letters.guard(record, record.key(), record::value, () -> read(record, accepted.event()))) {
-                    meters.document(Meters.DocumentOutcome.DEAD_LETTERED);
-                }
-            }
+        Meters.DocumentOutcome outcome =
+                switch (decoder.decode(record.key(), record.value())) {
+                    case DocumentDecoder.Rejected rejected -> {
+                        letters.reject(record, rejected.cause(), rejected.reason(), record.key(), record.value());
+                        yield Meters.DocumentOutcome.DEAD_LETTERED;
+                    }
+                    // A valid event the step cannot handle must not stop the stream: it is dead-lettered.
+                    case DocumentDecoder.Accepted accepted ->
+                        letters.call(record, record.key(), record::value, () -> read(record, accepted.event()))
+                                .orElse(Meters.DocumentOutcome.DEAD_LETTERED);
+                };
+        tally.add(Meters.documentsKey(outcome)); // one outcome per record, in the record's transaction
+    }
+
+    @Override
+    public void close() {
+        if (tally != null) {
+            tally.close();
         }
     }
 
-    private void read(Record<byte[], byte[]> record, DocumentEvent event) {
+    private Meters.DocumentOutcome read(Record<byte[], byte[]> record, DocumentEvent event) {
         String key = Keys.of(event.namespace(), event.id());
         DocumentState previous = documents.get(key);
         List<PassageRef> before = previous == null || previous.deleted() ? List.of() : previous.passages();
@@ -102,16 +111,15 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 && !previous.deleted()
                 && eventHash(event).equals(previous.eventHash())) {
             // The very event the current version was read from, sent again: nothing to do, no new version.
-            meters.document(Meters.DocumentOutcome.UNCHANGED);
-            return;
+            return Meters.DocumentOutcome.UNCHANGED;
         }
-        switch (event.op()) {
+        return switch (event.op()) {
             case UPSERT -> upsert(record, event, key, before, version);
             case DELETE -> delete(record, event, key, previous, before, version);
-        }
+        };
     }
 
-    private void upsert(
+    private Meters.DocumentOutcome upsert(
             Record<byte[], byte[]> record, DocumentEvent event, String key, List<PassageRef> before, long version) {
         List<Planned> planned = passages(chunker, event);
         List<PassageRef> after = new ArrayList<>(planned.size());
@@ -135,9 +143,9 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         upserts.forEach(u -> forward(record, new Emission.Passage(u)));
         forward(record, new Emission.Understood(manifest(event, version, after, input())));
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, false, after, eventHash(event)));
-        meters.document(Meters.DocumentOutcome.UPSERTED);
         meters.passages(Meters.PassageOp.UPSERT, upserts.size());
         meters.passages(Meters.PassageOp.RETRACT, previousIds.size());
+        return Meters.DocumentOutcome.UPSERTED;
     }
 
     private static PassageEvent.Upsert passage(
@@ -181,7 +189,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         return out;
     }
 
-    private void delete(
+    private Meters.DocumentOutcome delete(
             Record<byte[], byte[]> record,
             DocumentEvent event,
             String key,
@@ -189,8 +197,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
             List<PassageRef> before,
             long version) {
         if (previous == null || previous.deleted()) {
-            meters.document(Meters.DocumentOutcome.UNKNOWN_DELETE);
-            return;
+            return Meters.DocumentOutcome.UNKNOWN_DELETE;
         }
         for (PassageRef p : before) {
             forward(
@@ -200,8 +207,8 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         }
         forward(record, new Emission.Understood(manifest(event, version, List.of(), input())));
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, true, List.of(), null));
-        meters.document(Meters.DocumentOutcome.DELETED);
         meters.passages(Meters.PassageOp.RETRACT, before.size());
+        return Meters.DocumentOutcome.DELETED;
     }
 
     /**

@@ -60,6 +60,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private final UnderstandingWorkers workers;
     private ProcessorContext<Void, Emission> context;
     private ReadOnlyKeyValueStore<String, Extraction> cache;
+    private Tally tally;
     private DeadLetters letters;
 
     // With a remote model only, and touched by the stream thread only (the workers write to a generation's inbox).
@@ -139,6 +140,22 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
      * @param cacheStore name of the global extraction-cache store, or null to extract every time
      * @param scope which passages share a cached extraction (and, while it is made, a call to the model)
      */
+    /** The understand step, understanding each passage as it comes, with the store of its totals. */
+    public static ProcessorSupplier<String, PassageEvent, Void, Emission> supplier(
+            Understander understander, String cacheStore, ExtractionCacheScope scope, Meters meters) {
+        return new ProcessorSupplier<>() {
+            @Override
+            public Processor<String, PassageEvent, Void, Emission> get() {
+                return new UnderstandProcessor(understander, cacheStore, scope, meters);
+            }
+
+            @Override
+            public Set<StoreBuilder<?>> stores() {
+                return Set.of(StateStores.UNDERSTAND_TALLY.builder());
+            }
+        };
+    }
+
     public static ProcessorSupplier<String, PassageEvent, Void, Emission> deferred(
             UnderstandingWorkers workers, String cacheStore, ExtractionCacheScope scope, Meters meters) {
         return new ProcessorSupplier<>() {
@@ -149,7 +166,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
             @Override
             public Set<StoreBuilder<?>> stores() {
-                return Set.of(StateStores.UNDERSTAND_PENDING.builder());
+                return Set.of(StateStores.UNDERSTAND_PENDING.builder(), StateStores.UNDERSTAND_TALLY.builder());
             }
         };
     }
@@ -158,7 +175,8 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
         this.cache = cacheStore == null ? null : context.getStateStore(cacheStore);
-        this.letters = new DeadLetters(context, DeadLetter.Stage.UNDERSTAND, meters, UnderstandProcessor::classify);
+        this.tally = new Tally(context, StateStores.UNDERSTAND_TALLY, meters);
+        this.letters = new DeadLetters(context, DeadLetter.Stage.UNDERSTAND, tally, UnderstandProcessor::classify);
         if (workers != null) {
             pending = context.getStateStore(StateStores.UNDERSTAND_PENDING.name());
             generation = new Generation();
@@ -471,6 +489,9 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
     @Override
     public void close() {
+        if (tally != null) {
+            tally.close();
+        }
         if (workers == null) {
             return;
         }

@@ -133,6 +133,14 @@ class UnderstandProcessorTest {
                 .build();
         cache.init(context.getStateStoreContext(), cache);
         context.addStateStore(cache);
+        KeyValueStore<String, Long> tally = Stores.keyValueStoreBuilder(
+                        Stores.inMemoryKeyValueStore(StateStores.UNDERSTAND_TALLY.name()),
+                        StoreSpec.KEY,
+                        StateStores.UNDERSTAND_TALLY.values())
+                .withLoggingDisabled()
+                .build();
+        tally.init(context.getStateStoreContext(), tally);
+        context.addStateStore(tally);
         context.setRecordMetadata("engram.passages", 0, 7);
     }
 

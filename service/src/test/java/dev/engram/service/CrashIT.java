@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of ingest — at random moments after a batch of documents was sent, so inside a transaction, between the memory
  * step's writes, during restoration, or idle — and started again on the same state directory each time. Its memory
  * ends exactly as that of an instance that was never killed, and its memory changes carry contiguous versions without
- * a duplicate. The moments come from a seed printed with any failure (set {@code -Dengram.crash.seed} to replay one).
+ * a duplicate, and its counters of documents read count each document once. The moments come from a seed printed with any failure (set {@code -Dengram.crash.seed} to replay one).
  */
 @ExtendWith(SharedKafkaBroker.class)
 class CrashIT {
@@ -84,6 +84,13 @@ class CrashIT {
         try {
             ItSupport.awaitVerified(instance.base(), NS, ids);
             assertContiguousVersions(broker, instance.topics());
+            // every document counted once, whatever the kills aborted and replayed, and across the restarts
+            String metrics = ItSupport.get(instance.base() + "/metrics").raw().body();
+            assertThat(metrics)
+                    .as("documents read, as committed")
+                    .containsPattern("(?m)^engram_documents_total\\{outcome=\"upserted\"} " + ids.size() + "\\.0$")
+                    .containsPattern("(?m)^engram_documents_total\\{outcome=\"dead_lettered\"} 0\\.0$")
+                    .containsPattern("(?m)^engram_documents_total\\{outcome=\"unchanged\"} 0\\.0$");
             return digest(instance.base(), ids);
         } finally {
             instance.process().destroy();

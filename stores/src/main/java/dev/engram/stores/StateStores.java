@@ -76,6 +76,12 @@ public final class StateStores {
      */
     public static final StoreSpec<PendingPassage> UNDERSTAND_PENDING =
             new StoreSpec<>("understand-pending", JsonSerde.of(PendingPassage.class));
+    /** Read step: an outcome ("engram.documents/upserted", a dead letter's stage and cause) → how many, committed. */
+    public static final StoreSpec<Long> READ_TALLY = new StoreSpec<>("read-tally", Serdes.Long());
+    /** Understand step: a dead letter's stage and cause → how many, committed. */
+    public static final StoreSpec<Long> UNDERSTAND_TALLY = new StoreSpec<>("understand-tally", Serdes.Long());
+    /** Memory step: a dead letter's stage and cause → how many, committed. */
+    public static final StoreSpec<Long> MEMORY_TALLY = new StoreSpec<>("memory-tally", Serdes.Long());
     /** Understand step (global): "content hash|extractor id" → cached extraction, from the extractions topic. */
     public static final StoreSpec<Extraction> EXTRACTION_CACHE =
             new StoreSpec<>("extraction-cache", JsonSerde.of(Extraction.class));

@@ -168,7 +168,7 @@ public final class EngramTopology {
                 builder.stream(topics.passages().name(), topics.passages().consumed("passages-source"));
         KStream<Void, Emission> understood = workers == null
                 ? passages.process(
-                        () -> new UnderstandProcessor(understander, cacheStore, cacheScope, meters),
+                        UnderstandProcessor.supplier(understander, cacheStore, cacheScope, meters),
                         Named.as("understand"))
                 : passages.process(
                         UnderstandProcessor.deferred(workers, cacheStore, cacheScope, meters), Named.as("understand"));

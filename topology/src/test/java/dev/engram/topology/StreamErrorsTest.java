@@ -113,7 +113,7 @@ class StreamErrorsTest {
                         .get(Meters.DEAD_LETTERS)
                         .tag("stage", "construct")
                         .tag("cause", "error")
-                        .counter()
+                        .functionCounter()
                         .count())
                 .isEqualTo(1);
     }
