@@ -219,6 +219,21 @@ public final class ConstructProcessor implements Processor<String, Understanding
         }
     }
 
+    /** The record as it was read: a command's or a report's own bytes, an understanding as JSON. */
+    private static byte[] original(UnderstandingEvent event) {
+        if (event instanceof UnderstandingEvent.Command c && c.raw() != null) {
+            return c.raw();
+        }
+        if (event instanceof UnderstandingEvent.MirrorFeedback f && f.raw() != null) {
+            return f.raw();
+        }
+        return Json.toBytes(event);
+    }
+
+    private static String abbreviated(String key) {
+        return key == null ? "null" : key.length() > 200 ? key.substring(0, 200) + "…" : key;
+    }
+
     private static MirrorRecord.Kind kindOf(String wireName) {
         return MirrorRecord.Kind.valueOf(wireName.toUpperCase(Locale.ROOT));
     }
@@ -243,6 +258,18 @@ public final class ConstructProcessor implements Processor<String, Understanding
         if (event instanceof UnderstandingEvent.MirrorFeedback f && f.compensation() == null) {
             letters.reject(
                     record, DeadLetter.Cause.BAD_COMPENSATION, "compensation rejected: " + f.error(), key, f.raw());
+            return;
+        }
+        if (!event.namespace().equals(record.key())) {
+            // A namespace's memory lives on the partition its name hashes to: a record keyed otherwise (a command or
+            // a report written by hand, say) would write it on another partition, where its queries never look.
+            letters.reject(
+                    record,
+                    DeadLetter.Cause.KEY_MISMATCH,
+                    "the record's key '" + abbreviated(record.key()) + "' is not the namespace it names, '"
+                            + event.namespace() + "'",
+                    key,
+                    original(event));
             return;
         }
         MemoryTransaction tx = MemoryTransaction.open(stores, event.namespace(), this::now);

@@ -121,9 +121,9 @@ public record DeadLetter(
         /** The value is larger than the configured limit. */
         @JsonProperty("too_large")
         TOO_LARGE(Stage.READ),
-        /** The record key is not the document id. */
+        /** The record key is not the document id (read), or not the namespace the record names (memory step). */
         @JsonProperty("key_mismatch")
-        KEY_MISMATCH(Stage.READ),
+        KEY_MISMATCH(Stage.READ, Stage.CONSTRUCT),
         /** The value is null (a tombstone instead of a delete event). */
         @JsonProperty("null_value")
         NULL_VALUE(Stage.READ),

@@ -39,7 +39,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +50,7 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -483,6 +486,9 @@ public final class EngramService implements AutoCloseable {
                     }
                 }
             }
+            checkPartitions(client, config, topics);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot describe Engram's topics: " + e.getCause(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics", e);
@@ -490,6 +496,44 @@ public final class EngramService implements AutoCloseable {
             throw new IllegalStateException(
                     "timed out creating topics at " + config.kafka().bootstrapServers(), e);
         }
+    }
+
+    /**
+     * Refuses to start when a topic keyed by namespace has another partition count than {@code ENGRAM_PARTITIONS}: a
+     * namespace's memory lives on the partition its name hashes to, so every such topic must hash it alike (a command
+     * or a mirror's report on another partition than the namespace's understandings would never reach its memory),
+     * and their count cannot change under a memory that exists. Topics made earlier with another count are kept, so
+     * the fix is to say that count.
+     */
+    static void checkPartitions(Admin client, EngramConfig config, Topics topics)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        List<String> keyedByNamespace = List.of(
+                topics.understandings().name(),
+                topics.memoryCommands().name(),
+                topics.compensations().name(),
+                topics.memoryChanges().name(),
+                topics.mirror().name());
+        Map<String, TopicDescription> described =
+                client.describeTopics(keyedByNamespace).allTopicNames().get(30, TimeUnit.SECONDS);
+        List<String> wrong = new ArrayList<>();
+        Set<Integer> counts = new TreeSet<>();
+        for (String name : keyedByNamespace) {
+            int n = described.get(name).partitions().size();
+            counts.add(n);
+            if (n != config.kafka().partitions()) {
+                wrong.add(name + " has " + n);
+            }
+        }
+        if (wrong.isEmpty()) {
+            return;
+        }
+        String fix = counts.size() == 1
+                ? "set ENGRAM_PARTITIONS=" + counts.iterator().next() + " (the count the topics were made with)"
+                : "the topics disagree among themselves: start memory afresh (docs/topics.md, a documents topic made"
+                        + " anew) with ENGRAM_PARTITIONS=" + config.kafka().partitions();
+        throw new IllegalStateException("topics keyed by namespace must have ENGRAM_PARTITIONS="
+                + config.kafka().partitions() + " partitions, but " + String.join(", ", wrong)
+                + ": a namespace's memory lives on the partition its name hashes to; " + fix);
     }
 
     /** Where this instance's own API answers it: its bind address, or loopback when it binds every address. */

@@ -279,6 +279,46 @@ class MirrorConvergenceTest {
         }
     }
 
+    /**
+     * A report keyed by another namespace than the one it names would reach the memory of that namespace on another
+     * partition: it is dead-lettered as a key mismatch and changes nothing.
+     */
+    @Test
+    void aReportKeyedByAnotherNamespaceThanItNamesIsDeadLettered() {
+        start(dir.resolve("key-mismatch"));
+        send("wiki", "doc-0", TEXTS.get(1));
+        MirrorRecord passage = drain().stream()
+                .filter(r -> r.kind() == Kind.PASSAGE)
+                .findFirst()
+                .orElseThrow();
+        Compensation c = new Compensation(
+                "wiki",
+                passage.version(),
+                Compensation.Sink.QDRANT,
+                Kind.PASSAGE,
+                "upsert",
+                passage.id(),
+                Compensation.Outcome.COMPENSATED,
+                "wrong dimension",
+                1,
+                Instant.EPOCH);
+        compensations.pipeInput("other", Json.toBytes(c));
+        List<DeadLetter> letters = driver.createOutputTopic(
+                        TOPICS.deadLetters().name(),
+                        TOPICS.deadLetters().keySerde().deserializer(),
+                        TOPICS.deadLetters().valueSerde().deserializer())
+                .readValuesToList();
+        assertThat(letters).singleElement().satisfies(l -> {
+            assertThat(l.cause()).isEqualTo(DeadLetter.Cause.KEY_MISMATCH);
+            assertThat(l.stage()).isEqualTo(DeadLetter.Stage.CONSTRUCT);
+            assertThat(l.reason()).contains("'other'", "'wiki'");
+        });
+        KeyValueStore<String, MirrorEntry> compensated =
+                driver.getKeyValueStore(StateStores.MEMORY_MIRROR_COMPENSATED.name());
+        assertThat(compensated.get(MirrorIds.key("wiki", Kind.PASSAGE, passage.id())))
+                .isNull();
+    }
+
     private void report(MirrorRecord r, Compensation.Outcome outcome, long version) {
         Compensation c = new Compensation(
                 r.namespace(),
