@@ -53,6 +53,7 @@ class MetersTest {
                         "read/invalid_utf8",
                         "read/too_large",
                         "read/key_mismatch",
+                        "construct/key_mismatch",
                         "read/null_value",
                         "read/error",
                         "understand/extractor_error",
