@@ -31,7 +31,99 @@ class DeploymentFilesTest {
 
     @SuppressWarnings("unchecked")
     private static Map<String, Object> yaml(String file) throws IOException {
-        return (Map<String, Object>) new Yaml().load(Files.readString(ROOT.resolve(file)));
+        return (Map<String, Object>) new Yaml().load(interpolated(Files.readString(ROOT.resolve(file))));
+    }
+
+    /** The secrets a user's .env gives compose (the README shows how to make one), here made up for the test. */
+    private static final Map<String, String> DOT_ENV = Map.of(
+            "ENGRAM_API_KEY", "admin-secret-0123456789abcdef",
+            "ENGRAM_METRICS_KEY", "metrics-secret-0123456789abcdef",
+            "NEO4J_PASSWORD", "neo4j-secret-0123456789abcdef",
+            "QDRANT_API_KEY", "qdrant-secret-0123456789abcdef",
+            "GRAFANA_ADMIN_PASSWORD", "grafana-secret-0123456789abcdef");
+
+    private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Z0-9_]+)(:\\?[^}]*)?}");
+
+    /** {@code text} with its {@code ${VAR}} and {@code ${VAR:?message}} replaced as compose does from {@link #DOT_ENV}. */
+    private static String interpolated(String text) {
+        Matcher m = VARIABLE.matcher(text);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String value = DOT_ENV.get(m.group(1));
+            assertThat(value)
+                    .as("${%s} is one of the variables the README's .env gives", m.group(1))
+                    .isNotNull();
+            m.appendReplacement(out, Matcher.quoteReplacement(value));
+        }
+        return m.appendTail(out).toString();
+    }
+
+    /**
+     * Secure by default: ports on 127.0.0.1 only, authentication on, and every key and password from the user's .env,
+     * each required (compose stops with the README's hint when one is missing), none written in the file.
+     */
+    @Test
+    void theComposeStackServesThisMachineOnlyAndTakesEveryKeyAndPasswordFromDotEnv() throws IOException {
+        String raw = Files.readString(ROOT.resolve("docker-compose.yml"));
+        assertThat((Object) new Yaml().load(raw))
+                .as("valid YAML before compose interpolates it")
+                .isNotNull();
+        Set<String> required = new TreeSet<>();
+        Matcher m = VARIABLE.matcher(raw);
+        while (m.find()) {
+            assertThat(m.group(2))
+                    .as("${%s} is required, with a hint", m.group(1))
+                    .startsWith(":?");
+            required.add(m.group(1));
+        }
+        assertThat(required).isEqualTo(new TreeSet<>(DOT_ENV.keySet()));
+        for (String secret : DOT_ENV.values()) {
+            assertThat(raw).doesNotContain(secret);
+        }
+        assertThat(raw).doesNotContain("engram-local").doesNotContain("ENGRAM_AUTH");
+
+        services().forEach((name, s) -> {
+            for (Object port : list(map(s).get("ports"))) {
+                assertThat(port.toString())
+                        .as("%s publishes %s on this machine only", name, port)
+                        .startsWith("127.0.0.1:");
+            }
+        });
+        Map<String, Object> neo4j = map(services().get("neo4j"));
+        assertThat(map(neo4j.get("environment")).get("NEO4J_AUTH")).isEqualTo("neo4j/" + DOT_ENV.get("NEO4J_PASSWORD"));
+        assertThat(map(map(services().get("qdrant")).get("environment")).get("QDRANT__SERVICE__API_KEY"))
+                .isEqualTo(DOT_ENV.get("QDRANT_API_KEY"));
+        for (String name : engramInstances(services())) {
+            Map<String, String> env = new HashMap<>();
+            map(map(services().get(name)).get("environment")).forEach((k, v) -> env.put(k, String.valueOf(v)));
+            EngramConfig config = EngramConfig.from(env);
+            assertThat(config.security().enabled()).as(name + " asks for keys").isTrue();
+            ApiKeys keys = new ApiKeys(config.security().keys());
+            assertThat(keys.authenticate(DOT_ENV.get("ENGRAM_API_KEY"))
+                            .orElseThrow()
+                            .role())
+                    .isEqualTo(ApiKeys.Role.ADMIN);
+            assertThat(keys.authenticate(DOT_ENV.get("ENGRAM_METRICS_KEY"))
+                            .orElseThrow()
+                            .allNamespaces())
+                    .isTrue();
+        }
+        assertThat(map(map(services().get("seed")).get("environment")).get("ENGRAM_API_KEY"))
+                .isEqualTo(DOT_ENV.get("ENGRAM_API_KEY"));
+        // Prometheus scrapes with the metrics key, from a compose secret
+        assertThat(list(map(services().get("prometheus")).get("secrets"))).containsExactly("engram_metrics_key");
+        assertThat(map(map(yaml("docker-compose.yml").get("secrets")).get("engram_metrics_key"))
+                        .get("environment"))
+                .isEqualTo("ENGRAM_METRICS_KEY");
+        Map<String, Object> job = map(
+                list(yaml("prometheus/prometheus.yml").get("scrape_configs")).get(0));
+        assertThat(map(job.get("authorization")).get("credentials_file")).isEqualTo("/run/secrets/engram_metrics_key");
+        // the README makes the .env with every variable, and git never keeps it
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        for (String variable : DOT_ENV.keySet()) {
+            assertThat(readme).as("the README's .env gives " + variable).contains(variable + "=");
+        }
+        assertThat(Files.readAllLines(ROOT.resolve(".gitignore"))).contains(".env");
     }
 
     @SuppressWarnings("unchecked")
