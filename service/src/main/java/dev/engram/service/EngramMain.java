@@ -35,6 +35,7 @@ public final class EngramMain {
     private EngramMain() {}
 
     public static void main(String[] args) {
+        Logs.configure();
         String command = args.length == 0 ? "run" : args[0];
         PrintStream out = System.out;
         if (command.equals("eval")) {
@@ -103,11 +104,15 @@ public final class EngramMain {
         EngramConfig effective = config;
         if (config.kafka().embedded()) {
             Path kafkaDir = config.storage().stateDir().resolveSibling("kafka");
+            Path kafkaLog = kafkaDir.resolveSibling("kafka.log");
+            Logs.brokerTo(kafkaLog);
             EmbeddedKafkaBroker broker =
                     EmbeddedKafkaBroker.start(kafkaDir, config.kafka().embeddedPort(), false);
             resources.add(0, broker);
             effective = config.withBootstrapServers(broker.bootstrapServers());
-            out.printf("engram: embedded Kafka broker at %s (data in %s)%n", broker.bootstrapServers(), kafkaDir);
+            out.printf(
+                    "engram: embedded Kafka broker at %s (data in %s, its log in %s)%n",
+                    broker.bootstrapServers(), kafkaDir, kafkaLog);
         }
         EngramService service = EngramService.start(effective);
         resources.add(0, service);

@@ -74,6 +74,20 @@ class DemoRestartIT {
                 env, ServiceProcess.LOGS.resolve("demo-restart-4.log"), "demo", "/v1/health/ready");
         try {
             assertThat(memoryOnceIngested(fourth.base())).isEqualTo(memory);
+            // the console says what a user must act on: the broker's log, retried producer errors among it, is a file
+            Path brokerLog = home.resolve("kafka.log");
+            assertThat(brokerLog).exists();
+            assertThat(Files.readString(brokerLog)).contains("KafkaRaftServer");
+            for (int i = 1; i <= 4; i++) {
+                assertThat(Files.readAllLines(ServiceProcess.LOGS.resolve("demo-restart-" + i + ".log")))
+                        .as("the console of run %d", i)
+                        .noneMatch(line -> line.contains(" ReplicaManager - ")
+                                || line.contains("CONCURRENT_TRANSACTIONS")
+                                || line.contains("OutOfOrderSequence")
+                                || line.contains(" WARN Sender - ")
+                                || line.contains("DefaultAutoTopicCreationManager"))
+                        .anyMatch(line -> line.contains("its log in " + brokerLog));
+            }
         } finally {
             fourth.process().destroy();
             fourth.process().waitFor(60, TimeUnit.SECONDS);
