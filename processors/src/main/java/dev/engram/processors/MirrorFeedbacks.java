@@ -28,11 +28,18 @@ final class MirrorFeedbacks {
         return switch (c.outcome()) {
             case COMPENSATED -> {
                 // only the version the mirror tried matters: a newer one is on its way already
+                String sink = c.sink().name().toLowerCase(Locale.ROOT);
                 if (entry != null && entry.version() == c.version()) {
-                    MirrorEntry marked =
-                            entry.compensated(c.sink().name().toLowerCase(Locale.ROOT), c.reason(), tx.now());
+                    MirrorEntry marked = entry.compensated(sink, c.reason(), tx.now());
                     tx.mirror().put(key, marked);
                     tx.compensated().put(key, marked);
+                } else if (entry == null
+                        && "delete".equals(c.operation())
+                        && Mirror.current(tx, c.kind(), c.subjectId()) == null) {
+                    // a delete the mirror refused: it still holds the object, which memory no longer does; the
+                    // repair loop sends the delete again until a mirror reports it repaired
+                    tx.compensated()
+                            .put(key, MirrorEntry.at(c.version(), 0, tx.now()).compensated(sink, c.reason(), tx.now()));
                 }
                 yield List.of();
             }
@@ -40,6 +47,11 @@ final class MirrorFeedbacks {
                 if (entry != null && entry.version() == c.version() && entry.compensated()) {
                     tx.mirror().put(key, entry.synced(tx.now()));
                     tx.compensated().delete(key);
+                } else if (entry == null) {
+                    MirrorEntry delete = tx.compensated().get(key);
+                    if (delete != null && delete.version() == c.version()) {
+                        tx.compensated().delete(key);
+                    }
                 }
                 yield List.of();
             }
@@ -66,7 +78,8 @@ final class MirrorFeedbacks {
 
     /**
      * Re-emits a compensated object when its backoff has passed ({@code interval} doubled per earlier repair, at most
-     * {@link #MAX_BACKOFF}); returns the records to emit, none when it is not due or no longer in memory.
+     * {@link #MAX_BACKOFF}): its state, or, for a refused delete, the delete; returns the records to emit, none when
+     * it is not due.
      */
     static List<MirrorRecord> repair(MemoryTransaction tx, MirrorRecord.Kind kind, String id, Duration interval) {
         String key = MirrorIds.key(tx.namespace(), kind, id);
@@ -75,13 +88,14 @@ final class MirrorFeedbacks {
         if (entry == null || !due(entry, interval, now)) {
             return List.of();
         }
-        MirrorRecord current = Mirror.current(tx, kind, id);
-        if (current == null) {
-            tx.compensated().delete(key);
-            return List.of();
-        }
         MirrorEntry retried = entry.repairing(now);
         tx.compensated().put(key, retried);
+        MirrorRecord current = Mirror.current(tx, kind, id);
+        if (current == null || tx.mirror().get(key) == null) {
+            // a refused delete (memory holds no such object): the delete again, at the version refused
+            return List.of(MirrorRecord.delete(tx.namespace(), kind, id, entry.version(), now)
+                    .asRepair());
+        }
         tx.mirror().put(key, retried);
         return List.of(current.asRepair());
     }

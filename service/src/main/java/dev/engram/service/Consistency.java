@@ -51,8 +51,11 @@ final class Consistency {
             List<String> stale,
             List<String> orphaned) {}
 
-    /** The whole comparison of a namespace. */
-    record Report(String namespace, boolean consistent, long drifting, List<Check> checks) {}
+    /**
+     * The whole comparison of a namespace: consistent when no object drifts and no mirror holds an object it rejected
+     * (a rejected object is stale or absent in the mirror that refused it until the repair loop writes it).
+     */
+    record Report(String namespace, boolean consistent, long drifting, long rejected, List<Check> checks) {}
 
     /** What a repair sent to the memory step. */
     record Repair(String namespace, long sent, Report before) {}
@@ -186,7 +189,11 @@ final class Consistency {
         long drifting = checks.stream()
                 .mapToLong(c -> c.missingCount() + c.staleCount() + c.orphanedCount())
                 .sum();
-        return new Report(ns, drifting == 0, drifting, checks);
+        long rejected = entries.values().stream()
+                .flatMap(m -> m.values().stream())
+                .filter(MirrorEntry::compensated)
+                .count();
+        return new Report(ns, drifting == 0 && rejected == 0, drifting, rejected, checks);
     }
 
     /** The (id → version) memory expects a mirror to hold: not compensated, and with the vector when one is asked. */

@@ -143,6 +143,10 @@ class MirrorsIT {
                             r -> r.status() == 200 && compensated(r.body(), "passage") > 0 && drifting(r.body()) == 0)
                     .body();
             assertThat(ItSupport.mirrored(report, "neo4j", "passage")).isEqualTo(5);
+            assertThat(report.path("consistent").asBoolean())
+                    .as("a rejected object leaves the mirrors behind memory: not consistent")
+                    .isFalse();
+            assertThat(report.path("rejected").asLong()).isPositive();
             qdrant.rejectText = null;
             report = ItSupport.awaitResponse(
                             Duration.ofSeconds(60),

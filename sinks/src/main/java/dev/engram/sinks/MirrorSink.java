@@ -597,7 +597,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             Map<MirrorRecord, String> vectorRejected,
             List<Future<RecordMetadata>> sent) {
         for (MirrorRecord r : written) {
-            if (r.repair() && !r.deleted() && !graphRejected.containsKey(r) && !vectorRejected.containsKey(r)) {
+            if (r.repair() && !graphRejected.containsKey(r) && !vectorRejected.containsKey(r)) {
                 Compensation.Sink sink = vectors != null ? Compensation.Sink.QDRANT : Compensation.Sink.NEO4J;
                 sent.add(send(r, sink, Compensation.Outcome.REPAIRED, ""));
                 meters.sinkCompensation(

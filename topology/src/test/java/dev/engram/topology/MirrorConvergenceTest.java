@@ -16,6 +16,7 @@ import dev.engram.stores.MirrorIds;
 import dev.engram.stores.StateStores;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -317,6 +318,55 @@ class MirrorConvergenceTest {
                 driver.getKeyValueStore(StateStores.MEMORY_MIRROR_COMPENSATED.name());
         assertThat(compensated.get(MirrorIds.key("wiki", Kind.PASSAGE, passage.id())))
                 .isNull();
+    }
+
+    /**
+     * A delete a mirror refused leaves the object there, though memory no longer holds it: the repair loop sends the
+     * delete again, at the version refused, until the mirror reports it repaired.
+     */
+    @Test
+    void aDeleteAMirrorRefusedIsSentAgainUntilItIsRepaired() {
+        start(dir.resolve("refused-delete"));
+        send("wiki", "doc-0", TEXTS.get(1));
+        drain();
+        send("wiki", "doc-0", null);
+        MirrorRecord deleted = drain().stream()
+                .filter(r -> r.kind() == Kind.PASSAGE && r.deleted())
+                .findFirst()
+                .orElseThrow();
+        KeyValueStore<String, MirrorEntry> compensated =
+                driver.getKeyValueStore(StateStores.MEMORY_MIRROR_COMPENSATED.name());
+        String key = MirrorIds.key("wiki", Kind.PASSAGE, deleted.id());
+        compensations.pipeInput("wiki", Json.toBytes(feedback(deleted, "delete", Compensation.Outcome.COMPENSATED)));
+        assertThat(compensated.get(key)).isNotNull();
+
+        driver.advanceWallClockTime(Duration.ofMinutes(2));
+        assertThat(drain())
+                .filteredOn(r -> r.id().equals(deleted.id()))
+                .singleElement()
+                .satisfies(r -> {
+                    assertThat(r.deleted()).isTrue();
+                    assertThat(r.repair()).isTrue();
+                    assertThat(r.version()).isEqualTo(deleted.version());
+                });
+        compensations.pipeInput("wiki", Json.toBytes(feedback(deleted, "delete", Compensation.Outcome.REPAIRED)));
+        assertThat(compensated.get(key)).isNull();
+        driver.advanceWallClockTime(Duration.ofMinutes(10));
+        assertThat(drain()).noneMatch(r -> r.id().equals(deleted.id()));
+    }
+
+    private static Compensation feedback(MirrorRecord r, String operation, Compensation.Outcome outcome) {
+        return new Compensation(
+                r.namespace(),
+                r.version(),
+                Compensation.Sink.NEO4J,
+                r.kind(),
+                operation,
+                r.id(),
+                outcome,
+                "refused",
+                1,
+                Instant.EPOCH);
     }
 
     private void report(MirrorRecord r, Compensation.Outcome outcome, long version) {
