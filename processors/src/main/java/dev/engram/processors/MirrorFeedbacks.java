@@ -38,8 +38,11 @@ final class MirrorFeedbacks {
                         && Mirror.current(tx, c.kind(), c.subjectId()) == null) {
                     // a delete the mirror refused: it still holds the object, which memory no longer does; the
                     // repair loop sends the delete again until a mirror reports it repaired
+                    // (refused again: it keeps its count of repairs, so that its backoff keeps growing)
+                    MirrorEntry before = tx.compensated().get(key);
+                    int repairs = before == null ? 0 : before.repairs();
                     tx.compensated()
-                            .put(key, MirrorEntry.at(c.version(), 0, tx.now()).compensated(sink, c.reason(), tx.now()));
+                            .put(key, new MirrorEntry(c.version(), 0, true, sink, c.reason(), repairs, tx.now()));
                 }
                 yield List.of();
             }

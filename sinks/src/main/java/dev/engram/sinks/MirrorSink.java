@@ -59,8 +59,9 @@ import org.slf4j.LoggerFactory;
  * paused for a while and tried again — lag grows, nothing is dropped, ingestion and queries go on. A write the store
  * rejects is undone in the other mirror so that both agree without it, and a compensation event tells memory, which
  * repairs it later; a repaired object is reported too. A failure that a smaller batch may avoid (a transaction timeout,
- * a memory limit, a message too large) splits the batch in halves, down to single records; a record that fails so on
- * its own is rejected like one the store refuses, so no batch holds its partition forever.
+ * a memory limit, a message too large) splits the batch in halves at once, down to single records: a record over the
+ * store's limit on its own is rejected like one the store refuses, so no batch holds its partition forever, while one
+ * that times out on its own means the store stalls, and pauses the partition after one call per halving.
  */
 public final class MirrorSink implements Runnable, AutoCloseable {
 
@@ -430,7 +431,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
     private Map<MirrorRecord, String> writeGraph(TopicPartition tp, List<MirrorRecord> records, long next) {
         long started = System.nanoTime();
         try {
-            long applied = retrying(
+            long applied = splittable(
                     Meters.Sink.NEO4J,
                     () -> graph.apply(records, settings.group(), tp.topic(), tp.partition(), next, vectors == null));
             meters.sinkWrite(Meters.Sink.NEO4J, records.size(), true, Duration.ofNanos(System.nanoTime() - started));
@@ -439,10 +440,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             meters.sinkRecords(Meters.Sink.NEO4J, Meters.SinkRecordOutcome.SUPERSEDED, (int)
                     Math.max(0, records.size() - applied));
             return Map.of();
-        } catch (Rejection | Paused e) {
-            if (e instanceof Paused && !SinkFailure.smallerMayPass(e.getCause())) {
-                throw e;
-            }
+        } catch (Rejection | TooBig e) {
             meters.sinkWrite(Meters.Sink.NEO4J, records.size(), false, Duration.ofNanos(System.nanoTime() - started));
         }
         // find the records Neo4j refuses or cannot take, in halves; the position moves past the batch once they are
@@ -464,17 +462,17 @@ public final class MirrorSink implements Runnable, AutoCloseable {
 
     /**
      * Writes {@code records} to the graph without moving a position: at once, else (refused, or failed in a way a
-     * smaller batch may avoid) each half in turn, down to single records, which are rejected with the reason. Records
-     * are whole states at versions, so writing a part again is harmless. Returns how many elements were written.
+     * smaller batch may avoid) each half in turn, down to single records. A single record Neo4j refuses, or that is
+     * too large for it on its own, is rejected with the reason; one that times out on its own means Neo4j stalls, and
+     * pauses the partition (after at most one call per halving). Records are whole states at versions, so writing a
+     * part again is harmless. Returns how many elements were written.
      */
     private long graphInParts(List<MirrorRecord> records, Map<MirrorRecord, String> rejected) {
         try {
-            return retrying(Meters.Sink.NEO4J, () -> graph.apply(records));
-        } catch (Rejection | Paused e) {
-            if (e instanceof Paused && !SinkFailure.smallerMayPass(e.getCause())) {
-                throw e;
-            }
+            return splittable(Meters.Sink.NEO4J, () -> graph.apply(records));
+        } catch (Rejection | TooBig e) {
             if (records.size() == 1) {
+                rejectAlone(Meters.Sink.NEO4J, e);
                 rejected.put(records.get(0), SinkFailure.reason(e.getCause()));
                 return 0;
             }
@@ -502,16 +500,15 @@ public final class MirrorSink implements Runnable, AutoCloseable {
 
     /**
      * Writes {@code records} to the vector mirror: at once, else (failed in a way a smaller batch may avoid) each half
-     * in turn, down to single records, which are rejected with the reason. Returns the records the mirror refused.
+     * in turn, down to single records, rejected as {@link #graphInParts} rejects them. Returns the records the mirror
+     * refused.
      */
     private Map<MirrorRecord, String> vectorsInParts(List<MirrorRecord> records) {
         try {
-            return retrying(Meters.Sink.QDRANT, () -> vectors.apply(records));
-        } catch (Paused e) {
-            if (!SinkFailure.smallerMayPass(e.getCause())) {
-                throw e;
-            }
+            return splittable(Meters.Sink.QDRANT, () -> vectors.apply(records));
+        } catch (TooBig e) {
             if (records.size() == 1) {
+                rejectAlone(Meters.Sink.QDRANT, e);
                 return Map.of(records.get(0), SinkFailure.reason(e.getCause()));
             }
             int half = records.size() / 2;
@@ -519,6 +516,42 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             rejected.putAll(vectorsInParts(records.subList(half, records.size())));
             return rejected;
         }
+    }
+
+    /**
+     * A single record whose write failed: a refusal, or a failure surely of its size, rejects it; a timeout of one
+     * record says the store stalls, and pauses the partition instead.
+     */
+    private void rejectAlone(Meters.Sink sink, RuntimeException e) {
+        if (e instanceof TooBig && SinkFailure.sizeBound(e.getCause()) != SinkFailure.Size.SURELY) {
+            meters.sinkPause(sink);
+            throw new Paused(e.getCause());
+        }
+    }
+
+    /** A write that failed in a way a smaller batch may avoid: split at once, never retried at the same size. */
+    static final class TooBig extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        TooBig(Throwable cause) {
+            super(cause);
+        }
+    }
+
+    /** Like {@link #retrying}, but a failure a smaller batch may avoid is thrown at once as {@link TooBig}. */
+    private <T> T splittable(Meters.Sink sink, Supplier<T> op) {
+        return retrying(sink, () -> {
+            try {
+                return op.get();
+            } catch (Paused | Rejection | TooBig e) {
+                throw e;
+            } catch (RuntimeException e) {
+                if (SinkFailure.sizeBound(e) != SinkFailure.Size.NONE) {
+                    throw new TooBig(e);
+                }
+                throw e;
+            }
+        });
     }
 
     /** A write the store refused (not worth retrying). */
@@ -536,7 +569,7 @@ public final class MirrorSink implements Runnable, AutoCloseable {
         for (int attempt = 0; ; attempt++) {
             try {
                 return op.get();
-            } catch (Paused | Rejection e) {
+            } catch (Paused | Rejection | TooBig e) {
                 throw e;
             } catch (RuntimeException e) {
                 if (SinkFailure.permanent(e)) {

@@ -48,25 +48,39 @@ final class SinkFailure {
         return e instanceof Rejected;
     }
 
-    /**
-     * True when the store could not take the write at its size, so a smaller batch may pass: Neo4j's transaction
-     * timeout or memory limit, a gRPC deadline or a message over the size limit. Transient too: a store that is away
-     * fails otherwise (connection refused, unavailable) and only pauses the sink.
-     */
-    static boolean smallerMayPass(Throwable t) {
+    /** Whether a failure depends on the size of the write. */
+    enum Size {
+        /** No: a smaller write fails alike. */
+        NONE,
+        /** Surely: the write is over a limit of the store (a request over Qdrant's size, a transaction's memory). */
+        SURELY,
+        /** Perhaps: a deadline or a transaction timeout, which a smaller write may meet, or a stalled store may not. */
+        MAYBE
+    }
+
+    /** How a failure depends on the size of the write that failed. */
+    static Size sizeBound(Throwable t) {
         Throwable e = unwrap(t);
         if (e instanceof StatusRuntimeException s) {
-            Status.Code code = s.getStatus().getCode();
-            return code == Status.Code.DEADLINE_EXCEEDED || code == Status.Code.RESOURCE_EXHAUSTED;
+            return switch (s.getStatus().getCode()) {
+                case RESOURCE_EXHAUSTED -> Size.SURELY;
+                case DEADLINE_EXCEEDED -> Size.MAYBE;
+                default -> Size.NONE;
+            };
         }
         if (e instanceof Neo4jException n) {
             String code = n.code() == null ? "" : n.code();
-            return code.startsWith("Neo.ClientError.Transaction.TransactionTimedOut")
-                    || code.equals("Neo.TransientError.General.MemoryPoolOutOfMemoryError")
-                    || code.equals("Neo.TransientError.General.TransactionMemoryLimit")
-                    || code.equals("Neo.TransientError.General.OutOfMemoryError");
+            String message = n.getMessage() == null ? "" : n.getMessage();
+            if (message.contains("db.memory.transaction.max threshold")
+                    || code.equals("Neo.TransientError.General.TransactionMemoryLimit")) {
+                return Size.SURELY; // this transaction's own limit
+            }
+            if (code.startsWith("Neo.ClientError.Transaction.TransactionTimedOut")
+                    || code.equals("Neo.TransientError.General.MemoryPoolOutOfMemoryError")) {
+                return Size.MAYBE; // a pool shared with other transactions, or a timeout
+            }
         }
-        return false;
+        return Size.NONE;
     }
 
     /** A short reason for compensations and logs. */
