@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -19,6 +20,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -248,9 +251,11 @@ public final class Meters {
     private final MultiGauge documentsByStatus;
     private final MultiGauge mirrorRejected;
     /** The totals of documents and dead letters: owner (a stream task, or this process) → key → total. */
-    private final Map<String, Map<String, Long>> totals = new ConcurrentHashMap<>();
-    /** The owner of totals counted in memory only. */
-    private static final String IN_MEMORY = "";
+    private final Map<String, Map<String, AtomicLong>> totals = new ConcurrentHashMap<>();
+    /** The counters of each owner's totals, taken away with it. */
+    private final Map<String, List<Meter>> totalMeters = new ConcurrentHashMap<>();
+    /** The owner of totals counted in this process's memory only (the mirror sink, the stream's error handlers). */
+    private static final String IN_MEMORY = "process";
     /** Per memory task, its rejected objects by namespace (a namespace lives on one task). */
     private final Map<String, Map<String, Long>> rejectedByTask = new ConcurrentHashMap<>();
 
@@ -265,11 +270,7 @@ public final class Meters {
                 .register(registry);
         // Counters exist from the start at zero, so rates and alerts work before the first event.
         for (DocumentOutcome outcome : DocumentOutcome.values()) {
-            FunctionCounter.builder(DOCUMENTS, this, m -> m.total(documentsKey(outcome)))
-                    .description("Documents read from the documents topic, by outcome, as committed with the read"
-                            + " step's output (kept in its store: exact across aborted transactions and restarts)")
-                    .tag("outcome", outcome.tag())
-                    .register(registry);
+            series(IN_MEMORY, documentsKey(outcome));
         }
         for (PassageOp op : PassageOp.values()) {
             passageCounter(op);
@@ -359,24 +360,48 @@ public final class Meters {
     }
 
     /**
-     * Publishes a total that {@code owner} (a stream task) keeps in a store of its own and has just written: the
-     * counters of documents and dead letters read these, summed over the owners of this instance.
+     * Publishes a total that {@code owner} (a stream task: its id and store) keeps in a store of its own and has just
+     * written. Each owner's totals are series of their own (tag {@code task}): a task's series only grows while the
+     * task lives on this instance, and a task that moves starts a new series on the instance it moves to, which
+     * Prometheus counts from there; summed over tasks and instances, the totals are exact.
      */
     public void total(String owner, String key, long value) {
-        totals.computeIfAbsent(owner, o -> new ConcurrentHashMap<>()).put(key, value);
+        series(owner, key).set(value);
     }
 
-    /** Forgets the totals of {@code owner}: its task closed (they stay in its store, for whoever opens it next). */
+    /** Takes the series of {@code owner} away: its task closed here (its totals stay in its store). */
     public void forgetTotals(String owner) {
-        totals.remove(owner);
+        Map<String, AtomicLong> gone = totals.remove(owner);
+        List<Meter> meters = totalMeters.remove(owner);
+        if (meters != null) {
+            meters.forEach(registry::remove);
+        }
+        if (gone != null) {
+            gone.clear();
+        }
     }
 
-    private double total(String key) {
-        double sum = 0;
-        for (Map<String, Long> of : totals.values()) {
-            sum += of.getOrDefault(key, 0L);
-        }
-        return sum;
+    /** The total of {@code owner} under {@code key}, registered as a counter the first time. */
+    private AtomicLong series(String owner, String key) {
+        return totals.computeIfAbsent(owner, o -> new ConcurrentHashMap<>()).computeIfAbsent(key, k -> {
+            AtomicLong value = new AtomicLong();
+            String[] parts = k.split("/");
+            FunctionCounter.Builder<AtomicLong> b = parts[0].equals(DOCUMENTS)
+                    ? FunctionCounter.builder(DOCUMENTS, value, AtomicLong::get)
+                            .description("Documents read from the documents topic, by outcome, as committed with"
+                                    + " the read step's output (kept in its store per task)")
+                            .tag("outcome", parts[1])
+                    : FunctionCounter.builder(DEAD_LETTERS, value, AtomicLong::get)
+                            .description("Records sent to the dead-letter topic (those of the stream steps as"
+                                    + " committed with their output, kept in their stores per task)")
+                            .tag("stage", parts[1])
+                            .tag("cause", parts[2]);
+            Meter m = b.tag("task", owner).register(registry);
+            totalMeters
+                    .computeIfAbsent(owner, o -> new CopyOnWriteArrayList<>())
+                    .add(m);
+            return value;
+        });
     }
 
     public void passages(PassageOp op, int n) {
@@ -388,8 +413,7 @@ public final class Meters {
      * process's memory only.
      */
     public void deadLetter(DeadLetter.Stage stage, DeadLetter.Cause cause) {
-        totals.computeIfAbsent(IN_MEMORY, o -> new ConcurrentHashMap<>())
-                .merge(deadLettersKey(stage, cause), 1L, Long::sum);
+        series(IN_MEMORY, deadLettersKey(stage, cause)).incrementAndGet();
     }
 
     public void understood(String extractor, Duration took) {
@@ -701,13 +725,7 @@ public final class Meters {
     }
 
     private void deadLetterCounter(String stage, String cause) {
-        String key = DEAD_LETTERS + "/" + stage + "/" + cause;
-        FunctionCounter.builder(DEAD_LETTERS, this, m -> m.total(key))
-                .description("Records sent to the dead-letter topic (those of the stream steps as committed with"
-                        + " their output, kept in their stores)")
-                .tag("stage", stage)
-                .tag("cause", cause)
-                .register(registry);
+        series(IN_MEMORY, DEAD_LETTERS + "/" + stage + "/" + cause);
     }
 
     private Counter cacheCounter(CacheResult result) {

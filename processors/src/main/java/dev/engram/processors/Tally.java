@@ -21,7 +21,7 @@ final class Tally {
 
     Tally(ProcessorContext<?, ?> context, StoreSpec<Long> spec, Meters meters) {
         this.store = context.getStateStore(spec.name());
-        this.owner = context.applicationId() + "/" + context.taskId() + "/" + spec.name();
+        this.owner = context.taskId() + "/" + spec.name(); // unique in the process: each step has its store
         this.meters = meters;
         try (KeyValueIterator<String, Long> it = store.all()) {
             while (it.hasNext()) {
