@@ -57,6 +57,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
@@ -513,8 +514,19 @@ public final class EngramService implements AutoCloseable {
                 topics.compensations().name(),
                 topics.memoryChanges().name(),
                 topics.mirror().name());
-        Map<String, TopicDescription> described =
-                client.describeTopics(keyedByNamespace).allTopicNames().get(30, TimeUnit.SECONDS);
+        Map<String, TopicDescription> described = null;
+        for (int attempt = 0; described == null; attempt++) {
+            try {
+                described =
+                        client.describeTopics(keyedByNamespace).allTopicNames().get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                // topics made a moment ago: a broker whose metadata lags may not know them yet
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || attempt >= 20) {
+                    throw e;
+                }
+                TimeUnit.MILLISECONDS.sleep(250);
+            }
+        }
         List<String> wrong = new ArrayList<>();
         Set<Integer> counts = new TreeSet<>();
         for (String name : keyedByNamespace) {

@@ -18,7 +18,8 @@ import java.util.logging.Logger;
  * what a user must act on: Engram's own information, the libraries' warnings and errors. The embedded broker's log,
  * and the warnings of Kafka's producer about errors it retries by itself under transactions ({@code
  * CONCURRENT_TRANSACTIONS}, {@code OutOfOrderSequenceException} after a restart), go to a file beside the broker's
- * data; only their errors reach the console too.
+ * data: all of the broker's (it logs the producers' retried errors as errors), and the producer's warnings; the
+ * producer's errors reach the console too.
  */
 final class Logs {
 
@@ -48,8 +49,14 @@ final class Logs {
 
     private Logs() {}
 
-    /** The console's configuration, from {@code engram-logging.properties}. */
+    /**
+     * The console's configuration, from {@code engram-logging.properties}; an operator's own file (the system property
+     * {@code java.util.logging.config.file}) wins.
+     */
     static void configure() {
+        if (System.getProperty("java.util.logging.config.file") != null) {
+            return;
+        }
         try (InputStream in = Logs.class.getResourceAsStream("/engram-logging.properties")) {
             if (in != null) {
                 LogManager.getLogManager().readConfiguration(in);
@@ -73,7 +80,7 @@ final class Logs {
             errors.setFormatter(new LogFormat());
             errors.setLevel(Level.SEVERE);
             for (String name : BROKER) {
-                route(name, Level.INFO, toFile, null);
+                route(name, Level.INFO, toFile, null); // its errors too: retried sequence errors after a restart
             }
             for (String name : RETRYING) {
                 route(name, Level.WARNING, toFile, errors);
