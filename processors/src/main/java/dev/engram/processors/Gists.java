@@ -2,6 +2,7 @@ package dev.engram.processors;
 
 import dev.engram.retrieval.EigenThemes;
 import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.UnicodeText;
 import dev.engram.stores.DocumentGist;
 import dev.engram.stores.Keys;
 import dev.engram.stores.StoredPassage;
@@ -223,20 +224,17 @@ public final class Gists {
     static int firstSentenceEnd(String text) {
         for (int i = 1; i < text.length(); i++) {
             char before = text.charAt(i - 1);
-            if ((before != '.' && before != '!' && before != '?') || !space(text.charAt(i))) {
+            if ((before != '.' && before != '!' && before != '?') || !UnicodeText.space(text.charAt(i))) {
                 continue;
             }
             int j = i;
-            while (j < text.length() && space(text.charAt(j))) {
+            while (j < text.length() && UnicodeText.space(text.charAt(j))) {
                 j++;
             }
             if (j < text.length()) {
                 int next = text.codePointAt(j);
-                int type = Character.getType(next);
-                if (type == Character.UPPERCASE_LETTER
-                        || type == Character.DECIMAL_DIGIT_NUMBER
-                        || type == Character.LETTER_NUMBER
-                        || type == Character.OTHER_NUMBER
+                if (Character.getType(next) == Character.UPPERCASE_LETTER
+                        || UnicodeText.number(next)
                         || next == '"'
                         || next == '“') {
                     return i;
@@ -245,10 +243,6 @@ public final class Gists {
             i = j - 1; // what lies between was white space: no sentence ends there
         }
         return text.length();
-    }
-
-    private static boolean space(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
     }
 
     /** The first sentence of a memory, at most a few hundred characters. */

@@ -14,13 +14,20 @@ public final class UnicodeText {
 
     /** A letter ({@code \p{L}}) or a number ({@code \p{N}}). */
     public static boolean letterOrNumber(int cp) {
-        if (Character.isLetter(cp)) {
-            return true;
-        }
+        return Character.isLetter(cp) || number(cp);
+    }
+
+    /** A number ({@code \p{N}}): a digit, a letter number, another number. */
+    public static boolean number(int cp) {
         int type = Character.getType(cp);
         return type == Character.DECIMAL_DIGIT_NUMBER
                 || type == Character.LETTER_NUMBER
                 || type == Character.OTHER_NUMBER;
+    }
+
+    /** White space as the JDK's {@code \s} has it: space, tab, line feed, vertical tab, form feed, carriage return. */
+    public static boolean space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
     }
 
     /** A combining mark ({@code \p{M}}). */

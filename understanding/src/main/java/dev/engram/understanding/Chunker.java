@@ -1,5 +1,6 @@
 package dev.engram.understanding;
 
+import dev.engram.schemas.UnicodeText;
 import java.text.BreakIterator;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,7 +65,7 @@ public final class Chunker {
     }
 
     private static int skipSpace(CharSequence text, int i, int to) {
-        while (i < to && space(text.charAt(i))) {
+        while (i < to && UnicodeText.space(text.charAt(i))) {
             i++;
         }
         return i;
@@ -72,21 +73,7 @@ public final class Chunker {
 
     /** A letter, mark, number or underscore. */
     private static boolean wordChar(int cp) {
-        if (cp == '_' || Character.isLetter(cp)) {
-            return true;
-        }
-        int type = Character.getType(cp);
-        return type == Character.NON_SPACING_MARK
-                || type == Character.ENCLOSING_MARK
-                || type == Character.COMBINING_SPACING_MARK
-                || type == Character.DECIMAL_DIGIT_NUMBER
-                || type == Character.LETTER_NUMBER
-                || type == Character.OTHER_NUMBER;
-    }
-
-    /** White space between tokens: space, tab, line feed, vertical tab, form feed, carriage return. */
-    private static boolean space(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
+        return cp == '_' || UnicodeText.letterOrNumber(cp) || UnicodeText.mark(cp);
     }
 
     private static boolean lineBreak(char c) {

@@ -1,6 +1,7 @@
 package dev.engram.understanding;
 
 import dev.engram.schemas.Span;
+import dev.engram.schemas.UnicodeText;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -68,14 +69,7 @@ public final class TextSpans {
             return false;
         }
         int cp = before ? text.codePointBefore(i) : text.codePointAt(i);
-        return Character.isLetter(cp) || isNumber(cp);
-    }
-
-    private static boolean isNumber(int cp) {
-        int type = Character.getType(cp);
-        return type == Character.DECIMAL_DIGIT_NUMBER
-                || type == Character.LETTER_NUMBER
-                || type == Character.OTHER_NUMBER;
+        return UnicodeText.letterOrNumber(cp);
     }
 
     /** Where an evidence quote stands in the passage, tolerant of case and whitespace; null if it does not. */
@@ -91,12 +85,12 @@ public final class TextSpans {
         List<String> words = new ArrayList<>();
         for (int i = 0; i < q.length(); ) {
             int end = i;
-            while (end < q.length() && !space(q.charAt(end))) {
+            while (end < q.length() && !UnicodeText.space(q.charAt(end))) {
                 end++;
             }
             words.add(q.substring(i, end));
             i = end;
-            while (i < q.length() && space(q.charAt(i))) {
+            while (i < q.length() && UnicodeText.space(q.charAt(i))) {
                 i++;
             }
         }
@@ -120,7 +114,7 @@ public final class TextSpans {
             i += w.length();
             if (k < words.size() - 1) {
                 int gap = i;
-                while (i < text.length() && space(text.charAt(i))) {
+                while (i < text.length() && UnicodeText.space(text.charAt(i))) {
                     i++;
                 }
                 if (i == gap) {
@@ -129,10 +123,5 @@ public final class TextSpans {
             }
         }
         return i;
-    }
-
-    /** White space as Java's {@code \s} has it. */
-    private static boolean space(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
     }
 }
