@@ -2,6 +2,8 @@ package dev.engram.processors;
 
 import dev.engram.metrics.Meters;
 import dev.engram.stores.StoreSpec;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -18,6 +20,8 @@ final class Tally {
     private final KeyValueStore<String, Long> store;
     private final String owner;
     private final Meters meters;
+    /** The store's totals, read once when the task opens: only this task writes them. */
+    private final Map<String, Long> totals = new HashMap<>();
 
     Tally(ProcessorContext<?, ?> context, StoreSpec<Long> spec, Meters meters) {
         this.store = context.getStateStore(spec.name());
@@ -26,6 +30,7 @@ final class Tally {
         try (KeyValueIterator<String, Long> it = store.all()) {
             while (it.hasNext()) {
                 KeyValue<String, Long> kv = it.next();
+                totals.put(kv.key, kv.value);
                 meters.total(owner, kv.key, kv.value);
             }
         }
@@ -33,8 +38,7 @@ final class Tally {
 
     /** One more under {@code key}. */
     void add(String key) {
-        Long now = store.get(key);
-        long total = (now == null ? 0 : now) + 1;
+        long total = totals.merge(key, 1L, Long::sum);
         store.put(key, total);
         meters.total(owner, key, total);
     }
