@@ -623,6 +623,37 @@ class MirrorSinkTest {
     }
 
     /**
+     * A vector store that stops answering (every write runs into its deadline) is no batch too large: the sink splits
+     * the batch, finds that one record times out too, and pauses the partition, rejecting and undoing nothing.
+     */
+    @Test
+    void aVectorStoreThatStallsPausesThePartitionAndRejectsNothing() throws Exception {
+        List<byte[]> values = records(
+                document(ns, "doc", 1, "T"),
+                passage(ns, "p1", "doc", 2, "one", 4),
+                passage(ns, "p2", "doc", 2, "two", 4),
+                passage(ns, "p3", "doc", 2, "three", 4));
+        standIn.holdUpserts = true;
+        MockProducer<String, byte[]> p = producer();
+        MirrorSink sink = sink(consumer(values), p, qdrant);
+        Throwable died;
+        try {
+            died = runUntil(sink, sink::paused);
+        } finally {
+            standIn.holdUpserts = false;
+        }
+        assertThat(died).isNull();
+        assertThat(standIn.held.get()).as("the batch, a half, then one record").isGreaterThanOrEqualTo(2);
+        assertThat(p.history())
+                .filteredOn(r -> r.topic().equals("compensations"))
+                .isEmpty();
+        assertThat(graph.position(group, TOPIC, 0).vectors())
+                .as("the vector position stays")
+                .isLessThan(4);
+        assertThat(passagesInGraph()).as("nothing undone in the graph").isEqualTo(3);
+    }
+
+    /**
      * A batch Neo4j cannot take at its size (over its transaction memory limit) is written in halves; a record too
      * large on its own is rejected like one Neo4j refuses.
      */
