@@ -5,6 +5,7 @@ import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Understanding;
 import dev.engram.understanding.Understander;
+import dev.engram.understanding.llm.FairPermits;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -130,7 +131,9 @@ public final class UnderstandingWorkers implements AutoCloseable {
      */
     boolean submit(PassageEvent.Upsert passage, String cacheKey, Extraction cached, Consumer<Outcome> done) {
         try {
-            executor.execute(() -> done.accept(understand(passage, cacheKey, cached)));
+            // the model calls take the passage's namespace's fair share of the client's permits
+            executor.execute(() ->
+                    done.accept(FairPermits.as(passage.namespace(), () -> understand(passage, cacheKey, cached))));
             return true;
         } catch (RejectedExecutionException e) {
             return false;

@@ -18,6 +18,7 @@ import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import dev.engram.understanding.Embedder;
 import dev.engram.understanding.llm.Answerer;
+import dev.engram.understanding.llm.FairPermits;
 import dev.engram.understanding.llm.LlmException;
 import java.time.Clock;
 import java.time.Duration;
@@ -431,6 +432,12 @@ public final class QueryService {
      */
     public Responses.Retrieved retrieve(
             String ns, String query, String modeName, int topK, Map<String, Double> overrides) {
+        // the model calls a mode makes (decomposition, agents) take the namespace's fair share of the LLM
+        return FairPermits.as(ns, () -> retrieveAs(ns, query, modeName, topK, overrides));
+    }
+
+    private Responses.Retrieved retrieveAs(
+            String ns, String query, String modeName, int topK, Map<String, Double> overrides) {
         long t0 = System.nanoTime();
         Retrieval.Mode mode;
         Retrieval.Params params;
@@ -524,7 +531,7 @@ public final class QueryService {
         }
         Answerer.Answer a;
         try {
-            a = llm.answerer().answer(query, evidence);
+            a = FairPermits.as(ns, () -> llm.answerer().answer(query, evidence));
         } catch (LlmException e) {
             throw QueryException.upstreamFailed("the LLM could not answer: " + e.getMessage());
         }

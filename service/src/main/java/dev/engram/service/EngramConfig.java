@@ -183,6 +183,7 @@ public record EngramConfig(
             String advertisedHost,
             int advertisedPort,
             int maxInFlight,
+            int maxInFlightPerNamespace,
             List<String> allowedOrigins,
             List<String> allowedHosts,
             int managementPort) {
@@ -360,12 +361,18 @@ public record EngramConfig(
                 env.name("ENGRAM_INSTANCE_ID", embedded ? "embedded" : null, "[A-Za-z0-9._-]+"),
                 env.kafkaClientProperties());
         int port = env.integer("ENGRAM_HTTP_PORT", 8080, 0, 65535);
+        int maxInFlight = env.integer("ENGRAM_HTTP_MAX_IN_FLIGHT", 256, 1, 100_000);
         Http http = new Http(
                 env.string("ENGRAM_HTTP_HOST", "0.0.0.0"),
                 port,
                 env.string("ENGRAM_ADVERTISED_HOST", "localhost"),
                 env.integer("ENGRAM_ADVERTISED_PORT", port, 0, 65535),
-                env.integer("ENGRAM_HTTP_MAX_IN_FLIGHT", 256, 1, 100_000),
+                maxInFlight,
+                env.integer(
+                        "ENGRAM_HTTP_MAX_IN_FLIGHT_PER_NAMESPACE",
+                        RequestSlots.defaultShare(maxInFlight),
+                        1,
+                        maxInFlight),
                 checkedList(
                         env.string("ENGRAM_HTTP_ALLOWED_ORIGINS", ""), "ENGRAM_HTTP_ALLOWED_ORIGINS", Origins::checked),
                 checkedList(

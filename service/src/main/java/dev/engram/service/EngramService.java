@@ -275,6 +275,7 @@ public final class EngramService implements AutoCloseable {
                 keys,
                 origins,
                 config.http().maxInFlight(),
+                config.http().maxInFlightPerNamespace(),
                 meters);
         // health checks and metrics on a port of their own too, with connections of their own: clients that hold
         // every connection of the API's port do not make a liveness probe fail
@@ -289,6 +290,7 @@ public final class EngramService implements AutoCloseable {
                             keys,
                             origins,
                             config.http().maxInFlight(),
+                            config.http().maxInFlightPerNamespace(),
                             meters);
         } catch (IOException | RuntimeException e) {
             http.close(); // the API's port is not left open by a service that did not start

@@ -167,7 +167,7 @@ final class HttpApi implements AutoCloseable {
     private final NamespaceRouter router;
     private final ApiKeys keys;
     private final Origins origins;
-    private final Semaphore inFlight;
+    private final RequestSlots inFlight;
     private final Semaphore bodyBytes = new Semaphore(BODY_BUDGET_BYTES);
     private final Meters meters;
 
@@ -175,6 +175,7 @@ final class HttpApi implements AutoCloseable {
      * @param keys the API keys requests must carry, or null to serve without authentication
      * @param origins the web pages whose requests may change something (see {@link Origins})
      * @param maxInFlight requests served at once; more are refused with 429 (health checks are always answered)
+     * @param maxInFlightPerNamespace of those, requests of one namespace at once; more are refused with 429
      */
     HttpApi(
             InetSocketAddress bind,
@@ -183,6 +184,7 @@ final class HttpApi implements AutoCloseable {
             ApiKeys keys,
             Origins origins,
             int maxInFlight,
+            int maxInFlightPerNamespace,
             Meters meters)
             throws IOException {
         for (Route r : table) {
@@ -196,7 +198,7 @@ final class HttpApi implements AutoCloseable {
         this.router = router;
         this.keys = keys;
         this.origins = origins;
-        this.inFlight = new Semaphore(maxInFlight);
+        this.inFlight = new RequestSlots(maxInFlight, maxInFlightPerNamespace);
         this.meters = meters;
         // Replies go out as headers then body: without TCP_NODELAY, Nagle's algorithm holds the body back until the
         // client's delayed ACK (tens of milliseconds on every request). The JDK server reads this once, at first use.
@@ -298,17 +300,28 @@ final class HttpApi implements AutoCloseable {
                         readBody(exchange, route.maxBodyBytes(), held),
                         caller,
                         presentedKey(exchange));
-                if (!route.takesSlot()) {
-                    status = serve(exchange, route, request);
-                } else if (inFlight.tryAcquire()) {
-                    try {
-                        status = serve(exchange, route, request);
-                    } finally {
-                        inFlight.release();
-                    }
-                } else {
+                String tenant = params.get("ns");
+                RequestSlots.Refusal refusal =
+                        route.takesSlot() ? inFlight.tryAcquire(tenant) : RequestSlots.Refusal.NONE;
+                if (refusal == RequestSlots.Refusal.INSTANCE) {
                     throw new ApiException(
                             429, "too_many_requests", "this instance is serving as many requests as it may", 1);
+                }
+                if (refusal == RequestSlots.Refusal.NAMESPACE) {
+                    throw new ApiException(
+                            429,
+                            "too_many_requests",
+                            "this instance is serving as many requests of namespace '" + abbreviate(tenant)
+                                    + "' as one namespace may (" + inFlight.perNamespace()
+                                    + "); other namespaces keep theirs",
+                            1);
+                }
+                try {
+                    status = serve(exchange, route, request);
+                } finally {
+                    if (route.takesSlot()) {
+                        inFlight.release(tenant);
+                    }
                 }
             } catch (RuntimeException e) {
                 ApiException error = ApiException.of(e);

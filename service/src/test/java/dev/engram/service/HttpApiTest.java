@@ -84,6 +84,7 @@ class HttpApiTest {
                 null,
                 Origins.local("engram.example"),
                 64,
+                32,
                 meters);
         base = "http://127.0.0.1:" + api.port();
         secured = new HttpApi(
@@ -93,6 +94,7 @@ class HttpApiTest {
                 new ApiKeys(ApiKeys.parseInline("admin:*:root-key;read:ns:ns-reader;read:other:other-reader")),
                 Origins.local("engram.example"),
                 64,
+                32,
                 Meters.detached());
         securedBase = "http://127.0.0.1:" + secured.port();
     }
@@ -510,6 +512,47 @@ class HttpApiTest {
     }
 
     /**
+     * A namespace holds at most its share of the slots: a tenant that holds its share waiting (on an LLM, say) is
+     * refused more, with a 429 that names its namespace, while another namespace is still served.
+     */
+    @Test
+    void aNamespaceHoldsAtMostItsShareOfTheSlotsAndTheOthersKeepTheirs() throws Exception {
+        CountDownLatch entered = new CountDownLatch(2);
+        CountDownLatch release = new CountDownLatch(1);
+        HttpApi.Route slow = new HttpApi.Route("GET", "/v1/namespaces/{ns}/slow", ApiKeys.Role.READ, false, null, r -> {
+            if (r.namespace().equals("flood")) {
+                entered.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return HttpApi.Reply.ok(Map.of("ns", r.namespace()));
+        });
+        try (HttpApi one = keyless(4, 2, slow)) {
+            String at = "http://127.0.0.1:" + one.port() + "/v1/namespaces/";
+            List<CompletableFuture<ItSupport.Response>> flood = List.of(
+                    CompletableFuture.supplyAsync(() -> ItSupport.get(at + "flood/slow")),
+                    CompletableFuture.supplyAsync(() -> ItSupport.get(at + "flood/slow")));
+            assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+            ItSupport.Response third = ItSupport.get(at + "flood/slow");
+            assertThat(third.status()).isEqualTo(429);
+            assertThat(third.body().path("error").path("message").asText()).contains("namespace 'flood'");
+            assertThat(third.raw().headers().firstValue("Retry-After")).contains("1");
+            ItSupport.Response quiet = ItSupport.get(at + "quiet/slow");
+            assertThat(quiet.status()).isEqualTo(200);
+            assertThat(quiet.body().path("ns").asText()).isEqualTo("quiet");
+
+            release.countDown();
+            for (CompletableFuture<ItSupport.Response> f : flood) {
+                assertThat(f.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
+            }
+        }
+    }
+
+    /**
      * Bodies are read before a request takes a slot: clients that send their headers and then stall in the body (a
      * slow-body attack) hold no slot, and the others are served meanwhile rather than refused with 429.
      */
@@ -593,6 +636,11 @@ class HttpApiTest {
 
     /** An instance without keys serving {@code routes} on a port of its own, {@code slots} requests at once. */
     private HttpApi keyless(int slots, HttpApi.Route... routes) throws IOException {
+        return keyless(slots, slots, routes);
+    }
+
+    /** As {@link #keyless(int, HttpApi.Route...)}, with at most {@code perNamespace} requests of one namespace. */
+    private HttpApi keyless(int slots, int perNamespace, HttpApi.Route... routes) throws IOException {
         return new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
                 List.of(routes),
@@ -600,6 +648,7 @@ class HttpApiTest {
                 null,
                 Origins.local("localhost"),
                 slots,
+                perNamespace,
                 Meters.detached());
     }
 

@@ -18,7 +18,6 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -82,13 +81,13 @@ public final class OpenAiClient {
 
     private final LlmConfig config;
     private final HttpClient http;
-    private final Semaphore permits;
+    private final FairPermits permits;
     private final CallListener listener;
 
     public OpenAiClient(LlmConfig config, CallListener listener) {
         this.config = config;
         this.listener = listener;
-        this.permits = new Semaphore(config.concurrency(), true);
+        this.permits = new FairPermits(config.concurrency());
         this.http = HttpClient.newBuilder()
                 .connectTimeout(config.timeout())
                 .version(HttpClient.Version.HTTP_1_1)
@@ -277,11 +276,11 @@ public final class OpenAiClient {
         if (!config.apiKey().isEmpty()) {
             request.header("Authorization", "Bearer " + config.apiKey());
         }
-        permits.acquire();
+        String tenant = permits.acquire();
         try {
             return http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
         } finally {
-            permits.release();
+            permits.release(tenant);
         }
     }
 
