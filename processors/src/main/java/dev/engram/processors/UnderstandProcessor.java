@@ -12,15 +12,17 @@ import dev.engram.stores.StateStores;
 import dev.engram.understanding.ExtractionException;
 import dev.engram.understanding.Understander;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -46,6 +48,11 @@ import org.slf4j.LoggerFactory;
  * answer, 429, 5xx) is tried again later with backoff, for up to the configured time, instead of being dead-lettered.
  * Only the latest event of a passage counts: a newer upsert or a retraction replaces a pending one, and the outcome of
  * the replaced one is dropped.
+ *
+ * <p>Namespaces take turns (see {@link Fairness}): passages waiting for a worker are handed over round the namespaces,
+ * and with a local model a namespace whose backlog has used its share of the thread has its further passages set
+ * aside in the pending store and understood in turns with other namespaces' — so one tenant's large document does not
+ * hold up every other tenant on its partition until it is done.
  */
 public final class UnderstandProcessor implements Processor<String, PassageEvent, Void, Emission> {
 
@@ -58,22 +65,31 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private final ExtractionCacheScope scope;
     private final Meters meters;
     private final UnderstandingWorkers workers;
+    private final Fairness fairness;
+    /** Passages set aside by the local step's tasks of this process, for the pending gauge; null with workers. */
+    private final AtomicLong deferred;
+
     private ProcessorContext<Void, Emission> context;
     private ReadOnlyKeyValueStore<String, Extraction> cache;
     private Tally tally;
     private DeadLetters letters;
 
-    // With a remote model only, and touched by the stream thread only (the workers write to a generation's inbox).
+    // Touched by the stream thread only (the workers write to a generation's inbox).
     private KeyValueStore<String, PendingPassage> pending;
     private long pendingCount;
+    /** Pending passages without a worker slot (remote) or set aside (local), in their turns. */
+    private final NamespaceTurns turns = new NamespaceTurns();
+    /** Local model: the thread's time each namespace used in the current window, and when the window began. */
+    private final Map<String, Long> used = new HashMap<>();
+
+    private long windowStart;
+
     /**
      * Passages holding a worker slot: in a call, or waiting to be tried again. Every slot taken is either a call whose
      * outcome has not been settled yet, or a passage waiting here with no call: it goes back when that call's outcome
      * is settled (or arrives after a close), or when the waiting passage leaves.
      */
     private final Map<String, Held> held = new HashMap<>();
-    /** Where the hand-over of passages without a slot resumes, so that every pending passage gets its turn. */
-    private String cursor;
     /** This run of the processor (Streams may close a task and initialize it again, on the same object). */
     private Generation generation;
 
@@ -113,12 +129,37 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     }
 
     /**
-     * @param cacheStore name of the global extraction-cache store, or null to extract every time
-     * @param scope which passages share a cached extraction
+     * How a local step keeps one namespace's backlog from holding up the others on its partition. A namespace that
+     * used more than {@code share} of the stream thread in the current {@code window}, while its passages come later
+     * than {@code lateAfter} (the step is behind), has its further passages set aside in the pending store — as have
+     * all passages of a namespace that has some set aside, so that they keep their order. A punctuation understands
+     * the set-aside passages in turns, one namespace after another, for up to {@code slice} at a time; in between, the
+     * thread reads on, and the passages of namespaces within their share are understood as they come. At most
+     * {@code maxDeferred} passages are set aside per task; past that the step understands as it reads.
+     *
+     * @param nanoTime the clock the time used is measured with
      */
-    public UnderstandProcessor(
-            Understander understander, String cacheStore, ExtractionCacheScope scope, Meters meters) {
-        this(understander, cacheStore, scope, meters, null);
+    public record Fairness(
+            Duration window,
+            Duration share,
+            Duration lateAfter,
+            Duration slice,
+            int maxDeferred,
+            LongSupplier nanoTime) {
+
+        public static final Fairness DEFAULT = new Fairness(
+                Duration.ofSeconds(1),
+                Duration.ofMillis(250),
+                Duration.ofSeconds(1),
+                Duration.ofMillis(500),
+                10_000,
+                System::nanoTime);
+
+        public Fairness {
+            if (maxDeferred < 0 || share.isNegative() || slice.isNegative() || !window.isPositive()) {
+                throw new IllegalArgumentException("invalid fairness settings");
+            }
+        }
     }
 
     private UnderstandProcessor(
@@ -126,12 +167,16 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             String cacheStore,
             ExtractionCacheScope scope,
             Meters meters,
-            UnderstandingWorkers workers) {
+            UnderstandingWorkers workers,
+            Fairness fairness,
+            AtomicLong deferred) {
         this.understander = understander;
         this.cacheStore = cacheStore;
         this.scope = scope;
         this.meters = meters;
         this.workers = workers;
+        this.fairness = fairness;
+        this.deferred = deferred;
     }
 
     /**
@@ -143,15 +188,27 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     /** The understand step, understanding each passage as it comes, with the store of its totals. */
     public static ProcessorSupplier<String, PassageEvent, Void, Emission> supplier(
             Understander understander, String cacheStore, ExtractionCacheScope scope, Meters meters) {
+        return supplier(understander, cacheStore, scope, meters, Fairness.DEFAULT);
+    }
+
+    /** As {@link #supplier(Understander, String, ExtractionCacheScope, Meters)}, with the namespaces' turns. */
+    public static ProcessorSupplier<String, PassageEvent, Void, Emission> supplier(
+            Understander understander,
+            String cacheStore,
+            ExtractionCacheScope scope,
+            Meters meters,
+            Fairness fairness) {
+        AtomicLong deferred = new AtomicLong();
+        meters.understandPending(deferred, AtomicLong::get);
         return new ProcessorSupplier<>() {
             @Override
             public Processor<String, PassageEvent, Void, Emission> get() {
-                return new UnderstandProcessor(understander, cacheStore, scope, meters);
+                return new UnderstandProcessor(understander, cacheStore, scope, meters, null, fairness, deferred);
             }
 
             @Override
             public Set<StoreBuilder<?>> stores() {
-                return Set.of(StateStores.UNDERSTAND_TALLY.builder());
+                return Set.of(StateStores.UNDERSTAND_PENDING.builder(), StateStores.UNDERSTAND_TALLY.builder());
             }
         };
     }
@@ -161,7 +218,8 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         return new ProcessorSupplier<>() {
             @Override
             public Processor<String, PassageEvent, Void, Emission> get() {
-                return new UnderstandProcessor(workers.understander(), cacheStore, scope, meters, workers);
+                return new UnderstandProcessor(
+                        workers.understander(), cacheStore, scope, meters, workers, Fairness.DEFAULT, null);
             }
 
             @Override
@@ -177,21 +235,26 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         this.cache = cacheStore == null ? null : context.getStateStore(cacheStore);
         this.tally = new Tally(context, StateStores.UNDERSTAND_TALLY, meters);
         this.letters = new DeadLetters(context, DeadLetter.Stage.UNDERSTAND, tally, UnderstandProcessor::classify);
-        if (workers != null) {
-            pending = context.getStateStore(StateStores.UNDERSTAND_PENDING.name());
-            generation = new Generation();
-            held.clear();
-            cursor = null;
-            pendingCount = 0;
-            try (KeyValueIterator<String, PendingPassage> it = pending.all()) {
-                while (it.hasNext()) {
-                    it.next();
-                    pendingCount++;
-                }
+        pending = context.getStateStore(StateStores.UNDERSTAND_PENDING.name());
+        generation = new Generation();
+        held.clear();
+        turns.clear();
+        used.clear();
+        pendingCount = 0;
+        // nothing holds a slot yet: every pending passage waits for its turn (in key order, after a restart)
+        try (KeyValueIterator<String, PendingPassage> it = pending.all()) {
+            while (it.hasNext()) {
+                KeyValue<String, PendingPassage> kv = it.next();
+                turns.add(kv.value.passage().namespace(), kv.key);
+                pendingCount++;
             }
-            workers.pending(pendingCount);
-            context.schedule(POLL, PunctuationType.WALL_CLOCK_TIME, this::poll);
         }
+        if (workers != null) {
+            workers.pending(pendingCount);
+        } else {
+            deferred.addAndGet(pendingCount);
+        }
+        context.schedule(POLL, PunctuationType.WALL_CLOCK_TIME, this::poll);
     }
 
     private static DeadLetters.Failure classify(RuntimeException e) {
@@ -214,22 +277,114 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         switch (record.value()) {
             case PassageEvent.Upsert upsert -> {
                 if (workers == null) {
-                    understandInline(record, upsert);
+                    understandLocally(record, upsert);
                 } else {
                     hold(record, upsert);
                 }
             }
             case PassageEvent.Retraction retraction -> {
-                if (workers != null) {
-                    drop(record.key());
-                }
+                drop(record.key());
                 forward(record, new Emission.Understood(new UnderstandingEvent.Retracted(retraction)));
             }
         }
     }
 
-    private void understandInline(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
+    /**
+     * Understands an upsert now, or sets it aside for its namespace's turn: when a newer upsert of a passage set aside
+     * comes, it takes the older one's place; when its namespace has passages set aside or has used its share while
+     * the step is behind, it joins them (while the task may set more aside).
+     */
+    private void understandLocally(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
+        String passageId = record.key();
+        String ns = upsert.namespace();
+        if (turns.waits(passageId)) {
+            pending.put(passageId, pendingOf(record, upsert));
+            return;
+        }
+        boolean late = context.currentSystemTimeMs() - record.timestamp()
+                > fairness.lateAfter().toMillis();
+        if (turns.size() < fairness.maxDeferred() && (turns.hasWaiting(ns) || (late && overShare(ns)))) {
+            pending.put(passageId, pendingOf(record, upsert));
+            turns.add(ns, passageId);
+            count(1);
+            return;
+        }
+        long t0 = fairness.nanoTime().getAsLong();
         understandInline(record, upsert, cached(key(upsert)));
+        charge(ns, fairness.nanoTime().getAsLong() - t0);
+    }
+
+    /** Whether {@code ns} used more than its share of the thread in the current window. */
+    private boolean overShare(String ns) {
+        long now = fairness.nanoTime().getAsLong();
+        if (now - windowStart > fairness.window().toNanos()) {
+            used.clear();
+            windowStart = now;
+        }
+        return used.getOrDefault(ns, 0L) > fairness.share().toNanos();
+    }
+
+    private void charge(String ns, long nanos) {
+        used.merge(ns, nanos, Long::sum);
+    }
+
+    /**
+     * Understands passages set aside, in their namespaces' turns, for up to a slice of the thread's time (at least
+     * one passage); what it emits carries the timestamp of the record each came in.
+     */
+    private void drain() {
+        long start = fairness.nanoTime().getAsLong();
+        long slice = fairness.slice().toNanos();
+        boolean first = true;
+        while (!turns.isEmpty() && (first || fairness.nanoTime().getAsLong() - start < slice)) {
+            first = false;
+            String passageId = turns.next();
+            PendingPassage p = pending.delete(passageId);
+            count(-1);
+            if (p == null) {
+                continue;
+            }
+            long t0 = fairness.nanoTime().getAsLong();
+            PassageEvent.Upsert upsert = p.passage();
+            try {
+                String key = key(upsert);
+                Extraction extraction = cached(key);
+                if (extraction == null) {
+                    extraction = understander.extract(upsert);
+                    extracted(p.timestamp(), new RecordHeaders(), upsert, key, extraction);
+                }
+                UnderstandingEvent event = understood(
+                        upsert,
+                        understander.embed(upsert, extraction),
+                        fairness.nanoTime().getAsLong() - t0);
+                context.forward(new Record<Void, Emission>(
+                        null, new Emission.Understood(event), p.timestamp(), new RecordHeaders()));
+            } catch (StreamsException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                letters.reject(
+                        p.topic(),
+                        p.partition(),
+                        p.offset(),
+                        p.timestamp(),
+                        classify(e),
+                        DeadLetters.utf8(passageId),
+                        Json.toBytes(upsert));
+            }
+            charge(upsert.namespace(), fairness.nanoTime().getAsLong() - t0);
+        }
+    }
+
+    /** The record of {@code upsert} as the pending store keeps it, with where it was read. */
+    private PendingPassage pendingOf(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
+        RecordMetadata meta = context.recordMetadata().orElse(null);
+        return new PendingPassage(
+                upsert,
+                meta == null ? "" : meta.topic(),
+                meta == null ? -1 : meta.partition(),
+                meta == null ? -1 : meta.offset(),
+                record.timestamp(),
+                0);
     }
 
     /** Understands on the stream thread, from {@code known} (the cached extraction) when it is not null. */
@@ -292,27 +447,26 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             understandInline(record, upsert, known);
             return;
         }
-        RecordMetadata meta = context.recordMetadata().orElse(null);
-        PendingPassage passage = new PendingPassage(
-                upsert,
-                meta == null ? "" : meta.topic(),
-                meta == null ? -1 : meta.partition(),
-                meta == null ? -1 : meta.offset(),
-                record.timestamp(),
-                0);
+        PendingPassage passage = pendingOf(record, upsert);
         if (pending.get(passageId) == null) {
             count(1);
         }
         pending.put(passageId, passage);
-        // A held passage's call (or retry) finds the new upsert when it settles; otherwise a free slot takes it now,
-        // and without one the hand-over in poll() takes it later.
-        if (!held.containsKey(passageId) && workers.tryAcquire()) {
+        // A held passage's call (or retry) finds the new upsert when it settles; a waiting one keeps its turn;
+        // otherwise a free slot takes it now, and without one it waits for its namespace's turn in poll().
+        if (held.containsKey(passageId) || turns.waits(passageId)) {
+            return;
+        }
+        if (turns.isEmpty() && workers.tryAcquire()) {
             call(passageId, upsert, 0, known);
+        } else {
+            turns.add(upsert.namespace(), passageId);
         }
     }
 
     /** Forgets a passage's pending upsert, if it has one; a slot it waits with goes back (a call's, when it ends). */
     private void drop(String passageId) {
+        turns.remove(passageId);
         if (pending.delete(passageId) != null) {
             count(-1);
         }
@@ -338,6 +492,10 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
     /** Settles the outcomes that arrived, then hands over what may go: retries that are due, then waiting passages. */
     private void poll(long now) {
+        if (workers == null) {
+            drain();
+            return;
+        }
         for (Arrived arrived; (arrived = generation.next()) != null; ) {
             settle(arrived, now);
         }
@@ -354,52 +512,19 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                 }
             }
         }
-        if (held.size() < pendingCount && workers.idle() > 0) {
-            handOver();
-        }
+        handOver();
     }
 
-    /**
-     * Hands pending passages without a slot to workers while slots are free, going round the store from where the last
-     * hand-over stopped: no passage waits for ever behind newer ones, and no tick rescans what it passed.
-     */
+    /** Hands waiting passages to workers while slots are free, one namespace after another. */
     private void handOver() {
-        List<KeyValue<String, PendingPassage>> next = new ArrayList<>();
-        String from = cursor;
-        boolean full = collect(from == null ? pending.all() : pending.range(from, null), from, null, next);
-        if (!full && from != null) {
-            collect(pending.all(), null, from, next);
-        }
-        for (KeyValue<String, PendingPassage> kv : next) {
-            call(kv.key, kv.value.passage(), 0, cached(key(kv.value.passage())));
-        }
-    }
-
-    /**
-     * Takes a slot for each passage of {@code it} without one (after {@code after}, up to {@code upTo}, both exclusive)
-     * into {@code into}; true when the slots ran out.
-     */
-    private boolean collect(
-            KeyValueIterator<String, PendingPassage> it,
-            String after,
-            String upTo,
-            List<KeyValue<String, PendingPassage>> into) {
-        try (it) {
-            while (it.hasNext()) {
-                KeyValue<String, PendingPassage> kv = it.next();
-                if (upTo != null && kv.key.compareTo(upTo) >= 0) {
-                    return false;
-                }
-                if (kv.key.equals(after) || held.containsKey(kv.key)) {
-                    continue;
-                }
-                if (!workers.tryAcquire()) {
-                    return true;
-                }
-                into.add(kv);
-                cursor = kv.key;
+        while (!turns.isEmpty() && workers.tryAcquire()) {
+            String passageId = turns.next();
+            PendingPassage p = pending.get(passageId);
+            if (p == null) {
+                workers.release();
+            } else {
+                call(passageId, p.passage(), 0, cached(key(p.passage())));
             }
-            return false;
         }
     }
 
@@ -422,9 +547,12 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             return;
         }
         if (p == null || !p.passage().equals(outcome.passage())) {
-            // replaced while in its call: the new upsert waits for the next hand-over
+            // replaced while in its call: the new upsert waits for its namespace's turn
             held.remove(passageId);
             workers.release();
+            if (p != null) {
+                turns.add(p.passage().namespace(), passageId);
+            }
             return;
         }
         switch (outcome) {
@@ -480,7 +608,11 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
 
     private void count(long delta) {
         pendingCount += delta;
-        workers.pending(delta);
+        if (workers != null) {
+            workers.pending(delta);
+        } else {
+            deferred.addAndGet(delta);
+        }
     }
 
     private void forward(Record<String, PassageEvent> record, Emission emission) {
@@ -492,7 +624,10 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         if (tally != null) {
             tally.close();
         }
+        turns.clear();
         if (workers == null) {
+            deferred.addAndGet(-pendingCount);
+            pendingCount = 0;
             return;
         }
         // Calls in flight give their slots back when they end; passages waiting with no call give theirs now.

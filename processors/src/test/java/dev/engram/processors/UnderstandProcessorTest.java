@@ -20,7 +20,9 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.Record;
@@ -240,5 +242,198 @@ class UnderstandProcessorTest {
         gate.countDown();
         until(() -> workers.idle() == CAPACITY);
         assertThat(understood()).isZero();
+    }
+
+    // ---- namespaces' turns -------------------------------------------------------------------------------------
+
+    /** The clock of the local model's time: each extraction takes 10 ms of it. */
+    private final AtomicLong fakeNanos = new AtomicLong();
+
+    /** A local model that takes {@link #fakeNanos} 10 ms per passage. */
+    private final class Local implements Understander, Extractor, Embedder {
+        @Override
+        public Extractor extractor() {
+            return this;
+        }
+
+        @Override
+        public Embedder embedder() {
+            return this;
+        }
+
+        @Override
+        public String id() {
+            return "local/1";
+        }
+
+        @Override
+        public boolean cacheable() {
+            return false;
+        }
+
+        @Override
+        public boolean remote() {
+            return false;
+        }
+
+        @Override
+        public Extraction extract(PassageEvent.Upsert passage) {
+            fakeNanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(10));
+            return new Extraction(passage.text(), List.of(), List.of(), List.of(), List.of(), "local/1", null, null);
+        }
+
+        @Override
+        public String modelId() {
+            return "local-embedder";
+        }
+
+        @Override
+        public int dimensions() {
+            return 2;
+        }
+
+        @Override
+        public float[] embed(String text) {
+            return new float[] {1, 0};
+        }
+
+        @Override
+        public Understanding embed(PassageEvent.Upsert passage, Extraction extraction) {
+            float[] v = embed(passage.text());
+            return new Understanding(extraction, new Embeddings(v, v, List.of(), List.of(), List.of()), modelId());
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    private Processor<String, PassageEvent, Void, Emission> localStep() {
+        UnderstandProcessor.Fairness fairness = new UnderstandProcessor.Fairness(
+                Duration.ofSeconds(1),
+                Duration.ofMillis(250),
+                Duration.ofSeconds(1),
+                Duration.ofMillis(500),
+                10_000,
+                fakeNanos::get);
+        Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.supplier(
+                        new Local(), null, ExtractionCacheScope.NAMESPACE, Meters.detached(), fairness)
+                .get();
+        context.setCurrentSystemTimeMs(now);
+        step.init(context);
+        return step;
+    }
+
+    private static PassageEvent.Upsert passage(String ns, String id) {
+        return new PassageEvent.Upsert(
+                ns, "doc-" + ns, 1, id, 0, "hash-" + id, "T", List.of(), "Text of " + id, 0, 10, null, null);
+    }
+
+    /** The passages understood so far, in the order they were emitted. */
+    private List<String> understoodIds() {
+        return context.forwarded().stream()
+                .filter(f -> f.record().value() instanceof Emission.Understood u
+                        && u.event() instanceof UnderstandingEvent.Understood)
+                .map(f -> ((UnderstandingEvent.Understood)
+                                ((Emission.Understood) f.record().value()).event())
+                        .passage()
+                        .passageId())
+                .toList();
+    }
+
+    @Test
+    void aLargeBacklogOfOneNamespaceDoesNotHoldUpAnothersPassages() {
+        Processor<String, PassageEvent, Void, Emission> step = localStep();
+        long late = now - 5_000; // the step is behind: these were written five seconds ago
+        for (int i = 0; i < 100; i++) {
+            step.process(new Record<>("big-" + i, passage("big", "big-" + i), late));
+        }
+        for (int i = 0; i < 3; i++) {
+            step.process(new Record<>("small-" + i, passage("small", "small-" + i), late));
+        }
+        List<String> first = understoodIds();
+        assertThat(first)
+                .as("the big namespace used its share (250 ms of 10 ms passages), then the small one's came at once")
+                .hasSize(29)
+                .endsWith("small-0", "small-1", "small-2");
+        assertThat(first.subList(0, 26)).allMatch(id -> id.startsWith("big-"));
+
+        punctuate();
+        punctuate();
+        List<String> all = understoodIds();
+        assertThat(all).hasSize(103).doesNotHaveDuplicates();
+        assertThat(all.subList(29, 103))
+                .as("the rest in their order")
+                .containsExactlyElementsOf(
+                        IntStream.range(26, 100).mapToObj(i -> "big-" + i).toList());
+        KeyValueStore<String, PendingPassage> pending = context.getStateStore(StateStores.UNDERSTAND_PENDING.name());
+        assertThat(pending.approximateNumEntries()).isZero();
+    }
+
+    @Test
+    void aStepThatKeepsUpUnderstandsEveryPassageAsItComes() {
+        Processor<String, PassageEvent, Void, Emission> step = localStep();
+        for (int i = 0; i < 100; i++) {
+            step.process(new Record<>("big-" + i, passage("big", "big-" + i), now));
+        }
+        assertThat(understoodIds()).as("on time: no passage is set aside").hasSize(100);
+    }
+
+    @Test
+    void aPassageSetAsideIsReplacedByItsNewerUpsertAndDroppedByItsRetraction() {
+        Processor<String, PassageEvent, Void, Emission> step = localStep();
+        long late = now - 5_000;
+        for (int i = 0; i < 40; i++) {
+            step.process(new Record<>("big-" + i, passage("big", "big-" + i), late));
+        }
+        assertThat(understoodIds()).hasSize(26);
+        PassageEvent.Upsert newer = new PassageEvent.Upsert(
+                "big", "doc-big", 2, "big-30", 0, "hash-big-30", "T", List.of(), "Newer text", 0, 10, null, null);
+        step.process(new Record<>("big-30", newer, late));
+        step.process(new Record<>(
+                "big-31",
+                new PassageEvent.Retraction("big", "doc-big", 2, "big-31", PassageEvent.Reason.DELETED),
+                late));
+
+        punctuate();
+        List<String> all = understoodIds();
+        assertThat(all).hasSize(39).doesNotContain("big-31").doesNotHaveDuplicates();
+        assertThat(context.forwarded().stream()
+                        .filter(f -> f.record().value() instanceof Emission.Understood u
+                                && u.event() instanceof UnderstandingEvent.Understood e
+                                && e.passage().passageId().equals("big-30"))
+                        .map(f -> ((UnderstandingEvent.Understood)
+                                        ((Emission.Understood) f.record().value()).event())
+                                .passage()
+                                .text()))
+                .containsExactly("Newer text");
+    }
+
+    @Test
+    void aPassageSetAsideSurvivesARestartOfItsTask() {
+        Processor<String, PassageEvent, Void, Emission> step = localStep();
+        long late = now - 5_000;
+        for (int i = 0; i < 40; i++) {
+            step.process(new Record<>("big-" + i, passage("big", "big-" + i), late));
+        }
+        step.close();
+        step.init(context);
+        punctuate();
+        assertThat(understoodIds()).hasSize(40).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void passagesWaitingForAWorkerAreHandedOverRoundTheNamespaces() throws InterruptedException {
+        Processor<String, PassageEvent, Void, Emission> step = UnderstandProcessor.deferred(
+                        workers, StateStores.EXTRACTION_CACHE.name(), ExtractionCacheScope.NAMESPACE, Meters.detached())
+                .get();
+        step.init(context);
+        for (int i = 0; i < 10; i++) {
+            step.process(new Record<>("big-" + i, passage("big", "big-" + i), now));
+        }
+        step.process(new Record<>("small-0", passage("small", "small-0"), now));
+        gate.countDown();
+        until(() -> understood() == 11);
+        // two in calls at once: the small namespace's passage goes with the first hand-over after them, not last
+        assertThat(understoodIds().indexOf("small-0")).isLessThanOrEqualTo(3);
     }
 }
