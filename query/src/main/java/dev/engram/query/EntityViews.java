@@ -74,8 +74,17 @@ public final class EntityViews {
         return found;
     }
 
-    /** The resolved entity that holds this surface id. */
+    /** The resolved entity that holds this surface id, with the first page of its passages. */
     public Optional<Entity> byId(String ns, String id) {
+        return byId(ns, id, null, LIST_LIMIT);
+    }
+
+    /**
+     * The resolved entity that holds this surface id, with one page of the passages that mention it: at most {@code
+     * limit} passages after {@code after} (in passage-id order), their mentions and the facts they state about it. The
+     * work is the page's, however many passages mention a hub; {@code next} continues it.
+     */
+    public Optional<Entity> byId(String ns, String id, String after, int limit) {
         Optional<EntityRecord> found = memory.entity(ns, id);
         if (found.isEmpty()) {
             return Optional.empty();
@@ -110,64 +119,81 @@ public final class EntityViews {
             surfaceViews.add(new Surface(e.id(), e.name(), e.type(), e.mentions(), e.passages(), e.description()));
         }
 
+        // the page: the first `limit` passages after `after` over every surface (a passage may mention several)
+        TreeSet<String> page = new TreeSet<>();
+        List<Map.Entry<EntityRecord, MemoryReader.Mention>> links = new ArrayList<>();
+        boolean more = false;
+        for (EntityRecord e : surfaces) {
+            List<MemoryReader.Mention> ofSurface = memory.mentions(ns, e.id(), after, limit + 1);
+            more |= ofSurface.size() > limit;
+            for (MemoryReader.Mention link : ofSurface) {
+                links.add(Map.entry(e, link));
+                page.add(link.passageId());
+            }
+        }
+        while (page.size() > limit) {
+            page.pollLast();
+            more = true;
+        }
+        links.removeIf(l -> !page.contains(l.getValue().passageId()));
+        links.sort(Comparator.comparing((Map.Entry<EntityRecord, MemoryReader.Mention> l) ->
+                        l.getValue().passageId())
+                .thenComparing(l -> l.getKey().id()));
+        int passageCount = 0;
+        for (EntityRecord e : surfaces) {
+            passageCount += e.passages();
+        }
+
         List<Mention> provenance = new ArrayList<>();
         List<Fact> facts = new ArrayList<>();
         Set<String> passageIds = new TreeSet<>();
         int factTotal = 0;
-        for (EntityRecord e : surfaces) {
-            for (MemoryReader.Mention link : memory.mentions(ns, e.id())) {
-                String passageId = link.passageId();
-                MentionRecord m = link.record();
-                // declared aliases as the extractor wrote them (records from before written forms were kept have the
-                // normalized ones only)
-                (m.aliasForms().isEmpty() ? m.aliases() : m.aliasForms())
-                        .stream().filter(a -> !a.equals(main.name())).forEach(aliases::add);
-                if (provenance.size() < LIST_LIMIT) {
-                    provenance.add(new Mention(
-                            passageId,
-                            m.documentId(),
-                            e.id(),
-                            m.form(),
-                            m.mentions(),
-                            m.spans(),
-                            m.extractor(),
-                            m.operation(),
-                            m.at()));
-                }
-                if (!passageIds.add(passageId)) {
-                    continue;
-                }
-                Optional<StoredPassage> stored = memory.passage(ns, passageId);
-                if (stored.isEmpty()) {
-                    continue;
-                }
-                StoredPassage p = stored.get();
-                for (Extraction.Fact f : p.extraction().facts()) {
-                    if (!names.contains(EntityNames.normalize(f.head()))
-                            && !names.contains(EntityNames.normalize(f.tail()))) {
-                        continue;
-                    }
+        for (Map.Entry<EntityRecord, MemoryReader.Mention> entry : links) {
+            EntityRecord e = entry.getKey();
+            String passageId = entry.getValue().passageId();
+            MentionRecord m = entry.getValue().record();
+            // declared aliases as the extractor wrote them (records from before written forms were kept have the
+            // normalized ones only)
+            (m.aliasForms().isEmpty() ? m.aliases() : m.aliasForms())
+                    .stream().filter(a -> !a.equals(main.name())).forEach(aliases::add);
+            provenance.add(new Mention(
+                    passageId,
+                    m.documentId(),
+                    e.id(),
+                    m.form(),
+                    m.mentions(),
+                    m.spans(),
+                    m.extractor(),
+                    m.operation(),
+                    m.at()));
+            if (!passageIds.add(passageId)) {
+                continue;
+            }
+            Optional<StoredPassage> stored = memory.passage(ns, passageId);
+            if (stored.isEmpty()) {
+                continue;
+            }
+            StoredPassage p = stored.get();
+            for (Extraction.Fact f : p.extraction().facts()) {
+                if (names.contains(EntityNames.normalize(f.head()))
+                        || names.contains(EntityNames.normalize(f.tail()))) {
                     factTotal++;
-                    if (facts.size() < LIST_LIMIT) {
-                        facts.add(new Fact(
-                                f.head(),
-                                f.relation(),
-                                f.tail(),
-                                f.evidence(),
-                                f.confidence(),
-                                passageId,
-                                p.documentId(),
-                                p.extraction().extractor()));
-                    }
+                    facts.add(new Fact(
+                            f.head(),
+                            f.relation(),
+                            f.tail(),
+                            f.evidence(),
+                            f.confidence(),
+                            passageId,
+                            p.documentId(),
+                            p.extraction().extractor()));
                 }
             }
         }
         List<Decision> decisions = new ArrayList<>();
         for (EntityRecord e : surfaces) {
-            for (PairDecision d : memory.pairs(ns, e.id())) {
-                if (decisions.size() < LIST_LIMIT) {
-                    decisions.add(decision(ns, d));
-                }
+            for (PairDecision d : memory.pairs(ns, e.id(), LIST_LIMIT - decisions.size())) {
+                decisions.add(decision(ns, d));
             }
         }
         return Optional.of(new Entity(
@@ -177,12 +203,13 @@ public final class EntityViews {
                 List.copyOf(aliases),
                 main.description(),
                 mentions,
-                passageIds.size(),
+                passageCount,
                 surfaceViews,
                 provenance,
                 factTotal,
                 facts,
-                decisions));
+                decisions,
+                more ? page.last() : null));
     }
 
     /** Resolved entities that group more than one surface, with the merge decisions that made each group. */

@@ -269,8 +269,13 @@ public final class QueryService {
     }
 
     public Responses.EntityInNamespace entity(String ns, String id) {
+        return entity(ns, id, null, 100);
+    }
+
+    /** The entity with {@code limit} of the passages that mention it, after passage {@code after} (null: the first). */
+    public Responses.EntityInNamespace entity(String ns, String id, String after, int limit) {
         return views(ns)
-                .byId(ns, id)
+                .byId(ns, id, after, limit)
                 .map(e -> new Responses.EntityInNamespace(ns, e))
                 .orElseThrow(() -> QueryException.notFound("entity '" + id + "' is not in namespace '" + ns + "'"));
     }

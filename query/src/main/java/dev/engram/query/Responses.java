@@ -131,9 +131,10 @@ public final class Responses {
             String namespace, @JsonUnwrapped Entity entity) {}
 
     /**
-     * A resolved entity: the surface entities resolution grouped, its aliases, the passages that mention it (with
-     * provenance), the facts those passages state about it and every decision that touches it. Lists are bounded;
-     * the counts are not.
+     * A resolved entity: the surface entities resolution grouped, its aliases, one page of the passages that mention
+     * it (with provenance) and the facts those passages state about it ({@code factCount} counts them), and the
+     * decisions that touch it (at most 100). {@code mentions} and {@code passageCount} count every mention and, per
+     * surface, every passage; {@code next}, when there are more passages, is the {@code after} of the next page.
      */
     public record Entity(
             String id,
@@ -147,7 +148,8 @@ public final class Responses {
             List<Mention> passages,
             int factCount,
             List<Fact> facts,
-            List<Decision> decisions) {}
+            List<Decision> decisions,
+            String next) {}
 
     /** A surface entity: one normalized name and type. */
     public record Surface(String id, String name, EntityType type, int mentions, int passages, String description) {}

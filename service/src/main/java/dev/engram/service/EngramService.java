@@ -220,7 +220,16 @@ public final class EngramService implements AutoCloseable {
                 mirrors == null ? null : mirrors.producer,
                 topics.compensations().name(),
                 meters,
-                Clock.systemUTC());
+                Clock.systemUTC(),
+                mirrors == null
+                        ? null
+                        : new SinkPosition(
+                                readProgress.admin(),
+                                config.kafka().clientConfig(),
+                                topics.mirror().name(),
+                                MirrorClients.group(config),
+                                this::memoryPartitionOf,
+                                Duration.ofSeconds(5)));
         QueryService queries = new QueryService(
                 QueryService.memoryOf(streams),
                 understander.embedder(),

@@ -24,6 +24,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 final class MirrorClients implements AutoCloseable {
 
+    /** The consumer group of every sink of the deployment, over the mirror topic. */
+    static String group(EngramConfig config) {
+        return config.kafka().applicationId() + "-mirror";
+    }
+
     final Neo4jMirror graph;
     final QdrantMirror vectors;
     final KafkaProducer<String, byte[]> producer;
@@ -50,7 +55,7 @@ final class MirrorClients implements AutoCloseable {
             this.sink = null;
             return;
         }
-        String group = config.kafka().applicationId() + "-mirror";
+        String group = group(config);
         MirrorSink.Settings settings = new MirrorSink.Settings(
                 topics.mirror().name(),
                 topics.compensations().name(),

@@ -24,6 +24,11 @@ final class ReadProgress implements AutoCloseable {
     private Map<TopicPartition, Long> committed = Map.of();
     private long readAt = Long.MIN_VALUE;
 
+    /** The Kafka admin client it reads positions with, which others share. */
+    Admin admin() {
+        return admin;
+    }
+
     ReadProgress(Admin admin, String group) {
         this.admin = admin;
         this.group = group;

@@ -117,13 +117,13 @@ final class Routes {
                 namespaced("GET", NS + "/documents/{id}", r -> Reply.ok(queries.document(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/documents/{id}/gist", r -> Reply.ok(queries.gist(r.namespace(), id(r)))),
                 namespaced("GET", NS + "/entities", this::entitiesByName),
-                namespaced("GET", NS + "/entities/{id}", r -> Reply.ok(queries.entity(r.namespace(), entityId(r)))),
+                namespaced("GET", NS + "/entities/{id}", this::entity),
                 namespaced("GET", NS + "/relations", this::relationTypes),
                 namespaced("GET", NS + "/reviews", r -> Reply.ok(queries.reviews(r.namespace(), limit(r)))),
                 namespaced("GET", NS + "/merges", r -> Reply.ok(queries.merges(r.namespace(), limit(r)))),
                 new Route("POST", NS + "/merges", Role.ADMIN, true, null, this::command),
                 namespaced("GET", NS + "/themes", r -> Reply.ok(queries.themes(r.namespace()))),
-                namespaced("GET", NS + "/consistency", r -> Reply.ok(consistency.check(r.namespace()))),
+                namespaced("GET", NS + "/consistency", this::consistency),
                 new Route(
                         "POST",
                         NS + "/consistency/repair",
@@ -182,6 +182,26 @@ final class Routes {
                 all.instances(),
                 all.incomplete(),
                 List.of()));
+    }
+
+    /**
+     * A bounded check (sampled beyond {@link Consistency#SAMPLE_OBJECTS} objects) for readers; {@code ?full=true}, a
+     * comparison of every object, for administrators.
+     */
+    private Reply consistency(Request r) {
+        String full = r.query("full");
+        if (full != null && !full.equals("true") && !full.equals("false")) {
+            throw ApiException.badRequest("'full' must be true or false");
+        }
+        Consistency.Scope scope = "true".equals(full) ? Consistency.Scope.FULL : Consistency.Scope.BOUNDED;
+        ApiKeys.Key caller = r.caller();
+        if (scope == Consistency.Scope.FULL && caller != null && !caller.role().includes(ApiKeys.Role.ADMIN)) {
+            throw new ApiException(
+                    403,
+                    "forbidden",
+                    "a full consistency check reads every object of the mirrors: it needs an admin key");
+        }
+        return Reply.ok(consistency.check(r.namespace(), scope));
     }
 
     private Reply retrieve(Request r) {
@@ -355,6 +375,16 @@ final class Routes {
                     "a new document's id has no C1 control character (U+0080-U+009F) and a visible character");
         }
         return id;
+    }
+
+    /** An entity with one page of its passages: {@code ?limit=} (1–1000, 100) after {@code ?after=} a passage id. */
+    private Reply entity(Request r) {
+        String after = r.query("after");
+        if (after != null
+                && (after.isEmpty() || after.length() > 512 || after.chars().anyMatch(c -> c < 0x20 || c == 0x7f))) {
+            throw ApiException.badRequest("'after' must be a passage id: 1 to 512 characters, none of them a control");
+        }
+        return Reply.ok(queries.entity(r.namespace(), entityId(r), after, limit(r)));
     }
 
     private static String entityId(Request r) {

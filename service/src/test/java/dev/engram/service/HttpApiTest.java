@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
 import dev.engram.query.GraphLoader;
+import dev.engram.query.QueryException;
 import dev.engram.query.QueryService;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.Retrieval;
@@ -650,6 +651,48 @@ class HttpApiTest {
                 slots,
                 perNamespace,
                 Meters.detached());
+    }
+
+    /** A full consistency check reads every object of the mirrors: a read key gets the bounded one only. */
+    @Test
+    void aFullConsistencyCheckNeedsAnAdminKey() {
+        ApiKeys keys = new ApiKeys(ApiKeys.parseInline("admin:*:root-key;read:ns:ns-reader"));
+        HttpApi.Route route = new Routes(null, () -> null, () -> "", noMirrors())
+                .table().stream()
+                        .filter(r -> r.template().equals("/v1/namespaces/{ns}/consistency"))
+                        .findFirst()
+                        .orElseThrow();
+        HttpApi.Request asReader = new HttpApi.Request(
+                "GET",
+                URI.create("/v1/namespaces/ns/consistency?full=true"),
+                Map.of("ns", "ns"),
+                new byte[0],
+                keys.authenticate("ns-reader").orElseThrow(),
+                "ns-reader");
+        assertThatThrownBy(() -> route.handler().handle(asReader))
+                .isInstanceOfSatisfying(
+                        ApiException.class, e -> assertThat(e.status()).isEqualTo(403));
+        HttpApi.Request badFlag = new HttpApi.Request(
+                "GET",
+                URI.create("/v1/namespaces/ns/consistency?full=yes"),
+                Map.of("ns", "ns"),
+                new byte[0],
+                keys.authenticate("root-key").orElseThrow(),
+                "root-key");
+        assertThatThrownBy(() -> route.handler().handle(badFlag))
+                .isInstanceOfSatisfying(
+                        ApiException.class, e -> assertThat(e.status()).isEqualTo(400));
+        HttpApi.Request asAdmin = new HttpApi.Request(
+                "GET",
+                URI.create("/v1/namespaces/ns/consistency?full=true"),
+                Map.of("ns", "ns"),
+                new byte[0],
+                keys.authenticate("root-key").orElseThrow(),
+                "root-key");
+        // past the role check: this instance has no mirror to compare with
+        assertThatThrownBy(() -> route.handler().handle(asAdmin))
+                .isInstanceOfSatisfying(
+                        QueryException.class, e -> assertThat(e.kind()).isEqualTo(QueryException.Kind.NOT_CONFIGURED));
     }
 
     /** A parameter given twice is a 400; counts are ASCII digits, without a sign or the digits of other scripts. */

@@ -140,7 +140,10 @@ class MirrorsIT {
             report = ItSupport.awaitResponse(
                             Duration.ofSeconds(60),
                             () -> ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency"),
-                            r -> r.status() == 200 && compensated(r.body(), "passage") > 0 && drifting(r.body()) == 0)
+                            r -> r.status() == 200
+                                    && compensated(r.body(), "passage") > 0
+                                    && drifting(r.body()) == 0
+                                    && r.body().path("in_flight").asLong() == 0)
                     .body();
             assertThat(ItSupport.mirrored(report, "neo4j", "passage")).isEqualTo(5);
             assertThat(report.path("consistent").asBoolean())
@@ -151,7 +154,10 @@ class MirrorsIT {
             report = ItSupport.awaitResponse(
                             Duration.ofSeconds(60),
                             () -> ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency"),
-                            r -> r.status() == 200 && compensated(r.body(), "passage") == 0 && drifting(r.body()) == 0)
+                            r -> r.status() == 200
+                                    && compensated(r.body(), "passage") == 0
+                                    && drifting(r.body()) == 0
+                                    && r.body().path("in_flight").asLong() == 0)
                     .body();
             assertThat(ItSupport.mirrored(report, "neo4j", "passage")).isEqualTo(6);
             assertThat(ItSupport.mirrored(report, "qdrant:passage", "passage")).isEqualTo(6);

@@ -106,6 +106,12 @@ class SinkKillIT {
             JsonNode torn = ItSupport.get(base + "/v1/namespaces/" + NS + "/consistency")
                     .body();
             assertThat(torn.path("consistent").asBoolean()).isFalse();
+            // the sink is gone with records of memory it has not applied: in flight, not drift
+            assertThat(torn.path("position").path("caught_up").asBoolean()).isFalse();
+            assertThat(torn.path("position").path("committed").asLong())
+                    .isLessThan(torn.path("position").path("end").asLong());
+            assertThat(torn.path("in_flight").asLong()).isPositive();
+            assertThat(torn.path("drifting").asLong()).isZero();
             assertThat(ItSupport.mirrored(torn, "neo4j", "passage")).isPositive();
             assertThat(ItSupport.mirrored(torn, "qdrant:passage", "passage")).isZero();
 
@@ -119,6 +125,9 @@ class SinkKillIT {
                                         && r.body().path("consistent").asBoolean())
                         .body();
                 assertThat(report.path("drifting").asLong()).isZero();
+                assertThat(report.path("in_flight").asLong()).isZero();
+                assertThat(report.path("position").path("caught_up").asBoolean())
+                        .isTrue();
                 assertThat(ItSupport.mirrored(report, "qdrant:passage", "passage"))
                         .isEqualTo(ItSupport.mirrored(report, "neo4j", "passage"));
                 // and every passage in Neo4j records its Qdrant points (the reference write-back)

@@ -1,6 +1,7 @@
 package dev.engram.sinks;
 
 import static io.qdrant.client.ConditionFactory.matchKeyword;
+import static io.qdrant.client.ConditionFactory.matchValues;
 import static io.qdrant.client.PointIdFactory.id;
 import static io.qdrant.client.ValueFactory.value;
 import static io.qdrant.client.VectorsFactory.vectors;
@@ -273,6 +274,22 @@ public final class QdrantMirror implements VectorMirror {
 
     @Override
     public Map<VectorKind, Map<String, Long>> versions(String namespace) {
+        return versionsWhere(Filter.newBuilder()
+                .addMust(matchKeyword("namespace", namespace))
+                .build());
+    }
+
+    @Override
+    public Map<VectorKind, Map<String, Long>> versions(String namespace, Set<Integer> buckets) {
+        return versionsWhere(Filter.newBuilder()
+                .addMust(matchKeyword("namespace", namespace))
+                .addMust(matchValues(
+                        "bucket",
+                        buckets.stream().map(Integer::longValue).sorted().toList()))
+                .build());
+    }
+
+    private Map<VectorKind, Map<String, Long>> versionsWhere(Filter filter) {
         Map<VectorKind, Map<String, Long>> out = new EnumMap<>(VectorKind.class);
         for (VectorKind kind : VectorKind.values()) {
             Map<String, Long> ids = new HashMap<>();
@@ -280,9 +297,6 @@ public final class QdrantMirror implements VectorMirror {
             if (!exists(kind)) {
                 continue;
             }
-            Filter filter = Filter.newBuilder()
-                    .addMust(matchKeyword("namespace", namespace))
-                    .build();
             PointId offset = null;
             do {
                 ScrollPoints.Builder scroll = ScrollPoints.newBuilder()

@@ -1,9 +1,13 @@
 package dev.engram.sinks;
 
+import dev.engram.schemas.MirrorDigest;
 import dev.engram.schemas.MirrorRecord;
 import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** The vector mirror as the sink uses it (Qdrant in production). */
 public interface VectorMirror extends AutoCloseable {
@@ -23,6 +27,24 @@ public interface VectorMirror extends AutoCloseable {
 
     /** Per kind of vector, the (object id → version) of every vector of a namespace held here. */
     Map<MirrorRecord.VectorKind, Map<String, Long>> versions(String namespace);
+
+    /**
+     * As {@link #versions(String)}, for the objects in some digest buckets only (see {@link
+     * dev.engram.schemas.MirrorDigest#bucket}); a store that can filter on the bucket reads no other.
+     */
+    default Map<MirrorRecord.VectorKind, Map<String, Long>> versions(String namespace, Set<Integer> buckets) {
+        Map<MirrorRecord.VectorKind, Map<String, Long>> out = new EnumMap<>(MirrorRecord.VectorKind.class);
+        versions(namespace).forEach((kind, ids) -> {
+            Map<String, Long> kept = new HashMap<>();
+            ids.forEach((id, version) -> {
+                if (buckets.contains(MirrorDigest.bucket(id))) {
+                    kept.put(id, version);
+                }
+            });
+            out.put(kind, kept);
+        });
+        return out;
+    }
 
     @Override
     void close();

@@ -368,6 +368,8 @@ public final class QdrantStandIn {
             case KEYWORDS ->
                 v.hasStringValue() && m.getKeywords().getStringsList().contains(v.getStringValue());
             case INTEGER -> v.hasIntegerValue() && v.getIntegerValue() == m.getInteger();
+            case INTEGERS ->
+                v.hasIntegerValue() && m.getIntegers().getIntegersList().contains(v.getIntegerValue());
             case BOOLEAN -> v.hasBoolValue() && v.getBoolValue() == m.getBoolean();
             default ->
                 throw Status.UNIMPLEMENTED

@@ -70,6 +70,11 @@ public final class MemoryReader {
         return out;
     }
 
+    /** What memory records for the mirrors of one object, if it has it. */
+    public Optional<MirrorEntry> mirrorEntry(String ns, MirrorRecord.Kind kind, String id) {
+        return Optional.ofNullable(store(StateStores.MEMORY_MIRROR).get(MirrorIds.key(ns, kind, id)));
+    }
+
     /**
      * Every object of one kind that memory records for the mirrors, with its entry, in id order: the version an object
      * last changed at, read without decoding the object.
@@ -235,6 +240,42 @@ public final class MemoryReader {
         try (KeyValueIterator<String, MentionRecord> it =
                 store(StateStores.MEMORY_ENTITY_PASSAGES).prefixScan(Keys.prefix(ns, surfaceId), KEYS)) {
             it.forEachRemaining(kv -> out.add(new Mention(Keys.last(kv.key), kv.value)));
+        }
+        return out;
+    }
+
+    /**
+     * At most {@code limit} passages that mention a surface entity, in passage-id order, after {@code after} (or from
+     * the first when null): reads no more of a hub's mentions than the page.
+     */
+    public List<Mention> mentions(String ns, String surfaceId, String after, int limit) {
+        List<Mention> out = new ArrayList<>();
+        String prefix = Keys.prefix(ns, surfaceId);
+        try (KeyValueIterator<String, MentionRecord> it = after == null
+                ? store(StateStores.MEMORY_ENTITY_PASSAGES).prefixScan(prefix, KEYS)
+                : store(StateStores.MEMORY_ENTITY_PASSAGES).range(Keys.of(ns, surfaceId, after), null)) {
+            while (it.hasNext() && out.size() < limit) {
+                KeyValue<String, MentionRecord> kv = it.next();
+                if (!kv.key.startsWith(prefix)) {
+                    break;
+                }
+                String passageId = Keys.last(kv.key);
+                if (!passageId.equals(after)) {
+                    out.add(new Mention(passageId, kv.value));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** At most {@code limit} resolution decisions about a surface entity. */
+    public List<PairDecision> pairs(String ns, String surfaceId, int limit) {
+        List<PairDecision> out = new ArrayList<>();
+        try (KeyValueIterator<String, PairDecision> it =
+                store(StateStores.MEMORY_ENTITY_PAIRS).prefixScan(Keys.prefix(ns, surfaceId), KEYS)) {
+            while (it.hasNext() && out.size() < limit) {
+                out.add(it.next().value);
+            }
         }
         return out;
     }

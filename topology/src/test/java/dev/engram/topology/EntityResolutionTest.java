@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.metrics.Meters;
 import dev.engram.query.EntityViews;
+import dev.engram.query.Responses;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.MemoryChange;
 import dev.engram.schemas.MemoryCommand;
@@ -17,9 +18,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -227,6 +230,32 @@ class EntityResolutionTest {
         EntityViews views = new EntityViews(new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name)));
         List<String> aliases = views.byId("wiki", charles.id()).orElseThrow().aliases();
         assertThat(aliases).contains("Babbage").doesNotContain("babbage");
+    }
+
+    @Test
+    void aHubEntityIsReadOnePageOfPassagesAtATime() {
+        for (int i = 0; i < 130; i++) {
+            upsert("visit-" + i, "Charles Babbage visited the workshop number " + i + " in London.");
+        }
+        EntityRecord charles = surface("charles babbage");
+        EntityViews views = new EntityViews(new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name)));
+        Set<String> seen = new HashSet<>();
+        String after = null;
+        int pages = 0;
+        do {
+            Responses.Entity page = views.byId("wiki", charles.id(), after, 50).orElseThrow();
+            assertThat(page.passages()).hasSizeLessThanOrEqualTo(50);
+            assertThat(page.passageCount()).isEqualTo(130);
+            page.passages().forEach(m -> assertThat(seen.add(m.passageId()))
+                    .as("no passage on two pages")
+                    .isTrue());
+            assertThat(page.facts()).allMatch(f -> page.passages().stream()
+                    .anyMatch(m -> m.passageId().equals(f.passageId())));
+            after = page.next();
+            pages++;
+        } while (after != null && pages < 10);
+        assertThat(pages).isEqualTo(3);
+        assertThat(seen).hasSize(130);
     }
 
     private void upsert(String id, String text) {
