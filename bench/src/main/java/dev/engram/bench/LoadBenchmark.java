@@ -1,6 +1,7 @@
 package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.MissingNode;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
 import dev.engram.service.Corpus;
@@ -52,6 +53,10 @@ public final class LoadBenchmark {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = IngestBenchmark.options(args);
+        if (Boolean.parseBoolean(opts.getOrDefault("--tenants", "false"))) {
+            TenantsLoad.run(opts);
+            return;
+        }
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/musique-train100"));
         Duration length = Duration.ofSeconds((long) (60 * Double.parseDouble(opts.getOrDefault("--minutes", "3"))));
         int clients = Integer.parseInt(opts.getOrDefault("--clients", "4"));
@@ -215,15 +220,20 @@ public final class LoadBenchmark {
         return errors.values().stream().mapToLong(AtomicLong::get).sum();
     }
 
-    private static long percentile(List<Long> sorted, double q) {
+    static long percentile(List<Long> sorted, double q) {
         return sorted.isEmpty() ? 0 : sorted.get((int) Math.min(sorted.size() - 1, Math.floor(q * sorted.size())));
     }
 
     private static int post(HttpClient http, String url, String body) {
+        return post(http, url, body, Duration.ofSeconds(30));
+    }
+
+    /** POSTs a JSON body; the status, or 599 when no answer came. */
+    static int post(HttpClient http, String url, String body, Duration timeout) {
         try {
             return http.send(
                             HttpRequest.newBuilder(URI.create(url))
-                                    .timeout(Duration.ofSeconds(30))
+                                    .timeout(timeout)
                                     .header("Content-Type", "application/json")
                                     .POST(HttpRequest.BodyPublishers.ofString(body))
                                     .build(),
@@ -239,24 +249,26 @@ public final class LoadBenchmark {
 
     /** Documents of the namespace that are VERIFIED (0 before it has memory). */
     private static long verified(HttpClient http, String base) {
+        return namespace(http, base, NS)
+                .path("documents_by_status")
+                .path("VERIFIED")
+                .asLong();
+    }
+
+    /** {@code GET /v1/namespaces/{ns}}: its counts and watermark, or a missing node before it has memory. */
+    static JsonNode namespace(HttpClient http, String base, String ns) {
         try {
             HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + NS))
+                    HttpRequest.newBuilder(URI.create(base + "/v1/namespaces/" + ns))
                             .timeout(Duration.ofSeconds(10))
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
-            return r.statusCode() == 200
-                    ? Json.mapper()
-                            .readTree(r.body())
-                            .path("documents_by_status")
-                            .path("VERIFIED")
-                            .asLong()
-                    : 0;
+            return r.statusCode() == 200 ? Json.mapper().readTree(r.body()) : MissingNode.getInstance();
         } catch (IOException e) {
-            return 0;
+            return MissingNode.getInstance();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return 0;
+            return MissingNode.getInstance();
         }
     }
 
@@ -274,7 +286,7 @@ public final class LoadBenchmark {
     }
 
     /** The set's questions, or the corpus titles as questions when it has none. */
-    private static List<String> questions(Path data, List<JsonNode> corpus) throws IOException {
+    static List<String> questions(Path data, List<JsonNode> corpus) throws IOException {
         List<String> out = new ArrayList<>();
         Path file = data.resolve("questions.jsonl");
         if (Files.exists(file)) {

@@ -94,6 +94,7 @@ final class HybridMode implements Retrieval.Mode {
                     k);
             explain.put("bridges", cues.stream().map(g.entityNames::get).toList());
         }
+        explain.put("anchor_support", Retrieval.anchorSupport(g, q.entities()));
         explain.put("cogito", c.explanation());
         explain.put("bm25_terms", b.explanation().get("terms"));
         explain.put("fused_candidates", reached);

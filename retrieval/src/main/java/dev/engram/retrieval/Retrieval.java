@@ -256,6 +256,25 @@ public final class Retrieval {
     }
 
     /** The {@code k} best passages by score, leaving out those scored −∞ (not reached). */
+    /**
+     * How specifically the graph anchors a query: over the entities it names, the largest specificity {@code 1 −
+     * ln(passages mentioning it) / ln(passages)}, from 1 (an entity of one passage) to 0 (one in every passage, or
+     * none named). A question that names only hubs ("I", a speaker of every turn, a weekday) gives the graph little
+     * to go on.
+     */
+    public static double anchorSupport(MemoryGraph g, int[] entities) {
+        int n = g.passageCount();
+        if (n < 2) {
+            return 0;
+        }
+        double best = 0;
+        for (int e : entities) {
+            int degree = Math.max(1, g.entityPassages[e].length);
+            best = Math.max(best, 1 - Math.log(degree) / Math.log(n));
+        }
+        return best;
+    }
+
     static List<Scored> ranked(double[] scores, int k) {
         List<Scored> out = new ArrayList<>();
         for (int p : top(scores, k)) {

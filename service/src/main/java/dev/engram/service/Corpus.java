@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -18,7 +19,10 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
-/** Evaluation corpora ({@code corpus.jsonl}: {@code {"doc_id", "title", "text"}} per line) and their ingestion. */
+/**
+ * Evaluation corpora ({@code corpus.jsonl}: {@code {"doc_id", "title", "text"}} per line, with optional {@code
+ * metadata} and {@code event_time} sent as the event's own) and their ingestion.
+ */
 public final class Corpus {
 
     private Corpus() {}
@@ -56,17 +60,19 @@ public final class Corpus {
     public static Future<RecordMetadata> send(
             KafkaProducer<String, byte[]> producer, String topic, String namespace, JsonNode d) {
         String id = d.path("doc_id").asText();
-        Map<String, Object> event = Map.of(
-                "namespace",
-                namespace,
-                "id",
-                id,
-                "op",
-                "upsert",
-                "title",
-                d.path("title").asText(),
-                "text",
-                d.path("text").asText());
+        Map<String, Object> event = new LinkedHashMap<>();
+        event.put("namespace", namespace);
+        event.put("id", id);
+        event.put("op", "upsert");
+        event.put("title", d.path("title").asText());
+        event.put("text", d.path("text").asText());
+        // a conversation's turn carries its speaker, session and time: sent as the event's own
+        if (d.path("metadata").isObject()) {
+            event.put("metadata", d.path("metadata"));
+        }
+        if (d.path("event_time").isTextual()) {
+            event.put("event_time", d.path("event_time").asText());
+        }
         return producer.send(new ProducerRecord<>(topic, id, Json.toBytes(event)));
     }
 }

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -290,6 +291,8 @@ final class EvalCommand {
         List<Double> latencies = new ArrayList<>();
         List<int[]> goldRanks = new ArrayList<>();
         List<Map<String, Object>> why = new ArrayList<>();
+        // questions may carry a category (a set's kinds of question, e.g. temporal ones): Recall@5 of each apart
+        Map<String, double[]> byCategory = new TreeMap<>();
         for (JsonNode q : questions) {
             Set<String> gold = new LinkedHashSet<>();
             q.path("gold_docs").forEach(g -> gold.add(g.asText()));
@@ -319,11 +322,22 @@ final class EvalCommand {
             r2 += recall(docs, gold, 2);
             r5 += recall(docs, gold, 5);
             goldRanks.add(ranks(docs, gold));
+            if (q.has("category")) {
+                String category = q.path("category").asText();
+                byCategory.computeIfAbsent(category, c -> new double[2])[0] += recall(docs, gold, 5);
+                byCategory.get(category)[1]++;
+            }
         }
         latencies.sort(Double::compare);
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("recall@2", 100 * r2 / Math.max(1, questions.size()));
         m.put("recall@5", 100 * r5 / Math.max(1, questions.size()));
+        if (!byCategory.isEmpty()) {
+            Map<String, Object> categories = new LinkedHashMap<>();
+            byCategory.forEach((c, sums) -> categories.put(
+                    c, Map.of("questions", (long) sums[1], "recall@5", 100 * sums[0] / Math.max(1, sums[1]))));
+            m.put("recall@5_by_category", categories);
+        }
         m.put("p50_ms", percentile(latencies, 0.50));
         m.put("p99_ms", percentile(latencies, 0.99));
         m.put("gold_ranks", goldRanks);
