@@ -159,10 +159,10 @@ public final class Retrieval {
         for (Mode m : List.of(
                 new DenseMode(),
                 new Bm25Mode(),
-                new FusionMode(),
-                new CogitoMode(),
+                new GuardedMode(new FusionMode(), GuardedMode.DEFAULT_MIN_SUPPORT),
+                new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT),
                 new HybridMode(),
-                new PabdMode(),
+                new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT),
                 new ComoMode(),
                 new GemMode())) {
             MODES.put(m.name(), m);

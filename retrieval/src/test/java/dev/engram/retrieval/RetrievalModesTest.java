@@ -35,6 +35,9 @@ class RetrievalModesTest {
 
     private static final float[] QUERY = unit(1, 0, 0);
 
+    /** The paper's path of a guarded graph mode, whatever the question's support (see {@link GuardedMode}). */
+    private static final Map<String, Double> PAPER_PATH = Map.of("min_support", 0.0);
+
     private static MemoryGraph graph() {
         return graph(null);
     }
@@ -274,11 +277,14 @@ class RetrievalModesTest {
         Retrieval.Mode m = Retrieval.mode("cogito");
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
-                g, new Retrieval.Query("director of Agni", QUERY, t -> QUERY), Retrieval.params(m, Map.of()), 3);
+                g, new Retrieval.Query("director of Agni", QUERY, t -> QUERY), Retrieval.params(m, PAPER_PATH), 3);
         assertThat(r.explanation()).containsKeys("seed_facts", "seed_entities", "diffusion_pushes", "candidates");
 
         Retrieval.Result none = m.retrieve(
-                g, new Retrieval.Query("x", QUERY, t -> QUERY), Retrieval.params(m, Map.of("top_facts", 0.0)), 3);
+                g,
+                new Retrieval.Query("x", QUERY, t -> QUERY),
+                Retrieval.params(m, Map.of("top_facts", 0.0, "min_support", 0.0)),
+                3);
         assertThat(none.explanation()).containsKey("fallback");
         assertThat(none.ranked().get(0).passage()).isZero();
     }
@@ -354,7 +360,10 @@ class RetrievalModesTest {
         Retrieval.Mode m = Retrieval.mode("fusion");
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
-                g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(m, Map.of("timeout_ms", 0.0)), 3);
+                g,
+                new Retrieval.Query("q", QUERY, t -> QUERY),
+                Retrieval.params(m, Map.of("timeout_ms", 0.0, "min_support", 0.0)),
+                3);
 
         assertThat(r.explanation()).containsKey("fallback");
         assertThat(r.ranked()).extracting(Retrieval.Scored::passage).containsExactly(0, 2, 3);
@@ -362,7 +371,7 @@ class RetrievalModesTest {
 
     @Test
     void fusionRanksGraphNeighboursOfTheSeedsIntoTheResult() {
-        List<String> ranked = run("fusion", "q", Map.of("seed_passages", 1.0));
+        List<String> ranked = run("fusion", "q", Map.of("seed_passages", 1.0, "min_support", 0.0));
         assertThat(ranked.subList(0, 2)).contains("p0", "p1");
     }
 
@@ -373,7 +382,7 @@ class RetrievalModesTest {
         Retrieval.Result r = m.retrieve(
                 g,
                 new Retrieval.Query("Agni directed by Swapan Saha", QUERY, t -> QUERY),
-                Retrieval.params(m, Map.of()),
+                Retrieval.params(m, PAPER_PATH),
                 4);
 
         List<String> ranked =
@@ -381,6 +390,55 @@ class RetrievalModesTest {
         assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");
         assertThat(r.explanation()).containsKeys("anchors", "diffusion_iterations", "top_units", "window_chunks");
         assertThat(ranked).hasSize(4);
+    }
+
+    @Test
+    void aGuardedGraphModeRanksByMeaningWhereTheQuestionNamesNothingSpecific() {
+        MemoryGraph g = graph();
+        Retrieval.Mode dense = Retrieval.mode("dense");
+        List<Retrieval.Scored> byMeaning = dense.retrieve(
+                        g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(dense, Map.of()), 4)
+                .ranked();
+        for (String mode : List.of("cogito", "pabd", "fusion")) {
+            Retrieval.Mode m = Retrieval.mode(mode);
+            // no entity named: the dense ranking, said so
+            Retrieval.Result none =
+                    m.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(m, Map.of()), 4);
+            assertThat(none.ranked()).as(mode).isEqualTo(byMeaning);
+            assertThat(none.explanation())
+                    .as(mode)
+                    .containsEntry("path", "dense")
+                    .containsEntry("anchor_support", 0.0)
+                    .containsEntry("why", "the question names no entity of the graph");
+            // Swapan Saha is in half the passages: 1 - ln 2 / ln 4 = 0.5, below the default 0.95
+            Retrieval.Result common = m.retrieve(
+                    g, new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {1}), Retrieval.params(m, Map.of()), 4);
+            assertThat(common.explanation()).as(mode).containsEntry("path", "dense");
+            assertThat((double) common.explanation().get("anchor_support")).isCloseTo(0.5, Offset.offset(1e-9));
+            assertThat((String) common.explanation().get("why")).contains("too common");
+            // Agni is in one passage: support 1, the paper's path
+            Retrieval.Result anchored = m.retrieve(
+                    g, new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {0}), Retrieval.params(m, Map.of()), 4);
+            assertThat(anchored.explanation()).as(mode).containsEntry("path", mode);
+            assertThat(anchored.explanation()).containsEntry("anchor_support", 1.0);
+        }
+    }
+
+    @Test
+    void theSupportAGuardedModeAsksForIsAParameterWithinItsBounds() {
+        Retrieval.Mode m = Retrieval.mode("cogito");
+        assertThat(m.defaults()).containsEntry("min_support", 0.95);
+        assertThat(m.usesQueryEntities()).isTrue();
+        assertThatThrownBy(() -> Retrieval.params(m, Map.of("min_support", 1.5)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("min_support");
+        // above 1, no question has the support: always the dense ranking
+        Retrieval.Result always = m.retrieve(
+                graph(),
+                new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {0}),
+                Retrieval.params(m, Map.of("min_support", 1.01)),
+                4);
+        assertThat(always.explanation()).containsEntry("path", "dense");
     }
 
     @Test
