@@ -375,6 +375,9 @@ final class ClientCommands {
         body.put("title", read.title());
         body.put("text", read.text());
         body.put("source", f.toString());
+        if (read.metadata() != null) {
+            body.set("metadata", read.metadata()); // a Markdown file's front matter
+        }
         return new Item(id, f.toString(), body, null);
     }
 

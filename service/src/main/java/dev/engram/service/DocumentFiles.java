@@ -1,5 +1,7 @@
 package dev.engram.service;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.google.re2j.Pattern;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -8,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -15,6 +18,11 @@ import org.apache.pdfbox.Loader;
 import org.apache.pdfbox.pdmodel.PDDocument;
 import org.apache.pdfbox.pdmodel.encryption.InvalidPasswordException;
 import org.apache.pdfbox.text.PDFTextStripper;
+import org.commonmark.node.AbstractVisitor;
+import org.commonmark.node.Code;
+import org.commonmark.node.Heading;
+import org.commonmark.node.Text;
+import org.commonmark.parser.Parser;
 import org.jsoup.Jsoup;
 import org.jsoup.nodes.Document;
 import org.jsoup.nodes.Element;
@@ -23,20 +31,30 @@ import org.jsoup.nodes.TextNode;
 import org.jsoup.select.NodeVisitor;
 
 /**
- * The files {@code ./engram ingest} reads as one document each, and their text: plain text and Markdown as they are;
- * HTML (jsoup) and PDF (Apache PDFBox) as Markdown-like text, headings as {@code #} lines and paragraphs apart, so the
- * chunker cuts them as it cuts Markdown. A file that cannot be read says why instead.
+ * The files {@code ./engram ingest} reads as one document each, and their text: plain text as it is; Markdown as it is
+ * but for its YAML front matter, which becomes the document's metadata and gives its title (else its first level-1
+ * heading, as a CommonMark parser finds it: a {@code #} line in a code block is none); HTML (jsoup) and PDF (Apache
+ * PDFBox) as Markdown-like text, headings as {@code #} lines and paragraphs apart, so the chunker cuts them as it cuts
+ * Markdown. A file that cannot be read says why instead.
  */
 final class DocumentFiles {
 
     private static final Pattern SPACES = Pattern.compile("[\\t\\n\\x0B\\f\\r ]+");
 
-    /** A file's title and text, or the reason it cannot be sent. */
-    record Read(String title, String text, String refused) {
+    /** A file's title, text and metadata (null when it has none), or the reason it cannot be sent. */
+    record Read(String title, String text, JsonNode metadata, String refused) {
+        Read(String title, String text, String refused) {
+            this(title, text, null, refused);
+        }
+
         static Read refused(String reason) {
-            return new Read(null, null, reason);
+            return new Read(null, null, null, reason);
         }
     }
+
+    private static final Set<String> MARKDOWN = Set.of(".md", ".markdown");
+    private static final YAMLMapper YAML = new YAMLMapper();
+    private static final Parser COMMONMARK = Parser.builder().build();
 
     private static final Set<String> TEXT = Set.of(".txt", ".md", ".markdown");
     private static final Set<String> HTML = Set.of(".html", ".htm");
@@ -71,7 +89,45 @@ final class DocumentFiles {
         } catch (CharacterCodingException e) {
             return Read.refused("not valid UTF-8");
         }
-        return new Read(firstHeading(text, fallbackTitle), text, null);
+        if (!MARKDOWN.contains(ext)) {
+            return new Read(firstHeading(text, fallbackTitle), text, null);
+        }
+        return markdown(text, fallbackTitle);
+    }
+
+    /**
+     * Markdown: a YAML front matter — a first line {@code ---}, then YAML up to a line {@code ---} or {@code ...} — that
+     * reads as a mapping is taken off the text and sent as the document's metadata, its {@code title} (a string) as the
+     * title. Anything else that starts so is text. Otherwise the title is the first level-1 heading.
+     */
+    static Read markdown(String text, String fallbackTitle) {
+        JsonNode front = null;
+        String body = text;
+        String[] lines = text.split("\n", -1);
+        if (lines.length > 1 && lines[0].strip().equals("---")) {
+            for (int i = 1; i < lines.length; i++) {
+                String line = lines[i].strip();
+                if (line.equals("---") || line.equals("...")) {
+                    String yaml = String.join("\n", Arrays.asList(lines).subList(1, i));
+                    try {
+                        JsonNode parsed = YAML.readTree(yaml);
+                        if (parsed != null && parsed.isObject()) {
+                            front = parsed;
+                            body = String.join("\n", Arrays.asList(lines).subList(i + 1, lines.length));
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        // not YAML: the lines stay text
+                    }
+                    break;
+                }
+            }
+        }
+        String title = front != null
+                        && front.path("title").isTextual()
+                        && !front.path("title").asText().isBlank()
+                ? front.path("title").asText().strip()
+                : firstHeading(body, fallbackTitle);
+        return new Read(title, body, front, null);
     }
 
     private static String extension(String fileName) {
@@ -79,10 +135,27 @@ final class DocumentFiles {
         return dot < 0 ? "" : fileName.substring(dot).toLowerCase(Locale.ROOT);
     }
 
-    private static String firstHeading(String text, String otherwise) {
-        for (String line : text.split("\n", 50)) {
-            if (line.startsWith("# ")) {
-                return line.substring(2).strip();
+    /** The text of the first level-1 heading, ATX or setext, as CommonMark reads the document; else {@code otherwise}. */
+    private static String firstHeading(String markdown, String otherwise) {
+        org.commonmark.node.Node doc = COMMONMARK.parse(markdown);
+        for (org.commonmark.node.Node n = doc.getFirstChild(); n != null; n = n.getNext()) {
+            if (n instanceof Heading h && h.getLevel() == 1) {
+                StringBuilder title = new StringBuilder();
+                h.accept(new AbstractVisitor() {
+                    @Override
+                    public void visit(Text t) {
+                        title.append(t.getLiteral());
+                    }
+
+                    @Override
+                    public void visit(Code c) {
+                        title.append(c.getLiteral());
+                    }
+                });
+                String found = SPACES.matcher(title.toString()).replaceAll(" ").strip();
+                if (!found.isEmpty()) {
+                    return found;
+                }
             }
         }
         return otherwise;

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.apache.pdfbox.pdmodel.PDDocument;
 import org.apache.pdfbox.pdmodel.PDPage;
 import org.apache.pdfbox.pdmodel.PDPageContentStream;
@@ -32,6 +33,53 @@ class DocumentFilesTest {
         assertThat(DocumentFiles.isDocument("lines.jsonl"))
                 .as("read line by line, not as one document")
                 .isFalse();
+    }
+
+    @Test
+    void markdownFrontMatterBecomesMetadataAndGivesTheTitle() throws IOException {
+        Path f = dir.resolve("storage.md");
+        Files.writeString(
+                f,
+                "---\ntitle: Storage\ntags: [disk, ssd]\nweight: 3\n---\n# Storing vectors\n\nVectors live on disk.\n");
+        DocumentFiles.Read read = DocumentFiles.read(f);
+        assertThat(read.title()).isEqualTo("Storage");
+        assertThat(read.metadata().path("tags").get(1).asText()).isEqualTo("ssd");
+        assertThat(read.metadata().path("weight").asInt()).isEqualTo(3);
+        assertThat(read.text()).isEqualTo("# Storing vectors\n\nVectors live on disk.\n");
+    }
+
+    @Test
+    void aHashLineInACodeBlockIsNoTitleAndAHeadingIsFoundAsCommonMarkReadsIt() throws IOException {
+        Path f = dir.resolve("install.md");
+        Files.writeString(
+                f,
+                "Intro text.\n\n```sh\n# or, with pip\npip install thing\n```\n\nInstalling\n==========\n\nSteps.\n");
+        DocumentFiles.Read read = DocumentFiles.read(f);
+        assertThat(read.title()).isEqualTo("Installing"); // a setext heading; the comment in the fence is none
+        assertThat(read.metadata()).isNull();
+        assertThat(read.text()).contains("# or, with pip");
+
+        Path plain = dir.resolve("no-heading.md");
+        Files.writeString(plain, "```\n# not a title\n```\n");
+        assertThat(DocumentFiles.read(plain).title()).isEqualTo("no-heading");
+    }
+
+    @Test
+    void whatOnlyLooksLikeFrontMatterStaysText() {
+        // not a mapping, not YAML, never closed: the lines are the document's text
+        for (String text :
+                List.of("---\n- a\n- b\n---\n# T\n", "---\n: : [\n---\n# T\n", "---\ntitle: never closed\n# T\n")) {
+            DocumentFiles.Read read = DocumentFiles.markdown(text, "file");
+            assertThat(read.text()).as(text).isEqualTo(text);
+            assertThat(read.metadata()).as(text).isNull();
+        }
+        // a blank or non-text title falls back to the first heading
+        DocumentFiles.Read blank = DocumentFiles.markdown("---\ntitle: ''\n---\n# Heading\n", "file");
+        assertThat(blank.title()).isEqualTo("Heading");
+        assertThat(blank.metadata()).isNotNull();
+        assertThat(DocumentFiles.markdown("---\ntitle: [1, 2]\n---\nno heading\n", "file")
+                        .title())
+                .isEqualTo("file");
     }
 
     @Test
