@@ -340,10 +340,10 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             first = false;
             String passageId = turns.next();
             PendingPassage p = pending.delete(passageId);
-            count(-1);
             if (p == null) {
                 continue;
             }
+            count(-1);
             long t0 = fairness.nanoTime().getAsLong();
             PassageEvent.Upsert upsert = p.passage();
             try {
