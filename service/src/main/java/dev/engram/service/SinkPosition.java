@@ -12,6 +12,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.IsolationLevel;
@@ -27,10 +28,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 final class SinkPosition {
 
     /**
-     * @param end the partition's end (its last stable offset) when the check read memory
+     * @param end the offset after the last record memory had written there when the check read memory
      * @param committed the sink group's committed offset when the check read the mirrors (-1 when it has none)
-     * @param caughtUp whether the sink had applied every committed record before {@code end} (the offsets between its
-     *     position and the end may hold only transaction markers and aborted records)
+     * @param caughtUp whether the sink had applied every record before {@code end}
      */
     record At(String topic, int partition, long end, long committed, boolean caughtUp) {}
 
@@ -53,7 +53,7 @@ final class SinkPosition {
         this.consumerConfig = new HashMap<>(clientConfig);
         consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
+        consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         consumerConfig.remove(ConsumerConfig.GROUP_ID_CONFIG);
         this.topic = topic;
         this.group = group;
@@ -61,27 +61,28 @@ final class SinkPosition {
         this.timeout = timeout;
     }
 
-    /** The partition's end now, with the sink's position now; null when the namespace's partition is not known. */
+    /**
+     * Where memory's records of the namespace end now — the offset after its last committed record — with the sink's
+     * position now; null when the namespace's partition is not known.
+     */
     At now(String ns) throws InterruptedException {
         int partition = partitionOf.applyAsInt(ns);
         if (partition < 0) {
             return null;
         }
         TopicPartition tp = new TopicPartition(topic, partition);
-        long end = get(admin.listOffsets(
+        long stable = get(admin.listOffsets(
                                 Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
                         .partitionResult(tp))
                 .offset();
-        return at(tp, end);
+        return at(tp, afterLastRecord(tp, stable));
     }
 
-    /**
-     * Waits up to {@code max} for the sink to commit a position at or past {@code target.end()}; the position reached.
-     */
+    /** Waits up to {@code max} for the sink to commit a position at or past {@code target.end()}; where it got. */
     At await(At target, Duration max) throws InterruptedException {
         TopicPartition tp = new TopicPartition(topic, target.partition());
         long deadline = System.nanoTime() + max.toNanos();
-        At at = at(tp, target.end());
+        At at = target;
         while (!at.caughtUp() && System.nanoTime() < deadline) {
             TimeUnit.MILLISECONDS.sleep(200);
             at = at(tp, target.end());
@@ -89,35 +90,49 @@ final class SinkPosition {
         return at;
     }
 
-    private At at(TopicPartition tp, long end) throws InterruptedException {
+    private At at(TopicPartition tp, long end) {
         long committed = committed(tp);
-        return new At(
-                topic, tp.partition(), end, committed, committed >= end || nothingCommittedIn(tp, committed, end));
+        return new At(topic, tp.partition(), end, committed, committed >= end);
     }
 
     /**
-     * Whether no committed record lies in [{@code from}, {@code end}): the sink commits the offset after the last
-     * record it applied, so a transaction marker or an aborted transaction after it would keep it short of the end
-     * for ever. Read with an isolation of committed records: they are skipped, and the position passes them.
+     * The offset after the last committed record below {@code stable} (the partition's last stable offset), or 0 when
+     * there is none. The sink commits the offset after the last record it applied, so the stable offset itself — past
+     * a transaction's marker, or past an aborted transaction — is one it may never reach. Read once per check, from the
+     * end backwards in widening windows, with an isolation of committed records (markers and aborted records skipped).
      */
-    private boolean nothingCommittedIn(TopicPartition tp, long from, long end) throws InterruptedException {
-        if (from < 0) {
-            return end == 0;
+    private long afterLastRecord(TopicPartition tp, long stable) throws InterruptedException {
+        if (stable == 0) {
+            return 0;
         }
         try (KafkaConsumer<byte[], byte[]> consumer =
                 new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer.assign(List.of(tp));
-            consumer.seek(tp, from);
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (consumer.position(tp) < end && System.nanoTime() < deadline) {
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
+            for (long window = 16; ; window *= 16) {
+                long from = Math.max(0, stable - window);
+                consumer.seek(tp, from);
+                long last = -1;
+                long deadline = System.nanoTime() + timeout.toNanos();
+                while (consumer.position(tp) < stable) {
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                    if (System.nanoTime() > deadline) {
+                        return stable; // the log could not be read in time: the stable offset, never short of it
+                    }
+                    for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                        if (r.offset() < stable) {
+                            last = Math.max(last, r.offset());
+                        }
+                    }
                 }
-                if (!consumer.poll(Duration.ofMillis(200)).isEmpty()) {
-                    return false;
+                if (last >= 0) {
+                    return last + 1;
+                }
+                if (from == 0) {
+                    return 0; // only markers and aborted records
                 }
             }
-            return consumer.position(tp) >= end;
         }
     }
 
