@@ -430,10 +430,15 @@ public final class Meters {
         retryCounter().increment();
     }
 
-    /** The gauge of passages waiting for a remote model, read from {@code state} whenever scraped. */
+    /**
+     * The gauge of passages the understand tasks hold — for a remote model, or set aside for their namespace's turn —
+     * read from {@code state} whenever scraped.
+     */
     public <T> void understandPending(T state, ToDoubleFunction<T> pending) {
         Gauge.builder(UNDERSTAND_PENDING, state, pending)
-                .description("Passages held by this instance's understand tasks while a remote model understands them")
+                .description(
+                        "Passages held by this instance's understand tasks: for a remote model, or set aside for their"
+                                + " namespace's turn")
                 .register(registry);
     }
 
