@@ -64,20 +64,42 @@ public final class LoadBenchmark {
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), Integer.MAX_VALUE);
         List<String> questions = questions(data, corpus);
 
-        Path state = Files.createTempDirectory("engram-load-");
-        Map<String, String> env = new HashMap<>(System.getenv());
-        env.put("ENGRAM_STATE_DIR", state.toString());
-        env.put("ENGRAM_APPLICATION_ID", "engram-load");
-        env.put("ENGRAM_HTTP_PORT", opts.getOrDefault("--port", "18081"));
+        withService(
+                "engram-load",
+                opts.getOrDefault("--port", "18081"),
+                Map.of(),
+                (service, broker, config) ->
+                        run(service, broker, corpus, questions, length, clients, docsPerSecond, opts.get("--out")));
+    }
+
+    /** What runs against a started instance. */
+    @FunctionalInterface
+    interface Run {
+        void run(EngramService service, EmbeddedKafkaBroker broker, EngramConfig config) throws Exception;
+    }
+
+    /**
+     * Starts an embedded broker and one instance on loopback (state in a new temporary directory, the environment's
+     * settings with {@code env} over them), runs {@code run} once it serves, and stops both.
+     */
+    static void withService(String applicationId, String port, Map<String, String> env, Run run) throws Exception {
+        Map<String, String> settings = new HashMap<>(System.getenv());
+        settings.put(
+                "ENGRAM_STATE_DIR",
+                Files.createTempDirectory(applicationId + "-").toString());
+        settings.put("ENGRAM_APPLICATION_ID", applicationId);
+        settings.put("ENGRAM_HTTP_PORT", port);
+        settings.putAll(env);
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
-                Understander understander = UnderstanderFactory.create(EngramConfig.local(env), Meters.detached())) {
-            env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
-            EngramConfig config = EngramConfig.local(env);
+                Understander understander =
+                        UnderstanderFactory.create(EngramConfig.local(settings), Meters.detached())) {
+            settings.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
+            EngramConfig config = EngramConfig.local(settings);
             try (EngramService service = EngramService.start(config, understander)) {
                 if (!service.awaitRunning(Duration.ofMinutes(2))) {
                     throw new IllegalStateException("service did not start");
                 }
-                run(service, broker, corpus, questions, length, clients, docsPerSecond, opts.get("--out"));
+                run.run(service, broker, config);
             }
         }
     }

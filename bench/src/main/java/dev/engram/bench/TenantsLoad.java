@@ -3,14 +3,11 @@ package dev.engram.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
 import dev.engram.service.Corpus;
 import dev.engram.service.EmbeddedKafkaBroker;
 import dev.engram.service.EngramConfig;
 import dev.engram.service.EngramService;
-import dev.engram.service.UnderstanderFactory;
-import dev.engram.understanding.Understander;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -22,7 +19,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -69,128 +65,144 @@ final class TenantsLoad {
         // algorithm against the client's delayed acknowledgments).
         System.setProperty("sun.net.httpserver.nodelay", "true");
         HttpServer llm = standInLlm(llmMillis, llmCalls);
-        Path state = Files.createTempDirectory("engram-tenants-");
-        Map<String, String> env = new HashMap<>(System.getenv());
-        env.put("ENGRAM_STATE_DIR", state.toString());
-        env.put("ENGRAM_APPLICATION_ID", "engram-tenants");
-        env.put("ENGRAM_HTTP_PORT", opts.getOrDefault("--port", "18082"));
-        env.put("ENGRAM_LLM_BASE_URL", "http://127.0.0.1:" + llm.getAddress().getPort() + "/v1");
-        env.put("ENGRAM_LLM_MODEL", "stand-in");
-        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
-                Understander understander = UnderstanderFactory.create(EngramConfig.local(env), Meters.detached())) {
-            env.put("ENGRAM_BOOTSTRAP_SERVERS", broker.bootstrapServers());
-            EngramConfig config = EngramConfig.local(env);
-            try (EngramService service = EngramService.start(config, understander)) {
-                if (!service.awaitRunning(Duration.ofMinutes(2))) {
-                    throw new IllegalStateException("service did not start");
-                }
-                String base = "http://127.0.0.1:" + service.httpPort();
-                // HTTP/1.1 as clients of the API speak it: the default's attempt to upgrade each new connection to
-                // HTTP/2 (which the API does not speak) added tens of milliseconds to the first phase's requests
-                HttpClient http = HttpClient.newBuilder()
-                        .version(HttpClient.Version.HTTP_1_1)
-                        .connectTimeout(Duration.ofSeconds(2))
-                        .executor(Executors.newVirtualThreadPerTaskExecutor())
-                        .build();
-                try (KafkaProducer<String, byte[]> producer = Corpus.producer(broker.bootstrapServers())) {
-                    for (JsonNode d : corpus) {
-                        Corpus.send(producer, service.topics().documents().name(), QUIET, d);
-                        Corpus.send(producer, service.topics().documents().name(), FLOOD, d);
-                    }
-                    producer.flush();
-                }
-                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(15);
-                while ((verified(http, base, QUIET) < corpus.size() || verified(http, base, FLOOD) < corpus.size())
-                        && System.nanoTime() < deadline) {
-                    TimeUnit.SECONDS.sleep(2);
-                }
-                System.out.printf("ingested %d documents into each namespace%n", corpus.size());
-                // each quiet client its own connection, sending a request in one write (see OneWriteClient)
-                OneWriteClient[] quietClients = new OneWriteClient[clients];
-                for (int c = 0; c < clients; c++) {
-                    quietClients[c] = new OneWriteClient("127.0.0.1", service.httpPort());
-                }
-                // memory goes on after the documents are verified (gists, themes): wait until neither namespace's
-                // version moves for ten seconds, so that the quiet phase before the flood is as settled as after it
-                String before = versions(http, base);
-                long settleBy = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-                for (int still = 0; still < 2 && System.nanoTime() < settleBy; ) {
-                    TimeUnit.SECONDS.sleep(5);
-                    String now = versions(http, base);
-                    still = now.equals(before) ? still + 1 : 0;
-                    before = now;
-                }
-                System.out.println("memory settled at versions " + before);
-
-                // the first queries build the namespaces' snapshots and warm the JIT, and the vector indexes settle
-                // after ingest: rounds of ten seconds, not measured, until two in a row answer as fast
-                double previous = Double.MAX_VALUE;
-                for (int round = 0; round < 18; round++) {
-                    Phase warmup = quiet(quietClients, questions, Duration.ofSeconds(10));
-                    double p50 = LoadBenchmark.percentile(warmup.micros(), 0.5) / 1000.0;
-                    System.out.println("warm-up: " + Json.toString(warmup.summary()));
-                    if (round >= 2 && p50 <= 1.2 * previous && previous <= 1.2 * p50) {
-                        break;
-                    }
-                    previous = p50;
-                }
-                Phase alone = quiet(quietClients, questions, phase);
-                System.out.println("quiet alone: " + Json.toString(alone.summary()));
-                AtomicBoolean flooding = new AtomicBoolean(true);
-                Map<Integer, AtomicLong> floodStatus = new ConcurrentHashMap<>();
-                ExecutorService flooders = Executors.newVirtualThreadPerTaskExecutor();
-                for (int c = 0; c < flood; c++) {
-                    int client = c;
-                    flooders.execute(() -> {
-                        for (int i = client; flooding.get(); i += flood) {
-                            String body =
-                                    Json.toString(Map.of("query", questions.get(i % questions.size()), "top_k", 5));
-                            int status = LoadBenchmark.post(
-                                    http, base + "/v1/namespaces/" + FLOOD + "/answer", body, Duration.ofSeconds(120));
-                            floodStatus
-                                    .computeIfAbsent(status, k -> new AtomicLong())
-                                    .incrementAndGet();
-                            if (status == 429) {
-                                sleep(Duration.ofSeconds(1)); // as clients of LLM APIs do: they honour Retry-After
-                            }
-                        }
-                    });
-                }
-                TimeUnit.SECONDS.sleep(5); // the flood reaches its steady state
-                long llmBefore = llmCalls.get();
-                Phase busy = quiet(quietClients, questions, phase);
-                long llmDuring = llmCalls.get() - llmBefore;
-                flooding.set(false);
-                flooders.shutdown();
-                flooders.awaitTermination(2, TimeUnit.MINUTES);
-                System.out.println("quiet beside the flood: " + Json.toString(busy.summary()));
-                Phase after = quiet(quietClients, questions, phase);
-                System.out.println("quiet alone again: " + Json.toString(after.summary()));
-
-                Map<String, Object> result = new LinkedHashMap<>();
-                result.put("documents_per_namespace", corpus.size());
-                result.put("quiet_clients", clients);
-                result.put("flood_clients", flood);
-                result.put("llm_delay_ms", llmMillis);
-                result.put("llm_concurrency", config.understanding().llm().concurrency());
-                result.put("max_in_flight", config.http().maxInFlight());
-                result.put("max_in_flight_per_namespace", config.http().maxInFlightPerNamespace());
-                result.put("quiet_alone", alone.summary());
-                result.put("quiet_beside_flood", busy.summary());
-                result.put("quiet_alone_again", after.summary());
-                // against the faster of the two quiet phases around the flood (the stricter), and the slower
-                result.put("p99_ratio", busy.p99() / Math.max(1e-9, Math.min(alone.p99(), after.p99())));
-                result.put(
-                        "p99_ratio_to_slower_quiet", busy.p99() / Math.max(1e-9, Math.max(alone.p99(), after.p99())));
-                result.put("flood_by_status", floodStatus);
-                result.put("llm_calls_during_phase", llmDuring);
-                System.out.println(Json.toString(result));
-                if (opts.get("--out") != null) {
-                    Files.write(Path.of(opts.get("--out")), Json.toBytes(result));
-                }
-            }
+        Map<String, String> env = Map.of(
+                "ENGRAM_LLM_BASE_URL",
+                "http://127.0.0.1:" + llm.getAddress().getPort() + "/v1",
+                "ENGRAM_LLM_MODEL",
+                "stand-in");
+        try {
+            LoadBenchmark.withService(
+                    "engram-tenants",
+                    opts.getOrDefault("--port", "18082"),
+                    env,
+                    (service, broker, config) -> measure(
+                            service,
+                            broker,
+                            config,
+                            corpus,
+                            questions,
+                            phase,
+                            clients,
+                            flood,
+                            llmMillis,
+                            llmCalls,
+                            opts.get("--out")));
         } finally {
             llm.stop(0);
+        }
+    }
+
+    private static void measure(
+            EngramService service,
+            EmbeddedKafkaBroker broker,
+            EngramConfig config,
+            List<JsonNode> corpus,
+            List<String> questions,
+            Duration phase,
+            int clients,
+            int flood,
+            long llmMillis,
+            AtomicLong llmCalls,
+            String out)
+            throws Exception {
+        String base = "http://127.0.0.1:" + service.httpPort();
+        // HTTP/1.1: the API speaks nothing else, so no connection tries an upgrade first
+        HttpClient http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2))
+                .executor(Executors.newVirtualThreadPerTaskExecutor())
+                .build();
+        try (KafkaProducer<String, byte[]> producer = Corpus.producer(broker.bootstrapServers())) {
+            for (JsonNode d : corpus) {
+                Corpus.send(producer, service.topics().documents().name(), QUIET, d);
+                Corpus.send(producer, service.topics().documents().name(), FLOOD, d);
+            }
+            producer.flush();
+        }
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(15);
+        while ((verified(http, base, QUIET) < corpus.size() || verified(http, base, FLOOD) < corpus.size())
+                && System.nanoTime() < deadline) {
+            TimeUnit.SECONDS.sleep(2);
+        }
+        System.out.printf("ingested %d documents into each namespace%n", corpus.size());
+        // each quiet client its own connection, sending a request in one write (see OneWriteClient)
+        OneWriteClient[] quietClients = new OneWriteClient[clients];
+        for (int c = 0; c < clients; c++) {
+            quietClients[c] = new OneWriteClient("127.0.0.1", service.httpPort());
+        }
+        // memory goes on after the documents are verified (gists, themes): wait until neither namespace's
+        // version moves for ten seconds, so that the quiet phase before the flood is as settled as after it
+        String before = versions(http, base);
+        long settleBy = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+        for (int still = 0; still < 2 && System.nanoTime() < settleBy; ) {
+            TimeUnit.SECONDS.sleep(5);
+            String now = versions(http, base);
+            still = now.equals(before) ? still + 1 : 0;
+            before = now;
+        }
+        System.out.println("memory settled at versions " + before);
+
+        // the first queries build the namespaces' snapshots and warm the JIT, and the vector indexes settle
+        // after ingest: rounds of ten seconds, not measured, until two in a row answer as fast
+        double previous = Double.MAX_VALUE;
+        for (int round = 0; round < 18; round++) {
+            Phase warmup = quiet(quietClients, questions, Duration.ofSeconds(10));
+            double p50 = LoadBenchmark.percentile(warmup.micros(), 0.5) / 1000.0;
+            System.out.println("warm-up: " + Json.toString(warmup.summary()));
+            if (round >= 2 && p50 <= 1.2 * previous && previous <= 1.2 * p50) {
+                break;
+            }
+            previous = p50;
+        }
+        Phase alone = quiet(quietClients, questions, phase);
+        System.out.println("quiet alone: " + Json.toString(alone.summary()));
+        AtomicBoolean flooding = new AtomicBoolean(true);
+        Map<Integer, AtomicLong> floodStatus = new ConcurrentHashMap<>();
+        ExecutorService flooders = Executors.newVirtualThreadPerTaskExecutor();
+        for (int c = 0; c < flood; c++) {
+            int client = c;
+            flooders.execute(() -> {
+                for (int i = client; flooding.get(); i += flood) {
+                    String body = Json.toString(Map.of("query", questions.get(i % questions.size()), "top_k", 5));
+                    int status = LoadBenchmark.post(
+                            http, base + "/v1/namespaces/" + FLOOD + "/answer", body, Duration.ofSeconds(120));
+                    floodStatus.computeIfAbsent(status, k -> new AtomicLong()).incrementAndGet();
+                    if (status == 429) {
+                        sleep(Duration.ofSeconds(1)); // as clients of LLM APIs do: they honour Retry-After
+                    }
+                }
+            });
+        }
+        TimeUnit.SECONDS.sleep(5); // the flood reaches its steady state
+        long llmBefore = llmCalls.get();
+        Phase busy = quiet(quietClients, questions, phase);
+        long llmDuring = llmCalls.get() - llmBefore;
+        flooding.set(false);
+        flooders.shutdown();
+        flooders.awaitTermination(2, TimeUnit.MINUTES);
+        System.out.println("quiet beside the flood: " + Json.toString(busy.summary()));
+        Phase after = quiet(quietClients, questions, phase);
+        System.out.println("quiet alone again: " + Json.toString(after.summary()));
+
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("documents_per_namespace", corpus.size());
+        result.put("quiet_clients", clients);
+        result.put("flood_clients", flood);
+        result.put("llm_delay_ms", llmMillis);
+        result.put("llm_concurrency", config.understanding().llm().concurrency());
+        result.put("max_in_flight", config.http().maxInFlight());
+        result.put("max_in_flight_per_namespace", config.http().maxInFlightPerNamespace());
+        result.put("quiet_alone", alone.summary());
+        result.put("quiet_beside_flood", busy.summary());
+        result.put("quiet_alone_again", after.summary());
+        // against the faster of the two quiet phases around the flood (the stricter), and the slower
+        result.put("p99_ratio", busy.p99() / Math.max(1e-9, Math.min(alone.p99(), after.p99())));
+        result.put("p99_ratio_to_slower_quiet", busy.p99() / Math.max(1e-9, Math.max(alone.p99(), after.p99())));
+        result.put("flood_by_status", floodStatus);
+        result.put("llm_calls_during_phase", llmDuring);
+        System.out.println(Json.toString(result));
+        if (out != null) {
+            Files.write(Path.of(out), Json.toBytes(result));
         }
     }
 

@@ -268,10 +268,6 @@ public final class QueryService {
         return new Responses.EntitiesByName(ns, name, views(ns).byName(ns, name));
     }
 
-    public Responses.EntityInNamespace entity(String ns, String id) {
-        return entity(ns, id, null, 100);
-    }
-
     /** The entity with {@code limit} of the passages that mention it, after passage {@code after} (null: the first). */
     public Responses.EntityInNamespace entity(String ns, String id, String after, int limit) {
         return views(ns)

@@ -115,17 +115,6 @@ final class Consistency {
     private final Semaphore running = new Semaphore(1);
     private final SinkPosition position;
 
-    Consistency(
-            Function<String, MemoryReader> memories,
-            Neo4jMirror graph,
-            VectorMirror vectors,
-            Producer<String, byte[]> producer,
-            String compensations,
-            Meters meters,
-            Clock clock) {
-        this(memories, graph, vectors, producer, compensations, meters, clock, null);
-    }
-
     /** @param position where the sink stands, to compare the mirrors once it has caught up (null: compare at once) */
     Consistency(
             Function<String, MemoryReader> memories,
@@ -157,10 +146,6 @@ final class Consistency {
 
     /** A drift of one object: which, in which mirror, and the version the report carries. */
     private record Finding(Kind kind, String id, long version, Compensation.Sink sink) {}
-
-    Report check(String ns) {
-        return check(ns, Scope.FULL);
-    }
 
     /** Compares the namespace's objects in {@code scope}; 429 while another check runs on this instance. */
     Report check(String ns, Scope scope) {

@@ -131,7 +131,7 @@ class ConsistencyTest {
 
     private Consistency consistency() {
         MemoryReader memory = new MemoryReader(name -> stores.get(name));
-        return new Consistency(ns -> memory, null, mirror, null, "c", Meters.detached(), Clock.systemUTC());
+        return new Consistency(ns -> memory, null, mirror, null, "c", Meters.detached(), Clock.systemUTC(), null);
     }
 
     @Test

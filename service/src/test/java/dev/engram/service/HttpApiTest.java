@@ -121,7 +121,7 @@ class HttpApiTest {
     }
 
     private static Consistency noMirrors() {
-        return new Consistency(ns -> null, null, null, null, "c", Meters.detached(), Clock.systemUTC());
+        return new Consistency(ns -> null, null, null, null, "c", Meters.detached(), Clock.systemUTC(), null);
     }
 
     /**

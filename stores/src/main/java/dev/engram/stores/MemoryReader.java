@@ -234,16 +234,6 @@ public final class MemoryReader {
         return out;
     }
 
-    /** The passages that mention a surface entity, in passage-id order. */
-    public List<Mention> mentions(String ns, String surfaceId) {
-        List<Mention> out = new ArrayList<>();
-        try (KeyValueIterator<String, MentionRecord> it =
-                store(StateStores.MEMORY_ENTITY_PASSAGES).prefixScan(Keys.prefix(ns, surfaceId), KEYS)) {
-            it.forEachRemaining(kv -> out.add(new Mention(Keys.last(kv.key), kv.value)));
-        }
-        return out;
-    }
-
     /**
      * At most {@code limit} passages that mention a surface entity, in passage-id order, after {@code after} (or from
      * the first when null): reads no more of a hub's mentions than the page.
