@@ -1,6 +1,7 @@
 package dev.engram.processors;
 
 import dev.engram.metrics.Meters;
+import dev.engram.schemas.Conversation;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.DocumentEvent;
@@ -14,8 +15,10 @@ import dev.engram.stores.Hashing;
 import dev.engram.stores.Keys;
 import dev.engram.stores.StateStores;
 import dev.engram.understanding.Chunker;
+import dev.engram.understanding.RelativeTime;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -163,7 +166,8 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 c.start(),
                 c.end(),
                 event.source(),
-                event.eventTime());
+                event.eventTime(),
+                Conversation.of(event.metadata()));
     }
 
     /** One passage of a document version as the read step cuts it: its chunk, id and content hash. */
@@ -179,7 +183,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
         Map<String, Integer> occurrences = new HashMap<>();
         for (int i = 0; i < chunks.size(); i++) {
             Chunker.Chunk c = chunks.get(i);
-            String hash = Hashing.sha256Hex(Understander.embeddingText(passage(event, 0, i, "", "", c)));
+            String hash = Hashing.sha256Hex(understood(passage(event, 0, i, "", "", c)));
             int occurrence = occurrences.merge(hash, 1, Integer::sum);
             out.add(new Planned(
                     c,
@@ -187,6 +191,24 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                             Hashing.id(event.namespace(), event.id(), hash, Integer.toString(occurrence)), hash)));
         }
         return out;
+    }
+
+    /**
+     * What a passage's understanding depends on, hashed into its content hash so that a passage is understood again
+     * exactly when it changes: its embedded text; for a conversation's turn also who says it to whom; and when it says
+     * "yesterday" or "last week", the day it was said. A document's other passages keep their ids when only its
+     * event time changes.
+     */
+    private static String understood(PassageEvent.Upsert p) {
+        String text = Understander.embeddingText(p);
+        Conversation c = p.conversation();
+        if (c != null) {
+            text += "\u0000" + c.speaker() + "\u0000" + String.join("\u0001", c.participants());
+        }
+        if (p.eventTime() != null && RelativeTime.mentions(p.text())) {
+            text += "\u0000" + p.eventTime().atZone(ZoneOffset.UTC).toLocalDate();
+        }
+        return text;
     }
 
     private Meters.DocumentOutcome delete(

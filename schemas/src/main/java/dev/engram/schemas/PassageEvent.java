@@ -22,7 +22,10 @@ public sealed interface PassageEvent {
 
     String passageId();
 
-    /** A new or changed passage. Offsets are UTF-16 positions in the document text. */
+    /**
+     * A new or changed passage. Offsets are UTF-16 positions in the document text. {@code conversation} is set when
+     * the document is a turn of a conversation (its metadata names a speaker), else null.
+     */
     record Upsert(
             String namespace,
             String documentId,
@@ -36,11 +39,44 @@ public sealed interface PassageEvent {
             int start,
             int end,
             String source,
-            Instant eventTime)
+            Instant eventTime,
+            Conversation conversation)
             implements PassageEvent {
         public Upsert {
             headings = headings == null ? List.of() : List.copyOf(headings);
             title = title == null ? "" : title;
+        }
+
+        /** A passage of a document that is not a conversation's turn. */
+        public Upsert(
+                String namespace,
+                String documentId,
+                long documentVersion,
+                String passageId,
+                int ordinal,
+                String contentHash,
+                String title,
+                List<String> headings,
+                String text,
+                int start,
+                int end,
+                String source,
+                Instant eventTime) {
+            this(
+                    namespace,
+                    documentId,
+                    documentVersion,
+                    passageId,
+                    ordinal,
+                    contentHash,
+                    title,
+                    headings,
+                    text,
+                    start,
+                    end,
+                    source,
+                    eventTime,
+                    null);
         }
     }
 

@@ -278,6 +278,33 @@ class DocumentDecoderTest {
     }
 
     @Test
+    void aTurnOfAConversationNamesItsSpeakerAndParticipantsWithTheirTypes() {
+        String at = "{\"namespace\":\"chat\",\"id\":\"t1\",\"op\":\"upsert\",\"text\":\"Hi!\",\"metadata\":%s}";
+        DocumentDecoder.Result ok = decoder.decode(
+                utf8("t1"),
+                utf8(at.formatted(
+                        "{\"speaker\":\"Caroline\",\"participants\":[\"Caroline\",\"Melanie\"],\"session\":3}")));
+        assertThat(ok).isInstanceOf(DocumentDecoder.Accepted.class);
+        Conversation c = Conversation.of(((DocumentDecoder.Accepted) ok).event().metadata());
+        assertThat(c).isEqualTo(new Conversation("Caroline", List.of("Caroline", "Melanie"), "3"));
+        assertThat(c.addressee()).isEqualTo("Melanie");
+
+        assertThat(rejection("t1", utf8(at.formatted("{\"speaker\":7}")))).contains("/metadata/speaker");
+        assertThat(rejection("t1", utf8(at.formatted("{\"speaker\":\" \"}")))).contains("/metadata/speaker");
+        assertThat(rejection("t1", utf8(at.formatted("{\"speaker\":\"%s\"}".formatted("x".repeat(201))))))
+                .contains("/metadata/speaker");
+        assertThat(rejection("t1", utf8(at.formatted("{\"speaker\":\"A\",\"participants\":\"A,B\"}"))))
+                .contains("/metadata/participants");
+        assertThat(rejection("t1", utf8(at.formatted("{\"speaker\":\"A\",\"participants\":[\"A\",2]}"))))
+                .contains("/metadata/participants/1");
+        assertThat(rejection("t1", utf8(at.formatted("{\"session\":{\"n\":1}}"))))
+                .contains("/metadata/session");
+        // without a speaker the metadata is free-form as before, and the document is no conversation's turn
+        assertThat(Conversation.of(Map.of("lang", "en", "participants", List.of("A"))))
+                .isNull();
+    }
+
+    @Test
     void rejectsAnUpsertWithoutTextOrWithBlankText() {
         assertThat(rejection(null, utf8("{\"namespace\":\"wiki\",\"id\":\"a\",\"op\":\"upsert\"}")))
                 .startsWith("schema")

@@ -71,6 +71,24 @@ class SchemaConformanceTest {
         assertThat(Schemas.PASSAGE.validate(tree(RETRACTION))).isEmpty();
         PassageEvent back = Json.fromBytes(Json.toBytes(UPSERT), PassageEvent.class);
         assertThat(back).isEqualTo(UPSERT);
+
+        PassageEvent.Upsert turn = new PassageEvent.Upsert(
+                "ns",
+                "doc",
+                2,
+                PID,
+                0,
+                HASH,
+                "",
+                List.of(),
+                "I'm here.",
+                0,
+                9,
+                null,
+                AT,
+                new Conversation("Ann", List.of("Ann", "Bob"), "s1"));
+        assertThat(Schemas.PASSAGE.validate(tree(turn))).isEmpty();
+        assertThat(Json.fromBytes(Json.toBytes(turn), PassageEvent.class)).isEqualTo(turn);
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.engram.understanding;
 
 import com.google.re2j.Matcher;
 import com.google.re2j.Pattern;
+import dev.engram.schemas.Conversation;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
@@ -10,6 +11,7 @@ import dev.engram.schemas.UnicodeText;
 import dev.engram.understanding.EnglishNlp.Sentence;
 import dev.engram.understanding.EnglishNlp.Token;
 import java.text.Normalizer;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -39,7 +41,7 @@ import java.util.Set;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/10";
+    public static final String ID = "embedded-rules/11";
 
     /** White space as Java's {@code \s} has it (RE2/J's leaves out the vertical tab). */
     private static final String SPACE = "[\\t\\n\\x0B\\f\\r ]";
@@ -76,6 +78,13 @@ public final class RuleExtractor implements Extractor {
     private static final Pattern DEMONYM = Pattern.compile("\\p{Lu}\\p{Ll}+(?:an|ian|ese|ish|ic|i|ch|ss)");
 
     // Word lists: one resource file per list under dev/engram/understanding/rules/ (see WordLists), read once.
+    /** What a verb after "I" or "you" becomes after a name: the text's form, then its replacement. */
+    private static final String[][] AGREEMENT = {
+        {"'m", " is"}, {"’m", " is"}, {"'re", " is"}, {"’re", " is"}, {"'ve", " has"}, {"’ve", " has"},
+        {"'ll", " will"}, {"’ll", " will"}, {"'d", " would"}, {"’d", " would"}, {" am", " is"}, {" are", " is"},
+        {" have", " has"}, {" were", " was"}, {" do", " does"}, {" don't", " doesn't"}, {" don’t", " doesn’t"}
+    };
+
     static final Set<String> CONNECTORS = WordLists.load("connectors");
     static final Set<String> HONORIFICS = WordLists.load("honorifics");
     static final Set<String> ORGANIZATION_WORDS = WordLists.load("organization-words");
@@ -110,7 +119,7 @@ public final class RuleExtractor implements Extractor {
 
     @Override
     public Extraction extract(PassageEvent.Upsert passage) {
-        return new Analysis(passage.text(), passage.title(), nlp.analyse(passage.text())).run();
+        return new Analysis(passage, nlp.analyse(passage.text())).run();
     }
 
     /** A mention of an entity: its span and tokens within one sentence. */
@@ -148,8 +157,21 @@ public final class RuleExtractor implements Extractor {
         }
     }
 
-    /** A pronoun resolved to an entity. */
-    private record Pronoun(int start, int end, int sentence, int token, Group target, boolean possessive) {}
+    /**
+     * A pronoun resolved to an entity; {@code person} is 1 or 2 for the first or second person of a conversation's
+     * turn (resolved to its speaker or addressee), else 3.
+     */
+    private record Pronoun(int start, int end, int sentence, int token, Group target, boolean possessive, int person) {
+        Pronoun(int start, int end, int sentence, int token, Group target, boolean possessive) {
+            this(start, end, sentence, token, target, possessive, 3);
+        }
+    }
+
+    /** First-person pronouns of a turn, which stand for its speaker (lower case; "i" is "I"). */
+    private static final Set<String> FIRST_PERSON = Set.of("i", "me", "my", "mine", "myself");
+
+    /** Second-person pronouns of a turn, which stand for its addressee when there is only one. */
+    private static final Set<String> SECOND_PERSON = Set.of("you", "your", "yours", "yourself");
 
     /** A fact under construction, with the verb it was read from (for continuations). */
     private record Draft(Group head, String relation, Group tail, int start, int end, double confidence) {}
@@ -166,11 +188,28 @@ public final class RuleExtractor implements Extractor {
         private final Set<String> honorific = new HashSet<>();
         /** The title as a whole word, without a closing parenthetical ("Kill or Be Killed (1966 film)"); or null. */
         private final Pattern titleWord;
+        /** The speaker and the addressee of a conversation's turn, as named in its metadata; or null. */
+        private final String speakerName;
 
-        Analysis(String text, String title, List<Sentence> sentences) {
-            this.text = text;
-            this.title = title == null ? "" : title;
+        private final String addresseeName;
+        private Group speaker;
+        private Group addressee;
+        /** Relative time expressions of the text resolved against the day it was written (none without one). */
+        private final List<RelativeTime.Resolved> times;
+        /** The mentions made of those expressions, with what each names. */
+        private final Map<Mention, RelativeTime.Resolved> relative = new LinkedHashMap<>();
+
+        Analysis(PassageEvent.Upsert passage, List<Sentence> sentences) {
+            this.text = passage.text();
+            this.title = passage.title();
             this.sentences = sentences;
+            Conversation conversation = passage.conversation();
+            this.speakerName = conversation == null ? null : conversation.speaker();
+            this.addresseeName = conversation == null ? null : conversation.addressee();
+            this.times = passage.eventTime() == null
+                    ? List.of()
+                    : RelativeTime.find(
+                            text, passage.eventTime().atZone(ZoneOffset.UTC).toLocalDate());
             String titleName = withoutClosingParenthetical(this.title);
             this.titleWord = titleName.length() >= 2 ? Pattern.compile("\\b" + Pattern.quote(titleName) + "\\b") : null;
         }
@@ -186,9 +225,11 @@ public final class RuleExtractor implements Extractor {
             group();
             typeByCues();
             qualifyByTitle();
+            findSpeakers();
             resolvePronouns();
             for (int s = 0; s < sentences.size(); s++) {
                 findFacts(s);
+                timeFacts(s);
             }
             return new Extraction(
                     memory(), entities(), factList(), relations(), questions(), ID, null, Extraction.TokenUsage.NONE);
@@ -201,6 +242,7 @@ public final class RuleExtractor implements Extractor {
             List<Token> tokens = sentence.tokens();
             boolean[] taken = new boolean[tokens.size()];
             String sentenceText = text.substring(sentence.start(), sentence.end());
+            addRelativeTimes(s, taken);
             if (titleWord != null) {
                 addPatternMentions(s, titleWord.matcher(sentenceText), 0, EntityType.OTHER, taken);
             }
@@ -239,6 +281,37 @@ public final class RuleExtractor implements Extractor {
                     add(s, i, last, EntityType.OTHER);
                 }
                 i = last + 1;
+            }
+        }
+
+        /**
+         * "yesterday", "last Saturday", "two weeks ago" in sentence {@code s}: a date mention each, named by the day or
+         * span it resolves to, whose tokens no name may take ("Saturday" is no entity of its own).
+         */
+        private void addRelativeTimes(int s, boolean[] taken) {
+            Sentence sentence = sentences.get(s);
+            List<Token> tokens = sentence.tokens();
+            for (RelativeTime.Resolved r : times) {
+                if (r.start() < sentence.start() || r.end() > sentence.end()) {
+                    continue;
+                }
+                int first = -1;
+                int last = -1;
+                for (int t = 0; t < tokens.size(); t++) {
+                    if (tokens.get(t).start() >= r.start() && tokens.get(t).end() <= r.end()) {
+                        first = first < 0 ? t : first;
+                        last = t;
+                    }
+                }
+                if (first < 0 || overlapsTaken(taken, first, last)) {
+                    continue;
+                }
+                for (int t = first; t <= last; t++) {
+                    taken[t] = true;
+                }
+                Mention m = new Mention(r.expression(), r.start(), r.end(), EntityType.DATE, s, first, last);
+                mentions.add(m);
+                relative.put(m, r);
             }
         }
 
@@ -920,6 +993,15 @@ public final class RuleExtractor implements Extractor {
         private void group() {
             List<Mention> singles = new ArrayList<>();
             for (Mention m : mentions) {
+                RelativeTime.Resolved r = relative.get(m);
+                if (r != null) {
+                    // named by what it resolves to; "yesterday" is no alias: it names another day in every turn
+                    Group g = groups.computeIfAbsent(normalize(r.label()), k -> new Group(r.label()));
+                    g.type = EntityType.DATE;
+                    g.mentions.add(m);
+                    m.group = g;
+                    continue;
+                }
                 if (m.type != EntityType.CONCEPT && m.type != EntityType.DATE && !m.text.contains(" ")) {
                     singles.add(m);
                     continue;
@@ -1234,6 +1316,44 @@ public final class RuleExtractor implements Extractor {
 
         // ---- pronouns --------------------------------------------------------------------------------------------
 
+        /**
+         * The speaker of a conversation's turn is a person of it even when the turn does not name them; so is its
+         * addressee when the turn speaks to them ("you"). A turn that names them joins them to the same entity.
+         */
+        private void findSpeakers() {
+            if (speakerName == null) {
+                return;
+            }
+            speaker = person(speakerName);
+            if (addresseeName != null && !normalize(addresseeName).equals(normalize(speakerName))) {
+                for (Sentence sentence : sentences) {
+                    for (Token t : sentence.tokens()) {
+                        if (SECOND_PERSON.contains(lower(t))) {
+                            addressee = person(addresseeName);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+
+        private static String beforeApostrophe(String word) {
+            for (int i = 1; i < word.length(); i++) {
+                if (word.charAt(i) == '\'' || word.charAt(i) == '’') {
+                    return word.substring(0, i);
+                }
+            }
+            return word;
+        }
+
+        private Group person(String name) {
+            Group g = groups.computeIfAbsent(normalize(name), k -> new Group(name));
+            if (g.type == EntityType.OTHER || g.type == EntityType.CONCEPT) {
+                g.type = EntityType.PERSON;
+            }
+            return g;
+        }
+
         private void resolvePronouns() {
             Group lastPerson = null;
             Group lastThing = null;
@@ -1253,10 +1373,21 @@ public final class RuleExtractor implements Extractor {
                         next++;
                     }
                     Token tok = tokens.get(t);
-                    if (!tok.is("PRON") && !tok.is("DET")) {
+                    String w = lower(tok);
+                    String part = beforeApostrophe(w); // "I'm" and "you're" may be one token, tagged as a verb
+                    if (!tok.is("PRON") && !tok.is("DET") && part.length() == w.length()) {
                         continue;
                     }
-                    String w = lower(tok);
+                    if (speaker != null && FIRST_PERSON.contains(part)) {
+                        boolean mine = part.equals("my") || part.equals("mine");
+                        pronouns.add(new Pronoun(tok.start(), tok.start() + part.length(), s, t, speaker, mine, 1));
+                        continue;
+                    }
+                    if (addressee != null && SECOND_PERSON.contains(part)) {
+                        boolean yours = part.equals("your") || part.equals("yours");
+                        pronouns.add(new Pronoun(tok.start(), tok.start() + part.length(), s, t, addressee, yours, 2));
+                        continue;
+                    }
                     boolean possessive = w.equals("his")
                             || w.equals("its")
                             || w.equals("hers")
@@ -1427,6 +1558,58 @@ public final class RuleExtractor implements Extractor {
                 } else {
                     previous = null;
                 }
+            }
+        }
+
+        /**
+         * A resolved relative time gives a fact from the sentence's subject (the speaker when "I" is the subject): "I
+         * went to a support group yesterday" said on 8 May 2023 states (speaker, "went on", 7 May 2023). Only when a
+         * verb stands between the two.
+         */
+        private void timeFacts(int s) {
+            List<Token> tokens = sentences.get(s).tokens();
+            for (Map.Entry<Mention, RelativeTime.Resolved> e : relative.entrySet()) {
+                Mention when = e.getKey();
+                if (when.sentence != s) {
+                    continue;
+                }
+                Group head = null;
+                int after = -1;
+                int start = 0;
+                for (Pronoun p : pronouns) {
+                    if (p.sentence() == s && p.token() < when.firstToken && !p.possessive()) {
+                        head = p.target();
+                        after = p.token();
+                        start = p.start();
+                        break;
+                    }
+                }
+                for (Mention m : mentionsIn(s)) {
+                    if (m.group != null
+                            && m.lastToken < when.firstToken
+                            && (head == null || m.lastToken < after)
+                            && !isValue(m.type)
+                            && m.type != EntityType.CONCEPT) {
+                        head = m.group;
+                        after = m.lastToken;
+                        start = m.start;
+                        break;
+                    }
+                }
+                if (head == null || head == when.group) {
+                    continue;
+                }
+                List<Token> gap = tokens.subList(after + 1, when.firstToken);
+                int verb = firstVerb(gap);
+                if (verb < 0) {
+                    continue;
+                }
+                String preposition =
+                        switch (e.getValue().grain()) {
+                            case DAY, WEEKEND -> " on";
+                            default -> " in";
+                        };
+                addFact(head, lower(gap.get(verb)) + preposition, when.group, start, when.end, 0.6);
             }
         }
 
@@ -1638,20 +1821,54 @@ public final class RuleExtractor implements Extractor {
 
         // ---- memory, entities, questions -------------------------------------------------------------------------
 
+        /**
+         * The text with its pronouns replaced by whom they stand for (a turn's "I'm" by "Caroline is") and each relative
+         * time followed by what it names: "yesterday (7 May 2023)".
+         */
         private String memory() {
+            record Edit(int start, int end, String with) {}
+            List<Edit> edits = new ArrayList<>();
+            for (Pronoun p : pronouns) {
+                String with = p.target().name + (p.possessive() ? "'s" : "");
+                int end = p.end();
+                if (p.person() != 3 && !p.possessive()) {
+                    String[] verb = agreement(end);
+                    if (verb != null) {
+                        with += verb[1];
+                        end += verb[0].length();
+                    }
+                }
+                edits.add(new Edit(p.start(), end, with));
+            }
+            for (RelativeTime.Resolved r : relative.values()) {
+                edits.add(new Edit(r.end(), r.end(), " (" + r.label() + ")"));
+            }
+            edits.sort(Comparator.comparingInt(Edit::start).thenComparingInt(Edit::end));
             StringBuilder sb = new StringBuilder(text.length() + 64);
             int at = 0;
-            for (Pronoun p : pronouns.stream()
-                    .sorted(Comparator.comparingInt(Pronoun::start))
-                    .toList()) {
-                sb.append(text, at, p.start());
-                sb.append(p.target().name);
-                if (p.possessive()) {
-                    sb.append("'s");
+            for (Edit e : edits) {
+                if (e.start() < at) {
+                    continue;
                 }
-                at = p.end();
+                sb.append(text, at, e.start()).append(e.with());
+                at = e.end();
             }
             return sb.append(text, at, text.length()).toString();
+        }
+
+        /**
+         * The verb right after a first- or second-person subject, as it reads after a name: {@code [what the text
+         * has, what replaces it]} ("'m" → " is", " have" → " has"), or null when it reads the same.
+         */
+        private String[] agreement(int at) {
+            for (String[] v : AGREEMENT) {
+                if (text.startsWith(v[0], at)
+                        && (at + v[0].length() == text.length()
+                                || !Character.isLetter(text.charAt(at + v[0].length())))) {
+                    return v;
+                }
+            }
+            return null;
         }
 
         private List<Extraction.Entity> entities() {

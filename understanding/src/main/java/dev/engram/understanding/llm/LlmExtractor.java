@@ -2,13 +2,18 @@ package dev.engram.understanding.llm;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.schemas.Conversation;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Span;
 import dev.engram.understanding.ExtractionException;
 import dev.engram.understanding.Extractor;
+import dev.engram.understanding.RelativeTime;
 import dev.engram.understanding.TextSpans;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.format.TextStyle;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -49,12 +54,38 @@ public final class LlmExtractor implements Extractor {
         return true;
     }
 
+    /**
+     * What the passage means only with its circumstances: who says it to whom (a conversation's turn), and the day it
+     * was written when it speaks of time relative to it.
+     */
+    static String context(PassageEvent.Upsert passage) {
+        StringBuilder sb = new StringBuilder();
+        Conversation c = passage.conversation();
+        if (c != null) {
+            sb.append("Speaker: ").append(c.speaker()).append(" (the passage's \"I\", \"me\" and \"my\")\n");
+            if (c.addressee() != null) {
+                sb.append("Spoken to: ").append(c.addressee()).append(" (the passage's \"you\")\n");
+            }
+            sb.append("Name the speaker and whom they speak to in the memory and the facts, not I or you.\n");
+        }
+        if (passage.eventTime() != null && RelativeTime.mentions(passage.text())) {
+            LocalDate day = passage.eventTime().atZone(ZoneOffset.UTC).toLocalDate();
+            sb.append("Written on: ")
+                    .append(day.getDayOfWeek().getDisplayName(TextStyle.FULL, Locale.ENGLISH))
+                    .append(' ')
+                    .append(RelativeTime.day(day))
+                    .append(". Write a time said relative to that day (\"yesterday\", \"last week\") as the date it")
+                    .append(" names, in the memory and as a date entity.\n");
+        }
+        return sb.isEmpty() ? "" : sb.append('\n').toString();
+    }
+
     @Override
     public Extraction extract(PassageEvent.Upsert passage) {
         List<OpenAiClient.Message> messages = OpenAiClient.messages(
                 prompt.render("questions", questions),
-                (passage.title().isBlank() ? "" : "Title: " + passage.title() + "\n\n") + "Passage:\n"
-                        + passage.text());
+                (passage.title().isBlank() ? "" : "Title: " + passage.title() + "\n\n") + context(passage)
+                        + "Passage:\n" + passage.text());
         long promptTokens = 0;
         long completionTokens = 0;
         String problem = null;

@@ -1,0 +1,95 @@
+package dev.engram.understanding;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import dev.engram.schemas.Conversation;
+import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** A conversation's turn: its speaker and addressee are persons, its relative times are dates. */
+class ConversationExtractionTest {
+
+    private static RuleExtractor extractor;
+
+    private static final Instant MONDAY = Instant.parse("2023-05-08T13:56:00Z");
+
+    @BeforeAll
+    static void load() {
+        extractor = new RuleExtractor(new EnglishNlp(), 3);
+    }
+
+    private static Extraction turn(String speaker, List<String> participants, Instant at, String text) {
+        Conversation c = speaker == null ? null : new Conversation(speaker, participants, "1");
+        return extractor.extract(
+                new PassageEvent.Upsert("ns", "d", 1, "0", 0, "h", "", List.of(), text, 0, text.length(), null, at, c));
+    }
+
+    @Test
+    void theSpeakerIsAPersonAndTheFirstPersonIsThem() {
+        Extraction x = turn(
+                "Caroline",
+                List.of("Caroline", "Melanie"),
+                MONDAY,
+                "I went to the Pride Center yesterday and I'm still thinking about it.");
+
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name, Extraction.Entity::type)
+                .contains(tuple("Caroline", EntityType.PERSON), tuple("7 May 2023", EntityType.DATE));
+        assertThat(x.entities()).extracting(Extraction.Entity::name).doesNotContain("Melanie", "I");
+        assertThat(x.memory())
+                .isEqualTo("Caroline went to the Pride Center yesterday (7 May 2023) and Caroline is still thinking"
+                        + " about it.");
+        assertThat(x.facts())
+                .extracting(Extraction.Fact::head, Extraction.Fact::relation, Extraction.Fact::tail)
+                .contains(tuple("Caroline", "went to", "Pride Center"), tuple("Caroline", "went on", "7 May 2023"));
+        Extraction.Entity date = x.entities().stream()
+                .filter(e -> e.name().equals("7 May 2023"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(date.aliases())
+                .as("'yesterday' names another day in every turn")
+                .isEmpty();
+    }
+
+    @Test
+    void theSecondPersonIsTheOtherOfTwo() {
+        Extraction x = turn(
+                "Melanie", List.of("Caroline", "Melanie"), MONDAY, "You're so brave! Your story about Paris moved me.");
+
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name, Extraction.Entity::type)
+                .contains(tuple("Caroline", EntityType.PERSON), tuple("Melanie", EntityType.PERSON));
+        assertThat(x.memory()).isEqualTo("Caroline is so brave! Caroline's story about Paris moved Melanie.");
+    }
+
+    @Test
+    void withThreeParticipantsYouIsNobodyInParticular() {
+        Extraction x = turn("Ann", List.of("Ann", "Bob", "Cy"), MONDAY, "Did you see the game?");
+
+        assertThat(x.entities()).extracting(Extraction.Entity::name).containsExactly("Ann");
+        assertThat(x.memory()).isEqualTo("Did you see the game?");
+    }
+
+    @Test
+    void aTurnThatNamesItsSpeakerHasOneEntityForThem() {
+        Extraction x = turn("Caroline", List.of("Caroline", "Melanie"), MONDAY, "Caroline: I love painting.");
+
+        assertThat(x.entities().stream().filter(e -> e.name().equals("Caroline")))
+                .singleElement()
+                .satisfies(e -> assertThat(e.type()).isEqualTo(EntityType.PERSON));
+    }
+
+    @Test
+    void withoutASpeakerOrATimeNothingIsAssumed() {
+        Extraction plain = turn(null, List.of(), null, "I went there yesterday.");
+
+        assertThat(plain.entities()).isEmpty();
+        assertThat(plain.memory()).isEqualTo("I went there yesterday.");
+    }
+}
