@@ -404,7 +404,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 p.end(),
                 extraction,
                 entityIds,
-                u.understanding().embedder());
+                u.understanding().embedder(),
+                p.eventTime(),
+                p.conversation() == null ? null : p.conversation().sessionKey());
         tx.passages().put(passageKey, stored);
         tx.vectors().put(passageKey, StoredVectors.encode(rounded.passage()));
         tx.embeddings().put(passageKey, vectorsOf);

@@ -15,6 +15,7 @@ import dev.engram.stores.Hashing;
 import dev.engram.stores.Keys;
 import dev.engram.stores.StateStores;
 import dev.engram.understanding.Chunker;
+import dev.engram.understanding.FrontMatter;
 import dev.engram.understanding.RelativeTime;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
@@ -160,7 +161,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 passageId,
                 ordinal,
                 hash,
-                event.title(),
+                title(event),
                 c.headings(),
                 c.text(),
                 c.start(),
@@ -168,6 +169,18 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 event.source(),
                 event.eventTime(),
                 Conversation.of(event.metadata()));
+    }
+
+    /**
+     * The title of a document's passages: the event's, else the {@code title} of the YAML front matter its text starts
+     * with (which the chunker does not read as text).
+     */
+    static String title(DocumentEvent event) {
+        if (!event.title().isBlank() || event.text() == null || !event.text().startsWith("---")) {
+            return event.title();
+        }
+        String t = FrontMatter.of(event.text()).title();
+        return t == null ? event.title() : t;
     }
 
     /** One passage of a document version as the read step cuts it: its chunk, id and content hash. */

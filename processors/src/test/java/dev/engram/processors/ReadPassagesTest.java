@@ -62,4 +62,18 @@ class ReadPassagesTest {
                 .isEqualTo(ids(absolute, Map.of(), "2024-01-01T00:00:00Z"))
                 .isEqualTo(ids(absolute, Map.of(), null));
     }
+
+    @Test
+    void frontMatterIsMetadataAndGivesTheTitleWhenTheEventHasNone() {
+        String text = "---\ntitle: Storage\n---\n# Disks\n\nEngram keeps state in RocksDB.";
+        DocumentEvent untitled = DocumentEvent.upsert("docs", "storage.md", "", text);
+        List<ReadProcessor.Planned> planned = ReadProcessor.passages(CHUNKER, untitled);
+
+        assertThat(planned).extracting(p -> p.chunk().text()).containsExactly("Engram keeps state in RocksDB.");
+        assertThat(ReadProcessor.title(untitled)).isEqualTo("Storage");
+        assertThat(ReadProcessor.title(DocumentEvent.upsert("docs", "storage.md", "Given", text)))
+                .isEqualTo("Given");
+        assertThat(ReadProcessor.title(DocumentEvent.upsert("docs", "x", "", "---\nnot: [yaml\n---\nx")))
+                .isEmpty();
+    }
 }

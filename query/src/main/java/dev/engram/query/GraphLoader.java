@@ -602,6 +602,9 @@ public final class GraphLoader implements AutoCloseable {
                 continue;
             }
             int index = b.passage(part.passage(), part.vector());
+            if (part.session() != null) {
+                b.session(index, part.session(), part.time());
+            }
             // Names of this passage's entities → their resolved entity's index in the graph.
             Map<String, Integer> byName = new HashMap<>();
             List<PassagePart.Mention> mentions = part.mentions();

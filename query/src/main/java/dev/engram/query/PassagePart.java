@@ -29,6 +29,8 @@ import java.util.function.Function;
  * @param questionKeys the keys of those vectors in the vector index ({@link MemoryGraph#questionKey}), made once and
  *     kept with the part
  * @param facts its facts with their vectors; empty when the passage has no embeddings beside its own
+ * @param session the session key of a conversation's turn, else null
+ * @param time its document's event time in epoch milliseconds ({@link Long#MIN_VALUE} when it has none)
  */
 record PassagePart(
         long version,
@@ -40,7 +42,9 @@ record PassagePart(
         List<float[]> questions,
         List<String> questionKeys,
         List<Fact> facts,
-        long extraBytes) {
+        long extraBytes,
+        String session,
+        long time) {
 
     /**
      * A mention of a surface entity: its name and type as extracted, its "name: description" vector (null when the
@@ -115,7 +119,9 @@ record PassagePart(
                 emb == null ? null : List.copyOf(emb.questions()),
                 emb == null ? null : questionKeys(p.passageId(), emb.questions().size()),
                 List.copyOf(facts),
-                extraBytes(mentions, relations, facts));
+                extraBytes(mentions, relations, facts),
+                p.session(),
+                p.eventTime() == null ? Long.MIN_VALUE : p.eventTime().toEpochMilli());
     }
 
     /**
@@ -123,7 +129,8 @@ record PassagePart(
      * so that it is not read again until it changes.
      */
     static PassagePart otherModel(long version, String embedder) {
-        return new PassagePart(version, embedder, null, null, List.of(), List.of(), null, null, List.of(), 96);
+        return new PassagePart(
+                version, embedder, null, null, List.of(), List.of(), null, null, List.of(), 96, null, Long.MIN_VALUE);
     }
 
     private static List<String> questionKeys(String passageId, int count) {

@@ -13,9 +13,16 @@ import java.util.Set;
  * dense ranking (meaning), BM25 (exact words and rare names), and then the second hop of a multi-hop question: the
  * {@code bridges} entities that the {@code bridge_from} best fused passages name and the question does not
  * ({@link Bridge}), each probed as the question anchored on it. Each stream contributes {@code weight / (rrf_k + rank)}
- * for its top {@code depth} passages. The cogito parameters apply to its stream.
+ * for its top {@code depth} passages. The cogito parameters apply to its stream. The dense stream reads each passage in
+ * its context ({@link InContext}): {@code context} times its best neighbour's similarity is added to its own.
  */
 final class HybridMode implements Retrieval.Mode {
+
+    /**
+     * How much a passage's best neighbour in its session or document adds to its dense score ({@link InContext});
+     * chosen by leave-one-set-out over the dev sets (docs/evaluation.md).
+     */
+    static final double CONTEXT = 0.1;
 
     private final CogitoMode cogito = new CogitoMode();
     private final DenseMode dense = new DenseMode();
@@ -38,6 +45,7 @@ final class HybridMode implements Retrieval.Mode {
         b.put("w_dense", new double[] {0, 100});
         b.put("w_bm25", new double[] {0, 100});
         b.put("w_bridge", new double[] {0, 100});
+        b.put("context", new double[] {0, 1});
         b.put("depth", new double[] {1, 10_000});
         b.put("rrf_k", new double[] {0, 1000});
         b.put("bridges", new double[] {0, 10});
@@ -60,6 +68,7 @@ final class HybridMode implements Retrieval.Mode {
         d.put("bridge_from", 3.0);
         d.put("bridge_max_degree", 50.0);
         d.put("bridge_probe", 1.0);
+        d.put("context", CONTEXT);
         return Map.copyOf(d);
     }
 
@@ -71,12 +80,13 @@ final class HybridMode implements Retrieval.Mode {
         Retrieval.Params none = new Retrieval.Params(Map.of());
         Retrieval.Result c = cogito.retrieve(g, q, new Retrieval.Params(cogitoValues), depth);
         Retrieval.Result d = dense.retrieve(g, q, none, depth);
+        List<Retrieval.Scored> meaning = InContext.rerank(g, q.vector(), d.ranked(), p.get("context"), depth);
         Retrieval.Result b = bm25.retrieve(g, q, none, depth);
         double k = p.get("rrf_k");
         double[] fused = new double[g.passageCount()];
         Arrays.fill(fused, Double.NEGATIVE_INFINITY);
         int reached = addStream(fused, c.ranked(), p.get("w_cogito"), k)
-                + addStream(fused, d.ranked(), p.get("w_dense"), k)
+                + addStream(fused, meaning, p.get("w_dense"), k)
                 + addStream(fused, b.ranked(), p.get("w_bm25"), k);
         Map<String, Object> explain = new LinkedHashMap<>();
         int probes = p.integer("bridges");

@@ -4,6 +4,7 @@ import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -98,6 +99,14 @@ public final class MemoryGraph {
 
     private final Map<String, Integer> entityIndexById;
 
+    /**
+     * Each passage's neighbours in its context, or -1: the passages before and after it in its document (by offset),
+     * or, for a conversation's turn, the turns before and after it in its session (by event time, then as added).
+     */
+    final int[] previousInContext;
+
+    final int[] nextInContext;
+
     private MemoryGraph(Builder b) {
         this.version = b.version;
         this.passages = List.copyOf(b.passages);
@@ -119,6 +128,9 @@ public final class MemoryGraph {
             }
         }
         this.passageEntities = byPassage.grouped(passages.size(), entityIds.size());
+        this.previousInContext = new int[passages.size()];
+        this.nextInContext = new int[passages.size()];
+        neighbours(b);
         // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
         // builder's caller for as long as the text does not change; without one, every text is read
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
@@ -296,7 +308,7 @@ public final class MemoryGraph {
         }
         for (Passage p : passages) {
             // text and memory, and about as much again for the BM25 postings of the text
-            bytes += 64 + 4L * p.text().length() + 2L * p.memory().length();
+            bytes += 64 + 4L * p.text().length() + 2L * p.memory().length() + 8; // and its two neighbours
         }
         for (Fact f : facts) {
             bytes += 48 + 2L * f.text().length();
@@ -312,6 +324,42 @@ public final class MemoryGraph {
 
     public long version() {
         return version;
+    }
+
+    /** Links each passage to its neighbours in its context (see {@link #previousInContext}). */
+    private void neighbours(Builder b) {
+        Arrays.fill(previousInContext, -1);
+        Arrays.fill(nextInContext, -1);
+        Map<String, List<Integer>> contexts = new HashMap<>();
+        for (int i = 0; i < passages.size(); i++) {
+            Builder.Session s = b.sessions.get(i);
+            String key = s == null ? "d\u0000" + passages.get(i).documentId() : "s\u0000" + s.key();
+            contexts.computeIfAbsent(key, k -> new ArrayList<>(2)).add(i);
+        }
+        for (List<Integer> members : contexts.values()) {
+            if (members.size() < 2) {
+                continue;
+            }
+            members.sort(Comparator.comparingLong((Integer i) -> {
+                        Builder.Session s = b.sessions.get(i);
+                        return s == null ? passages.get(i).start() : s.time();
+                    })
+                    .thenComparingInt(i -> i));
+            for (int k = 1; k < members.size(); k++) {
+                previousInContext[members.get(k)] = members.get(k - 1);
+                nextInContext[members.get(k - 1)] = members.get(k);
+            }
+        }
+    }
+
+    /** The passage before {@code p} in its document or session, or -1. */
+    public int previousInContext(int p) {
+        return previousInContext[p];
+    }
+
+    /** The passage after {@code p} in its document or session, or -1. */
+    public int nextInContext(int p) {
+        return nextInContext[p];
     }
 
     public int passageCount() {
@@ -440,6 +488,11 @@ public final class MemoryGraph {
 
         private record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
 
+        /** The session of a conversation's turn and its time (epoch milliseconds). */
+        private record Session(String key, long time) {}
+
+        private final Map<Integer, Session> sessions = new HashMap<>();
+
         private Builder(long version) {
             this.version = version;
         }
@@ -451,6 +504,15 @@ public final class MemoryGraph {
             passageVectors.add(vector);
             passageIndex.put(p.id(), i);
             return i;
+        }
+
+        /**
+         * Marks passage {@code passage} as a turn of the session {@code key}, written at {@code time} (epoch
+         * milliseconds; turns of one time keep the order they were added in): its neighbours are the session's turns
+         * before and after it, not its document's passages.
+         */
+        public void session(int passage, String key, long time) {
+            sessions.put(passage, new Session(key, time));
         }
 
         /** Declares an entity (idempotent); returns its index. */

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Who says a chat turn, among whom, and in which session: read from a document's {@code metadata.speaker}, {@code
@@ -57,6 +58,19 @@ public record Conversation(String speaker, List<String> participants, String ses
         Object session = metadata.get("session");
         String sessionName = session instanceof String || session instanceof Number ? session.toString() : null;
         return new Conversation(speaker.strip(), participants, sessionName);
+    }
+
+    /**
+     * The session a turn is part of, told apart from other conversations' sessions of the same name by who takes part
+     * in it: the session name, then the participants (the speaker among them) in sorted order. Null without a session.
+     */
+    public String sessionKey() {
+        if (session == null) {
+            return null;
+        }
+        TreeSet<String> everyone = new TreeSet<>(participants);
+        everyone.add(speaker);
+        return session + "\u0000" + String.join("\u0000", everyone);
     }
 
     /** Whom a turn is said to: the one other participant of a two-person conversation; else null (not known). */

@@ -1,8 +1,8 @@
 package dev.engram.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.google.re2j.Pattern;
+import dev.engram.understanding.FrontMatter;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -53,7 +52,6 @@ final class DocumentFiles {
     }
 
     private static final Set<String> MARKDOWN = Set.of(".md", ".markdown");
-    private static final YAMLMapper YAML = new YAMLMapper();
     private static final Parser COMMONMARK = Parser.builder().build();
 
     private static final Set<String> TEXT = Set.of(".txt", ".md", ".markdown");
@@ -101,33 +99,10 @@ final class DocumentFiles {
      * title. Anything else that starts so is text. Otherwise the title is the first level-1 heading.
      */
     static Read markdown(String text, String fallbackTitle) {
-        JsonNode front = null;
-        String body = text;
-        String[] lines = text.split("\n", -1);
-        if (lines.length > 1 && lines[0].strip().equals("---")) {
-            for (int i = 1; i < lines.length; i++) {
-                String line = lines[i].strip();
-                if (line.equals("---") || line.equals("...")) {
-                    String yaml = String.join("\n", Arrays.asList(lines).subList(1, i));
-                    try {
-                        JsonNode parsed = YAML.readTree(yaml);
-                        if (parsed != null && parsed.isObject()) {
-                            front = parsed;
-                            body = String.join("\n", Arrays.asList(lines).subList(i + 1, lines.length));
-                        }
-                    } catch (IOException | RuntimeException e) {
-                        // not YAML: the lines stay text
-                    }
-                    break;
-                }
-            }
-        }
-        String title = front != null
-                        && front.path("title").isTextual()
-                        && !front.path("title").asText().isBlank()
-                ? front.path("title").asText().strip()
-                : firstHeading(body, fallbackTitle);
-        return new Read(title, body, front, null);
+        FrontMatter front = FrontMatter.of(text);
+        String body = text.substring(front.body());
+        String title = front.title() != null ? front.title() : firstHeading(body, fallbackTitle);
+        return new Read(title, body, front.metadata(), null);
     }
 
     private static String extension(String fileName) {

@@ -1,6 +1,7 @@
 package dev.engram.stores;
 
 import dev.engram.schemas.Extraction;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -8,7 +9,9 @@ import java.util.Map;
 
 /**
  * A passage in memory with what was extracted from it and the ids of the entities it links to (its vector is kept
- * apart, in the vectors store).
+ * apart, in the vectors store). {@code eventTime} is its document's; {@code session} the {@link
+ * dev.engram.schemas.Conversation#sessionKey() session key} of a conversation's turn, else null. Both are null in
+ * passages stored before they were kept.
  */
 public record StoredPassage(
         String namespace,
@@ -24,10 +27,47 @@ public record StoredPassage(
         int end,
         Extraction extraction,
         List<String> entityIds,
-        String embedder) {
+        String embedder,
+        Instant eventTime,
+        String session) {
     public StoredPassage {
         headings = headings == null ? List.of() : List.copyOf(headings);
         entityIds = entityIds == null ? List.of() : List.copyOf(entityIds);
+    }
+
+    /** A passage of a document that is no conversation's turn, without an event time. */
+    public StoredPassage(
+            String namespace,
+            String documentId,
+            String passageId,
+            long documentVersion,
+            int ordinal,
+            String contentHash,
+            String title,
+            List<String> headings,
+            String text,
+            int start,
+            int end,
+            Extraction extraction,
+            List<String> entityIds,
+            String embedder) {
+        this(
+                namespace,
+                documentId,
+                passageId,
+                documentVersion,
+                ordinal,
+                contentHash,
+                title,
+                headings,
+                text,
+                start,
+                end,
+                extraction,
+                entityIds,
+                embedder,
+                null,
+                null);
     }
 
     public String memory() {

@@ -7,7 +7,8 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Structure-aware chunking: sections by Markdown headings, then paragraphs (blank lines) packed greedily up to a
+ * Structure-aware chunking: sections by Markdown headings (CommonMark's, past a YAML front matter; code fences kept
+ * whole), then paragraphs (blank lines) packed greedily up to a
  * token budget; a paragraph over budget is split at sentence boundaries, and a sentence over budget at word
  * boundaries. Tokens are approximated as words and punctuation marks, which tracks WordPiece counts closely for
  * English prose. Offsets are UTF-16 positions into the original text, so a chunk can always be cited.
@@ -76,34 +77,30 @@ public final class Chunker {
         return cp == '_' || UnicodeText.letterOrNumber(cp) || UnicodeText.mark(cp);
     }
 
-    private static boolean lineBreak(char c) {
-        return c == '\n' || c == '\r' || c == '\u0085' || c == '\u2028' || c == '\u2029';
-    }
-
+    /**
+     * The chunks of {@code text}, read as Markdown: a YAML front matter is metadata, not text ({@link FrontMatter});
+     * sections start at top-level headings as CommonMark reads them ({@link MarkdownBlocks}: a {@code #} line in a
+     * code fence is code); a fenced code block is one unit, never cut at its blank lines, and is split at line ends
+     * only when it is over budget. Plain text reads as paragraphs, as before.
+     */
     public List<Chunk> chunk(String text) {
+        int body = text.startsWith("---") ? FrontMatter.of(text).body() : 0;
+        MarkdownBlocks.Blocks blocks = MarkdownBlocks.of(text, body);
         List<Chunk> out = new ArrayList<>();
         List<String> path = new ArrayList<>();
-        int sectionStart = 0;
-        for (int line = 0; line < text.length(); ) {
-            int end = line;
-            while (end < text.length() && !lineBreak(text.charAt(end))) {
-                end++;
+        int sectionStart = body;
+        for (MarkdownBlocks.Heading h : blocks.headings()) {
+            chunkSection(text, sectionStart, h.start(), List.copyOf(path), blocks.fences(), out);
+            while (path.size() >= h.level()) {
+                path.remove(path.size() - 1);
             }
-            Heading h = heading(text, line, end);
-            if (h != null) {
-                chunkSection(text, sectionStart, line, List.copyOf(path), out);
-                while (path.size() >= h.level()) {
-                    path.remove(path.size() - 1);
-                }
-                while (path.size() < h.level() - 1) {
-                    path.add("");
-                }
-                path.add(h.title());
-                sectionStart = end;
+            while (path.size() < h.level() - 1) {
+                path.add("");
             }
-            line = end + 1;
+            path.add(h.title());
+            sectionStart = h.end();
         }
-        chunkSection(text, sectionStart, text.length(), List.copyOf(path), out);
+        chunkSection(text, sectionStart, text.length(), List.copyOf(path), blocks.fences(), out);
         return out;
     }
 
@@ -144,15 +141,74 @@ public final class Chunker {
         return new Heading(level, text.substring(i, end).strip());
     }
 
-    private void chunkSection(String text, int from, int to, List<String> headings, List<Chunk> out) {
+    private void chunkSection(
+            String text, int from, int to, List<String> headings, List<int[]> fences, List<Chunk> out) {
         List<int[]> units = new ArrayList<>();
+        int at = from;
+        for (int[] fence : fences) {
+            if (fence[1] <= at || fence[0] >= to) {
+                continue;
+            }
+            paragraphs(text, at, Math.max(at, fence[0]), units);
+            addCode(text, Math.max(at, fence[0]), Math.min(to, fence[1]), units);
+            at = Math.min(to, fence[1]);
+        }
+        paragraphs(text, at, to, units);
+        pack(text, units, headings, out);
+    }
+
+    private void paragraphs(String text, int from, int to, List<int[]> units) {
         int start = from;
         for (int[] b = paragraphBreak(text, from, to); b != null; b = paragraphBreak(text, b[1], to)) {
             addParagraph(text, start, b[0], units);
             start = b[1];
         }
         addParagraph(text, start, to, units);
-        pack(text, units, headings, out);
+    }
+
+    /** A code block as one unit; over budget, as runs of whole lines within it (a line over budget cut at words). */
+    private void addCode(String text, int from, int to, List<int[]> units) {
+        int[] span = trim(text, from, to);
+        if (span == null) {
+            return;
+        }
+        if (countTokens(text.substring(span[0], span[1])) <= maxTokens) {
+            units.add(span);
+            return;
+        }
+        int runStart = -1;
+        int runEnd = -1;
+        int tokens = 0;
+        for (int line = span[0]; line < span[1]; ) {
+            int end = line;
+            while (end < span[1] && text.charAt(end) != '\n') {
+                end++;
+            }
+            int t = countTokens(text.substring(line, end));
+            if (runStart >= 0 && tokens + t > maxTokens) {
+                addTrimmed(text, runStart, runEnd, units);
+                runStart = -1;
+                tokens = 0;
+            }
+            if (t > maxTokens) {
+                splitWords(text, line, end, units);
+            } else {
+                runStart = runStart < 0 ? line : runStart;
+                runEnd = end;
+                tokens += t;
+            }
+            line = end + 1;
+        }
+        if (runStart >= 0) {
+            addTrimmed(text, runStart, runEnd, units);
+        }
+    }
+
+    private static void addTrimmed(String text, int from, int to, List<int[]> units) {
+        int[] span = trim(text, from, to);
+        if (span != null) {
+            units.add(span);
+        }
     }
 
     /**

@@ -119,7 +119,9 @@ public final class RuleExtractor implements Extractor {
 
     @Override
     public Extraction extract(PassageEvent.Upsert passage) {
-        return new Analysis(passage, nlp.analyse(passage.text())).run();
+        // code is not prose: a fenced block is blanked (offsets kept) before names, dates and facts are looked for
+        String prose = MarkdownBlocks.withoutCode(passage.text());
+        return new Analysis(passage, prose, nlp.analyse(prose)).run();
     }
 
     /** A mention of an entity: its span and tokens within one sentence. */
@@ -199,8 +201,12 @@ public final class RuleExtractor implements Extractor {
         /** The mentions made of those expressions, with what each names. */
         private final Map<Mention, RelativeTime.Resolved> relative = new LinkedHashMap<>();
 
-        Analysis(PassageEvent.Upsert passage, List<Sentence> sentences) {
-            this.text = passage.text();
+        /** The passage's own text, which its memory is written from ({@link #text} has its code blanked). */
+        private final String original;
+
+        Analysis(PassageEvent.Upsert passage, String prose, List<Sentence> sentences) {
+            this.text = prose;
+            this.original = passage.text();
             this.title = passage.title();
             this.sentences = sentences;
             Conversation conversation = passage.conversation();
@@ -1844,16 +1850,16 @@ public final class RuleExtractor implements Extractor {
                 edits.add(new Edit(r.end(), r.end(), " (" + r.label() + ")"));
             }
             edits.sort(Comparator.comparingInt(Edit::start).thenComparingInt(Edit::end));
-            StringBuilder sb = new StringBuilder(text.length() + 64);
+            StringBuilder sb = new StringBuilder(original.length() + 64);
             int at = 0;
             for (Edit e : edits) {
                 if (e.start() < at) {
                     continue;
                 }
-                sb.append(text, at, e.start()).append(e.with());
+                sb.append(original, at, e.start()).append(e.with());
                 at = e.end();
             }
-            return sb.append(text, at, text.length()).toString();
+            return sb.append(original, at, original.length()).toString();
         }
 
         /**

@@ -84,6 +84,56 @@ class ChunkerTest {
     }
 
     @Test
+    void readsMarkdownAsCommonMarkDoes() {
+        String text = """
+                ---
+                title: Storage
+                tags: [disk]
+                ---
+                Intro paragraph.
+
+                ```sh
+                # or: a comment, not a heading
+
+                make install
+                ```
+
+                Setext Title
+                ============
+
+                Under it.
+                """;
+        List<Chunker.Chunk> chunks = new Chunker(64).chunk(text);
+
+        assertThat(chunks)
+                .extracting(Chunker.Chunk::text)
+                .containsExactly(
+                        "Intro paragraph.\n\n```sh\n# or: a comment, not a heading\n\nmake install\n```", "Under it.");
+        assertThat(chunks).extracting(Chunker.Chunk::headings).containsExactly(List.of(), List.of("Setext Title"));
+        assertThat(chunks)
+                .allSatisfy(c -> assertThat(text.substring(c.start(), c.end())).isEqualTo(c.text()));
+        // front matter that is not a YAML mapping is text
+        assertThat(new Chunker(64).chunk("---\njust a line\n---\nmore").get(0).text())
+                .startsWith("---");
+    }
+
+    @Test
+    void aCodeBlockIsOneUnitAndOverBudgetIsCutAtLineEnds() {
+        String code = "```\n" + "call(a, b);\n\n".repeat(30) + "```";
+        List<Chunker.Chunk> chunks = new Chunker(32).chunk("Before.\n\n" + code + "\n\nAfter.");
+
+        assertThat(chunks)
+                .allSatisfy(c -> assertThat(Chunker.countTokens(c.text())).isLessThanOrEqualTo(32));
+        assertThat(chunks).allSatisfy(c -> assertThat(c.text()).doesNotStartWith("a, b"));
+        assertThat(String.join("\n", chunks.stream().map(Chunker.Chunk::text).toList()))
+                .contains("call(a, b);")
+                .endsWith("After.");
+        // within budget, blank lines inside a fence do not split it
+        String small = "```\nx = 1\n\n\ny = 2\n```";
+        assertThat(new Chunker(32).chunk(small)).extracting(Chunker.Chunk::text).containsExactly(small);
+    }
+
+    @Test
     void ignoresWhitespaceOnlyDocuments() {
         assertThat(new Chunker(32).chunk("  \n\n \t ")).isEmpty();
     }
@@ -167,7 +217,14 @@ class ChunkerTest {
                 "\n" + " ".repeat(limit - 2) + "x",
                 "\n \t".repeat(limit / 3),
                 "x".repeat(limit),
-                "\u0301".repeat(limit));
+                "\u0301".repeat(limit),
+                // nesting and fences, for the Markdown parser
+                ">".repeat(limit / 4) + "\n" + "a\n".repeat(limit / 4),
+                "- ".repeat(limit / 8) + "x\n" + "  a\n".repeat(limit / 8),
+                "```\n" + "# no\n".repeat(limit / 5),
+                "```\n```\n".repeat(limit / 8),
+                "---\n" + "a: b\n".repeat(limit / 5),
+                "---\n" + "x: &a [" + "*a,".repeat(limit / 4) + "]\n---\n");
         Chunker chunker = new Chunker(256);
         for (String text : hostile) {
             List<Chunker.Chunk> chunks = assertTimeoutPreemptively(

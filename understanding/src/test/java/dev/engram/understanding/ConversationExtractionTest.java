@@ -86,6 +86,17 @@ class ConversationExtractionTest {
     }
 
     @Test
+    void codeIsNotMinedForNamesAsProseIs() {
+        String text =
+                "Kafka Streams writes to RocksDB on disk.\n\n```java\nNew York Times = Apache Lucene.open();\n```";
+        Extraction x = turn(null, List.of(), null, text);
+
+        assertThat(x.entities()).extracting(Extraction.Entity::name).contains("Kafka Streams", "RocksDB");
+        assertThat(x.entities()).extracting(Extraction.Entity::name).doesNotContain("New York Times", "Apache Lucene");
+        assertThat(x.memory()).isEqualTo(text);
+    }
+
+    @Test
     void withoutASpeakerOrATimeNothingIsAssumed() {
         Extraction plain = turn(null, List.of(), null, "I went there yesterday.");
 
