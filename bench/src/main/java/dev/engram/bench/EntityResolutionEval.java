@@ -100,6 +100,13 @@ public final class EntityResolutionEval {
                     doc.put("op", "upsert");
                     doc.put("title", d.getValue().path("title").asText());
                     doc.put("text", d.getValue().path("text").asText());
+                    // a conversation's turn keeps who said it and when, as a chat app would send it
+                    if (d.getValue().path("metadata").isObject()) {
+                        doc.put("metadata", d.getValue().path("metadata"));
+                    }
+                    if (d.getValue().path("event_time").isTextual()) {
+                        doc.put("event_time", d.getValue().path("event_time").asText());
+                    }
                     input.pipeInput(Integer.toString(d.getKey()).getBytes(StandardCharsets.UTF_8), Json.toBytes(doc));
                     passages++;
                 }
@@ -134,6 +141,16 @@ public final class EntityResolutionEval {
                 if (round == 1) {
                     Lookup lookup = new Lookup(memory);
                     result = score(pairs, lookup, verbose);
+                    Map<String, Object> byDataset = new LinkedHashMap<>();
+                    for (String dataset : docs.keySet()) {
+                        List<JsonNode> of = pairs.stream()
+                                .filter(p -> p.path("dataset").asText().equals(dataset))
+                                .toList();
+                        Map<String, Object> s = score(of, lookup, false);
+                        s.remove("by_kind");
+                        byDataset.put(dataset, s);
+                    }
+                    result.put("by_dataset", byDataset);
                     result.put("decisions", lookup.decisionCounts());
                 }
             }
