@@ -605,6 +605,9 @@ public final class GraphLoader implements AutoCloseable {
             if (part.session() != null) {
                 b.session(index, part.session(), part.time());
             }
+            if (part.time() != Long.MIN_VALUE) {
+                b.time(index, part.time());
+            }
             // Names of this passage's entities → their resolved entity's index in the graph.
             Map<String, Integer> byName = new HashMap<>();
             List<PassagePart.Mention> mentions = part.mentions();

@@ -14,7 +14,9 @@ import java.util.Set;
  * {@code bridges} entities that the {@code bridge_from} best fused passages name and the question does not
  * ({@link Bridge}), each probed as the question anchored on it. Each stream contributes {@code weight / (rrf_k + rank)}
  * for its top {@code depth} passages. The cogito parameters apply to its stream. The dense stream reads each passage in
- * its context ({@link InContext}): {@code context} times its best neighbour's similarity is added to its own.
+ * its context ({@link InContext}): {@code context} times its best neighbour's similarity is added to its own. A
+ * question that names a time ("on 16 June, 2023", "the week before August 3, 2023"; {@link QuestionTime}) adds one more
+ * stream, weighted {@code w_time}: the passages whose event time falls in it, by meaning ({@link InTime}).
  */
 final class HybridMode implements Retrieval.Mode {
 
@@ -46,6 +48,7 @@ final class HybridMode implements Retrieval.Mode {
         b.put("w_bm25", new double[] {0, 100});
         b.put("w_bridge", new double[] {0, 100});
         b.put("context", new double[] {0, 1});
+        b.put("w_time", new double[] {0, 100});
         b.put("depth", new double[] {1, 10_000});
         b.put("rrf_k", new double[] {0, 1000});
         b.put("bridges", new double[] {0, 10});
@@ -69,6 +72,7 @@ final class HybridMode implements Retrieval.Mode {
         d.put("bridge_max_degree", 50.0);
         d.put("bridge_probe", 1.0);
         d.put("context", CONTEXT);
+        d.put("w_time", 2.0);
         return Map.copyOf(d);
     }
 
@@ -89,6 +93,11 @@ final class HybridMode implements Retrieval.Mode {
                 + addStream(fused, meaning, p.get("w_dense"), k)
                 + addStream(fused, b.ranked(), p.get("w_bm25"), k);
         Map<String, Object> explain = new LinkedHashMap<>();
+        QuestionTime.Window window = p.get("w_time") > 0 ? QuestionTime.of(q.text()) : null;
+        if (window != null) {
+            reached += addStream(fused, InTime.rank(g, q.vector(), window, depth), p.get("w_time"), k);
+            explain.put("time", InTime.explain(g, window));
+        }
         int probes = p.integer("bridges");
         if (probes > 0) {
             Set<Integer> named = new HashSet<>();

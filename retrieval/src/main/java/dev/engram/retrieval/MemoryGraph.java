@@ -107,6 +107,14 @@ public final class MemoryGraph {
 
     final int[] nextInContext;
 
+    /**
+     * The passages with an event time, in order of their day (UTC epoch day), and those days: what a question that
+     * names a time reads ({@link #passagesBetween}).
+     */
+    final int[] byDay;
+
+    final long[] days;
+
     private MemoryGraph(Builder b) {
         this.version = b.version;
         this.passages = List.copyOf(b.passages);
@@ -131,6 +139,18 @@ public final class MemoryGraph {
         this.previousInContext = new int[passages.size()];
         this.nextInContext = new int[passages.size()];
         neighbours(b);
+        long[][] dated = new long[b.times.size()][];
+        int n = 0;
+        for (Map.Entry<Integer, Long> t : b.times.entrySet()) {
+            dated[n++] = new long[] {Math.floorDiv(t.getValue(), 86_400_000L), t.getKey()};
+        }
+        Arrays.sort(dated, (x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
+        this.byDay = new int[n];
+        this.days = new long[n];
+        for (int i = 0; i < n; i++) {
+            days[i] = dated[i][0];
+            byDay[i] = (int) dated[i][1];
+        }
         // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
         // builder's caller for as long as the text does not change; without one, every text is read
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
@@ -308,7 +328,8 @@ public final class MemoryGraph {
         }
         for (Passage p : passages) {
             // text and memory, and about as much again for the BM25 postings of the text
-            bytes += 64 + 4L * p.text().length() + 2L * p.memory().length() + 8; // and its two neighbours
+            // and its two neighbours, its day and its place among the dated
+            bytes += 64 + 4L * p.text().length() + 2L * p.memory().length() + 20;
         }
         for (Fact f : facts) {
             bytes += 48 + 2L * f.text().length();
@@ -350,6 +371,32 @@ public final class MemoryGraph {
                 nextInContext[members.get(k - 1)] = members.get(k);
             }
         }
+    }
+
+    /** The passages whose event time falls on the days {@code from} to {@code to} (UTC epoch days, inclusive). */
+    public int[] passagesBetween(long from, long to) {
+        int lo = firstDay(from);
+        int hi = firstDay(to + 1);
+        return Arrays.copyOfRange(byDay, lo, Math.max(lo, hi));
+    }
+
+    /** How many passages have an event time. */
+    public int datedPassages() {
+        return byDay.length;
+    }
+
+    private int firstDay(long day) {
+        int lo = 0;
+        int hi = days.length;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (days[mid] < day) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /** The passage before {@code p} in its document or session, or -1. */
@@ -493,6 +540,9 @@ public final class MemoryGraph {
 
         private final Map<Integer, Session> sessions = new HashMap<>();
 
+        /** Each dated passage's event time (epoch milliseconds). */
+        private final Map<Integer, Long> times = new HashMap<>();
+
         private Builder(long version) {
             this.version = version;
         }
@@ -513,6 +563,11 @@ public final class MemoryGraph {
          */
         public void session(int passage, String key, long time) {
             sessions.put(passage, new Session(key, time));
+        }
+
+        /** The event time of passage {@code passage}'s document (epoch milliseconds). */
+        public void time(int passage, long time) {
+            times.put(passage, time);
         }
 
         /** Declares an entity (idempotent); returns its index. */

@@ -178,9 +178,12 @@ final class EvalCommand {
         List<JsonNode> questions = Corpus.read(data.resolve("questions.jsonl"), Integer.MAX_VALUE);
         Map<String, String> docStrings = new HashMap<>();
         for (JsonNode d : corpus) {
+            // gold documents are named by a line's "doc" when it has one, else by its title and text
             docStrings.put(
                     d.path("doc_id").asText(),
-                    d.path("title").asText() + "\n" + d.path("text").asText());
+                    d.path("doc").isTextual()
+                            ? d.path("doc").asText()
+                            : d.path("title").asText() + "\n" + d.path("text").asText());
         }
 
         Path work = keep == null

@@ -1,5 +1,6 @@
 package dev.engram.understanding;
 
+import dev.engram.schemas.Conversation;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Understanding;
@@ -83,7 +84,7 @@ public interface Understander extends AutoCloseable {
         return embed(passage, extract(passage));
     }
 
-    /** The text a passage is embedded from: its title, heading path and text. */
+    /** The text a passage is embedded from: its title, heading path and text; a turn's text after its speaker. */
     static String embeddingText(PassageEvent.Upsert passage) {
         StringBuilder sb = new StringBuilder();
         if (!passage.title().isBlank()) {
@@ -93,6 +94,11 @@ public interface Understander extends AutoCloseable {
             if (!h.isBlank()) {
                 sb.append(h).append('\n');
             }
+        }
+        Conversation c = passage.conversation();
+        if (c != null && !passage.text().startsWith(c.speaker())) {
+            // a turn is embedded as it was said: by whom ("Caroline: I went …"), as its own text may not say
+            sb.append(c.speaker()).append(": ");
         }
         return sb.append(passage.text()).toString();
     }

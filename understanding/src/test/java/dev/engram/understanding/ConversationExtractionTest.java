@@ -97,6 +97,18 @@ class ConversationExtractionTest {
     }
 
     @Test
+    void aTurnIsEmbeddedAfterItsSpeakerOnce() {
+        Conversation c = new Conversation("Caroline", List.of("Caroline", "Melanie"), null);
+        PassageEvent.Upsert bare = new PassageEvent.Upsert(
+                "ns", "d", 1, "0", 0, "h", "", List.of(), "I love painting.", 0, 16, null, MONDAY, c);
+        PassageEvent.Upsert prefixed = new PassageEvent.Upsert(
+                "ns", "d", 1, "0", 0, "h", "", List.of(), "Caroline: I love painting.", 0, 26, null, MONDAY, c);
+
+        assertThat(Understander.embeddingText(bare)).isEqualTo("Caroline: I love painting.");
+        assertThat(Understander.embeddingText(prefixed)).isEqualTo("Caroline: I love painting.");
+    }
+
+    @Test
     void withoutASpeakerOrATimeNothingIsAssumed() {
         Extraction plain = turn(null, List.of(), null, "I went there yesterday.");
 
