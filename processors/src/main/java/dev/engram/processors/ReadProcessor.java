@@ -16,6 +16,7 @@ import dev.engram.stores.Keys;
 import dev.engram.stores.StateStores;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.FrontMatter;
+import dev.engram.understanding.HtmlText;
 import dev.engram.understanding.RelativeTime;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
@@ -135,7 +136,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
             PassageRef ref = planned.get(i).ref();
             after.add(ref);
             if (!previousIds.remove(ref.passageId())) {
-                upserts.add(passage(event, version, i, ref.passageId(), ref.contentHash(), c));
+                upserts.add(passage(event, planned.get(i).title(), version, i, ref.passageId(), ref.contentHash(), c));
             }
         }
         for (String gone : previousIds) {
@@ -153,7 +154,13 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
     }
 
     private static PassageEvent.Upsert passage(
-            DocumentEvent event, long version, int ordinal, String passageId, String hash, Chunker.Chunk c) {
+            DocumentEvent event,
+            String title,
+            long version,
+            int ordinal,
+            String passageId,
+            String hash,
+            Chunker.Chunk c) {
         return new PassageEvent.Upsert(
                 event.namespace(),
                 event.id(),
@@ -161,7 +168,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 passageId,
                 ordinal,
                 hash,
-                title(event),
+                title,
                 c.headings(),
                 c.text(),
                 c.start(),
@@ -171,39 +178,50 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 Conversation.of(event.metadata()));
     }
 
-    /**
-     * The title of a document's passages: the event's, else the {@code title} of the YAML front matter its text starts
-     * with (which the chunker does not read as text).
-     */
-    static String title(DocumentEvent event) {
-        if (!event.title().isBlank() || event.text() == null || !event.text().startsWith("---")) {
-            return event.title();
-        }
-        String t = FrontMatter.of(event.text()).title();
-        return t == null ? event.title() : t;
-    }
-
-    /** One passage of a document version as the read step cuts it: its chunk, id and content hash. */
-    public record Planned(Chunker.Chunk chunk, PassageRef ref) {}
+    /** One passage of a document version as the read step cuts it: its chunk, id, content hash and title. */
+    public record Planned(Chunker.Chunk chunk, PassageRef ref, String title) {}
 
     /**
      * The passages an upsert becomes, in order: deterministic in the event and the chunker, so whoever wrote the event
      * can tell when memory holds exactly this version (its manifest lists the same ids and hashes).
      */
     public static List<Planned> passages(Chunker chunker, DocumentEvent event) {
-        List<Chunker.Chunk> chunks = chunker.chunk(event.text());
+        Readable read = Readable.of(event);
+        List<Chunker.Chunk> chunks = chunker.chunk(read.text());
         List<Planned> out = new ArrayList<>(chunks.size());
         Map<String, Integer> occurrences = new HashMap<>();
         for (int i = 0; i < chunks.size(); i++) {
             Chunker.Chunk c = chunks.get(i);
-            String hash = Hashing.sha256Hex(understood(passage(event, 0, i, "", "", c)));
+            String hash = Hashing.sha256Hex(understood(passage(event, read.title(), 0, i, "", "", c)));
             int occurrence = occurrences.merge(hash, 1, Integer::sum);
             out.add(new Planned(
                     c,
-                    new PassageRef(
-                            Hashing.id(event.namespace(), event.id(), hash, Integer.toString(occurrence)), hash)));
+                    new PassageRef(Hashing.id(event.namespace(), event.id(), hash, Integer.toString(occurrence)), hash),
+                    read.title()));
         }
         return out;
+    }
+
+    /**
+     * What a document's passages are cut from and titled by: an HTML page ({@link HtmlText#is}) as its text, titled by
+     * its {@code <title>} when the event has none; other text as it is, titled by its YAML front matter's title when
+     * the event has none (the chunker does not read front matter as text). Passage offsets are into this text.
+     */
+    record Readable(String title, String text) {
+        static Readable of(DocumentEvent event) {
+            if (event.text() == null) {
+                return new Readable(event.title(), "");
+            }
+            if (HtmlText.is(event)) {
+                HtmlText page = HtmlText.of(event.text());
+                return new Readable(event.title().isBlank() ? page.title() : event.title(), page.text());
+            }
+            if (!event.title().isBlank() || !event.text().startsWith("---")) {
+                return new Readable(event.title(), event.text());
+            }
+            String t = FrontMatter.of(event.text()).title();
+            return new Readable(t == null ? event.title() : t, event.text());
+        }
     }
 
     /**

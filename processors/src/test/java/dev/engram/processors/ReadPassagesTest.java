@@ -70,10 +70,47 @@ class ReadPassagesTest {
         List<ReadProcessor.Planned> planned = ReadProcessor.passages(CHUNKER, untitled);
 
         assertThat(planned).extracting(p -> p.chunk().text()).containsExactly("Engram keeps state in RocksDB.");
-        assertThat(ReadProcessor.title(untitled)).isEqualTo("Storage");
-        assertThat(ReadProcessor.title(DocumentEvent.upsert("docs", "storage.md", "Given", text)))
+        assertThat(planned).extracting(ReadProcessor.Planned::title).containsExactly("Storage");
+        assertThat(ReadProcessor.Readable.of(DocumentEvent.upsert("docs", "storage.md", "Given", text))
+                        .title())
                 .isEqualTo("Given");
-        assertThat(ReadProcessor.title(DocumentEvent.upsert("docs", "x", "", "---\nnot: [yaml\n---\nx")))
+        assertThat(ReadProcessor.Readable.of(DocumentEvent.upsert("docs", "x", "", "---\nnot: [yaml\n---\nx"))
+                        .title())
+                .isEmpty();
+    }
+
+    @Test
+    void anHtmlPageIsReadAsItsText() {
+        String html = "<!DOCTYPE html><html><head><title>Storage</title><style>p{}</style></head><body>"
+                + "<h1>Disks</h1><p>Engram keeps   state in <b>RocksDB</b>.</p>"
+                + "<pre>$ make install\n# not a heading</pre><script>alert(1)</script></body></html>";
+        List<ReadProcessor.Planned> planned =
+                ReadProcessor.passages(CHUNKER, DocumentEvent.upsert("docs", "storage.html", "", html));
+
+        assertThat(planned)
+                .extracting(p -> p.chunk().text())
+                .containsExactly("Engram keeps state in RocksDB.\n\n```\n$ make install\n# not a heading\n```");
+        assertThat(planned).extracting(p -> p.chunk().headings()).containsExactly(List.of("Disks"));
+        assertThat(planned).extracting(ReadProcessor.Planned::title).containsExactly("Storage");
+        // a content type says so without a doctype; text that merely mentions <html> later is not a page
+        DocumentEvent typed = new DocumentEvent(
+                "docs",
+                "p",
+                DocumentEvent.Op.UPSERT,
+                "",
+                "<p>Hi <i>there</i></p>",
+                null,
+                Map.of("content_type", "text/html; charset=utf-8"),
+                null);
+        assertThat(ReadProcessor.passages(CHUNKER, typed))
+                .extracting(p -> p.chunk().text())
+                .containsExactly("Hi there");
+        assertThat(ReadProcessor.passages(CHUNKER, DocumentEvent.upsert("docs", "t", "", "Write <html> first.")))
+                .extracting(p -> p.chunk().text())
+                .containsExactly("Write <html> first.");
+        // a page with no text has no passages
+        assertThat(ReadProcessor.passages(
+                        CHUNKER, DocumentEvent.upsert("docs", "e", "", "<html><script>x</script></html>")))
                 .isEmpty();
     }
 }

@@ -3,14 +3,13 @@ package dev.engram.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.re2j.Pattern;
 import dev.engram.understanding.FrontMatter;
+import dev.engram.understanding.HtmlText;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import org.apache.pdfbox.Loader;
@@ -20,14 +19,10 @@ import org.apache.pdfbox.text.PDFTextStripper;
 import org.commonmark.node.AbstractVisitor;
 import org.commonmark.node.Code;
 import org.commonmark.node.Heading;
+import org.commonmark.node.Node;
 import org.commonmark.node.Text;
 import org.commonmark.parser.Parser;
 import org.jsoup.Jsoup;
-import org.jsoup.nodes.Document;
-import org.jsoup.nodes.Element;
-import org.jsoup.nodes.Node;
-import org.jsoup.nodes.TextNode;
-import org.jsoup.select.NodeVisitor;
 
 /**
  * The files {@code ./engram ingest} reads as one document each, and their text: plain text as it is; Markdown as it is
@@ -57,7 +52,6 @@ final class DocumentFiles {
     private static final Set<String> TEXT = Set.of(".txt", ".md", ".markdown");
     private static final Set<String> HTML = Set.of(".html", ".htm");
     private static final String PDF = ".pdf";
-    private static final Set<String> SKIPPED_HTML = Set.of("script", "style", "noscript", "template", "svg", "head");
 
     private DocumentFiles() {}
 
@@ -112,8 +106,8 @@ final class DocumentFiles {
 
     /** The text of the first level-1 heading, ATX or setext, as CommonMark reads the document; else {@code otherwise}. */
     private static String firstHeading(String markdown, String otherwise) {
-        org.commonmark.node.Node doc = COMMONMARK.parse(markdown);
-        for (org.commonmark.node.Node n = doc.getFirstChild(); n != null; n = n.getNext()) {
+        Node doc = COMMONMARK.parse(markdown);
+        for (Node n = doc.getFirstChild(); n != null; n = n.getNext()) {
             if (n instanceof Heading h && h.getLevel() == 1) {
                 StringBuilder title = new StringBuilder();
                 h.accept(new AbstractVisitor() {
@@ -136,64 +130,15 @@ final class DocumentFiles {
         return otherwise;
     }
 
-    /** The page's text: its title from {@code <title>} (else its first heading), scripts and styles left out. */
+    /** The page's text ({@link HtmlText}): its title from {@code <title>} (else its first heading). */
     private static Read html(Path file, String fallbackTitle) throws IOException {
         // the charset the page declares, else UTF-8
-        Document page = Jsoup.parse(file.toFile(), null);
-        Element body = page.body();
-        body.select(String.join(",", SKIPPED_HTML)).remove();
-        List<String> blocks = new ArrayList<>();
-        StringBuilder current = new StringBuilder();
-        body.traverse(new NodeVisitor() {
-            @Override
-            public void head(Node node, int depth) {
-                if (node instanceof TextNode t) {
-                    current.append(t.text());
-                } else if (node instanceof Element e && breaks(e)) {
-                    flush(blocks, current);
-                    int level = heading(e);
-                    if (level > 0) {
-                        current.append("#".repeat(level)).append(' ');
-                    }
-                }
-            }
-
-            @Override
-            public void tail(Node node, int depth) {
-                if (node instanceof Element e && breaks(e)) {
-                    flush(blocks, current);
-                }
-            }
-        });
-        flush(blocks, current);
-        String text = String.join("\n\n", blocks);
-        if (text.isBlank()) {
+        HtmlText page = HtmlText.of(Jsoup.parse(file.toFile(), null));
+        if (page.text().isBlank()) {
             return Read.refused("no text in the page");
         }
-        String title = page.title().isBlank()
-                ? firstHeading(text, fallbackTitle)
-                : page.title().strip();
-        return new Read(title, text, null);
-    }
-
-    private static boolean breaks(Element e) {
-        return e.isBlock() || heading(e) > 0 || e.nameIs("br");
-    }
-
-    private static int heading(Element e) {
-        String tag = e.normalName();
-        return tag.length() == 2 && tag.charAt(0) == 'h' && tag.charAt(1) >= '1' && tag.charAt(1) <= '6'
-                ? tag.charAt(1) - '0'
-                : 0;
-    }
-
-    private static void flush(List<String> blocks, StringBuilder current) {
-        String block = SPACES.matcher(current).replaceAll(" ").strip();
-        // a heading marker alone (an empty heading) is no block
-        if (!block.isEmpty() && !block.chars().allMatch(c -> c == '#')) {
-            blocks.add(block);
-        }
-        current.setLength(0);
+        String title = page.title().isEmpty() ? firstHeading(page.text(), fallbackTitle) : page.title();
+        return new Read(title, page.text(), null);
     }
 
     /** The document's text page by page, its title from its metadata (else the file's name). */

@@ -238,6 +238,25 @@ class EngramTopologyTest {
     }
 
     @Test
+    void aDocumentWithNothingToReadIsVerifiedWithoutPassagesAndItsUpdateReadsOnesText() {
+        start(Understanders.embedded());
+
+        // an HTML page of scripts only, and a Markdown file of front matter only: no passage, and still in memory
+        upsert("wiki", "empty.html", "", "<!DOCTYPE html><html><body><script>x()</script></body></html>");
+        upsert("wiki", "meta.md", "", "---\ntitle: Meta\n---\n");
+
+        assertThat(passagesOf("wiki", "empty.html")).isEmpty();
+        assertThat(document("wiki", "empty.html").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertThat(document("wiki", "meta.md").status()).isEqualTo(DocumentStatus.VERIFIED);
+
+        upsert("wiki", "empty.html", "", "<!DOCTYPE html><html><body><p>Ada Lovelace wrote Note G.</p></body></html>");
+        assertThat(passagesOf("wiki", "empty.html"))
+                .extracting(StoredPassage::text)
+                .containsExactly("Ada Lovelace wrote Note G.");
+        assertThat(document("wiki", "empty.html").status()).isEqualTo(DocumentStatus.VERIFIED);
+    }
+
+    @Test
     void anUpdateReEmitsOnlyChangedPassagesAndRetractsVanishedOnes() {
         start(Understanders.embedded());
         upsert("wiki", "d", "T", "# A\n\nAlpha stays.\n\n# B\n\nBeta changes.\n\n# C\n\nGamma goes.");
