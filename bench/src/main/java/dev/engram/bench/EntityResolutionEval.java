@@ -50,7 +50,7 @@ import org.apache.kafka.streams.test.TestRecord;
  * mentions belong to the same resolved entity. A mention the extractor did not find counts as not merged. The
  * baseline is what memory did without resolution: one entity per exact normalized name.
  *
- * <p>Usage: {@code EntityResolutionEval [--pairs FILE] [--passages FILE] [--corpora DIR] [--out FILE] [--verbose
+ * <p>Usage: {@code EntityResolutionEval [--pairs FILE] [--passages FILE] [--conversations DIR] [--corpora DIR] [--out FILE] [--verbose
  * true]}; with {@code --corpora} every passage of each dataset's {@code corpus.jsonl} is ingested too, so that
  * resolution meets the ambiguity of a whole corpus.
  */
@@ -73,11 +73,56 @@ public final class EntityResolutionEval {
             docs.computeIfAbsent(p.path("dataset").asText(), k -> new TreeMap<>())
                     .put(p.path("doc_id").asInt(), p);
         }
+        // Passages not redistributed (a conversation's turns) name their line in the set's corpus: read them there.
+        Path local = Path.of(opts.getOrDefault("--conversations", "../shared/data"));
+        Map<String, String> skipped = new TreeMap<>();
+        for (String dataset : List.copyOf(docs.keySet())) {
+            Map<Integer, JsonNode> of = docs.get(dataset);
+            if (of.values().stream().allMatch(p -> p.path("text").isTextual())) {
+                continue;
+            }
+            Path corpus = local.resolve(dataset).resolve("corpus.jsonl");
+            if (!Files.isRegularFile(corpus)) {
+                skipped.put(dataset, "its passages are read from " + corpus + ", which is not there");
+                docs.remove(dataset);
+                continue;
+            }
+            List<JsonNode> lines = Corpus.read(corpus, Integer.MAX_VALUE);
+            for (Map.Entry<Integer, JsonNode> e : of.entrySet()) {
+                if (e.getValue().path("text").isTextual()) {
+                    continue;
+                }
+                JsonNode line = e.getKey() < lines.size() ? lines.get(e.getKey()) : null;
+                if (line == null
+                        || !line.path("doc_id")
+                                .asText()
+                                .equals(e.getValue().path("source_id").asText())) {
+                    throw new IllegalStateException(dataset + " line " + e.getKey() + " of " + corpus + " is not "
+                            + e.getValue().path("source_id").asText() + ": another version of the set");
+                }
+                e.setValue(line);
+            }
+        }
+        if (!skipped.isEmpty()) {
+            pairs = pairs.stream()
+                    .filter(p -> !skipped.containsKey(p.path("dataset").asText()))
+                    .toList();
+            skipped.forEach((dataset, why) -> System.err.println("skipping " + dataset + ": " + why));
+        }
         if (opts.containsKey("--corpora")) {
             for (String dataset : List.copyOf(docs.keySet())) {
                 Path corpus = Path.of(opts.get("--corpora"), dataset, "corpus.jsonl");
-                for (JsonNode d : Corpus.read(corpus, Integer.MAX_VALUE)) {
-                    docs.get(dataset).putIfAbsent(d.path("doc_id").asInt(), d);
+                if (!Files.isRegularFile(corpus)) {
+                    continue; // a source without a corpus of its own (kafka-docs)
+                }
+                List<JsonNode> lines = Corpus.read(corpus, Integer.MAX_VALUE);
+                for (int i = 0; i < lines.size(); i++) {
+                    JsonNode d = lines.get(i);
+                    // a corpus that names its passages by strings is numbered by line, as its labelled passages are
+                    int id = d.path("doc_id").canConvertToInt()
+                            ? d.path("doc_id").asInt()
+                            : i;
+                    docs.get(dataset).putIfAbsent(id, d);
                 }
             }
         }
@@ -151,6 +196,9 @@ public final class EntityResolutionEval {
                         byDataset.put(dataset, s);
                     }
                     result.put("by_dataset", byDataset);
+                    if (!skipped.isEmpty()) {
+                        result.put("skipped", skipped);
+                    }
                     result.put("decisions", lookup.decisionCounts());
                 }
             }

@@ -121,6 +121,9 @@ public final class PairRules {
         if (s.acronym() != null && l.acronym() == null && l.initials().contains(s.acronym())) {
             return ShortForm.ACRONYM;
         }
+        if (identifier(shortSide.written()) || identifier(longSide.written())) {
+            return null; // "PLAINTEXT" is no short form of "SASL_PLAINTEXT", nor "ms" of "retention.ms"
+        }
         // Part of the name before declared alias: a surname stays a partial name (it needs context) even when an
         // extractor declared it an alias of the full name somewhere else.
         if (s.tokens().size() < l.tokens().size()
@@ -133,6 +136,28 @@ public final class PairRules {
             return ShortForm.ALIAS;
         }
         return null;
+    }
+
+    /**
+     * A name written as one identifier of code or configuration: an underscore, or a dot between two letters with no
+     * space in the name ({@code SASL_PLAINTEXT}, {@code log.retention.ms}). Its parts are not names of it.
+     */
+    static boolean identifier(String written) {
+        if (written.indexOf(' ') >= 0) {
+            return false;
+        }
+        for (int i = 0; i < written.length(); i++) {
+            char c = written.charAt(i);
+            if (c == '_'
+                    || (c == '.'
+                            && i > 0
+                            && i + 1 < written.length()
+                            && Character.isLetter(written.charAt(i - 1))
+                            && Character.isLetter(written.charAt(i + 1)))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean person(Surface a, Surface b) {
@@ -155,8 +180,21 @@ public final class PairRules {
             if (a.type() == b.type()) {
                 return Optional.of(new Decision(PairDecision.Kind.MERGE, "variant", 0.95, evidence));
             }
+            // One side's type unknown: a one-word name may be a place and a person ("Washington", "Jackson"), so the
+            // contexts decide; a longer name is seldom two things of different kinds.
+            List<String> context = a.name().tokens().size() > 1 ? List.of() : lookup.sharedContext(a, b);
+            if (a.name().tokens().size() == 1 && context.isEmpty()) {
+                return review(
+                        "untyped_name",
+                        0.5,
+                        evidence,
+                        List.of("a one-word name whose type is unknown on one side, and nothing shared says they are"
+                                + " one"));
+            }
+            List<String> supported = new ArrayList<>(evidence);
+            supported.addAll(context);
             Surface untyped = a.type() == EntityType.OTHER ? a : b;
-            return unambiguous(untyped, ShortForm.VARIANT, "variant", 0.9, evidence, lookup);
+            return unambiguous(untyped, ShortForm.VARIANT, "variant", 0.9, supported, lookup);
         }
         if (!compatible) {
             return Optional.empty();

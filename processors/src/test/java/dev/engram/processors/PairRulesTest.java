@@ -167,6 +167,46 @@ class PairRulesTest {
     }
 
     @Test
+    void aOneWordNameOfUnknownTypeJoinsATypedOneOnlyWithSharedContext() {
+        var untyped = surface("Washington", EntityType.OTHER);
+        var place = surface("Washington", EntityType.PLACE);
+
+        assertThat(decide(untyped, place, UNAMBIGUOUS_NO_CONTEXT)).hasValueSatisfying(x -> {
+            assertThat(x.decision()).isEqualTo(PairDecision.Kind.REVIEW);
+            assertThat(x.rule()).isEqualTo("untyped_name");
+        });
+        assertThat(decide(untyped, place, UNAMBIGUOUS_WITH_CONTEXT)).hasValueSatisfying(x -> {
+            assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE);
+            assertThat(x.evidence()).contains("both mentioned with \"X\"");
+        });
+        // a longer name is seldom two things of different kinds
+        assertThat(decide(
+                        surface("Václav Havel", EntityType.OTHER),
+                        surface("Václav Havel", EntityType.PERSON),
+                        UNAMBIGUOUS_NO_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE));
+    }
+
+    @Test
+    void thePartsOfAnIdentifierAreNotItsNames() {
+        assertThat(PairRules.identifier("SASL_PLAINTEXT")).isTrue();
+        assertThat(PairRules.identifier("log.retention.ms")).isTrue();
+        assertThat(PairRules.identifier("St. Louis")).isFalse();
+        assertThat(PairRules.identifier("Node.js")).isTrue();
+        assertThat(PairRules.identifier("3.5")).isFalse();
+        assertThat(decide(
+                        surface("PLAINTEXT", EntityType.OTHER),
+                        surface("SASL_PLAINTEXT", EntityType.OTHER),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .isEmpty();
+        assertThat(decide(
+                        surface("retention.ms", EntityType.OTHER),
+                        surface("log.retention.ms", EntityType.OTHER),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .isEmpty();
+    }
+
+    @Test
     void anAcronymMergesOnlyWhenItHasOneExpansion() {
         var cnn = surface("CNN", EntityType.OTHER);
         var network = surface("Convolutional Neural Network", EntityType.OTHER);

@@ -85,6 +85,26 @@ public final class RuleExtractor implements Extractor {
         {" have", " has"}, {" were", " was"}, {" do", " does"}, {" don't", " doesn't"}, {" don’t", " doesn’t"}
     };
 
+    /**
+     * Greetings and interjections that open a chat turn capitalized before a name ("Hey Jon!"), which a tagger may
+     * read as part of it; no name starts with one.
+     */
+    private static final Set<String> INTERJECTIONS = Set.of(
+            "hey",
+            "hi",
+            "hello",
+            "hiya",
+            "yo",
+            "thanks",
+            "congrats",
+            "congratulations",
+            "wow",
+            "bye",
+            "haha",
+            "lol",
+            "omg",
+            "aww");
+
     static final Set<String> CONNECTORS = WordLists.load("connectors");
     static final Set<String> HONORIFICS = WordLists.load("honorifics");
     static final Set<String> ORGANIZATION_WORDS = WordLists.load("organization-words");
@@ -529,8 +549,8 @@ public final class RuleExtractor implements Extractor {
          */
         private boolean startsName(List<Token> tokens, int i) {
             Token t = tokens.get(i);
-            if (!capitalized(t)) {
-                return false;
+            if (!capitalized(t) || t.is("INTJ") || INTERJECTIONS.contains(lower(t))) {
+                return false; // "Hey Jon!", "Thanks Mel": the name is Jon, Mel
             }
             if (t.is("PROPN")) {
                 return !t.text().equals("I");

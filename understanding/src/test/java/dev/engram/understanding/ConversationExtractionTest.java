@@ -77,6 +77,16 @@ class ConversationExtractionTest {
     }
 
     @Test
+    void aGreetingIsNotPartOfTheNameItGreets() {
+        Extraction x = turn("Gina", List.of("Gina", "Jon"), MONDAY, "Hey Jon! Thanks Mel for the tip. Hello Dallas!");
+
+        assertThat(x.entities()).extracting(Extraction.Entity::name).contains("Jon", "Mel", "Dallas");
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name)
+                .noneMatch(n -> n.startsWith("Hey") || n.startsWith("Thanks") || n.startsWith("Hello"));
+    }
+
+    @Test
     void aTurnThatNamesItsSpeakerHasOneEntityForThem() {
         Extraction x = turn("Caroline", List.of("Caroline", "Melanie"), MONDAY, "Caroline: I love painting.");
 
