@@ -159,12 +159,13 @@ public final class Retrieval {
         for (Mode m : List.of(
                 new DenseMode(),
                 new Bm25Mode(),
-                new GuardedMode(new FusionMode(), GuardedMode.DEFAULT_MIN_SUPPORT),
-                new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT),
+                // with_dense per mode chosen leave-one-set-out over the dev sets (docs/evaluation.md)
+                new GuardedMode(new FusionMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5),
+                new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 0),
                 new HybridMode(),
-                new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT),
-                new ComoMode(),
-                new GemMode())) {
+                new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5),
+                new GuardedMode(new ComoMode(), 0, 0),
+                new GuardedMode(new GemMode(), 0, 2))) {
             MODES.put(m.name(), m);
         }
     }

@@ -36,7 +36,7 @@ class RetrievalModesTest {
     private static final float[] QUERY = unit(1, 0, 0);
 
     /** The paper's path of a guarded graph mode, whatever the question's support (see {@link GuardedMode}). */
-    private static final Map<String, Double> PAPER_PATH = Map.of("min_support", 0.0);
+    private static final Map<String, Double> PAPER_PATH = Map.of("min_support", 0.0, "with_dense", 0.0);
 
     private static MemoryGraph graph() {
         return graph(null);
@@ -71,6 +71,9 @@ class RetrievalModesTest {
         return new MemoryGraph.Passage(id, "doc-" + id, title, List.of(), text, text, 0, text.length());
     }
 
+    /** GEM-RAG's own ranking, without the dense one fused in. */
+    private static final Map<String, Double> GEM_ALONE = Map.of("with_dense", 0.0);
+
     private static List<String> run(String mode, String query, Map<String, Double> params, int... entities) {
         Retrieval.Mode m = Retrieval.mode(mode);
         MemoryGraph g = graph();
@@ -92,7 +95,7 @@ class RetrievalModesTest {
         MemoryGraph g = b.build();
         Retrieval.Mode gem = Retrieval.mode("gem");
         Retrieval.Result r =
-                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, Map.of()), 2);
+                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
         assertThat(r.ranked()).extracting(s -> g.passage(s.passage()).id()).containsExactly("p1", "p3");
         assertThat(r.explanation()).containsKey("best_question");
 
@@ -107,12 +110,15 @@ class RetrievalModesTest {
         t.theme(1, 1.0, new int[] {c, a}, "summary");
         MemoryGraph tg = t.build();
         Retrieval.Result withTheme =
-                gem.retrieve(tg, new Retrieval.Query("q", QUERY, x -> QUERY), Retrieval.params(gem, Map.of()), 2);
+                gem.retrieve(tg, new Retrieval.Query("q", QUERY, x -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
         assertThat(withTheme.ranked())
                 .extracting(s -> tg.passage(s.passage()).id())
                 .containsExactly("c", "a");
         Retrieval.Result without = gem.retrieve(
-                tg, new Retrieval.Query("q", QUERY, x -> QUERY), Retrieval.params(gem, Map.of("themes", 0.0)), 2);
+                tg,
+                new Retrieval.Query("q", QUERY, x -> QUERY),
+                Retrieval.params(gem, Map.of("themes", 0.0, "with_dense", 0.0)),
+                2);
         assertThat(without.explanation().get("theme_nodes")).isEqualTo(0);
     }
 
@@ -371,7 +377,7 @@ class RetrievalModesTest {
 
     @Test
     void fusionRanksGraphNeighboursOfTheSeedsIntoTheResult() {
-        List<String> ranked = run("fusion", "q", Map.of("seed_passages", 1.0, "min_support", 0.0));
+        List<String> ranked = run("fusion", "q", Map.of("seed_passages", 1.0, "min_support", 0.0, "with_dense", 0.0));
         assertThat(ranked.subList(0, 2)).contains("p0", "p1");
     }
 
@@ -419,9 +425,48 @@ class RetrievalModesTest {
             // Agni is in one passage: support 1, the paper's path
             Retrieval.Result anchored = m.retrieve(
                     g, new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {0}), Retrieval.params(m, Map.of()), 4);
-            assertThat(anchored.explanation()).as(mode).containsEntry("path", mode);
+            // with the dense ranking fused in where the mode does (pabd, fusion), alone where it does not (cogito)
+            assertThat(anchored.explanation())
+                    .as(mode)
+                    .containsEntry("path", mode.equals("cogito") ? mode : mode + "+dense");
             assertThat(anchored.explanation()).containsEntry("anchor_support", 1.0);
         }
+    }
+
+    @Test
+    void whereTheGraphCarriesTheQuestionAModeFusesItsRankingWithTheDenseOne() {
+        MemoryGraph g = graph();
+        Retrieval.Query agni = new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {0});
+        Retrieval.Mode m = Retrieval.mode("pabd");
+        assertThat(m.defaults()).containsEntry("with_dense", 5.0);
+        assertThat(Retrieval.mode("gem").defaults()).containsEntry("with_dense", 2.0);
+        assertThat(Retrieval.mode("como").defaults()).containsEntry("with_dense", 0.0);
+
+        List<Retrieval.Scored> alone = m.retrieve(g, agni, Retrieval.params(m, Map.of("with_dense", 0.0)), 4)
+                .ranked();
+        Retrieval.Mode dense = Retrieval.mode("dense");
+        List<Retrieval.Scored> byMeaning =
+                dense.retrieve(g, agni, Retrieval.params(dense, Map.of()), 4).ranked();
+        // a dense weight far above the mode's own: the dense order; the fused scores are the reciprocal ranks'
+        List<Retrieval.Scored> mostlyDense = m.retrieve(g, agni, Retrieval.params(m, Map.of("with_dense", 100.0)), 4)
+                .ranked();
+        assertThat(mostlyDense)
+                .extracting(Retrieval.Scored::passage)
+                .containsExactlyElementsOf(
+                        byMeaning.stream().map(Retrieval.Scored::passage).toList());
+        int first = alone.get(0).passage();
+        int rankInDense =
+                byMeaning.stream().map(Retrieval.Scored::passage).toList().indexOf(first);
+        double expected = 1.0 / 11 + (rankInDense < 0 ? 0 : 100.0 / (11 + rankInDense));
+        assertThat(mostlyDense.stream()
+                        .filter(s -> s.passage() == first)
+                        .findFirst()
+                        .orElseThrow()
+                        .score())
+                .isCloseTo(expected, Offset.offset(1e-9));
+        assertThatThrownBy(() -> Retrieval.params(m, Map.of("with_dense", -1.0)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("with_dense");
     }
 
     @Test
@@ -649,7 +694,7 @@ class RetrievalModesTest {
         MemoryGraph g = b.build();
         Retrieval.Mode gem = Retrieval.mode("gem");
         Retrieval.Result r =
-                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, Map.of()), 2);
+                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
         assertThat(g.passage(r.ranked().get(0).passage()).id()).isEqualTo("bare");
     }
 
