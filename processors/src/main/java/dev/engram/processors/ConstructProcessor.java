@@ -368,7 +368,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
         }
         clearReviews(tx, ns, p.passageId());
         Extraction proposed = u.understanding().extraction();
-        Verifier.Verified verified = Verifier.verify(p.text(), proposed);
+        Verifier.Verified verified = Verifier.verify(p.text(), proposed, Verifier.Circumstances.of(p));
         Extraction extraction = kept(proposed, verified);
         // at the precision they are stored in, so that every use sees what a later read of the stores will
         Embeddings rounded = StoredVectors.round(u.understanding().embeddings());

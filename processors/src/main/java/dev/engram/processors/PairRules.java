@@ -121,12 +121,12 @@ public final class PairRules {
         if (s.acronym() != null && l.acronym() == null && l.initials().contains(s.acronym())) {
             return ShortForm.ACRONYM;
         }
-        if (identifier(shortSide.written()) || identifier(longSide.written())) {
-            return null; // "PLAINTEXT" is no short form of "SASL_PLAINTEXT", nor "ms" of "retention.ms"
-        }
         // Part of the name before declared alias: a surname stays a partial name (it needs context) even when an
-        // extractor declared it an alias of the full name somewhere else.
-        if (s.tokens().size() < l.tokens().size()
+        // extractor declared it an alias of the full name somewhere else. The parts of an identifier are none:
+        // "PLAINTEXT" is no short form of "SASL_PLAINTEXT", nor "retention.ms" of "log.retention.ms".
+        if (!identifier(shortSide.written())
+                && !identifier(longSide.written())
+                && s.tokens().size() < l.tokens().size()
                 && s.blockable()
                 && l.numbers().equals(s.numbers())
                 && NameForms.partOf(l.tokens(), s.tokens(), person(shortSide, longSide))) {
@@ -139,25 +139,29 @@ public final class PairRules {
     }
 
     /**
-     * A name written as one identifier of code or configuration: an underscore, or a dot between two letters with no
-     * space in the name ({@code SASL_PLAINTEXT}, {@code log.retention.ms}). Its parts are not names of it.
+     * A name written as one identifier of code or configuration, with no space: an underscore, or two or more dots
+     * between letters ({@code SASL_PLAINTEXT}, {@code log.retention.ms}; not {@code Amazon.com}). Its parts are not
+     * names of it, unless declared its aliases.
      */
     static boolean identifier(String written) {
         if (written.indexOf(' ') >= 0) {
             return false;
         }
+        int dots = 0;
         for (int i = 0; i < written.length(); i++) {
             char c = written.charAt(i);
-            if (c == '_'
-                    || (c == '.'
-                            && i > 0
-                            && i + 1 < written.length()
-                            && Character.isLetter(written.charAt(i - 1))
-                            && Character.isLetter(written.charAt(i + 1)))) {
+            if (c == '_') {
                 return true;
             }
+            if (c == '.'
+                    && i > 0
+                    && i + 1 < written.length()
+                    && Character.isLetter(written.charAt(i - 1))
+                    && Character.isLetter(written.charAt(i + 1))) {
+                dots++;
+            }
         }
-        return false;
+        return dots >= 2;
     }
 
     private static boolean person(Surface a, Surface b) {
@@ -182,8 +186,10 @@ public final class PairRules {
             }
             // One side's type unknown: a one-word name may be a place and a person ("Washington", "Jackson"), so the
             // contexts decide; a longer name is seldom two things of different kinds.
-            List<String> context = a.name().tokens().size() > 1 ? List.of() : lookup.sharedContext(a, b);
-            if (a.name().tokens().size() == 1 && context.isEmpty()) {
+            boolean oneWord =
+                    Math.min(a.name().tokens().size(), b.name().tokens().size()) == 1;
+            List<String> context = oneWord ? lookup.sharedContext(a, b) : List.of();
+            if (oneWord && context.isEmpty()) {
                 return review(
                         "untyped_name",
                         0.5,

@@ -17,7 +17,6 @@ import dev.engram.stores.StateStores;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.FrontMatter;
 import dev.engram.understanding.HtmlText;
-import dev.engram.understanding.RelativeTime;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
@@ -226,18 +225,20 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
 
     /**
      * What a passage's understanding depends on, hashed into its content hash so that a passage is understood again
-     * exactly when it changes: its embedded text; for a conversation's turn also who says it to whom; and when it says
-     * "yesterday" or "last week", the day it was said. A document's other passages keep their ids when only its
+     * exactly when it changes: its embedded text; for a conversation's turn also who says it to whom, in which
+     * session, and on which day ("yesterday" means that day's eve). A document's passages keep their ids when only its
      * event time changes.
      */
     private static String understood(PassageEvent.Upsert p) {
         String text = Understander.embeddingText(p);
         Conversation c = p.conversation();
         if (c != null) {
-            text += "\u0000" + c.speaker() + "\u0000" + String.join("\u0001", c.participants());
-        }
-        if (p.eventTime() != null && RelativeTime.mentions(p.text())) {
-            text += "\u0000" + p.eventTime().atZone(ZoneOffset.UTC).toLocalDate();
+            text += "\u0000" + c.speaker() + "\u0000" + String.join("\u0001", c.participants()) + "\u0000"
+                    + c.session();
+            // a turn is dated by when it was said: its day places it in its session and in time
+            if (p.eventTime() != null) {
+                text += "\u0000" + p.eventTime().atZone(ZoneOffset.UTC).toLocalDate();
+            }
         }
         return text;
     }

@@ -1,13 +1,19 @@
 package dev.engram.processors;
 
 import dev.engram.metrics.Meters;
+import dev.engram.schemas.Conversation;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
+import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.Span;
+import dev.engram.understanding.RelativeTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -59,6 +65,41 @@ public final class Verifier {
     private Verifier() {}
 
     public static Verified verify(String text, Extraction x) {
+        return verify(text, x, Circumstances.NONE);
+    }
+
+    /**
+     * What a passage's text means beyond its words: who says it and to whom (a conversation's turn), and what its
+     * relative times ("yesterday") resolve to on the day it was written. An entity they name is anchored by them.
+     */
+    public record Circumstances(Set<String> people, Map<Span, String> times) {
+        public static final Circumstances NONE = new Circumstances(Set.of(), Map.of());
+
+        /** The circumstances of a passage: its speaker and addressee, and its relative times resolved. */
+        public static Circumstances of(PassageEvent.Upsert passage) {
+            Conversation c = passage.conversation();
+            if (c == null) {
+                return NONE;
+            }
+            Set<String> people = new HashSet<>();
+            people.add(key(c.speaker()));
+            if (c.addressee() != null) {
+                people.add(key(c.addressee()));
+            }
+            Map<Span, String> times = new HashMap<>();
+            if (passage.eventTime() != null) {
+                for (RelativeTime.Resolved r : RelativeTime.find(
+                        passage.text(),
+                        passage.eventTime().atZone(ZoneOffset.UTC).toLocalDate())) {
+                    times.put(new Span(r.start(), r.end()), key(r.label()));
+                }
+            }
+            return new Circumstances(Set.copyOf(people), Map.copyOf(times));
+        }
+    }
+
+    /** {@link #verify(String, Extraction)} of a passage with its circumstances. */
+    public static Verified verify(String text, Extraction x, Circumstances circumstances) {
         List<Integer> entities = new ArrayList<>();
         List<Rejection> rejections = new ArrayList<>();
         Set<String> accepted = new HashSet<>();
@@ -66,7 +107,7 @@ public final class Verifier {
             Extraction.Entity e = x.entities().get(i);
             String reason = quality(e);
             if (reason == null) {
-                reason = anchoring(text, e);
+                reason = anchoring(text, e, circumstances);
             }
             if (reason != null) {
                 rejections.add(new Rejection(Meters.RejectedKind.ENTITY, e.name(), reason));
@@ -135,16 +176,25 @@ public final class Verifier {
         return null;
     }
 
-    /** Null when every span lies inside the passage and shows the name or an alias, and there is at least one. */
-    static String anchoring(String text, Extraction.Entity e) {
+    /**
+     * Null when every span lies inside the passage and shows the name or an alias, and there is at least one; a
+     * conversation's speaker or addressee needs no span (the turn is theirs), and a span that holds a relative time
+     * shows the date it resolves to.
+     */
+    static String anchoring(String text, Extraction.Entity e, Circumstances circumstances) {
         if (e.spans().isEmpty()) {
-            return "no evidence span in the passage";
+            return circumstances.people().contains(key(e.name())) ? null : "no evidence span in the passage";
         }
         Set<String> forms = new HashSet<>();
         forms.add(key(e.name()));
         e.aliases().forEach(a -> forms.add(key(a)));
         for (Span s : e.spans()) {
-            if (!inside(s, text) || !forms.contains(key(text.substring(s.start(), s.end())))) {
+            if (!inside(s, text)) {
+                return "evidence span does not show the entity";
+            }
+            boolean shows = forms.contains(key(text.substring(s.start(), s.end())))
+                    || key(e.name()).equals(circumstances.times().get(s));
+            if (!shows) {
                 return "evidence span does not show the entity";
             }
         }

@@ -192,7 +192,8 @@ class PairRulesTest {
         assertThat(PairRules.identifier("SASL_PLAINTEXT")).isTrue();
         assertThat(PairRules.identifier("log.retention.ms")).isTrue();
         assertThat(PairRules.identifier("St. Louis")).isFalse();
-        assertThat(PairRules.identifier("Node.js")).isTrue();
+        assertThat(PairRules.identifier("Node.js")).isFalse();
+        assertThat(PairRules.identifier("Amazon.com")).isFalse();
         assertThat(PairRules.identifier("3.5")).isFalse();
         assertThat(decide(
                         surface("PLAINTEXT", EntityType.OTHER),
@@ -204,6 +205,12 @@ class PairRulesTest {
                         surface("log.retention.ms", EntityType.OTHER),
                         UNAMBIGUOUS_WITH_CONTEXT))
                 .isEmpty();
+        // a part the extractor declared an alias still is one
+        assertThat(decide(
+                        surface("PLAINTEXT", EntityType.OTHER),
+                        surface("SASL_PLAINTEXT", EntityType.OTHER, "plaintext"),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE));
     }
 
     @Test

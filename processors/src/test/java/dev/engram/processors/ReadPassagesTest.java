@@ -41,26 +41,28 @@ class ReadPassagesTest {
         assertThat(ids(text, caroline, null)).isNotEqualTo(ids(text, Map.of(), null));
         // metadata that is not about the conversation does not make the passage another one
         assertThat(ids(text, Map.of("lang", "en"), null)).isEqualTo(ids(text, Map.of(), null));
+        // the session is where the turn stands
         assertThat(ids(text, caroline, null))
-                .isEqualTo(ids(
+                .isNotEqualTo(ids(
                         text,
                         Map.of("speaker", "Caroline", "participants", List.of("Caroline", "Melanie"), "session", 4),
                         null));
     }
 
     @Test
-    void theDayOfWritingCountsOnlyForTextThatSpeaksRelativeToIt() {
+    void theDayATurnWasSaidCountsAndADocumentsEventTimeDoesNot() {
+        Map<String, Object> turn = Map.of("speaker", "Ann", "participants", List.of("Ann", "Bob"));
         String relative = "We met yesterday.";
-        String absolute = "We met on 7 May 2023.";
 
-        assertThat(ids(relative, Map.of(), "2023-05-08T10:00:00Z"))
-                .isNotEqualTo(ids(relative, Map.of(), "2023-05-09T10:00:00Z"));
-        assertThat(ids(relative, Map.of(), "2023-05-08T10:00:00Z"))
+        assertThat(ids(relative, turn, "2023-05-08T10:00:00Z"))
+                .isNotEqualTo(ids(relative, turn, "2023-05-09T10:00:00Z"));
+        assertThat(ids(relative, turn, "2023-05-08T10:00:00Z"))
                 .as("the same day, another hour")
-                .isEqualTo(ids(relative, Map.of(), "2023-05-08T22:00:00Z"));
-        assertThat(ids(absolute, Map.of(), "2023-05-08T10:00:00Z"))
-                .isEqualTo(ids(absolute, Map.of(), "2024-01-01T00:00:00Z"))
-                .isEqualTo(ids(absolute, Map.of(), null));
+                .isEqualTo(ids(relative, turn, "2023-05-08T22:00:00Z"));
+        // a document that is no turn keeps its passages whatever its event time
+        assertThat(ids(relative, Map.of(), "2023-05-08T10:00:00Z"))
+                .isEqualTo(ids(relative, Map.of(), "2024-01-01T00:00:00Z"))
+                .isEqualTo(ids(relative, Map.of(), null));
     }
 
     @Test
@@ -108,6 +110,12 @@ class ReadPassagesTest {
         assertThat(ReadProcessor.passages(CHUNKER, DocumentEvent.upsert("docs", "t", "", "Write <html> first.")))
                 .extracting(p -> p.chunk().text())
                 .containsExactly("Write <html> first.");
+        // text that Markdown would read as a heading or a code fence is text
+        String literal = "<html><body><p># of items</p><p><code>```python</code> starts a block</p><h2>Next</h2>"
+                + "<p>After.</p></body></html>";
+        assertThat(ReadProcessor.passages(CHUNKER, DocumentEvent.upsert("docs", "l", "", literal)))
+                .extracting(p -> p.chunk().headings() + ":" + p.chunk().text())
+                .containsExactly("[]:\\# of items\n\n\\```python starts a block", "[, Next]:After.");
         // a page with no text has no passages
         assertThat(ReadProcessor.passages(
                         CHUNKER, DocumentEvent.upsert("docs", "e", "", "<html><script>x</script></html>")))

@@ -109,8 +109,8 @@ final class GuardedMode implements Retrieval.Mode {
                         : Integer.compare(a.passage(), b.passage()))
                 .limit(topK)
                 .toList();
-        explain.put("path", inner.name() + "+dense");
         explain.putAll(r.explanation());
+        explain.put("path", inner.name() + "+dense"); // after the mode's own keys: gem has a path of its own
         return new Retrieval.Result(ranked, explain);
     }
 }

@@ -361,11 +361,15 @@ public final class MemoryGraph {
             if (members.size() < 2) {
                 continue;
             }
+            // a document's passages by offset; a session's turns by time, then by document id in natural order
+            // ("turn-2" before "turn-10"), then by offset: never by the order the snapshot happens to hold them in
             members.sort(Comparator.comparingLong((Integer i) -> {
                         Builder.Session s = b.sessions.get(i);
                         return s == null ? passages.get(i).start() : s.time();
                     })
-                    .thenComparingInt(i -> i));
+                    .thenComparing((Integer i) -> passages.get(i).documentId(), MemoryGraph::natural)
+                    .thenComparingInt(i -> passages.get(i).start())
+                    .thenComparing((Integer i) -> passages.get(i).id()));
             for (int k = 1; k < members.size(); k++) {
                 previousInContext[members.get(k)] = members.get(k - 1);
                 nextInContext[members.get(k - 1)] = members.get(k);
@@ -397,6 +401,51 @@ public final class MemoryGraph {
             }
         }
         return lo;
+    }
+
+    /** Compares strings with their runs of digits as numbers: "d1-2" before "d1-10". */
+    static int natural(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            char x = a.charAt(i);
+            char y = b.charAt(j);
+            if (Character.isDigit(x) && Character.isDigit(y)) {
+                int ei = i;
+                while (ei < a.length() && Character.isDigit(a.charAt(ei))) {
+                    ei++;
+                }
+                int ej = j;
+                while (ej < b.length() && Character.isDigit(b.charAt(ej))) {
+                    ej++;
+                }
+                // without leading zeros, a longer run is a larger number
+                int si = i;
+                while (si < ei - 1 && a.charAt(si) == '0') {
+                    si++;
+                }
+                int sj = j;
+                while (sj < ej - 1 && b.charAt(sj) == '0') {
+                    sj++;
+                }
+                int c = Integer.compare(ei - si, ej - sj);
+                if (c == 0) {
+                    c = a.substring(si, ei).compareTo(b.substring(sj, ej));
+                }
+                if (c != 0) {
+                    return c;
+                }
+                i = ei;
+                j = ej;
+            } else {
+                if (x != y) {
+                    return Character.compare(x, y);
+                }
+                i++;
+                j++;
+            }
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
     }
 
     /** The passage before {@code p} in its document or session, or -1. */

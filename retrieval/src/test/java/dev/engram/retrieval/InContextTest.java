@@ -31,7 +31,7 @@ class InContextTest {
         int a2 = b.passage(passage("a2", "A", 100), unit(1, 0, 0));
         int a0 = b.passage(passage("a0", "A", 0), unit(1, 0, 0));
         int a1 = b.passage(passage("a1", "A", 50), unit(1, 0, 0));
-        // three turns, each its own document; the third said earliest, the first two at the same time
+        // three turns, each its own document; the third said earliest, the first two at the same time (then by id)
         int t1 = b.passage(passage("t1", "turn-1", 0), unit(0, 1, 0));
         int t2 = b.passage(passage("t2", "turn-2", 0), unit(0, 1, 0));
         int t0 = b.passage(passage("t0", "turn-0", 0), unit(0, 1, 0));
@@ -51,6 +51,24 @@ class InContextTest {
         assertThat(new int[] {g.previousInContext(other), g.nextInContext(other)})
                 .containsExactly(-1, -1);
         assertThat(InContext.any(g)).isTrue();
+    }
+
+    @Test
+    void turnsOfOneTimeGoByTheirIdsInNaturalOrderWhateverOrderTheyWereAddedIn() {
+        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        int t10 = b.passage(passage("p10", "c1-D1-10", 0), unit(1, 0, 0));
+        int t2 = b.passage(passage("p2", "c1-D1-2", 0), unit(1, 0, 0));
+        int t1 = b.passage(passage("p1", "c1-D1-1", 0), unit(1, 0, 0));
+        for (int t : new int[] {t10, t2, t1}) {
+            b.session(t, "s", 1_000);
+        }
+        MemoryGraph g = b.build();
+
+        assertThat(new int[] {g.previousInContext(t1), g.nextInContext(t1)}).containsExactly(-1, t2);
+        assertThat(new int[] {g.previousInContext(t2), g.nextInContext(t2)}).containsExactly(t1, t10);
+        assertThat(MemoryGraph.natural("a007", "a7")).isZero();
+        assertThat(MemoryGraph.natural("x9", "x10")).isNegative();
+        assertThat(MemoryGraph.natural("x", "x1")).isNegative();
     }
 
     @Test

@@ -36,6 +36,9 @@ public record Conversation(String speaker, List<String> participants, String ses
         }
         participants = List.copyOf(all);
         session = session == null || session.isBlank() ? null : session.strip();
+        if (session != null && session.length() > MAX_NAME) {
+            session = session.substring(0, MAX_NAME); // an integer of more digits than a name has characters
+        }
     }
 
     /**

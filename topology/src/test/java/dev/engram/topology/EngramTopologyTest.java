@@ -24,6 +24,7 @@ import dev.engram.stores.StoredPassage;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -235,6 +236,37 @@ class EngramTopologyTest {
                         .evidence())
                 .anySatisfy(e -> assertThat(e).startsWith("both mentioned with"));
         assertThat(deadLetters.isEmpty()).isTrue();
+    }
+
+    @Test
+    void aTurnOfAConversationKeepsItsSpeakerItsDatesAndTheirFactsInMemory() {
+        start(Understanders.embedded());
+
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("namespace", "chat");
+        doc.put("id", "s1-m3");
+        doc.put("op", "upsert");
+        doc.put("text", "I went to the Pride Center yesterday and you should come next Saturday.");
+        doc.put(
+                "metadata",
+                Map.of("speaker", "Caroline", "participants", List.of("Caroline", "Melanie"), "session", 1));
+        doc.put("event_time", "2023-05-08T13:56:00Z");
+        documents.pipeInput(bytes("s1-m3"), Json.toBytes(doc));
+
+        StoredPassage turn = passagesOf("chat", "s1-m3").get(0);
+        assertThat(turn.extraction().entities())
+                .extracting(e -> e.name() + "/" + e.type().wireName())
+                .contains("Caroline/person", "Melanie/person", "7 May 2023/date", "13 May 2023/date");
+        assertThat(turn.extraction().facts())
+                .extracting(f -> f.head() + " | " + f.relation() + " | " + f.tail())
+                .contains("Caroline | went on | 7 May 2023");
+        assertThat(turn.memory()).contains("Caroline went to the Pride Center yesterday (7 May 2023)");
+        assertThat(turn.session()).isNotNull();
+        assertThat(turn.eventTime()).isEqualTo(Instant.parse("2023-05-08T13:56:00Z"));
+        assertThat(document("chat", "s1-m3").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertThat(this.<EntityRecord>storeValues(StateStores.MEMORY_ENTITIES.name(), Keys.prefix("chat")))
+                .extracting(EntityRecord::name)
+                .contains("Caroline", "Melanie", "7 May 2023");
     }
 
     @Test

@@ -145,8 +145,20 @@ public final class Chunker {
             String text, int from, int to, List<String> headings, List<int[]> fences, List<Chunk> out) {
         List<int[]> units = new ArrayList<>();
         int at = from;
-        for (int[] fence : fences) {
-            if (fence[1] <= at || fence[0] >= to) {
+        // the fences are in text order and sections come in text order: start at the first that may reach this one
+        int lo = 0;
+        int hi = fences.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (fences.get(mid)[1] <= from) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for (int f = lo; f < fences.size() && fences.get(f)[0] < to; f++) {
+            int[] fence = fences.get(f);
+            if (fence[1] <= at) {
                 continue;
             }
             paragraphs(text, at, Math.max(at, fence[0]), units);

@@ -58,6 +58,8 @@ public record HtmlText(String title, String text) {
         StringBuilder current = new StringBuilder();
         body.traverse(new NodeVisitor() {
             private int inPre;
+            /** The heading level of the block being read (0: a paragraph). */
+            private int level;
 
             @Override
             public void head(Node node, int depth) {
@@ -67,18 +69,16 @@ public record HtmlText(String title, String text) {
                     }
                 } else if (node instanceof Element e && e.nameIs("pre")) {
                     if (inPre++ == 0) {
-                        flush(blocks, current);
+                        flush(blocks, current, level);
+                        level = 0;
                         String code = e.wholeText().strip();
                         if (!code.isEmpty()) {
                             blocks.add("```\n" + code.replace("```", "'''") + "\n```");
                         }
                     }
                 } else if (inPre == 0 && node instanceof Element e && breaks(e)) {
-                    flush(blocks, current);
-                    int level = heading(e);
-                    if (level > 0) {
-                        current.append("#".repeat(level)).append(' ');
-                    }
+                    flush(blocks, current, level);
+                    level = heading(e);
                 }
             }
 
@@ -87,11 +87,12 @@ public record HtmlText(String title, String text) {
                 if (node instanceof Element e && e.nameIs("pre")) {
                     inPre--;
                 } else if (inPre == 0 && node instanceof Element e && breaks(e)) {
-                    flush(blocks, current);
+                    flush(blocks, current, level);
+                    level = 0;
                 }
             }
         });
-        flush(blocks, current);
+        flush(blocks, current, 0);
         return new HtmlText(collapse(page.title()), String.join("\n\n", blocks));
     }
 
@@ -106,13 +107,22 @@ public record HtmlText(String title, String text) {
                 : 0;
     }
 
-    private static void flush(List<String> blocks, StringBuilder current) {
-        String block = collapse(current);
-        // a heading marker alone (an empty heading) is no block
-        if (!block.isEmpty() && !block.chars().allMatch(c -> c == '#')) {
-            blocks.add(block);
-        }
+    /**
+     * Ends a block: its text with white space collapsed, as a heading of {@code level} (0: a paragraph). Text that
+     * Markdown would read otherwise — a leading {@code #} ("# of items"), a backtick or tilde run that would open a
+     * code block — is escaped, so only the page's own headings and {@code <pre>} are headings and code.
+     */
+    private static void flush(List<String> blocks, StringBuilder current, int level) {
+        String text = collapse(current);
         current.setLength(0);
+        if (text.isEmpty()) {
+            return; // an empty heading is no block
+        }
+        char first = text.charAt(0);
+        if (first == '#' || first == '`' || first == '~') {
+            text = "\\" + text;
+        }
+        blocks.add(level > 0 ? "#".repeat(level) + " " + text : text);
     }
 
     /** White space runs as one space, stripped. */

@@ -80,9 +80,21 @@ public final class RuleExtractor implements Extractor {
     // Word lists: one resource file per list under dev/engram/understanding/rules/ (see WordLists), read once.
     /** What a verb after "I" or "you" becomes after a name: the text's form, then its replacement. */
     private static final String[][] AGREEMENT = {
-        {"'m", " is"}, {"’m", " is"}, {"'re", " is"}, {"’re", " is"}, {"'ve", " has"}, {"’ve", " has"},
-        {"'ll", " will"}, {"’ll", " will"}, {"'d", " would"}, {"’d", " would"}, {" am", " is"}, {" are", " is"},
-        {" have", " has"}, {" were", " was"}, {" do", " does"}, {" don't", " doesn't"}, {" don’t", " doesn’t"}
+        {"'m", " is"},
+        {"’m", " is"},
+        {"'re", " is"},
+        {"’re", " is"},
+        {"'ve", " has"},
+        {"’ve", " has"},
+        {"'ll", " will"},
+        {"’ll", " will"},
+        {" am", " is"},
+        {" are", " is"},
+        {" have", " has"},
+        {" were", " was"},
+        {" do", " does"},
+        {" don't", " doesn't"},
+        {" don’t", " doesn’t"}
     };
 
     /**
@@ -232,7 +244,8 @@ public final class RuleExtractor implements Extractor {
             Conversation conversation = passage.conversation();
             this.speakerName = conversation == null ? null : conversation.speaker();
             this.addresseeName = conversation == null ? null : conversation.addressee();
-            this.times = passage.eventTime() == null
+            // only a conversation's turn is dated by when it was said; a document's event time is when it changed
+            this.times = passage.eventTime() == null || conversation == null
                     ? List.of()
                     : RelativeTime.find(
                             text, passage.eventTime().atZone(ZoneOffset.UTC).toLocalDate());
@@ -1857,7 +1870,7 @@ public final class RuleExtractor implements Extractor {
             for (Pronoun p : pronouns) {
                 String with = p.target().name + (p.possessive() ? "'s" : "");
                 int end = p.end();
-                if (p.person() != 3 && !p.possessive()) {
+                if (subjectPronoun(p)) {
                     String[] verb = agreement(end);
                     if (verb != null) {
                         with += verb[1];
@@ -1880,6 +1893,29 @@ public final class RuleExtractor implements Extractor {
                 at = e.end();
             }
             return sb.append(original, at, original.length()).toString();
+        }
+
+        /**
+         * Whether a first- or second-person pronoun is a subject whose verb follows it: "I" always; "you" unless a verb
+         * or auxiliary comes before it ("Do you have…", "help you do…"); never me, myself, yourself or a possessive.
+         */
+        private boolean subjectPronoun(Pronoun p) {
+            if (p.person() == 3 || p.possessive()) {
+                return false;
+            }
+            String word = original.substring(p.start(), p.end()).toLowerCase(Locale.ROOT);
+            if (word.equals("i")) {
+                return true;
+            }
+            if (!word.equals("you")) {
+                return false;
+            }
+            List<Token> tokens = sentences.get(p.sentence()).tokens();
+            if (p.token() == 0) {
+                return true;
+            }
+            Token before = tokens.get(p.token() - 1);
+            return !before.is("AUX") && !before.is("VERB");
         }
 
         /**

@@ -96,11 +96,17 @@ public interface Understander extends AutoCloseable {
             }
         }
         Conversation c = passage.conversation();
-        if (c != null && !passage.text().startsWith(c.speaker())) {
+        if (c != null && !startsWithName(passage.text(), c.speaker())) {
             // a turn is embedded as it was said: by whom ("Caroline: I went …"), as its own text may not say
             sb.append(c.speaker()).append(": ");
         }
         return sb.append(passage.text()).toString();
+    }
+
+    /** Whether {@code text} opens with {@code name} as a whole word ("Jo: hi", not "Joanna called"). */
+    private static boolean startsWithName(String text, String name) {
+        return text.startsWith(name)
+                && (text.length() == name.length() || !Character.isLetterOrDigit(text.charAt(name.length())));
     }
 
     @Override

@@ -223,6 +223,7 @@ class ChunkerTest {
                 "- ".repeat(limit / 8) + "x\n" + "  a\n".repeat(limit / 8),
                 "```\n" + "# no\n".repeat(limit / 5),
                 "```\n```\n".repeat(limit / 8),
+                "#\n~~~\n~~~\n".repeat(limit / 10), // as many headings as fences
                 "---\n" + "a: b\n".repeat(limit / 5),
                 "---\n" + "x: &a [" + "*a,".repeat(limit / 4) + "]\n---\n");
         Chunker chunker = new Chunker(256);

@@ -69,6 +69,18 @@ class ConversationExtractionTest {
     }
 
     @Test
+    void onlyASubjectTakesTheVerbOfItsName() {
+        List<String> two = List.of("Caroline", "Melanie");
+        assertThat(turn("Caroline", two, MONDAY, "Do you have a dog?").memory()).isEqualTo("Do Melanie have a dog?");
+        assertThat(turn("Caroline", two, MONDAY, "Can you help me do this?").memory())
+                .isEqualTo("Can Melanie help Caroline do this?");
+        assertThat(turn("Caroline", two, MONDAY, "You have a dog and I have a cat.")
+                        .memory())
+                .isEqualTo("Melanie has a dog and Caroline has a cat.");
+        assertThat(turn("Caroline", two, MONDAY, "I'd been there.").memory()).isEqualTo("Caroline'd been there.");
+    }
+
+    @Test
     void withThreeParticipantsYouIsNobodyInParticular() {
         Extraction x = turn("Ann", List.of("Ann", "Bob", "Cy"), MONDAY, "Did you see the game?");
 

@@ -68,7 +68,7 @@ public final class LlmExtractor implements Extractor {
             }
             sb.append("Name the speaker and whom they speak to in the memory and the facts, not I or you.\n");
         }
-        if (passage.eventTime() != null && RelativeTime.mentions(passage.text())) {
+        if (c != null && passage.eventTime() != null && RelativeTime.mentions(passage.text())) {
             LocalDate day = passage.eventTime().atZone(ZoneOffset.UTC).toLocalDate();
             sb.append("Written on: ")
                     .append(day.getDayOfWeek().getDisplayName(TextStyle.FULL, Locale.ENGLISH))
