@@ -18,10 +18,16 @@ import org.commonmark.parser.Parser;
  */
 final class MarkdownBlocks {
 
+    /** The longest line read as a setext heading's title. */
+    static final int MAX_SETEXT = 120;
+
     /** A top-level heading at {@code [start, end)} of the text, with its level and title. */
     record Heading(int start, int end, int level, String title) {}
 
-    /** The headings in text order, and the fenced code blocks' {@code [start, end)} in text order. */
+    /**
+     * The headings in text order (a setext heading only of one line of at most {@link #MAX_SETEXT} characters), and
+     * the fenced code blocks' {@code [start, end)} in text order.
+     */
     record Blocks(List<Heading> headings, List<int[]> fences) {}
 
     private static final Parser PARSER = Parser.builder()
@@ -38,7 +44,10 @@ final class MarkdownBlocks {
         for (Node n = doc.getFirstChild(); n != null; n = n.getNext()) {
             if (n instanceof org.commonmark.node.Heading h
                     && !h.getSourceSpans().isEmpty()) {
-                headings.add(heading(text, from, h));
+                Heading heading = heading(text, from, h);
+                if (heading != null) {
+                    headings.add(heading);
+                }
             }
         }
         List<int[]> fences = new ArrayList<>();
@@ -88,7 +97,12 @@ final class MarkdownBlocks {
         if (atx != null && spans.size() == 1) {
             title = atx.title();
         } else {
-            // setext: the lines above the underline
+            // setext: the line above the underline. Lines of plain text above a "---" or "===" rule are a paragraph
+            // with a rule under it far more often than a heading: a setext heading of more than one line, or of more
+            // than MAX_SETEXT characters, stays text.
+            if (spans.size() > 2) {
+                return null;
+            }
             StringBuilder sb = new StringBuilder();
             for (int i = 0; i < spans.size() - 1; i++) {
                 SourceSpan s = spans.get(i);
@@ -96,6 +110,9 @@ final class MarkdownBlocks {
                         .append(text, from + s.getInputIndex(), from + s.getInputIndex() + s.getLength());
             }
             title = sb.toString().strip();
+            if (title.length() > MAX_SETEXT) {
+                return null;
+            }
         }
         return new Heading(whole[0], whole[1], h.getLevel(), title);
     }

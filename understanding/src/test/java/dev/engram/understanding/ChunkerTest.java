@@ -118,6 +118,19 @@ class ChunkerTest {
     }
 
     @Test
+    void linesOfTextAboveARuleStayText() {
+        String text = "Notes\nAlice said the deploy is Friday.\n---\nBob agreed.";
+        List<Chunker.Chunk> chunks = new Chunker(64).chunk(text);
+
+        assertThat(chunks).extracting(Chunker.Chunk::text).containsExactly(text);
+        assertThat(chunks).extracting(Chunker.Chunk::headings).containsExactly(List.of());
+        String longLine = "word ".repeat(30).strip();
+        assertThat(new Chunker(64).chunk(longLine + "\n===\nMore."))
+                .extracting(Chunker.Chunk::headings)
+                .containsExactly(List.of());
+    }
+
+    @Test
     void aCodeBlockIsOneUnitAndOverBudgetIsCutAtLineEnds() {
         String code = "```\n" + "call(a, b);\n\n".repeat(30) + "```";
         List<Chunker.Chunk> chunks = new Chunker(32).chunk("Before.\n\n" + code + "\n\nAfter.");
