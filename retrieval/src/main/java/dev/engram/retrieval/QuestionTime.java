@@ -1,11 +1,11 @@
 package dev.engram.retrieval;
 
+import dev.engram.schemas.TimeWords;
+import dev.engram.schemas.TimeWords.Word;
 import java.time.DateTimeException;
 import java.time.LocalDate;
 import java.time.YearMonth;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -26,8 +26,6 @@ public final class QuestionTime {
             return epochDay >= from.toEpochDay() && epochDay <= to.toEpochDay();
         }
     }
-
-    private record Word(String lower, int start, int end) {}
 
     private static final Map<String, Integer> MONTHS = Map.ofEntries(
             Map.entry("january", 1),
@@ -55,20 +53,6 @@ public final class QuestionTime {
             Map.entry("december", 12),
             Map.entry("dec", 12));
 
-    private static final Map<String, Integer> COUNTS = Map.ofEntries(
-            Map.entry("a", 1),
-            Map.entry("an", 1),
-            Map.entry("one", 1),
-            Map.entry("two", 2),
-            Map.entry("three", 3),
-            Map.entry("four", 4),
-            Map.entry("five", 5),
-            Map.entry("six", 6),
-            Map.entry("seven", 7),
-            Map.entry("eight", 8),
-            Map.entry("nine", 9),
-            Map.entry("ten", 10));
-
     /** The days the words from {@code i} name ({@code from} = {@code to} for one day), and the word after them. */
     private record Named(LocalDate from, LocalDate to, int next) {
         boolean oneDay() {
@@ -78,7 +62,7 @@ public final class QuestionTime {
 
     /** The window the question names, or null. The first date found decides. */
     public static Window of(String question) {
-        List<Word> words = words(question);
+        List<Word> words = TimeWords.words(question, false);
         for (int i = 0; i < words.size(); i++) {
             Named named = date(words, i);
             if (named == null) {
@@ -120,10 +104,10 @@ public final class QuestionTime {
         int first = at - 2;
         if (at >= 3) {
             String count = words.get(at - 3).lower();
-            if (COUNTS.containsKey(count)) {
-                n = COUNTS.get(count);
+            if (TimeWords.COUNTS.containsKey(count)) {
+                n = TimeWords.COUNTS.get(count);
                 first = at - 3;
-            } else if (digits(count) && count.length() <= 3) {
+            } else if (TimeWords.digits(count) && count.length() <= 3) {
                 n = Integer.parseInt(count);
                 first = at - 3;
             } else if (count.equals("the")) {
@@ -145,11 +129,11 @@ public final class QuestionTime {
         Integer day = day(w);
         if (day != null) {
             int k = i + 1;
-            if (word(words, k).equals("of")) {
+            if (TimeWords.word(words, k).equals("of")) {
                 k++;
             }
-            Integer month = MONTHS.get(word(words, k));
-            Integer year = year(word(words, k + 1));
+            Integer month = MONTHS.get(TimeWords.word(words, k));
+            Integer year = year(TimeWords.word(words, k + 1));
             if (month != null && year != null) {
                 return named(year, month, day, k + 2);
             }
@@ -157,12 +141,12 @@ public final class QuestionTime {
         }
         Integer month = MONTHS.get(w);
         if (month != null) {
-            Integer d = day(word(words, i + 1));
-            Integer year = year(word(words, i + 2));
+            Integer d = day(TimeWords.word(words, i + 1));
+            Integer year = year(TimeWords.word(words, i + 2));
             if (d != null && year != null) {
                 return named(year, month, d, i + 3);
             }
-            year = year(word(words, i + 1));
+            year = year(TimeWords.word(words, i + 1));
             if (year != null && (i == 0 || day(words.get(i - 1).lower()) == null)) {
                 YearMonth m = YearMonth.of(year, month);
                 return new Named(m.atDay(1), m.atEndOfMonth(), i + 2);
@@ -195,7 +179,7 @@ public final class QuestionTime {
                 digits = w.substring(0, w.length() - 2);
             }
         }
-        if (digits.isEmpty() || digits.length() > 2 || !digits(digits)) {
+        if (digits.isEmpty() || digits.length() > 2 || !TimeWords.digits(digits)) {
             return null;
         }
         int d = Integer.parseInt(digits);
@@ -203,41 +187,10 @@ public final class QuestionTime {
     }
 
     private static Integer year(String w) {
-        if (w.length() != 4 || !digits(w)) {
+        if (w.length() != 4 || !TimeWords.digits(w)) {
             return null;
         }
         int y = Integer.parseInt(w);
         return y >= 1000 && y <= 2999 ? y : null;
-    }
-
-    private static boolean digits(String w) {
-        for (int k = 0; k < w.length(); k++) {
-            if (w.charAt(k) < '0' || w.charAt(k) > '9') {
-                return false;
-            }
-        }
-        return !w.isEmpty();
-    }
-
-    private static String word(List<Word> words, int i) {
-        return i < words.size() ? words.get(i).lower() : "";
-    }
-
-    /** Runs of letters and digits, lower-cased, with their offsets; everything else separates them. */
-    private static List<Word> words(String text) {
-        List<Word> out = new ArrayList<>();
-        int i = 0;
-        while (i < text.length()) {
-            if (!Character.isLetterOrDigit(text.charAt(i))) {
-                i++;
-                continue;
-            }
-            int start = i;
-            while (i < text.length() && Character.isLetterOrDigit(text.charAt(i))) {
-                i++;
-            }
-            out.add(new Word(text.substring(start, i).toLowerCase(Locale.ROOT), start, i));
-        }
-        return out;
     }
 }

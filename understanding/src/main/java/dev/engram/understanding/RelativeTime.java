@@ -1,5 +1,7 @@
 package dev.engram.understanding;
 
+import dev.engram.schemas.TimeWords;
+import dev.engram.schemas.TimeWords.Word;
 import java.time.DayOfWeek;
 import java.time.LocalDate;
 import java.time.Month;
@@ -43,8 +45,6 @@ public final class RelativeTime {
     public record Resolved(
             int start, int end, String expression, Grain grain, LocalDate from, LocalDate to, String label) {}
 
-    private record Word(String lower, int start, int end) {}
-
     private static final Map<String, DayOfWeek> WEEKDAYS = Map.of(
             "monday", DayOfWeek.MONDAY,
             "tuesday", DayOfWeek.TUESDAY,
@@ -53,22 +53,6 @@ public final class RelativeTime {
             "friday", DayOfWeek.FRIDAY,
             "saturday", DayOfWeek.SATURDAY,
             "sunday", DayOfWeek.SUNDAY);
-
-    private static final Map<String, Integer> NUMBERS = Map.ofEntries(
-            Map.entry("a", 1),
-            Map.entry("an", 1),
-            Map.entry("one", 1),
-            Map.entry("two", 2),
-            Map.entry("three", 3),
-            Map.entry("four", 4),
-            Map.entry("five", 5),
-            Map.entry("six", 6),
-            Map.entry("seven", 7),
-            Map.entry("eight", 8),
-            Map.entry("nine", 9),
-            Map.entry("ten", 10),
-            Map.entry("eleven", 11),
-            Map.entry("twelve", 12));
 
     /** Words before "last", "next", "this" or "past" that make it an ordinal, not a pointer from now. */
     private static final Set<String> DETERMINERS =
@@ -95,7 +79,7 @@ public final class RelativeTime {
 
     /** The relative time expressions of {@code text}, resolved against the day {@code on}, in text order. */
     public static List<Resolved> find(String text, LocalDate on) {
-        List<Word> words = words(text);
+        List<Word> words = TimeWords.words(text, true);
         List<Resolved> out = new ArrayList<>();
         int i = 0;
         while (i < words.size()) {
@@ -114,7 +98,7 @@ public final class RelativeTime {
 
     private static Resolved at(String text, List<Word> words, int i, LocalDate on) {
         String w = words.get(i).lower();
-        String next = word(words, i + 1);
+        String next = TimeWords.word(words, i + 1);
         switch (w) {
             case "yesterday" -> {
                 return day(text, words, i, i, on.minusDays(1));
@@ -127,13 +111,13 @@ public final class RelativeTime {
             }
             case "the" -> {
                 if (next.equals("day")
-                        && word(words, i + 2).equals("before")
-                        && word(words, i + 3).equals("yesterday")) {
+                        && TimeWords.word(words, i + 2).equals("before")
+                        && TimeWords.word(words, i + 3).equals("yesterday")) {
                     return day(text, words, i, i + 3, on.minusDays(2));
                 }
                 if (next.equals("day")
-                        && word(words, i + 2).equals("after")
-                        && word(words, i + 3).equals("tomorrow")) {
+                        && TimeWords.word(words, i + 2).equals("after")
+                        && TimeWords.word(words, i + 3).equals("tomorrow")) {
                     return day(text, words, i, i + 3, on.plusDays(2));
                 }
                 return null;
@@ -152,7 +136,7 @@ public final class RelativeTime {
     private static Resolved anchored(String text, List<Word> words, int i, LocalDate on) {
         String w = words.get(i).lower();
         int at = i + 1;
-        if (w.equals("this") && word(words, at).equals("past")) {
+        if (w.equals("this") && TimeWords.word(words, at).equals("past")) {
             w = "last"; // "this past Saturday"
             at++;
         }
@@ -162,7 +146,7 @@ public final class RelativeTime {
                     case "next" -> 1;
                     default -> 0;
                 };
-        String unit = word(words, at);
+        String unit = TimeWords.word(words, at);
         if (unit.equals("night") && direction < 0) {
             return day(text, words, i, at, on.minusDays(1));
         }
@@ -199,19 +183,11 @@ public final class RelativeTime {
             }
             case "month" -> {
                 YearMonth m = YearMonth.from(on).plusMonths(direction);
-                return span(text, words, i, at, Grain.MONTH, m.atDay(1), m.atEndOfMonth(), month(m));
+                return month(text, words, i, at, m);
             }
             case "year" -> {
                 int y = on.getYear() + direction;
-                return span(
-                        text,
-                        words,
-                        i,
-                        at,
-                        Grain.YEAR,
-                        LocalDate.of(y, 1, 1),
-                        LocalDate.of(y, 12, 31),
-                        Integer.toString(y));
+                return year(text, words, i, at, y);
             }
             case "spring", "summer", "fall", "autumn", "winter" -> {
                 return season(text, words, i, at, unit, direction, on);
@@ -265,19 +241,19 @@ public final class RelativeTime {
         int at = i + 1;
         int n;
         if (w.equals("a")
-                && word(words, i + 1).equals("couple")
-                && word(words, i + 2).equals("of")) {
+                && TimeWords.word(words, i + 1).equals("couple")
+                && TimeWords.word(words, i + 2).equals("of")) {
             n = 2;
             at = i + 3;
-        } else if (NUMBERS.containsKey(w)) {
-            n = NUMBERS.get(w);
-        } else if (!w.isEmpty() && w.length() <= 3 && digits(w)) {
+        } else if (TimeWords.COUNTS.containsKey(w)) {
+            n = TimeWords.COUNTS.get(w);
+        } else if (!w.isEmpty() && w.length() <= 3 && TimeWords.digits(w)) {
             n = Integer.parseInt(w);
         } else {
             return null;
         }
-        String unit = word(words, at);
-        if (!word(words, at + 1).equals("ago") || n < 1 || n > MAX_AGO) {
+        String unit = TimeWords.word(words, at);
+        if (!TimeWords.word(words, at + 1).equals("ago") || n < 1 || n > MAX_AGO) {
             return null;
         }
         int last = at + 1;
@@ -291,24 +267,32 @@ public final class RelativeTime {
             }
             case "month", "months" -> {
                 YearMonth m = YearMonth.from(on).minusMonths(n);
-                return span(text, words, i, last, Grain.MONTH, m.atDay(1), m.atEndOfMonth(), month(m));
+                return month(text, words, i, last, m);
             }
             case "year", "years" -> {
                 int y = on.getYear() - n;
-                return span(
-                        text,
-                        words,
-                        i,
-                        last,
-                        Grain.YEAR,
-                        LocalDate.of(y, 1, 1),
-                        LocalDate.of(y, 12, 31),
-                        Integer.toString(y));
+                return year(text, words, i, last, y);
             }
             default -> {
                 return null;
             }
         }
+    }
+
+    private static Resolved month(String text, List<Word> words, int first, int last, YearMonth m) {
+        return span(text, words, first, last, Grain.MONTH, m.atDay(1), m.atEndOfMonth(), month(m));
+    }
+
+    private static Resolved year(String text, List<Word> words, int first, int last, int y) {
+        return span(
+                text,
+                words,
+                first,
+                last,
+                Grain.YEAR,
+                LocalDate.of(y, 1, 1),
+                LocalDate.of(y, 12, 31),
+                Integer.toString(y));
     }
 
     private static Resolved day(String text, List<Word> words, int first, int last, LocalDate d) {
@@ -327,50 +311,5 @@ public final class RelativeTime {
         int start = words.get(first).start();
         int end = words.get(last).end();
         return new Resolved(start, end, text.substring(start, end), grain, from, to, label);
-    }
-
-    private static String word(List<Word> words, int i) {
-        return i < words.size() ? words.get(i).lower() : "";
-    }
-
-    private static boolean digits(String w) {
-        for (int k = 0; k < w.length(); k++) {
-            if (w.charAt(k) < '0' || w.charAt(k) > '9') {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * The words of {@code text}: runs of letters and digits, lower-cased, with their offsets. A word that runs on
-     * into other letters through an apostrophe or hyphen ("yesterday's", "last-minute") is kept whole, so it is not
-     * read as the expression.
-     */
-    private static List<Word> words(String text) {
-        List<Word> out = new ArrayList<>();
-        int i = 0;
-        int n = text.length();
-        while (i < n) {
-            if (!Character.isLetterOrDigit(text.charAt(i))) {
-                i++;
-                continue;
-            }
-            int start = i;
-            while (i < n) {
-                char c = text.charAt(i);
-                if (Character.isLetterOrDigit(c)) {
-                    i++;
-                } else if ((c == '-' || c == '\'' || c == '’')
-                        && i + 1 < n
-                        && Character.isLetterOrDigit(text.charAt(i + 1))) {
-                    i += 2;
-                } else {
-                    break;
-                }
-            }
-            out.add(new Word(text.substring(start, i).toLowerCase(Locale.ROOT), start, i));
-        }
-        return out;
     }
 }
