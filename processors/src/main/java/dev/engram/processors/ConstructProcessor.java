@@ -389,7 +389,9 @@ public final class ConstructProcessor implements Processor<String, Understanding
                                     tx.now()));
             tx.onCommit(() -> meters.rejected(r.kind()));
         }
-        List<String> entityIds = entities.link(p.passageId(), p.documentId(), extraction, vectorsOf.entities());
+        String session = p.conversation() == null ? null : p.conversation().sessionKey();
+        List<String> entityIds =
+                entities.link(p.passageId(), p.documentId(), session, extraction, vectorsOf.entities());
         StoredPassage stored = new StoredPassage(
                 ns,
                 p.documentId(),
@@ -406,7 +408,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
                 entityIds,
                 u.understanding().embedder(),
                 p.eventTime(),
-                p.conversation() == null ? null : p.conversation().sessionKey());
+                session);
         tx.passages().put(passageKey, stored);
         tx.vectors().put(passageKey, StoredVectors.encode(rounded.passage()));
         tx.embeddings().put(passageKey, vectorsOf);

@@ -15,7 +15,7 @@ import java.util.TreeSet;
 import org.apache.kafka.streams.state.KeyValueIterator;
 
 /**
- * The context of surface entities, within one record: the documents and co-mentioned surfaces of a surface's first
+ * The context of surface entities, within one record: the documents, conversation sessions and co-mentioned surfaces of a surface's first
  * {@link #CONTEXT_PASSAGES} passages (by passage id) and the embeddings of the first {@link #CONTEXT_VECTORS}, and what
  * two surfaces share of it — the supporting evidence that partial and alike names, and a bare mention of a described
  * name, need before they merge.
@@ -58,6 +58,13 @@ final class Contexts {
         if (!out.isEmpty()) {
             return out;
         }
+        // the turns of one session of a conversation support each other, as the passages of one document do
+        for (String session : ca.sessions) {
+            if (cb.sessions.contains(session)) {
+                int end = session.indexOf('\u0000');
+                return List.of("both in session " + (end < 0 ? session : session.substring(0, end)));
+            }
+        }
         // Years and numbers are shared by unrelated things and count for nothing; places are mentioned with everything,
         // so one shared place is not enough, two are.
         List<String> shared = new ArrayList<>();
@@ -87,14 +94,16 @@ final class Contexts {
                 : List.of();
     }
 
-    /** The documents and co-mentioned surfaces of a surface's first passages (by passage id). */
-    private record Context(Set<String> documents, Map<String, Neighbour> neighbours, List<float[]> vectors) {}
+    /** The documents, sessions and co-mentioned surfaces of a surface's first passages (by passage id). */
+    private record Context(
+            Set<String> documents, Set<String> sessions, Map<String, Neighbour> neighbours, List<float[]> vectors) {}
 
     private record Neighbour(String name, String type) {}
 
     private Context context(String sid) {
         return contexts.computeIfAbsent(sid, id -> {
             Set<String> documents = new TreeSet<>();
+            Set<String> sessions = new TreeSet<>();
             Map<String, Neighbour> neighbours = new TreeMap<>();
             List<float[]> vectors = new ArrayList<>();
             String ns = tx.namespace();
@@ -102,6 +111,9 @@ final class Contexts {
                 for (int n = 0; it.hasNext() && n < CONTEXT_PASSAGES; n++) {
                     var kv = it.next();
                     documents.add(kv.value.documentId());
+                    if (kv.value.session() != null) {
+                        sessions.add(kv.value.session());
+                    }
                     String passage = Keys.last(kv.key);
                     if (vectors.size() < CONTEXT_VECTORS) {
                         byte[] v = tx.vectors().get(Keys.of(ns, passage));
@@ -121,7 +133,7 @@ final class Contexts {
                     }
                 }
             }
-            return new Context(documents, neighbours, vectors);
+            return new Context(documents, sessions, neighbours, vectors);
         });
     }
 }

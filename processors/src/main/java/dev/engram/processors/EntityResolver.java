@@ -39,9 +39,13 @@ final class EntityResolver {
         this.grouper = new Grouper(tx);
     }
 
-    /** Links a passage's accepted entity mentions; returns the surface ids in order of first mention. */
-    List<String> link(String passageId, String documentId, Extraction extraction, List<float[]> vectors) {
-        return ledger.link(passageId, documentId, extraction, vectors);
+    /**
+     * Links a passage's accepted entity mentions; returns the surface ids in order of first mention. {@code session}
+     * is the session key of a conversation's turn, else null.
+     */
+    List<String> link(
+            String passageId, String documentId, String session, Extraction extraction, List<float[]> vectors) {
+        return ledger.link(passageId, documentId, session, extraction, vectors);
     }
 
     /** Unlinks a passage from its surfaces; a surface left without mentions leaves memory with its pairs. */

@@ -45,8 +45,12 @@ final class MentionLedger {
         return Collections.unmodifiableMap(touched);
     }
 
-    /** Links a passage's accepted entity mentions; returns the surface ids in order of first mention. */
-    List<String> link(String passageId, String documentId, Extraction extraction, List<float[]> vectors) {
+    /**
+     * Links a passage's accepted entity mentions; returns the surface ids in order of first mention. {@code session}
+     * is the session key of a conversation's turn, else null.
+     */
+    List<String> link(
+            String passageId, String documentId, String session, Extraction extraction, List<float[]> vectors) {
         String ns = tx.namespace();
         Map<String, List<Integer>> bySurface = new LinkedHashMap<>();
         List<String> ids = EntityNames.surfaceIds(ns, extraction.entities());
@@ -95,7 +99,8 @@ final class MentionLedger {
                     extraction.extractor(),
                     before == null ? "create" : "update",
                     tx.now(),
-                    List.copyOf(aliasForms.values()));
+                    List.copyOf(aliasForms.values()),
+                    session);
             tx.mentions().put(Keys.of(ns, sid, passageId), mention);
             EntityRecord after;
             if (before == null) {

@@ -4,6 +4,7 @@ import static dev.engram.processors.MemoryFixture.NOW;
 import static dev.engram.processors.MemoryFixture.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.engram.schemas.Conversation;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.Keys;
@@ -21,6 +22,11 @@ class ContextsTest {
     }
 
     private static void mentionOnly(MemoryTransaction tx, String surface, String passage, String document) {
+        mentionIn(tx, surface, passage, document, null);
+    }
+
+    private static void mentionIn(
+            MemoryTransaction tx, String surface, String passage, String document, String session) {
         tx.mentions()
                 .put(
                         Keys.of(NS, surface, passage),
@@ -35,7 +41,8 @@ class ContextsTest {
                                 "x",
                                 "upsert",
                                 NOW,
-                                List.of()));
+                                List.of(),
+                                session));
     }
 
     @Test
@@ -53,6 +60,23 @@ class ContextsTest {
         // a shared document comes first, and says so
         mention(tx, "e", "p4", "d1", new float[] {0, 0, 1});
         assertThat(new Contexts(tx).shared("a", "e")).containsExactly(Contexts.SAME_DOCUMENT + "d1");
+    }
+
+    @Test
+    void turnsOfOneSessionAreSharedContextAndOfAnotherSessionOrConversationNot() {
+        MemoryTransaction tx = memory.begin();
+        String caroline = new Conversation("Caroline", List.of("Caroline", "Melanie"), "3").sessionKey();
+        String melanie = new Conversation("Melanie", List.of("Caroline", "Melanie"), "3").sessionKey();
+        mentionIn(tx, "a", "p1", "turn-1", caroline);
+        mentionIn(tx, "b", "p2", "turn-2", melanie);
+        mentionIn(tx, "c", "p3", "turn-3", new Conversation("Jon", List.of("Jon", "Gina"), "3").sessionKey());
+        mentionIn(tx, "d", "p4", "turn-4", new Conversation("Caroline", List.of("Melanie"), "4").sessionKey());
+
+        assertThat(new Contexts(tx).shared("a", "b")).containsExactly("both in session 3");
+        assertThat(new Contexts(tx).shared("a", "c"))
+                .as("session 3 of another conversation")
+                .isEmpty();
+        assertThat(new Contexts(tx).shared("a", "d")).isEmpty();
     }
 
     @Test

@@ -39,7 +39,7 @@ class MentionLedgerTest {
     /** Links in a committed transaction of its own, as a passage stored with its embeddings. */
     private void linked(String passageId, String documentId, Extraction x, float[]... vectors) {
         MemoryTransaction tx = memory.begin();
-        new MentionLedger(tx).link(passageId, documentId, x, List.of(vectors));
+        new MentionLedger(tx).link(passageId, documentId, null, x, List.of(vectors));
         tx.passages()
                 .put(
                         Keys.of(NS, passageId),
@@ -60,6 +60,7 @@ class MentionLedgerTest {
         List<String> ids = ledger.link(
                 "p1",
                 "doc",
+                null,
                 extraction(
                         entity("Ada Lovelace", EntityType.PERSON, "a mathematician", "Lovelace", "Ada Lovelace"),
                         entity("London", EntityType.PLACE, "a city"),
@@ -117,6 +118,7 @@ class MentionLedgerTest {
         ledger.link(
                 "p2",
                 "doc",
+                null,
                 extraction(entity("ADA LOVELACE", EntityType.PERSON, "a mathematician who came earlier")),
                 List.of(ADA_VECTOR));
         EntityRecord a = surfaceIn(tx, ada);

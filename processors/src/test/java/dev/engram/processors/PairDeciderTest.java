@@ -47,6 +47,7 @@ class PairDeciderTest {
             List<String> ids = ledger.link(
                     passageId,
                     documentId,
+                    null,
                     extraction(List.of(personNames).stream()
                             .map(n -> entity(n, EntityType.PERSON, ""))
                             .toArray(Extraction.Entity[]::new)),

@@ -41,7 +41,7 @@ import java.util.Set;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/11";
+    public static final String ID = "embedded-rules/12";
 
     /** White space as Java's {@code \s} has it (RE2/J's leaves out the vertical tab). */
     private static final String SPACE = "[\\t\\n\\x0B\\f\\r ]";
@@ -226,6 +226,9 @@ public final class RuleExtractor implements Extractor {
         private final String speakerName;
 
         private final String addresseeName;
+        /** Everyone taking part in a conversation's turn, the speaker first; empty for a document. */
+        private final List<String> people;
+
         private Group speaker;
         private Group addressee;
         /** Relative time expressions of the text resolved against the day it was written (none without one). */
@@ -244,6 +247,12 @@ public final class RuleExtractor implements Extractor {
             Conversation conversation = passage.conversation();
             this.speakerName = conversation == null ? null : conversation.speaker();
             this.addresseeName = conversation == null ? null : conversation.addressee();
+            List<String> everyone = new ArrayList<>();
+            if (conversation != null) {
+                everyone.add(conversation.speaker());
+                everyone.addAll(conversation.participants());
+            }
+            this.people = everyone;
             // only a conversation's turn is dated by when it was said; a document's event time is when it changed
             this.times = passage.eventTime() == null || conversation == null
                     ? List.of()
@@ -265,6 +274,7 @@ public final class RuleExtractor implements Extractor {
             typeByCues();
             qualifyByTitle();
             findSpeakers();
+            joinShortNames();
             resolvePronouns();
             for (int s = 0; s < sentences.size(); s++) {
                 findFacts(s);
@@ -1374,6 +1384,60 @@ public final class RuleExtractor implements Extractor {
                     }
                 }
             }
+        }
+
+        /**
+         * A short form of one participant's first name ("Mel" for Melanie, "Deb" for Deborah), said to them or by
+         * them, names that participant: its mentions join the participant's entity, whose alias it becomes. Only a
+         * one-word person (or untyped) name of three letters or more that starts the first name of exactly one
+         * participant, and only where it is a vocative or inside a sentence: "Car broke down" names no Caroline.
+         */
+        private void joinShortNames() {
+            if (people.isEmpty()) {
+                return;
+            }
+            for (Group g : List.copyOf(groups.values())) {
+                String nick = normalize(g.name);
+                if ((g.type != EntityType.PERSON && g.type != EntityType.OTHER)
+                        || nick.length() < 3
+                        || nick.indexOf(' ') >= 0
+                        || g.mentions.stream().noneMatch(this::readsAsAName)) {
+                    continue;
+                }
+                String named = null;
+                for (String p : people) {
+                    String first = normalize(p);
+                    int space = first.indexOf(' ');
+                    first = space < 0 ? first : first.substring(0, space);
+                    if (first.length() > nick.length() && first.startsWith(nick)) {
+                        if (named != null && !normalize(named).equals(normalize(p))) {
+                            named = null; // the short form of two participants: neither
+                            break;
+                        }
+                        named = p;
+                    }
+                }
+                if (named != null) {
+                    Group into = person(named);
+                    if (into != g) {
+                        mergeGroups(g, into);
+                    }
+                }
+            }
+        }
+
+        /** A mention that is not the first word of its sentence, or is set off by punctuation after it ("Mel,"). */
+        private boolean readsAsAName(Mention m) {
+            if (m.firstToken > 0) {
+                return true;
+            }
+            for (int i = m.end; i < text.length(); i++) {
+                char c = text.charAt(i);
+                if (!Character.isWhitespace(c)) {
+                    return c == ',' || c == '!' || c == '?' || c == '.';
+                }
+            }
+            return true;
         }
 
         private static String beforeApostrophe(String word) {

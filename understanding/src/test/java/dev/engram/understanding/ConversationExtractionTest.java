@@ -131,6 +131,37 @@ class ConversationExtractionTest {
     }
 
     @Test
+    void aParticipantsShortNameNamesThem() {
+        List<String> two = List.of("Caroline", "Melanie");
+        Extraction hey = turn("Caroline", two, MONDAY, "Hey Mel! How was the concert?");
+        assertThat(hey.entities())
+                .extracting(Extraction.Entity::name, Extraction.Entity::type)
+                .containsExactly(tuple("Caroline", EntityType.PERSON), tuple("Melanie", EntityType.PERSON));
+        Extraction.Entity melanie = hey.entities().get(1);
+        assertThat(melanie.aliases()).containsExactly("Mel");
+        assertThat(melanie.spans()).hasSize(1);
+        assertThat(turn("Melanie", two, MONDAY, "Caro, that is great news.").entities())
+                .extracting(Extraction.Entity::name)
+                .containsExactly("Melanie", "Caroline");
+
+        assertThat(turn("Caroline", two, MONDAY, "Car shows are fun.").entities())
+                .as("the first word of a sentence, not set off: no name")
+                .extracting(Extraction.Entity::name)
+                .doesNotContain("Melanie");
+        assertThat(turn("Jon", List.of("Jon", "Joanna", "Joan"), MONDAY, "Thanks, Joa!")
+                        .entities())
+                .as("the short form of two participants names neither")
+                .extracting(Extraction.Entity::name)
+                .contains("Joa")
+                .doesNotContain("Joanna", "Joan");
+        assertThat(turn("Caroline", two, MONDAY, "I met Mel Gibson.").entities())
+                .as("a longer name is no short form")
+                .extracting(Extraction.Entity::name)
+                .contains("Mel Gibson")
+                .doesNotContain("Melanie");
+    }
+
+    @Test
     void withoutASpeakerOrATimeNothingIsAssumed() {
         Extraction plain = turn(null, List.of(), null, "I went there yesterday.");
 
