@@ -5,6 +5,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.Span;
+import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.service.Corpus;
 import dev.engram.service.EngramConfig;
 import dev.engram.service.UnderstanderFactory;
@@ -22,12 +23,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -51,7 +56,7 @@ import org.apache.kafka.streams.test.TestRecord;
  * baseline is what memory did without resolution: one entity per exact normalized name.
  *
  * <p>Usage: {@code EntityResolutionEval [--pairs FILE] [--passages FILE] [--conversations DIR] [--corpora DIR] [--out FILE] [--verbose
- * true]}; with {@code --corpora} every passage of each dataset's {@code corpus.jsonl} is ingested too, so that
+ * true] [--seed N]}; with {@code --corpora} every passage of each dataset's {@code corpus.jsonl} is ingested too, so that
  * resolution meets the ambiguity of a whole corpus.
  */
 public final class EntityResolutionEval {
@@ -173,6 +178,7 @@ public final class EntityResolutionEval {
         Map<String, Object> result = new LinkedHashMap<>();
         // the first round warms the JIT up; the second is timed and scored
         double memorySeconds = 0;
+        Fingerprint ordered = null;
         for (int round = 0; round < 2; round++) {
             try (TopologyTestDriver memory = new TopologyTestDriver(
                     topology(config, understander, EngramTopology.Part.MEMORY), properties("memory-" + round))) {
@@ -200,9 +206,18 @@ public final class EntityResolutionEval {
                         result.put("skipped", skipped);
                     }
                     result.put("decisions", lookup.decisionCounts());
+                    ordered = Fingerprint.of(memory);
                 }
             }
         }
+        result.put(
+                "order_independence",
+                shuffledRound(
+                        config,
+                        understander,
+                        understandings,
+                        ordered,
+                        Long.parseLong(opts.getOrDefault("--seed", "20261128"))));
         result.put("passages", passages);
         result.put("mentions", mentions);
         result.put("memory_step_seconds", Math.round(memorySeconds * 1000) / 1000.0);
@@ -212,6 +227,77 @@ public final class EntityResolutionEval {
         System.out.println(Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(result));
         if (opts.containsKey("--out")) {
             Files.write(Path.of(opts.get("--out")), Json.toBytes(result));
+        }
+    }
+
+    /**
+     * The memory step once more over the same understandings, whole documents in a shuffled order (a fixed seed):
+     * entity groups and pair decisions must come out the same, since they are to be a function of the documents.
+     */
+    private static Map<String, Object> shuffledRound(
+            EngramConfig config,
+            Understander understander,
+            List<TestRecord<byte[], byte[]>> understandings,
+            Fingerprint ordered,
+            long seed)
+            throws IOException {
+        Map<String, List<TestRecord<byte[], byte[]>>> byDocument = new LinkedHashMap<>();
+        for (TestRecord<byte[], byte[]> r : understandings) {
+            UnderstandingEvent e = Json.mapper().readValue(r.value(), UnderstandingEvent.class);
+            byDocument
+                    .computeIfAbsent(Keys.of(e.namespace(), e.documentId()), k -> new ArrayList<>())
+                    .add(r);
+        }
+        List<List<TestRecord<byte[], byte[]>>> documents = new ArrayList<>(byDocument.values());
+        Collections.shuffle(documents, new Random(seed));
+        Fingerprint shuffled;
+        try (TopologyTestDriver memory = new TopologyTestDriver(
+                topology(config, understander, EngramTopology.Part.MEMORY), properties("memory-shuffled"))) {
+            TestInputTopic<byte[], byte[]> input = memory.createInputTopic(
+                    TOPICS.understandings().name(), new ByteArraySerializer(), new ByteArraySerializer());
+            documents.forEach(d -> d.forEach(input::pipeInput));
+            shuffled = Fingerprint.of(memory);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("documents", documents.size());
+        out.put("seed", seed);
+        out.put("groups", ordered.groups().size());
+        out.put("groups_differing", Fingerprint.differing(ordered.groups(), shuffled.groups()));
+        out.put("decisions", ordered.decisions().size());
+        out.put("decisions_differing", Fingerprint.differing(ordered.decisions(), shuffled.decisions()));
+        out.put("same", ordered.equals(shuffled));
+        return out;
+    }
+
+    /** The resolved groups (sets of surface ids) and the pair decisions (kind and rule by pair) of a memory. */
+    private record Fingerprint(Set<String> groups, Set<String> decisions) {
+
+        static Fingerprint of(TopologyTestDriver driver) {
+            KeyValueStore<String, EntityRecord> entities = driver.getKeyValueStore(StateStores.MEMORY_ENTITIES.name());
+            Map<String, TreeSet<String>> members = new TreeMap<>();
+            try (KeyValueIterator<String, EntityRecord> it = entities.all()) {
+                it.forEachRemaining(kv -> members.computeIfAbsent(
+                                kv.value.namespace() + " " + kv.value.canonical(), k -> new TreeSet<>())
+                        .add(kv.value.id()));
+            }
+            Set<String> groups = new TreeSet<>();
+            members.values().forEach(m -> groups.add(String.join(",", m)));
+            KeyValueStore<String, PairDecision> pairs = driver.getKeyValueStore(StateStores.MEMORY_ENTITY_PAIRS.name());
+            Set<String> decisions = new TreeSet<>();
+            try (KeyValueIterator<String, PairDecision> it = pairs.all()) {
+                it.forEachRemaining(
+                        kv -> decisions.add(kv.key + " " + kv.value.decision().wireName() + " " + kv.value.rule()));
+            }
+            return new Fingerprint(groups, decisions);
+        }
+
+        /** How many entries are in one set and not the other. */
+        static int differing(Set<String> a, Set<String> b) {
+            Set<String> only = new TreeSet<>(a);
+            only.removeAll(b);
+            Set<String> other = new TreeSet<>(b);
+            other.removeAll(a);
+            return only.size() + other.size();
         }
     }
 

@@ -17,6 +17,7 @@ import dev.engram.stores.StoredPassage;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -98,6 +99,24 @@ class RetractionPropertyTest {
         Map<String, Object> afterSurvivors = digest(run(replay, dir.resolve("survivors")));
 
         assertThat(afterHistory).isEqualTo(afterSurvivors);
+    }
+
+    /**
+     * The same documents make the same memory whatever order they arrive in: entity groups and pair decisions are a
+     * function of the documents, not of which was understood first.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {11, 12, 13, 14})
+    void theSameDocumentsInAnyOrderMakeTheSameMemory(long seed) {
+        List<String[]> inOrder = new ArrayList<>();
+        for (int i = 0; i < TEXTS.size(); i++) {
+            inOrder.add(new String[] {"wiki", "doc-" + i, TEXTS.get(i)});
+        }
+        List<String[]> shuffled = new ArrayList<>(inOrder);
+        Collections.shuffle(shuffled, new Random(seed));
+
+        assertThat(digest(run(shuffled, dir.resolve("shuffled"))))
+                .isEqualTo(digest(run(inOrder, dir.resolve("ordered"))));
     }
 
     /** The texts must make resolution decide something, or the property says nothing about it. */
