@@ -526,7 +526,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                                 m.passages(),
                                 present,
                                 tx.now(),
-                                m.input()));
+                                m.input(),
+                                m.notes()));
         if (doc == null || doc.status() != status) {
             DocumentStatus from = doc == null ? null : doc.status();
             tx.update(s -> s.statusChanged(from, status));
@@ -567,7 +568,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                                 doc.passages(),
                                 present,
                                 tx.now(),
-                                doc.input()));
+                                doc.input(),
+                                doc.notes()));
         if (status != doc.status()) {
             tx.update(s -> s.statusChanged(doc.status(), status));
             tx.change(new MemoryChange.DocumentStatusChanged(

@@ -145,7 +145,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                             event.namespace(), event.id(), version, gone, PassageEvent.Reason.UPDATED)));
         }
         upserts.forEach(u -> forward(record, new Emission.Passage(u)));
-        forward(record, new Emission.Understood(manifest(event, version, after, input())));
+        forward(record, new Emission.Understood(manifest(event, version, after, input(), notes(event, after))));
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, false, after, eventHash(event)));
         meters.passages(Meters.PassageOp.UPSERT, upserts.size());
         meters.passages(Meters.PassageOp.RETRACT, previousIds.size());
@@ -224,6 +224,36 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
     }
 
     /**
+     * How an upsert was read where it was not as it asked: none of these refuses a document, which is read as plain
+     * text, but its status says why (the manifest's {@code notes}). Metadata of a conversation without its speaker; a
+     * turn without the time that "yesterday" is relative to; front matter that is not YAML; a text with nothing to read.
+     */
+    static List<String> notes(DocumentEvent event, List<PassageRef> passages) {
+        List<String> notes = new ArrayList<>();
+        Map<String, Object> metadata = event.metadata() == null ? Map.of() : event.metadata();
+        Conversation turn = Conversation.of(metadata);
+        if (turn == null && (metadata.containsKey("participants") || metadata.containsKey("session"))) {
+            notes.add("metadata names participants or a session but no speaker: read as a document, not as a turn of a"
+                    + " conversation");
+        }
+        if (turn != null && event.eventTime() == null) {
+            notes.add("a turn without event_time: times relative to it (\"yesterday\", \"last week\") are left as"
+                    + " written");
+        }
+        String text = event.text() == null ? "" : event.text();
+        if (text.startsWith("---") && !HtmlText.is(event)) {
+            String problem = FrontMatter.problem(text);
+            if (problem != null) {
+                notes.add("front matter is " + problem + ": read as text");
+            }
+        }
+        if (passages.isEmpty() && !text.isBlank()) {
+            notes.add("nothing to read: the text has no prose once markup, scripts and front matter are set aside");
+        }
+        return notes;
+    }
+
+    /**
      * What a passage's understanding depends on, hashed into its content hash so that a passage is understood again
      * exactly when it changes: its embedded text; for a conversation's turn also who says it to whom, in which
      * session, and on which day ("yesterday" means that day's eve). A document's passages keep their ids when only its
@@ -259,7 +289,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                     new Emission.Passage(new PassageEvent.Retraction(
                             event.namespace(), event.id(), version, p.passageId(), PassageEvent.Reason.DELETED)));
         }
-        forward(record, new Emission.Understood(manifest(event, version, List.of(), input())));
+        forward(record, new Emission.Understood(manifest(event, version, List.of(), input(), List.of())));
         documents.put(key, new DocumentState(event.namespace(), event.id(), version, true, List.of(), null));
         meters.passages(Meters.PassageOp.RETRACT, before.size());
         return Meters.DocumentOutcome.DELETED;
@@ -281,7 +311,7 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
     }
 
     private static UnderstandingEvent.Manifest manifest(
-            DocumentEvent event, long version, List<PassageRef> passages, EventPosition input) {
+            DocumentEvent event, long version, List<PassageRef> passages, EventPosition input, List<String> notes) {
         return new UnderstandingEvent.Manifest(
                 event.namespace(),
                 event.id(),
@@ -292,7 +322,8 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
                 event.metadata(),
                 event.eventTime(),
                 passages,
-                input);
+                input,
+                notes);
     }
 
     private void forward(Record<byte[], byte[]> record, Emission emission) {

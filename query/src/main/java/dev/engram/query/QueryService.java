@@ -251,6 +251,7 @@ public final class QueryService {
                 doc.metadata(),
                 doc.eventTime(),
                 doc.updatedAt(),
+                doc.notes(),
                 items,
                 memory.namespace(ns).map(s -> watermark(s, null)).orElse(null));
     }

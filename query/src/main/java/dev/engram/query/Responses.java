@@ -72,6 +72,7 @@ public final class Responses {
             Map<String, Object> metadata,
             Instant eventTime,
             Instant updatedAt,
+            List<String> notes,
             List<DocumentPassage> passages,
             @JsonInclude(JsonInclude.Include.NON_NULL) Watermark watermark) {}
 

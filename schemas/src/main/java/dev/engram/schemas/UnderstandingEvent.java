@@ -51,7 +51,9 @@ public sealed interface UnderstandingEvent {
 
     /**
      * The full passage list of a document version; a delete has none. {@code input} is where the document event it was
-     * read from sits on the documents topic (null in manifests written before positions were recorded).
+     * read from sits on the documents topic (null in manifests written before positions were recorded). {@code notes}
+     * say how the document was read where it was not as it asked: metadata of a conversation without a speaker, front
+     * matter that is not YAML, a turn without a time to resolve "yesterday" by (empty when none).
      */
     record Manifest(
             String namespace,
@@ -63,10 +65,27 @@ public sealed interface UnderstandingEvent {
             Map<String, Object> metadata,
             Instant eventTime,
             List<PassageRef> passages,
-            EventPosition input)
+            EventPosition input,
+            List<String> notes)
             implements UnderstandingEvent {
         public Manifest {
             passages = passages == null ? List.of() : List.copyOf(passages);
+            notes = notes == null ? List.of() : List.copyOf(notes);
+        }
+
+        /** A manifest without reading notes. */
+        public Manifest(
+                String namespace,
+                String documentId,
+                long documentVersion,
+                DocumentEvent.Op op,
+                String title,
+                String source,
+                Map<String, Object> metadata,
+                Instant eventTime,
+                List<PassageRef> passages,
+                EventPosition input) {
+            this(namespace, documentId, documentVersion, op, title, source, metadata, eventTime, passages, input, null);
         }
     }
 

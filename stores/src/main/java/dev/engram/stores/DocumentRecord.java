@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * A document as the memory knows it: the latest manifest, and how many of the manifest's passages are in memory
  * ({@code present}), which decides its status. {@code input} is where the document event of this version sits on the
- * documents topic (null before its manifest arrived, and for records written before positions were recorded).
+ * documents topic (null before its manifest arrived, and for records written before positions were recorded);
+ * {@code notes} are its manifest's reading notes.
  */
 public record DocumentRecord(
         String namespace,
@@ -24,9 +25,30 @@ public record DocumentRecord(
         List<PassageRef> passages,
         int present,
         Instant updatedAt,
-        EventPosition input) {
+        EventPosition input,
+        List<String> notes) {
     public DocumentRecord {
         passages = passages == null ? List.of() : List.copyOf(passages);
         metadata = metadata == null ? Map.of() : metadata;
+        notes = notes == null ? List.of() : List.copyOf(notes);
+    }
+
+    /** A document record without reading notes. */
+    public DocumentRecord(
+            String namespace,
+            String id,
+            long version,
+            DocumentStatus status,
+            String title,
+            String source,
+            Map<String, Object> metadata,
+            Instant eventTime,
+            List<PassageRef> passages,
+            int present,
+            Instant updatedAt,
+            EventPosition input) {
+        this(
+                namespace, id, version, status, title, source, metadata, eventTime, passages, present, updatedAt, input,
+                null);
     }
 }

@@ -1,6 +1,7 @@
 package dev.engram.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
 
 import dev.engram.metrics.Meters;
 import dev.engram.processors.ConstructProcessor;
@@ -280,12 +281,70 @@ class EngramTopologyTest {
         assertThat(passagesOf("wiki", "empty.html")).isEmpty();
         assertThat(document("wiki", "empty.html").status()).isEqualTo(DocumentStatus.VERIFIED);
         assertThat(document("wiki", "meta.md").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertThat(document("wiki", "meta.md").notes()).singleElement(STRING).startsWith("nothing to read");
 
         upsert("wiki", "empty.html", "", "<!DOCTYPE html><html><body><p>Ada Lovelace wrote Note G.</p></body></html>");
         assertThat(passagesOf("wiki", "empty.html"))
                 .extracting(StoredPassage::text)
                 .containsExactly("Ada Lovelace wrote Note G.");
         assertThat(document("wiki", "empty.html").status()).isEqualTo(DocumentStatus.VERIFIED);
+    }
+
+    @Test
+    void aDocumentReadOtherwiseThanItAskedIsReadAsTextAndItsStatusSaysWhy() {
+        start(Understanders.embedded());
+
+        pipe(Map.of(
+                "namespace",
+                "chat",
+                "id",
+                "no-speaker",
+                "op",
+                "upsert",
+                "text",
+                "I saw Ada Lovelace yesterday.",
+                "metadata",
+                Map.of("participants", List.of("Caroline", "Melanie"), "session", 3)));
+        pipe(Map.of(
+                "namespace",
+                "chat",
+                "id",
+                "no-time",
+                "op",
+                "upsert",
+                "text",
+                "I saw Ada Lovelace yesterday.",
+                "metadata",
+                Map.of("speaker", "Caroline", "participants", List.of("Caroline", "Melanie"))));
+        pipe(Map.of(
+                "namespace",
+                "chat",
+                "id",
+                "yaml.md",
+                "op",
+                "upsert",
+                "text",
+                "---\ntitle: [unclosed\n---\nAda Lovelace wrote Note G."));
+        pipe(Map.of("namespace", "chat", "id", "plain", "op", "upsert", "text", "Ada Lovelace wrote Note G."));
+
+        assertThat(document("chat", "no-speaker").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertThat(document("chat", "no-speaker").notes()).singleElement(STRING).contains("no speaker");
+        assertThat(passagesOf("chat", "no-speaker")).singleElement().satisfies(p -> assertThat(p.session())
+                .isNull());
+        assertThat(document("chat", "no-time").notes()).singleElement(STRING).contains("without event_time");
+        assertThat(document("chat", "yaml.md").status()).isEqualTo(DocumentStatus.VERIFIED);
+        assertThat(document("chat", "yaml.md").notes()).singleElement(STRING).startsWith("front matter is not YAML");
+        // read as Markdown: a rule, then "title: [unclosed" underlined as a heading
+        assertThat(passagesOf("chat", "yaml.md"))
+                .singleElement()
+                .satisfies(p -> assertThat(p.headings()).containsExactly("", "title: [unclosed"))
+                .satisfies(p -> assertThat(p.text()).isEqualTo("Ada Lovelace wrote Note G."));
+        assertThat(document("chat", "plain").notes()).isEmpty();
+        assertThat(deadLetters.readValuesToList()).isEmpty();
+    }
+
+    private void pipe(Map<String, Object> event) {
+        documents.pipeInput(bytes((String) event.get("id")), Json.toBytes(event));
     }
 
     @Test

@@ -81,7 +81,8 @@ public final class Chunker {
      * The chunks of {@code text}, read as Markdown: a YAML front matter is metadata, not text ({@link FrontMatter});
      * sections start at top-level headings as CommonMark reads them ({@link MarkdownBlocks}: a {@code #} line in a
      * code fence is code); a fenced code block is one unit, never cut at its blank lines, and is split at line ends
-     * only when it is over budget. Plain text reads as paragraphs, as before.
+     * only when it is over budget. Plain text reads as paragraphs, as before. A chunk without a letter or digit (a
+     * rule alone) is left out.
      */
     public List<Chunk> chunk(String text) {
         int body = text.startsWith("---") ? FrontMatter.of(text).body() : 0;
@@ -101,7 +102,20 @@ public final class Chunker {
             sectionStart = h.end();
         }
         chunkSection(text, sectionStart, text.length(), List.copyOf(path), blocks.fences(), out);
+        out.removeIf(c -> !saysAnything(c.text()));
         return out;
+    }
+
+    /** Whether a chunk has a letter or digit: a rule ({@code ---}) or a line of table markup alone is no passage. */
+    private static boolean saysAnything(String text) {
+        for (int i = 0; i < text.length(); ) {
+            int cp = text.codePointAt(i);
+            if (Character.isLetterOrDigit(cp)) {
+                return true;
+            }
+            i += Character.charCount(cp);
+        }
+        return false;
     }
 
     record Heading(int level, String title) {}

@@ -24,6 +24,21 @@ public record FrontMatter(int body, ObjectNode metadata) {
 
     /** The front matter {@code text} starts with, or one with no metadata. */
     public static FrontMatter of(String text) {
+        return read(text, null);
+    }
+
+    /**
+     * Why {@code text}, which opens with a line {@code ---} and has a closing line, has no front matter: its lines are
+     * not YAML, or not a mapping. Null when it has front matter, or does not look like it has (a first line other than
+     * {@code ---}, or no closing line: a thematic break).
+     */
+    public static String problem(String text) {
+        String[] why = new String[1];
+        read(text, why);
+        return why[0];
+    }
+
+    private static FrontMatter read(String text, String[] why) {
         int first = lineEnd(text, 0);
         if (!text.substring(0, first).strip().equals("---") || first >= text.length()) {
             return NONE;
@@ -37,14 +52,28 @@ public record FrontMatter(int body, ObjectNode metadata) {
                     if (parsed instanceof ObjectNode mapping) {
                         return new FrontMatter(Math.min(text.length(), end + 1), mapping);
                     }
+                    if (why != null) {
+                        why[0] = "not a mapping of keys to values";
+                    }
                 } catch (IOException | RuntimeException e) {
-                    // not YAML: the lines are text
+                    if (why != null) {
+                        why[0] = "not YAML: " + firstLine(e.getMessage());
+                    }
                 }
                 return NONE;
             }
             line = end + 1;
         }
         return NONE;
+    }
+
+    private static String firstLine(String message) {
+        if (message == null) {
+            return "unreadable";
+        }
+        int nl = message.indexOf('\n');
+        String line = (nl < 0 ? message : message.substring(0, nl)).strip();
+        return line.length() > 200 ? line.substring(0, 200) + "…" : line;
     }
 
     /** Its {@code title}, stripped, or null when it has none that is a non-blank string. */

@@ -112,9 +112,15 @@ class ChunkerTest {
         assertThat(chunks).extracting(Chunker.Chunk::headings).containsExactly(List.of(), List.of("Setext Title"));
         assertThat(chunks)
                 .allSatisfy(c -> assertThat(text.substring(c.start(), c.end())).isEqualTo(c.text()));
-        // front matter that is not a YAML mapping is text
-        assertThat(new Chunker(64).chunk("---\njust a line\n---\nmore").get(0).text())
-                .startsWith("---");
+        // front matter that is not a YAML mapping is Markdown: a rule (alone, no passage), a setext heading, text
+        List<Chunker.Chunk> notYaml = new Chunker(64).chunk("---\njust a line\n---\nmore");
+        assertThat(notYaml).extracting(Chunker.Chunk::text).containsExactly("more");
+        assertThat(notYaml)
+                .extracting(Chunker.Chunk::headings)
+                .containsExactly(List.of("", "just a line")); // a level-2 heading
+        assertThat(new Chunker(64).chunk("***\n\n| --- | --- |\n\n---"))
+                .as("no letter or digit")
+                .isEmpty();
     }
 
     @Test
