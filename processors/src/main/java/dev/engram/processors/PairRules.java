@@ -124,11 +124,16 @@ public final class PairRules {
         // Part of the name before declared alias: a surname stays a partial name (it needs context) even when an
         // extractor declared it an alias of the full name somewhere else. The parts of an identifier are none:
         // "PLAINTEXT" is no short form of "SASL_PLAINTEXT", nor "retention.ms" of "log.retention.ms".
+        // And a part of a name ends where the name ends, at its head: "Scorsese" of "Martin Scorsese", "Streams" of
+        // "Kafka Streams". What only opens a longer name modifies its head and names something else: "Houston" is no
+        // short form of "Houston Astros", nor "ZooKeeper" of "ZooKeeper Security Migration Tool", nor "Sara" of
+        // "Sara Bareilles".
         if (!identifier(shortSide.written())
                 && !identifier(longSide.written())
                 && s.tokens().size() < l.tokens().size()
                 && s.blockable()
                 && l.numbers().equals(s.numbers())
+                && endsAlike(s.tokens(), l.tokens())
                 && NameForms.partOf(l.tokens(), s.tokens(), person(shortSide, longSide))) {
             return ShortForm.PARTIAL;
         }
@@ -136,6 +141,13 @@ public final class PairRules {
             return ShortForm.ALIAS;
         }
         return null;
+    }
+
+    /** Whether two names end in the same token: the head of an English name is its last word. */
+    private static boolean endsAlike(List<String> shortTokens, List<String> longTokens) {
+        return !shortTokens.isEmpty()
+                && !longTokens.isEmpty()
+                && shortTokens.get(shortTokens.size() - 1).equals(longTokens.get(longTokens.size() - 1));
     }
 
     /**

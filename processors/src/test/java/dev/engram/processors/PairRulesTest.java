@@ -245,6 +245,37 @@ class PairRulesTest {
     }
 
     @Test
+    void aPartOfANameEndsWhereTheNameEnds() {
+        assertThat(decide(
+                        surface("Streams", EntityType.OTHER),
+                        surface("Kafka Streams", EntityType.OTHER),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.rule()).isEqualTo("partial_name"));
+        assertThat(decide(
+                        surface("Houston", EntityType.ORGANIZATION),
+                        surface("Houston Astros", EntityType.ORGANIZATION),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .as("a modifier of the name, not its head")
+                .isEmpty();
+        assertThat(decide(
+                        surface("ZooKeeper", EntityType.OTHER),
+                        surface("ZooKeeper Security Migration Tool", EntityType.OTHER),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .isEmpty();
+        assertThat(decide(
+                        surface("Sara", EntityType.PERSON),
+                        surface("Sara Bareilles", EntityType.PERSON),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .as("a first name alone")
+                .isEmpty();
+        assertThat(decide(
+                        surface("Dwight Eisenhower", EntityType.PERSON),
+                        surface("Dwight D. Eisenhower", EntityType.PERSON),
+                        UNAMBIGUOUS_WITH_CONTEXT))
+                .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.MERGE));
+    }
+
+    @Test
     void fathersSonsAndNumberedThingsStayApart() {
         assertThat(decide(
                         surface("Joseph Smith", EntityType.PERSON),
