@@ -33,7 +33,8 @@ public final class EmbedderBenchmark {
     private EmbedderBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts =
+                BenchOptions.parse("embedders", args, "--data", "--limit", "--out", "--rounds", "--threads");
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "300"));
         int threads = Integer.parseInt(opts.getOrDefault("--threads", "1"));

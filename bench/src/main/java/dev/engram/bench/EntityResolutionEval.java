@@ -66,7 +66,16 @@ public final class EntityResolutionEval {
     private EntityResolutionEval() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse(
+                "resolution",
+                args,
+                "--conversations",
+                "--corpora",
+                "--out",
+                "--pairs",
+                "--passages",
+                "--seed",
+                "--verbose");
         Path pairsFile = Path.of(opts.getOrDefault("--pairs", "bench/data/er-pairs.jsonl"));
         Path passagesFile = Path.of(opts.getOrDefault("--passages", "bench/data/er-passages.jsonl"));
         boolean verbose = opts.containsKey("--verbose");

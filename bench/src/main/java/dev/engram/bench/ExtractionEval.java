@@ -34,7 +34,7 @@ public final class ExtractionEval {
     private ExtractionEval() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse("extraction", args, "--labels", "--out", "--verbose");
         Path labels = Path.of(opts.getOrDefault("--labels", "bench/data/extraction-labels.jsonl"));
         RuleExtractor extractor = new RuleExtractor(new EnglishNlp(), 3);
         boolean verbose = opts.containsKey("--verbose");

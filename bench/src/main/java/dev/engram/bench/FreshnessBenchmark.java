@@ -58,7 +58,17 @@ public final class FreshnessBenchmark {
     private FreshnessBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse(
+                "freshness",
+                args,
+                "--data",
+                "--documents",
+                "--load",
+                "--out",
+                "--plot",
+                "--poll-ms",
+                "--port",
+                "--warmup");
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int warmup = Integer.parseInt(opts.getOrDefault("--warmup", "150"));
         int measured = Integer.parseInt(opts.getOrDefault("--documents", "200"));

@@ -49,7 +49,8 @@ public final class IngestBenchmark {
     private IngestBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = options(args);
+        Map<String, String> opts =
+                BenchOptions.parse("ingest", args, "--data", "--instances", "--limit", "--out", "--port", "--warmup");
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "2000"));
         int warmup = Integer.parseInt(opts.getOrDefault("--warmup", "200"));
@@ -292,16 +293,5 @@ public final class IngestBenchmark {
             throw new IllegalStateException("service did not start");
         }
         return service;
-    }
-
-    static Map<String, String> options(String[] args) {
-        Map<String, String> out = new HashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            if (!args[i].startsWith("--")) {
-                throw new IllegalArgumentException("expected --option value pairs, got " + args[i]);
-            }
-            out.put(args[i], args[i + 1]);
-        }
-        return out;
     }
 }

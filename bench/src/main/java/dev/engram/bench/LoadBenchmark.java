@@ -52,7 +52,20 @@ public final class LoadBenchmark {
             double seconds, long heapUsedMb, long rssMb, long produced, long verified, long queries, long errors) {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse(
+                "load",
+                args,
+                "--clients",
+                "--data",
+                "--docs",
+                "--docs-per-second",
+                "--flood",
+                "--llm-ms",
+                "--minutes",
+                "--out",
+                "--port",
+                "--seconds",
+                "--tenants");
         if (Boolean.parseBoolean(opts.getOrDefault("--tenants", "false"))) {
             TenantsLoad.run(opts);
             return;

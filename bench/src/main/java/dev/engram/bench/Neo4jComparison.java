@@ -78,7 +78,8 @@ public final class Neo4jComparison {
     private Neo4jComparison() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts =
+                BenchOptions.parse("neo4j", args, "--data", "--docs", "--out", "--port", "--queries");
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/hotpotqa-train100"));
         int docs = Integer.parseInt(opts.getOrDefault("--docs", "100000"));
         int queries = Integer.parseInt(opts.getOrDefault("--queries", "100"));

@@ -88,7 +88,19 @@ public final class ScaleBenchmark {
     private ScaleBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse(
+                "scale",
+                args,
+                "--ask-per-second",
+                "--data",
+                "--modes",
+                "--out",
+                "--plot",
+                "--port",
+                "--queries",
+                "--replot",
+                "--rounds",
+                "--sizes");
         if (opts.containsKey("--replot")) { // the plot of an earlier run's results, without running it again
             JsonNode earlier =
                     Json.mapper().readTree(Path.of(opts.get("--replot")).toFile());

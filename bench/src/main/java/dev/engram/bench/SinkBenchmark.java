@@ -94,7 +94,19 @@ public final class SinkBenchmark {
     private SinkBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse(
+                "sinks",
+                args,
+                "--batch",
+                "--data",
+                "--docs",
+                "--neo4j-heap-mb",
+                "--neo4j-pagecache-mb",
+                "--neo4j-process",
+                "--out",
+                "--port",
+                "--profile",
+                "--rounds");
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/musique-train100"));
         int docs = Integer.parseInt(opts.getOrDefault("--docs", "600"));
         int batch = Integer.parseInt(opts.getOrDefault("--batch", "500"));

@@ -72,7 +72,7 @@ public final class UnderstandBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse("understand", args, "--data", "--limit", "--out");
         Path data = Path.of(opts.getOrDefault("--data", "../shared/data/2wiki-corpus"));
         int limit = Integer.parseInt(opts.getOrDefault("--limit", "1000"));
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), limit);

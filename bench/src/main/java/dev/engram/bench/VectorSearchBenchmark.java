@@ -32,7 +32,19 @@ public final class VectorSearchBenchmark {
     private VectorSearchBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = IngestBenchmark.options(args);
+        Map<String, String> opts = BenchOptions.parse(
+                "vectors",
+                args,
+                "--change",
+                "--dim",
+                "--ef",
+                "--graphs",
+                "--out",
+                "--queries",
+                "--sizes",
+                "--spread",
+                "--step",
+                "--topics");
         int[] sizes = Arrays.stream(
                         opts.getOrDefault("--sizes", "5000,20000,60000").split(","))
                 .mapToInt(Integer::parseInt)

@@ -7,7 +7,6 @@ import dev.engram.schemas.Utf8;
 import dev.engram.stores.Hashing;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ConnectException;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.nio.file.AccessDeniedException;
@@ -20,11 +19,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -63,34 +60,6 @@ final class ClientCommands {
 
     private static final Duration WAIT = Duration.ofMinutes(5);
 
-    private static final String COMMON = """
-
-              --url URL        the instance (default: $ENGRAM_URL, else http://localhost:8080);
-                               the API key, when the instance needs one, comes from $ENGRAM_API_KEY
-            exit codes: 0 done, 1 refused or failed, 2 usage error, 3 not in memory as sent (not yet, or replaced
-              by a later write of the same id), 4 no instance at URL""";
-
-    static final Map<String, String> USAGE_TEXT =
-            Map.of("ingest", """
-            usage: engram ingest --namespace NS [--concurrency 8] [--state FILE] [--url URL] PATH...
-              Sends documents to the namespace and waits until each is in memory, with a progress line.
-              PATH: files or folders; every .txt, .md, .markdown, .html, .htm and .pdf file is one document (its
-              id: its path below the argument's folder; its title: an HTML page's <title>, a PDF's title, else
-              its first '# ' heading, else its name; HTML and PDF are sent as their text), every line of a
-              .jsonl file is one ({"id" or "doc_id", "text", "title", "source", "metadata", "event_time"}; a
-              line's other fields, as corpora often carry, are not sent); other files are skipped.
-              --namespace NS    the namespace to write to (required)
-              --concurrency N   documents in flight at once, 1-64 (default 8)
-              --state FILE      what earlier runs got into memory (default .engram/ingest/NS.json): only
-                                documents new or changed since are sent""" + COMMON, "query", """
-            usage: engram query --namespace NS [--mode hybrid] [--top-k 5] [--json true] [--url URL] [--] TEXT...
-              Retrieves the passages that best answer TEXT, as a table (or the API's JSON with --json true).
-              --mode M    dense, bm25, hybrid (default), cogito, como, gem, fusion, pabd (docs/retrieval.md)
-              --top-k K   results, 1-100 (default 5)""" + COMMON, "status", """
-            usage: engram status [--namespace NS] [--url URL]
-              The instance's health and stream states; with --namespace, its documents by status, passages,
-              entities and memory version.""" + COMMON);
-
     private final String url;
     private final String key;
     private final PrintStream out;
@@ -105,130 +74,22 @@ final class ClientCommands {
         this.err = err;
     }
 
-    /** Runs a client command; returns its exit code. */
-    static int run(String command, List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
-        if (args.contains("--help") || args.contains("-h")) {
-            out.println(USAGE_TEXT.getOrDefault(command, ""));
-            return OK;
-        }
-        Options o;
-        try {
-            o = Options.parse(args, FLAGS.getOrDefault(command, Set.of()));
-            String ns = o.get("--namespace", null);
-            if (ns != null && !NAMESPACE.matcher(ns).matches()) {
-                throw new IllegalArgumentException("--namespace must match " + NAMESPACE.pattern() + ": '" + ns + "'");
-            }
-            if (command.equals("status") && !o.positional().isEmpty()) {
-                throw new IllegalArgumentException("takes no arguments, only options (--help for usage)");
-            }
-        } catch (IllegalArgumentException e) {
-            err.println("engram " + command + ": " + e.getMessage());
-            return USAGE;
-        }
-        String url = o.get("--url", env.getOrDefault("ENGRAM_URL", "http://localhost:8080"));
-        ClientCommands c = new ClientCommands(url, env.get("ENGRAM_API_KEY"), out, err);
-        try {
-            return switch (command) {
-                case "ingest" -> c.ingest(o);
-                case "query" -> c.query(o);
-                case "status" -> c.status(o);
-                default -> throw new IllegalArgumentException("unknown command");
-            };
-        } catch (IllegalArgumentException e) {
-            err.println("engram " + command + ": " + e.getMessage());
-            return USAGE;
-        } catch (ConnectException e) {
-            err.println("engram " + command + ": no Engram instance answers at " + url
-                    + " (start one with ./engram demo or ./engram run, or pass --url)");
-            return UNREACHABLE;
-        } catch (IOException e) {
-            err.println("engram " + command + ": " + (e.getMessage() == null ? e : e.getMessage()));
-            return FAILED;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return FAILED;
-        }
-    }
-
-    /** The options each command takes. */
-    private static final Map<String, Set<String>> FLAGS = Map.of(
-            "ingest", Set.of("--namespace", "--concurrency", "--state", "--url"),
-            "query", Set.of("--namespace", "--mode", "--top-k", "--json", "--url"),
-            "status", Set.of("--namespace", "--url"));
-
     /** What the service takes as a namespace. */
-    private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-
-    /** {@code --name value} pairs and the positional arguments after them. */
-    record Options(Map<String, String> named, List<String> positional) {
-        /** Parses {@code args}; an option not in {@code known}, or one given twice, is refused. */
-        static Options parse(List<String> args, Set<String> known) {
-            Map<String, String> named = new LinkedHashMap<>();
-            List<String> positional = new ArrayList<>();
-            for (int i = 0; i < args.size(); i++) {
-                String a = args.get(i);
-                if (a.equals("--")) { // the end of the options: what follows is text, whatever it starts with
-                    positional.addAll(args.subList(i + 1, args.size()));
-                    break;
-                }
-                if (a.startsWith("--")) {
-                    if (!known.contains(a)) {
-                        throw new IllegalArgumentException("unknown option " + a + " (--help for usage)");
-                    }
-                    if (i + 1 >= args.size()) {
-                        throw new IllegalArgumentException(a + " needs a value");
-                    }
-                    if (named.put(a, args.get(++i)) != null) {
-                        throw new IllegalArgumentException(a + " is given twice");
-                    }
-                } else {
-                    positional.add(a);
-                }
-            }
-            return new Options(named, positional);
-        }
-
-        String get(String name, String otherwise) {
-            return named.getOrDefault(name, otherwise);
-        }
-
-        String require(String name) {
-            String v = named.get(name);
-            if (v == null) {
-                throw new IllegalArgumentException(name + " is required (--help for usage)");
-            }
-            return v;
-        }
-
-        int integer(String name, int otherwise, int min, int max) {
-            String v = named.get(name);
-            try {
-                int n = v == null ? otherwise : Integer.parseInt(v);
-                if (n < min || n > max) {
-                    throw new NumberFormatException();
-                }
-                return n;
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(name + " must be an integer from " + min + " to " + max);
-            }
-        }
-    }
+    static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     /** One document to write: its id and the body of its {@code PUT}; or why it cannot be. */
     record Item(String id, String where, ObjectNode body, String problem) {}
 
-    int ingest(Options o) throws IOException, InterruptedException {
-        String ns = o.require("--namespace");
-        int concurrency = o.integer("--concurrency", 8, 1, 64);
-        if (o.positional().isEmpty()) {
-            throw new IllegalArgumentException("no PATH to ingest (engram ingest --help)");
-        }
+    /**
+     * Sends every document under {@code paths} to {@code ns}, {@code concurrency} at a time, and waits for each to be
+     * in memory; {@code state} (null: {@code .engram/ingest/NS.json}) remembers what earlier runs got there.
+     */
+    int ingest(String ns, int concurrency, Path state, List<String> paths) throws IOException, InterruptedException {
         List<Item> items = new ArrayList<>();
-        for (String arg : o.positional()) {
+        for (String arg : paths) {
             collect(Path.of(arg), items);
         }
-        Path statePath = Path.of(
-                o.get("--state", Path.of(".engram", "ingest", ns + ".json").toString()));
+        Path statePath = state != null ? state : Path.of(".engram", "ingest", ns + ".json");
         Map<String, String> done = readState(statePath);
         List<Item> toSend = new ArrayList<>();
         int unchanged = 0;
@@ -251,7 +112,7 @@ final class ClientCommands {
                 Locale.ROOT,
                 "engram ingest: %d documents in %s: %d to send, %d unchanged since the last run%n",
                 items.size(),
-                String.join(" ", o.positional()),
+                String.join(" ", paths),
                 toSend.size(),
                 unchanged);
         Progress progress = new Progress(ns, toSend.size());
@@ -561,26 +422,20 @@ final class ClientCommands {
         }
     }
 
-    int query(Options o) throws IOException, InterruptedException {
-        String ns = o.require("--namespace");
-        String json = o.get("--json", "false");
-        if (!json.equals("true") && !json.equals("false")) {
-            throw new IllegalArgumentException("--json must be true or false");
-        }
-        if (o.positional().isEmpty()) {
-            throw new IllegalArgumentException("no TEXT to query (engram query --help)");
-        }
+    /** Retrieves the passages of {@code ns} that best answer {@code question}: a table, or the API's JSON. */
+    int query(String ns, String mode, int topK, boolean json, List<String> question)
+            throws IOException, InterruptedException {
         ObjectNode body = Json.mapper().createObjectNode();
-        body.put("query", String.join(" ", o.positional()));
-        body.put("mode", o.get("--mode", "hybrid"));
-        body.put("top_k", o.integer("--top-k", 5, 1, 100));
+        body.put("query", String.join(" ", question));
+        body.put("mode", mode);
+        body.put("top_k", topK);
         HttpResponse<String> r =
                 send("POST", "/v1/namespaces/" + DocumentWriter.segment(ns) + "/retrieve", body.toString());
         if (r.statusCode() != 200) {
             err.println("engram query: HTTP " + r.statusCode() + " " + message(r));
             return FAILED;
         }
-        if (json.equals("true")) {
+        if (json) {
             out.println(r.body());
             return OK;
         }
@@ -606,7 +461,8 @@ final class ClientCommands {
         return OK;
     }
 
-    int status(Options o) throws IOException, InterruptedException {
+    /** The instance's health and pipeline; with {@code ns} (or null), the namespace's documents by status. */
+    int status(String ns) throws IOException, InterruptedException {
         JsonNode health = health();
         out.printf(
                 Locale.ROOT,
@@ -632,7 +488,6 @@ final class ClientCommands {
                     p.deadLetters().isEmpty() ? "none" : p.deadLetters(),
                     p.sinks());
         }
-        String ns = o.get("--namespace", null);
         if (ns == null) {
             return health.path("serving").asBoolean() ? OK : FAILED;
         }

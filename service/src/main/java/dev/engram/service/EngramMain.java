@@ -24,9 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Command line: {@code run} serves with the environment's configuration; {@code demo} also ingests samples;
- * {@code eval} measures retrieval on a set; {@code sink} runs the mirror sink alone; {@code ingest}, {@code query} and
- * {@code status} are clients of a running instance ({@link ClientCommands}).
+ * The entry point: the command line ({@link Cli}) runs {@code run}, which serves with the environment's configuration,
+ * or {@code demo}, which also ingests samples, here; the other commands elsewhere.
  */
 public final class EngramMain {
 
@@ -36,57 +35,30 @@ public final class EngramMain {
 
     public static void main(String[] args) {
         Logs.configure();
-        String command = args.length == 0 ? "run" : args[0];
-        PrintStream out = System.out;
-        if (command.equals("eval")) {
-            try {
-                EvalCommand.run(List.of(args).subList(1, args.length), EngramConfig.local(System.getenv()), out);
-                System.exit(0);
-            } catch (IllegalArgumentException e) {
-                System.err.println("engram eval: " + e.getMessage());
-                System.exit(2);
-            } catch (Exception e) {
-                System.err.println("engram eval: failed: " + e);
-                System.exit(1);
-            }
-        }
-        if (List.of("ingest", "query", "status").contains(command)) {
-            System.exit(ClientCommands.run(
-                    command, List.of(args).subList(1, args.length), System.getenv(), out, System.err));
-        }
-        if (command.equals("sink")) {
-            try {
-                // the sink's metrics follow ENGRAM_AUTH as the service's do
-                SinkCommand.run(EngramConfig.from(System.getenv()), out);
-                System.exit(0);
-            } catch (IllegalArgumentException e) {
-                System.err.println("engram sink: " + e.getMessage());
-                System.exit(2);
-            } catch (Exception e) {
-                System.err.println("engram sink: failed: " + e);
-                System.exit(1);
-            }
-        }
-        if (!command.equals("run") && !command.equals("demo")) {
-            System.err.println("usage: EngramMain run|demo|eval|sink|ingest|query|status");
-            System.exit(2);
-        }
+        System.exit(Cli.execute(args, System.getenv(), System.out, System.err));
+    }
+
+    /**
+     * {@code run} (serve as the environment configures, keys required) or {@code demo} (this machine only, without
+     * keys, on the embedded broker, with sample documents); returns the exit code once stopped.
+     */
+    static int serve(boolean demo, PrintStream out, PrintStream err) {
+        String command = demo ? "demo" : "run";
         try {
-            // the demo serves this machine only, without keys; run serves as configured (keys required)
-            EngramConfig config =
-                    command.equals("demo") ? EngramConfig.local(System.getenv()) : EngramConfig.fromEnvironment();
-            if (command.equals("demo") && !config.kafka().embedded()) {
-                System.err.println("engram demo runs on the embedded broker; unset ENGRAM_BOOTSTRAP_SERVERS");
-                System.exit(2);
+            EngramConfig config = demo ? EngramConfig.local(System.getenv()) : EngramConfig.fromEnvironment();
+            if (demo && !config.kafka().embedded()) {
+                err.println("engram demo runs on the embedded broker; unset ENGRAM_BOOTSTRAP_SERVERS");
+                return Cli.USAGE;
             }
-            serve(config, command.equals("demo"), out);
+            serve(config, demo, out);
+            return Cli.OK;
         } catch (IllegalArgumentException e) {
-            System.err.println("engram: " + e.getMessage());
-            System.exit(2);
+            err.println("engram " + command + ": " + e.getMessage());
+            return Cli.USAGE;
         } catch (RuntimeException e) {
-            System.err.println("engram: failed to start: " + e.getMessage());
+            err.println("engram " + command + ": failed to start: " + e.getMessage());
             LOG.debug("start failure", e);
-            System.exit(1);
+            return Cli.FAILED;
         }
     }
 

@@ -48,35 +48,47 @@ final class EvalCommand {
 
     private EvalCommand() {}
 
+    /**
+     * What {@code engram eval} is asked: the sets ({@code --data}), the modes (each with its parameters; all modes
+     * when none), the results asked per question ({@code top_k}), where to write the results (or null), whether to
+     * keep per-question ranks, whether to serve the ingested set afterwards, and where to keep each set's ingest (or
+     * null).
+     */
+    record Settings(
+            List<Path> sets, List<String> modes, int topK, Path out, boolean perQuestion, boolean serve, Path keep) {
+        Settings {
+            sets = sets == null
+                    ? List.of()
+                    : sets.stream().filter(d -> !d.toString().isBlank()).toList();
+            modes = modes == null || modes.isEmpty() ? List.copyOf(Retrieval.modes()) : List.copyOf(modes);
+            modes.forEach(Retrieval.Variant::parse); // fail fast on an unknown mode or parameter
+            if (topK < 5 || topK > 100) {
+                throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
+            }
+            if (sets.isEmpty()) {
+                throw new IllegalArgumentException("--data needs at least one directory");
+            }
+            if (sets.stream().map(d -> d.getFileName().toString()).distinct().count() != sets.size()) {
+                throw new IllegalArgumentException("the --data sets must have distinct directory names");
+            }
+            if (serve && sets.size() != 1) {
+                throw new IllegalArgumentException("--serve needs exactly one --data set");
+            }
+        }
+    }
+
+    /** Runs on the command line's arguments (read as {@code engram eval} reads them). */
     static void run(List<String> args, EngramConfig base, PrintStream out) throws Exception {
-        Map<String, String> opts = options(args);
-        List<Path> sets = Arrays.stream(require(opts, "--data").split(","))
-                .map(String::strip)
-                .filter(d -> !d.isEmpty())
-                .map(Path::of)
-                .toList();
-        List<String> modes = opts.containsKey("--modes")
-                ? Arrays.stream(opts.get("--modes").split(","))
-                        .map(String::strip)
-                        .toList()
-                : List.copyOf(Retrieval.modes());
-        modes.forEach(Retrieval.Variant::parse); // fail fast on an unknown mode or parameter
-        int topK = Integer.parseInt(opts.getOrDefault("--top-k", "5"));
-        if (topK < 5 || topK > 100) {
-            throw new IllegalArgumentException("--top-k must be 5-100 (recall is reported at 2 and 5)");
-        }
-        if (sets.isEmpty()) {
-            throw new IllegalArgumentException("--data needs at least one directory");
-        }
-        if (sets.stream().map(d -> d.getFileName().toString()).distinct().count() != sets.size()) {
-            throw new IllegalArgumentException("the --data sets must have distinct directory names");
-        }
-        boolean serve = Boolean.parseBoolean(opts.getOrDefault("--serve", "false"));
-        boolean perQuestion = Boolean.parseBoolean(opts.getOrDefault("--per-question", "false"));
-        Path keep = opts.containsKey("--keep") ? Path.of(opts.get("--keep")) : null;
-        if (serve && sets.size() != 1) {
-            throw new IllegalArgumentException("--serve needs exactly one --data set");
-        }
+        run(Cli.Eval.settings(args), base, out);
+    }
+
+    static void run(Settings settings, EngramConfig base, PrintStream out) throws Exception {
+        List<Path> sets = settings.sets();
+        List<String> modes = settings.modes();
+        int topK = settings.topK();
+        boolean serve = settings.serve();
+        boolean perQuestion = settings.perQuestion();
+        Path keep = settings.keep();
         List<Map<String, Object>> results = new ArrayList<>();
         for (Path data : sets) {
             results.add(evaluateSet(data, modes, topK, serve, keep, out));
@@ -93,11 +105,11 @@ final class EvalCommand {
             all.put("summary", summary);
             written = all;
         }
-        if (opts.containsKey("--out")) {
+        if (settings.out() != null) {
             Files.write(
-                    Path.of(opts.get("--out")),
+                    settings.out(),
                     Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(written));
-            out.printf("wrote %s%n", opts.get("--out"));
+            out.printf("wrote %s%n", settings.out());
         }
     }
 
@@ -478,28 +490,6 @@ final class EvalCommand {
                     + new String(r.body(), StandardCharsets.UTF_8));
         }
         return Json.mapper().readTree(r.body());
-    }
-
-    private static Map<String, String> options(List<String> args) {
-        Map<String, String> out = new HashMap<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            if (!a.startsWith("--") || i + 1 >= args.size()) {
-                throw new IllegalArgumentException("expected --option value pairs, got '" + a + "'");
-            }
-            out.put(a, args.get(++i));
-        }
-        return out;
-    }
-
-    private static String require(Map<String, String> opts, String name) {
-        String v = opts.get(name);
-        if (v == null) {
-            throw new IllegalArgumentException(
-                    "usage: engram eval --data DIR[,DIR...] [--modes m1,m2:param=value] [--top-k 5] [--out FILE]"
-                            + " [--per-question true] [--serve true] [--keep WORKDIR]");
-        }
-        return v;
     }
 
     private static int freePort() throws IOException {

@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -20,9 +21,10 @@ class ClientCommandsTest {
     /** Runs a command against an address nothing listens at: whatever it refuses, it refuses before any request. */
     private static int run(String command, List<String> args, StringBuilder err) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        int code = ClientCommands.run(
-                command,
-                args,
+        List<String> line = new ArrayList<>(List.of(command));
+        line.addAll(args);
+        int code = Cli.execute(
+                line.toArray(String[]::new),
                 Map.of("ENGRAM_URL", "http://127.0.0.1:9"),
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                 new PrintStream(bytes, true, StandardCharsets.UTF_8));
@@ -36,11 +38,19 @@ class ClientCommandsTest {
         Path doc = Files.writeString(dir.resolve("a.txt"), "Ada Lovelace wrote Note G.");
         Path state = dir.resolve("state");
         Object[][] cases = {
-            {"ingest", List.of("--namespace", "ns", "--bogus", "x", doc.toString()), "unknown option --bogus"},
-            {"query", List.of("--namespace", "ns", "--bogus", "1", "who"), "unknown option --bogus"},
-            {"query", List.of("--namespace", "ns", "--top-k", "1", "--top-k", "2", "who"), "given twice"},
-            {"query", List.of("--namespace", "ns", "--json", "maybe", "who"), "--json must be true or false"},
-            {"status", List.of("extra", "args"), "takes no arguments"},
+            {
+                "ingest",
+                List.of("--namespace", "ns", "--bogus", "x", doc.toString()),
+                "engram ingest: Unknown option: '--bogus'"
+            },
+            {"query", List.of("--namespace", "ns", "--bogus", "1", "who"), "Unknown option: '--bogus'"},
+            {"query", List.of("--namespace", "ns", "--top-k", "1", "--top-k", "2", "who"), "only once"},
+            {"query", List.of("--namespace", "ns", "--json", "maybe", "who"), "'maybe' is not a boolean"},
+            {"query", List.of("--namespace", "ns", "--top-k", "0", "who"), "--top-k must be an integer from 1"},
+            {"ingest", List.of("--namespace", "ns", "--concurrency", "65", doc.toString()), "--concurrency"},
+            {"ingest", List.of("--namespace", "ns"), "Missing required parameter: 'PATH'"},
+            {"query", List.of("who"), "Missing required option: '--namespace=NS'"},
+            {"status", List.of("extra", "args"), "Unmatched arguments"},
             {"ingest", List.of("--namespace", "../pwned", "--state", state.toString(), doc.toString()), "--namespace"},
             {"ingest", List.of("--namespace", "../pwned", doc.toString()), "--namespace"},
             {"query", List.of("--namespace", "a/b", "who"), "--namespace"},
@@ -59,6 +69,35 @@ class ClientCommandsTest {
                 .isEqualTo(ClientCommands.UNREACHABLE);
         assertThat(state).doesNotExist();
         assertThat(Path.of(".engram", "pwned.json")).doesNotExist();
+    }
+
+    @Test
+    void everyCommandAnswersHelpWithItsOptionsAndExitCodes() {
+        for (String command : List.of("run", "demo", "eval", "sink", "ingest", "query", "status")) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int code = Cli.execute(
+                    new String[] {command, "--help"},
+                    Map.of(),
+                    new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+            assertThat(code).as(command).isZero();
+            assertThat(out.toString(StandardCharsets.UTF_8))
+                    .as(command)
+                    .startsWith("Usage: engram " + command)
+                    .contains("--help");
+        }
+        StringBuilder err = new StringBuilder();
+        assertThat(run("ingest", List.of("--help"), err)).isZero();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Cli.execute(
+                new String[] {"eval", "--help"},
+                Map.of(),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("--data=DIR", "--modes=MODE", "--per-question");
+        assertThat(run("eval", List.of("--data"), err)).isEqualTo(Cli.USAGE);
+        assertThat(err.toString()).contains("engram eval: Missing required parameter for option '--data'");
+        assertThat(run("bogus", List.of(), err)).isEqualTo(Cli.USAGE);
     }
 
     /**
@@ -97,9 +136,8 @@ class ClientCommandsTest {
             Path state = dir.resolve("state.json");
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
-            int code = ClientCommands.run(
-                    "ingest",
-                    List.of("--namespace", "ns", "--state", state.toString(), docs.toString()),
+            int code = Cli.execute(
+                    new String[] {"ingest", "--namespace", "ns", "--state", state.toString(), docs.toString()},
                     Map.of(
                             "ENGRAM_URL",
                             "http://127.0.0.1:" + server.getAddress().getPort()),

@@ -540,9 +540,11 @@ class EngramServiceIT {
     /** Runs a client command against the instance; returns its exit code, and what it printed in {@code printed}. */
     private int cli(StringBuilder printed, String command, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int code = ClientCommands.run(
-                command,
-                List.of(args),
+        String[] line = new String[args.length + 1];
+        line[0] = command;
+        System.arraycopy(args, 0, line, 1, args.length);
+        int code = Cli.execute(
+                line,
                 Map.of("ENGRAM_URL", base),
                 new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(out, true, StandardCharsets.UTF_8));
@@ -622,12 +624,11 @@ class EngramServiceIT {
                 .contains("upserted=");
 
         assertThat(cli(printed, "ingest", "--state", state, notes.toString())).isEqualTo(ClientCommands.USAGE);
-        assertThat(printed).contains("--namespace is required");
+        assertThat(printed).contains("Missing required option: '--namespace=NS'");
         assertThat(cli(printed, "query", "--help")).isZero();
-        assertThat(printed).contains("usage: engram query");
-        assertThat(ClientCommands.run(
-                        "status",
-                        List.of("--url", "http://127.0.0.1:1"),
+        assertThat(printed).contains("Usage: engram query");
+        assertThat(Cli.execute(
+                        new String[] {"status", "--url", "http://127.0.0.1:1"},
                         Map.of(),
                         new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                         new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))
