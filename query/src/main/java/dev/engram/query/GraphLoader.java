@@ -57,6 +57,27 @@ public final class GraphLoader implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
 
+    /** Where a loader reads the time: the system's clocks, or a test's. */
+    public interface Ticker {
+        /** A monotonic time in nanoseconds, as {@link System#nanoTime()}. */
+        long nanoTime();
+
+        /** The wall-clock time, as {@link Instant#now()}: what a namespace's last write time compares with. */
+        Instant now();
+
+        Ticker SYSTEM = new Ticker() {
+            @Override
+            public long nanoTime() {
+                return System.nanoTime();
+            }
+
+            @Override
+            public Instant now() {
+                return Instant.now();
+            }
+        };
+    }
+
     /**
      * A namespace's snapshot; not {@code trusted} once memory's stores were restored since it was read: it is served
      * until the next build, which every query then asks for.
@@ -91,6 +112,7 @@ public final class GraphLoader implements AutoCloseable {
     private final AtomicLong keptEpoch = new AtomicLong();
 
     private final Meters meters;
+    private final Ticker ticker;
     private final long maxStalenessNanos;
     /** How long a snapshot serves per nanosecond its build took, beside {@code maxStaleness} (0: no bound). */
     private final double agePerBuildNanos;
@@ -145,6 +167,32 @@ public final class GraphLoader implements AutoCloseable {
             String embedder,
             double buildShare,
             Meters meters) {
+        this(
+                maxStalenessMillis,
+                inlineBuildMillis,
+                indexDir,
+                search,
+                budgetBytes,
+                idle,
+                embedder,
+                buildShare,
+                meters,
+                Ticker.SYSTEM);
+    }
+
+    /** As above, reading the time from {@code ticker}. */
+    public GraphLoader(
+            long maxStalenessMillis,
+            long inlineBuildMillis,
+            Path indexDir,
+            VectorSearch search,
+            long budgetBytes,
+            Duration idle,
+            String embedder,
+            double buildShare,
+            Meters meters,
+            Ticker ticker) {
+        this.ticker = ticker;
         if (!(buildShare > 0 && buildShare <= 1)) {
             throw new IllegalArgumentException("buildShare must be in (0, 1]: " + buildShare);
         }
@@ -212,7 +260,7 @@ public final class GraphLoader implements AutoCloseable {
      * @param changedAt when the namespace last changed, by this instance's clock (null: not known, never quiet)
      */
     public MemoryGraph graph(String ns, long version, Instant changedAt, Supplier<MemoryGraph> build) {
-        long now = System.nanoTime();
+        long now = ticker.nanoTime();
         lastUsed.put(ns, now);
         evictIdle(now);
         Cached c = cache.get(ns);
@@ -250,7 +298,7 @@ public final class GraphLoader implements AutoCloseable {
         if (changedAt == null) {
             return false;
         }
-        long quietNanos = Duration.between(changedAt, Instant.now()).toNanos();
+        long quietNanos = Duration.between(changedAt, ticker.now()).toNanos();
         return quietNanos >= Math.max(maxStalenessNanos, c.buildNanos());
     }
 
@@ -263,15 +311,15 @@ public final class GraphLoader implements AutoCloseable {
                 return c.graph(); // another query built it meanwhile
             }
             long epoch = keptEpoch.get();
-            long t0 = System.nanoTime();
+            long t0 = ticker.nanoTime();
             MemoryGraph g;
             try {
                 g = build.get();
             } catch (RuntimeException e) {
-                meters.snapshotBuilt(how, false, Duration.ofNanos(System.nanoTime() - t0));
+                meters.snapshotBuilt(how, false, Duration.ofNanos(ticker.nanoTime() - t0));
                 throw e;
             }
-            long now = System.nanoTime();
+            long now = ticker.nanoTime();
             meters.snapshotBuilt(how, true, Duration.ofNanos(now - t0));
             if (closed) {
                 g.release(); // built while closing: served to this caller only, never cached
