@@ -83,26 +83,36 @@ class FailoverIT {
 
             Map<String, Double> unavailableSeconds = new LinkedHashMap<>();
             int unavailable = 0;
+            int catchingUp = 0;
             for (String ns : ownedByB) {
                 long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
                 while (true) {
                     ItSupport.Response r = ItSupport.post(a.base() + "/v1/namespaces/" + ns + "/retrieve", QUERY);
-                    if (r.status() == 200) {
-                        assertThat(r.body().path("results")).as(ns).isEqualTo(before.get(ns));
+                    if (r.status() == 200 && r.body().path("results").equals(before.get(ns))) {
                         break;
                     }
-                    assertThat(r.status()).as("while the namespace moves").isEqualTo(503);
-                    unavailable++;
+                    if (r.status() == 200) {
+                        // The killed instance answered from its stores before its last transaction committed (queries
+                        // read a store's writes at once; exactly-once commits them every commit interval). That
+                        // transaction was aborted with the kill, so the survivor reads the documents it wrote again
+                        // and catches up; it must end with the same answer.
+                        catchingUp++;
+                    } else {
+                        assertThat(r.status()).as("while the namespace moves").isEqualTo(503);
+                        unavailable++;
+                    }
                     assertThat(System.nanoTime())
-                            .as("taken over within 3 minutes")
+                            .as("taken over, with the same answer, within 3 minutes: last %s", r.body())
                             .isLessThan(deadline);
                     TimeUnit.MILLISECONDS.sleep(100);
                 }
                 unavailableSeconds.put(ns, (System.nanoTime() - killed) / 1e9);
             }
             LOG.warn(
-                    "failover with standby replicas: {} 503 answers; namespaces served again after {} s",
+                    "failover with standby replicas: {} 503 answers, {} answers still catching up; namespaces served"
+                            + " again after {} s",
                     unavailable,
+                    catchingUp,
                     unavailableSeconds);
         } finally {
             for (ServiceProcess i : List.of(a, b)) {
