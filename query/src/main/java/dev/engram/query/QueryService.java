@@ -13,7 +13,6 @@ import dev.engram.stores.Keys;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.ReviewItem;
-import dev.engram.stores.StateStores;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import dev.engram.understanding.Embedder;
@@ -33,9 +32,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Function;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
@@ -115,13 +112,17 @@ public final class QueryService {
      * {@link QueryException.Kind#UNAVAILABLE}, never an empty answer from the stores of other partitions.
      */
     public static Function<String, MemoryReader> memoryOf(KafkaStreams streams) {
-        StringSerializer keys = new StringSerializer();
+        return memoryOf(new NamespaceLocator(streams));
+    }
+
+    /** {@link #memoryOf(KafkaStreams)} through a locator. */
+    public static Function<String, MemoryReader> memoryOf(NamespaceLocator locator) {
+        KafkaStreams streams = locator.streams();
         return ns -> {
-            KeyQueryMetadata meta = streams.queryMetadataForKey(StateStores.MEMORY_NAMESPACES.name(), ns, keys);
-            if (meta == null || meta.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+            int partition = locator.partitionOf(ns);
+            if (partition < 0) {
                 throw QueryException.unavailable("the partition of namespace '" + ns + "' is not known yet");
             }
-            int partition = meta.partition();
             return new MemoryReader(name -> {
                 try {
                     return streams.store(StoreQueryParameters.fromNameAndType(

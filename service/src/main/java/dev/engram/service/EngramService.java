@@ -4,6 +4,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.GraphLoader;
 import dev.engram.query.LlmQueries;
+import dev.engram.query.NamespaceLocator;
 import dev.engram.query.QueryService;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.MemoryCommand;
@@ -62,7 +63,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.StreamsMetadata;
@@ -181,6 +181,7 @@ public final class EngramService implements AutoCloseable {
                 ingestApp);
         HostInfo self =
                 new HostInfo(config.http().advertisedHost(), config.http().advertisedPort());
+        NamespaceLocator locator = new NamespaceLocator(streams);
         this.graphs = new GraphLoader(
                 config.query().snapshotMaxStalenessMs(),
                 config.query().snapshotBackgroundMs(),
@@ -192,7 +193,7 @@ public final class EngramService implements AutoCloseable {
                 config.query().snapshotBuildShare(),
                 meters);
         streams.setGlobalStateRestoreListener(new MemoryRestores(partition -> graphs.forgetKept(ns -> {
-            int p = memoryPartitionOf(ns);
+            int p = locator.partitionOf(ns);
             return p < 0 || p == partition; // not known (a rebalance): forgotten too
         })));
         Map<String, Object> producer = config.kafka().clientConfig();
@@ -214,7 +215,7 @@ public final class EngramService implements AutoCloseable {
         this.mirrors =
                 MirrorClients.open(config, topics, meters, config.mirrors().runSink());
         Consistency consistency = new Consistency(
-                QueryService.memoryOf(streams),
+                QueryService.memoryOf(locator),
                 mirrors == null ? null : mirrors.graph,
                 mirrors == null ? null : mirrors.vectors,
                 mirrors == null ? null : mirrors.producer,
@@ -228,10 +229,10 @@ public final class EngramService implements AutoCloseable {
                                 config.kafka().clientConfig(),
                                 topics.mirror().name(),
                                 MirrorClients.group(config),
-                                this::memoryPartitionOf,
+                                locator::partitionOf,
                                 Duration.ofSeconds(5)));
         QueryService queries = new QueryService(
-                QueryService.memoryOf(streams),
+                QueryService.memoryOf(locator),
                 understander.embedder(),
                 queryEntities(),
                 graphs,
@@ -241,7 +242,7 @@ public final class EngramService implements AutoCloseable {
                 llm == null ? QueryService.Llm.none() : LlmQueries.over(llm),
                 meters,
                 Clock.systemUTC());
-        NamespaceRouter router = new NamespaceRouter(streams, self);
+        NamespaceRouter router = new NamespaceRouter(locator, self);
         agentMemory.bind(
                 queries,
                 router,
@@ -309,17 +310,6 @@ public final class EngramService implements AutoCloseable {
         streams.start();
         if (mirrors != null) {
             mirrors.start();
-        }
-    }
-
-    /** The memory step's partition that holds a namespace, or -1 while that is not known (during a rebalance). */
-    private int memoryPartitionOf(String ns) {
-        try {
-            KeyQueryMetadata m =
-                    streams.queryMetadataForKey(StateStores.MEMORY_NAMESPACES.name(), ns, new StringSerializer());
-            return m == null ? -1 : m.partition();
-        } catch (RuntimeException e) {
-            return -1;
         }
     }
 

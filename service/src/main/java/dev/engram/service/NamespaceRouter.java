@@ -1,7 +1,6 @@
 package dev.engram.service;
 
-import dev.engram.stores.StateStores;
-import org.apache.kafka.common.serialization.StringSerializer;
+import dev.engram.query.NamespaceLocator;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.state.HostInfo;
@@ -15,13 +14,15 @@ final class NamespaceRouter {
 
     record Remote(HostInfo host) implements Owner {}
 
-    private static final StringSerializer KEYS = new StringSerializer();
-
-    private final KafkaStreams streams;
+    private final NamespaceLocator locator;
     private final HostInfo self;
 
     NamespaceRouter(KafkaStreams streams, HostInfo self) {
-        this.streams = streams;
+        this(new NamespaceLocator(streams), self);
+    }
+
+    NamespaceRouter(NamespaceLocator locator, HostInfo self) {
+        this.locator = locator;
         this.self = self;
     }
 
@@ -31,12 +32,12 @@ final class NamespaceRouter {
 
     /** The owner of the namespace; 503 while the assignment is unknown (starting or rebalancing). */
     Owner ownerOf(String namespace) {
-        KafkaStreams.State state = streams.state();
+        KafkaStreams.State state = locator.streams().state();
         if (state != KafkaStreams.State.RUNNING) {
             throw ApiException.unavailable("instance is " + state + "; retry shortly");
         }
-        KeyQueryMetadata meta = streams.queryMetadataForKey(StateStores.MEMORY_NAMESPACES.name(), namespace, KEYS);
-        if (meta == null || meta.equals(KeyQueryMetadata.NOT_AVAILABLE) || meta.activeHost() == null) {
+        KeyQueryMetadata meta = locator.metadata(namespace);
+        if (meta == null || meta.activeHost() == null) {
             throw ApiException.unavailable("the owner of namespace '" + namespace + "' is not known yet");
         }
         HostInfo active = meta.activeHost();
