@@ -433,7 +433,8 @@ public final class ConstructProcessor implements Processor<String, Understanding
                     List.of(),
                     0,
                     tx.now(),
-                    null);
+                    null,
+                    List.of());
             tx.documents().put(docKey, doc);
             tx.counts(1, 0, 0, 0);
             tx.update(s -> s.statusChanged(null, DocumentStatus.READING));

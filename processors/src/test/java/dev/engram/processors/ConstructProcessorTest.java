@@ -171,7 +171,8 @@ class ConstructProcessorTest {
                 List.of(
                         new UnderstandingEvent.PassageRef("p1", "hash-p1"),
                         new UnderstandingEvent.PassageRef("p2", "hash-p2")),
-                new EventPosition("documents", 0, 7));
+                new EventPosition("documents", 0, 7),
+                List.of());
     }
 
     private static UnderstandingEvent first() {

@@ -81,7 +81,8 @@ class MemoryTransactionTest {
                                 List.of(),
                                 1,
                                 MemoryFixture.NOW,
-                                null));
+                                null,
+                                List.of()));
         write(tx, "a1");
         tx.commit();
 

@@ -19,7 +19,19 @@ class MirrorTest {
 
     private static DocumentRecord document(DocumentStatus status, Instant updatedAt) {
         return new DocumentRecord(
-                MemoryFixture.NS, "doc", 1, status, "T", "src", Map.of(), null, List.of(), 0, updatedAt, null);
+                MemoryFixture.NS,
+                "doc",
+                1,
+                status,
+                "T",
+                "src",
+                Map.of(),
+                null,
+                List.of(),
+                0,
+                updatedAt,
+                null,
+                List.of());
     }
 
     @Test

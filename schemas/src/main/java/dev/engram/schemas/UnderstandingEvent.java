@@ -72,21 +72,6 @@ public sealed interface UnderstandingEvent {
             passages = passages == null ? List.of() : List.copyOf(passages);
             notes = notes == null ? List.of() : List.copyOf(notes);
         }
-
-        /** A manifest without reading notes. */
-        public Manifest(
-                String namespace,
-                String documentId,
-                long documentVersion,
-                DocumentEvent.Op op,
-                String title,
-                String source,
-                Map<String, Object> metadata,
-                Instant eventTime,
-                List<PassageRef> passages,
-                EventPosition input) {
-            this(namespace, documentId, documentVersion, op, title, source, metadata, eventTime, passages, input, null);
-        }
     }
 
     record PassageRef(String passageId, String contentHash) {}

@@ -107,9 +107,20 @@ class SchemaConformanceTest {
                         Map.of(),
                         AT,
                         List.of(new UnderstandingEvent.PassageRef(PID, HASH)),
-                        new EventPosition("documents", 3, 41)),
+                        new EventPosition("documents", 3, 41),
+                        List.of()),
                 new UnderstandingEvent.Manifest(
-                        "ns", "doc", 3, DocumentEvent.Op.DELETE, "T", null, Map.of(), null, List.of(), null));
+                        "ns",
+                        "doc",
+                        3,
+                        DocumentEvent.Op.DELETE,
+                        "T",
+                        null,
+                        Map.of(),
+                        null,
+                        List.of(),
+                        null,
+                        List.of()));
         for (UnderstandingEvent e : events) {
             assertThat(Schemas.UNDERSTANDING.validate(tree(e))).as(e.toString()).isEmpty();
             UnderstandingEvent back = Json.fromBytes(Json.toBytes(e), UnderstandingEvent.class);

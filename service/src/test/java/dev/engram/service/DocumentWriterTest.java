@@ -223,7 +223,19 @@ class DocumentWriterTest {
                 .map(ReadProcessor.Planned::ref)
                 .toList();
         return new DocumentRecord(
-                "ns", "d", version, status, "T", null, Map.of(), null, passages, passages.size(), Instant.now(), input);
+                "ns",
+                "d",
+                version,
+                status,
+                "T",
+                null,
+                Map.of(),
+                null,
+                passages,
+                passages.size(),
+                Instant.now(),
+                input,
+                List.of());
     }
 
     @Test

@@ -32,23 +32,4 @@ public record DocumentRecord(
         metadata = metadata == null ? Map.of() : metadata;
         notes = notes == null ? List.of() : List.copyOf(notes);
     }
-
-    /** A document record without reading notes. */
-    public DocumentRecord(
-            String namespace,
-            String id,
-            long version,
-            DocumentStatus status,
-            String title,
-            String source,
-            Map<String, Object> metadata,
-            Instant eventTime,
-            List<PassageRef> passages,
-            int present,
-            Instant updatedAt,
-            EventPosition input) {
-        this(
-                namespace, id, version, status, title, source, metadata, eventTime, passages, present, updatedAt, input,
-                null);
-    }
 }

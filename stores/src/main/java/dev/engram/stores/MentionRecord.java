@@ -33,20 +33,4 @@ public record MentionRecord(
         aliasForms = aliasForms == null ? List.of() : List.copyOf(aliasForms);
         spans = spans == null ? List.of() : List.copyOf(spans);
     }
-
-    /** The mention of a passage that is no conversation's turn. */
-    public MentionRecord(
-            int mentions,
-            String form,
-            EntityType type,
-            String description,
-            List<String> aliases,
-            List<Span> spans,
-            String documentId,
-            String extractor,
-            String operation,
-            Instant at,
-            List<String> aliasForms) {
-        this(mentions, form, type, description, aliases, spans, documentId, extractor, operation, at, aliasForms, null);
-    }
 }
