@@ -302,7 +302,7 @@ public final class EngramService implements AutoCloseable {
                             config.http().maxInFlight(),
                             config.http().maxInFlightPerNamespace(),
                             meters);
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
             http.close(); // the API's port is not left open by a service that did not start
             throw e;
         }

@@ -2,22 +2,25 @@ package dev.engram.service;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.re2j.Matcher;
 import com.google.re2j.Pattern;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
-import dev.engram.schemas.Utf8;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.HandlerType;
+import io.javalin.http.HttpResponseException;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServlet;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,26 +31,41 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import org.apache.kafka.streams.state.HostInfo;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.ConnectionLimit;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.URIUtil;
+import org.eclipse.jetty.util.UrlEncoded;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP server of one instance: matches a request against the {@link Routes route table}, answers namespace
- * routes locally when this instance owns the namespace and forwards them to the owner otherwise (so any instance
- * answers any namespace), and turns every failure into a JSON error in one place ({@link ApiException#of}).
+ * The HTTP server of one instance, on Javalin (Jetty 12): each {@link Routes route} is a Javalin endpoint whose
+ * requests pass the same checks in one place — host and origin, key and role, body size and the instance's body
+ * budget, request slots — and are answered locally when this instance owns the namespace or forwarded to the owner
+ * otherwise (so any instance answers any namespace). Every failure, Jetty's own refusals of malformed requests
+ * included, is a JSON error ({@link ApiException#of}).
  */
 final class HttpApi implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
     static final String FORWARDED_HEADER = "X-Engram-Forwarded";
     static final int MAX_BODY_BYTES = 64 * 1024;
-    private static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
-    /** The longest a request may take, answering included: an LLM answer with retries fits, a stuck client not. */
+    /** A connection that sends or reads nothing for this long is closed: a stalled client holds no connection. */
+    private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
+    /** The longest a forwarded request may take, answering included: an LLM answer with retries fits. */
     private static final Duration RESPONSE_TIMEOUT = Duration.ofMinutes(10);
     /**
-     * Open connections at most: the JDK server closes the ones past it as they come (health checks included), which
-     * bounds the threads and file descriptors clients can hold; a proxy in front limits them per client.
+     * Open connections at most: past it the server stops accepting until one closes, which bounds the threads and file
+     * descriptors clients can hold; a proxy in front limits them per client.
      */
     private static final int MAX_CONNECTIONS = 1024;
     /**
@@ -63,11 +81,26 @@ final class HttpApi implements AutoCloseable {
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     /**
-     * A request as a handler sees it: path parameters decoded, the body read (bounded), the key's holder and the key as
-     * presented (both null when authentication is disabled or no key was sent).
+     * Percent-encoded {@code /} and {@code %} may be part of a path segment (a document id {@code notes/a.md} is sent
+     * as {@code notes%2Fa.md}): each segment is one parameter, decoded on its own. Every other ambiguity, and bytes
+     * that are not UTF-8, stay refused by Jetty.
+     */
+    private static final UriCompliance URI_COMPLIANCE = UriCompliance.DEFAULT.with(
+            "engram",
+            UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+            UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING);
+
+    /**
+     * A request as a handler sees it: path parameters and query parameters decoded, the body read (bounded), the key's
+     * holder and the key as presented (both null when authentication is disabled or no key was sent).
      */
     record Request(
-            String method, URI uri, Map<String, String> path, byte[] body, ApiKeys.Key caller, String presentedKey) {
+            String method,
+            Map<String, String> path,
+            Map<String, List<String>> parameters,
+            byte[] body,
+            ApiKeys.Key caller,
+            String presentedKey) {
 
         String namespace() {
             return path.get("ns");
@@ -78,22 +111,11 @@ final class HttpApi implements AutoCloseable {
          * the API has one value: which of two would count is not for the server to guess).
          */
         String query(String name) {
-            String raw = uri.getRawQuery();
-            if (raw == null) {
-                return null;
+            List<String> values = parameters.getOrDefault(name, List.of());
+            if (values.size() > 1) {
+                throw ApiException.badRequest("parameter '" + abbreviate(name) + "' is given more than once");
             }
-            String found = null;
-            for (String pair : raw.split("&")) {
-                int eq = pair.indexOf('=');
-                String k = decodeQuery(eq < 0 ? pair : pair.substring(0, eq));
-                if (k.equals(name)) {
-                    if (found != null) {
-                        throw ApiException.badRequest("parameter '" + abbreviate(name) + "' is given more than once");
-                    }
-                    found = eq < 0 ? "" : decodeQuery(pair.substring(eq + 1));
-                }
-            }
-            return found;
+            return values.isEmpty() ? null : values.get(0);
         }
     }
 
@@ -144,26 +166,20 @@ final class HttpApi implements AutoCloseable {
                 Handler handler) {
             this(method, template, role, namespaced, precheck, handler, MAX_BODY_BYTES, role != null);
         }
-
-        Pattern pattern() {
-            StringBuilder regex = new StringBuilder("^");
-            Matcher m = Pattern.compile("\\{(\\w+)}|[^{]+").matcher(template);
-            while (m.find()) {
-                regex.append(m.group(1) != null ? "(?P<" + m.group(1) + ">[^/]+)" : Pattern.quote(m.group()));
-            }
-            return Pattern.compile(regex.append('$').toString());
-        }
     }
 
-    private record Compiled(Route route, Pattern pattern, List<String> names) {}
+    /**
+     * A servlet served beside the routes (the MCP transport) under {@code path}, behind the same checks: {@code guard}
+     * is the route whose role, body limit and slot its requests take; its handler is not called.
+     */
+    record Mount(Route guard, HttpServlet servlet) {}
 
-    private final HttpServer server;
+    private final Javalin app;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final HttpClient client = HttpClient.newBuilder()
             .connectTimeout(Duration.ofSeconds(2))
             .executor(executor)
             .build();
-    private final List<Compiled> routes = new ArrayList<>();
     private final NamespaceRouter router;
     private final ApiKeys keys;
     private final Origins origins;
@@ -185,169 +201,225 @@ final class HttpApi implements AutoCloseable {
             Origins origins,
             int maxInFlight,
             int maxInFlightPerNamespace,
-            Meters meters)
-            throws IOException {
-        for (Route r : table) {
-            List<String> names = new ArrayList<>();
-            Matcher m = Pattern.compile("\\{(\\w+)}").matcher(r.template());
-            while (m.find()) {
-                names.add(m.group(1));
-            }
-            routes.add(new Compiled(r, r.pattern(), names));
-        }
+            Meters meters) {
+        this(bind, table, List.of(), router, keys, origins, maxInFlight, maxInFlightPerNamespace, meters);
+    }
+
+    HttpApi(
+            InetSocketAddress bind,
+            List<Route> table,
+            List<Mount> mounts,
+            NamespaceRouter router,
+            ApiKeys keys,
+            Origins origins,
+            int maxInFlight,
+            int maxInFlightPerNamespace,
+            Meters meters) {
         this.router = router;
         this.keys = keys;
         this.origins = origins;
         this.inFlight = new RequestSlots(maxInFlight, maxInFlightPerNamespace);
         this.meters = meters;
-        // Replies go out as headers then body: without TCP_NODELAY, Nagle's algorithm holds the body back until the
-        // client's delayed ACK (tens of milliseconds on every request). The JDK server reads this once, at first use.
-        System.setProperty("sun.net.httpserver.nodelay", "true");
-        // A client that sends its request or reads the reply too slowly is cut off instead of holding a connection.
-        System.setProperty("sun.net.httpserver.maxReqTime", Long.toString(REQUEST_READ_TIMEOUT.toSeconds()));
-        System.setProperty("sun.net.httpserver.maxRspTime", Long.toString(RESPONSE_TIMEOUT.toSeconds()));
-        System.setProperty("jdk.httpserver.maxConnections", Integer.toString(MAX_CONNECTIONS));
-        this.server = HttpServer.create(bind, 128);
-        server.setExecutor(executor);
-        server.createContext("/", this::handle);
-        server.start();
+        this.app = Javalin.create(config -> {
+            config.startup.showJavalinBanner = false;
+            config.startup.showOldJavalinVersionWarning = false;
+            config.jetty.host = bind.getHostString();
+            config.jetty.port = bind.getPort();
+            config.concurrency.useVirtualThreads = true;
+            config.http.prefer405over404 = true;
+            config.router.ignoreTrailingSlashes = false;
+            config.jetty.modifyHttpConfiguration(http -> {
+                http.setSendServerVersion(false);
+                http.setSendXPoweredBy(false);
+                http.setUriCompliance(URI_COMPLIANCE);
+            });
+            config.jetty.modifyServer(server -> {
+                server.addBean(new ConnectionLimit(MAX_CONNECTIONS, server));
+                server.setErrorHandler(new JsonErrors());
+            });
+            config.jetty.modifyServletContextHandler(context -> {
+                context.setErrorHandler(new JsonErrors());
+                for (Mount m : mounts) {
+                    context.addServlet(new ServletHolder(m.servlet()), m.guard().template());
+                }
+            });
+            for (Route route : table) {
+                config.routes.addHttpHandler(
+                        HandlerType.findOrCreate(route.method()), route.template(), ctx -> dispatch(ctx, route, null));
+                if (route.method().equals("GET")) {
+                    // HEAD is GET without the body (health checks of load balancers send it)
+                    config.routes.addHttpHandler(HandlerType.HEAD, route.template(), ctx -> dispatch(ctx, route, null));
+                }
+            }
+            for (Mount m : mounts) {
+                config.routes.addHttpHandler(
+                        HandlerType.findOrCreate(m.guard().method()),
+                        m.guard().template(),
+                        ctx -> dispatch(ctx, m.guard(), m.servlet()));
+            }
+            // what matches no route, or no method of its path: the same JSON errors as everything else
+            config.routes.exception(HttpResponseException.class, (e, ctx) -> {
+                if (e.getStatus() == 405) {
+                    List<String> methods = new ArrayList<>();
+                    for (String m :
+                            e.getDetails().getOrDefault("availableMethods", "").split(",")) {
+                        if (!m.isBlank()) {
+                            methods.add(m.strip());
+                        }
+                    }
+                    String allowed = String.join(", ", methods);
+                    ctx.header("Allow", allowed);
+                    sendError(ctx, ApiException.methodNotAllowed(allowed));
+                } else if (e.getStatus() == 404) {
+                    sendError(
+                            ctx,
+                            ApiException.notFound(
+                                    "no route for " + abbreviate(ctx.req().getRequestURI())));
+                } else {
+                    sendError(ctx, new ApiException(e.getStatus(), "bad_request", e.getMessage()));
+                }
+                meters.httpRequest("unknown", methodTag(ctx.req().getMethod()), e.getStatus(), Duration.ZERO);
+            });
+        });
+        app.start();
+        for (var c : app.jettyServer().server().getConnectors()) {
+            if (c instanceof ServerConnector connector) {
+                connector.setIdleTimeout(IDLE_TIMEOUT.toMillis());
+            }
+        }
     }
 
     int port() {
-        return server.getAddress().getPort();
+        return app.port();
     }
 
-    private void handle(HttpExchange exchange) throws IOException {
+    /** Serves one request of {@code route}: through {@code servlet} when given (a mount), else the route's handler. */
+    private void dispatch(Context ctx, Route route, HttpServlet servlet) {
         long t0 = System.nanoTime();
-        String routeName = "unknown";
-        String method = exchange.getRequestMethod();
+        String method = ctx.req().getMethod();
         int status;
         int[] held = {0}; // bytes of the body budget this request holds
-        try (exchange) {
-            try {
-                // one Host, and one in every HTTP/1.1 request (RFC 9112, 3.2): a second one could name another host
-                // than the one the checks below read
-                List<String> hosts = exchange.getRequestHeaders().get("Host");
-                if (hosts != null && hosts.size() > 1) {
-                    throw ApiException.badRequest("a request has one Host header, not " + hosts.size());
-                }
-                if (hosts == null && "HTTP/1.1".equals(exchange.getProtocol())) {
-                    throw ApiException.badRequest("an HTTP/1.1 request needs a Host header");
-                }
-                String path = exchange.getRequestURI().getRawPath();
-                List<Compiled> matching = new ArrayList<>();
-                Map<String, String> params = new LinkedHashMap<>();
-                for (Compiled c : routes) {
-                    Matcher m = c.pattern().matcher(path);
-                    if (m.matches()) {
-                        if (matching.isEmpty()) {
-                            for (String name : c.names()) {
-                                params.put(name, decode(m.group(name)));
-                            }
-                        }
-                        matching.add(c);
-                    }
-                }
-                if (matching.isEmpty()) {
-                    throw ApiException.notFound("no route for " + path);
-                }
-                routeName = matching.get(0).route().template();
-                Route route = matching.stream()
-                        .map(Compiled::route)
-                        // HEAD is GET without the body (health checks of load balancers send it)
-                        .filter(r -> r.method().equals(method.equals("HEAD") ? "GET" : method))
-                        .findFirst()
-                        .orElseThrow(() -> {
-                            List<String> methods = new ArrayList<>(matching.stream()
-                                    .map(c -> c.route().method())
-                                    .distinct()
-                                    .toList());
-                            if (methods.contains("GET")) {
-                                methods.add("HEAD");
-                            }
-                            String allowed = String.join(", ", methods);
-                            exchange.getResponseHeaders().set("Allow", allowed);
-                            return ApiException.methodNotAllowed(allowed);
-                        });
-                String host = exchange.getRequestHeaders().getFirst("Host");
-                if (keys == null && route.role() != null && !origins.allowsHost(host)) {
+        try {
+            Map<String, String> params =
+                    pathParameters(route.template(), ctx.req().getRequestURI());
+            String host = ctx.header("Host");
+            if (keys == null && route.role() != null && !origins.allowsHost(host)) {
+                throw new ApiException(
+                        403,
+                        "forbidden_host",
+                        "this instance has no API keys and answers only to its own names, not to '"
+                                + abbreviate(String.valueOf(host))
+                                + "': add that name to ENGRAM_HTTP_ALLOWED_HOSTS, or require API keys");
+            }
+            if (changes(route)) {
+                String origin = ctx.header("Origin");
+                if (!origins.allows(origin, host, ctx.header("X-Forwarded-Host"), keys != null)) {
                     throw new ApiException(
                             403,
-                            "forbidden_host",
-                            "this instance has no API keys and answers only to its own names, not to '"
-                                    + abbreviate(host)
-                                    + "': add that name to ENGRAM_HTTP_ALLOWED_HOSTS, or require API keys");
+                            "forbidden_origin",
+                            "requests from pages of origin '" + origin + "' are not accepted (see"
+                                    + " ENGRAM_HTTP_ALLOWED_ORIGINS)");
                 }
-                if (changes(route)) {
-                    String origin = exchange.getRequestHeaders().getFirst("Origin");
-                    if (!origins.allows(
-                            origin,
-                            exchange.getRequestHeaders().getFirst("Host"),
-                            exchange.getRequestHeaders().getFirst("X-Forwarded-Host"),
-                            keys != null)) {
-                        throw new ApiException(
-                                403,
-                                "forbidden_origin",
-                                "requests from pages of origin '" + origin + "' are not accepted (see"
-                                        + " ENGRAM_HTTP_ALLOWED_ORIGINS)");
-                    }
-                }
-                ApiKeys.Key caller = authorize(exchange, route, params.get("ns"));
-                Request request = new Request(
-                        method,
-                        exchange.getRequestURI(),
-                        params,
-                        readBody(exchange, route.maxBodyBytes(), held),
-                        caller,
-                        presentedKey(exchange));
-                String tenant = params.get("ns");
-                RequestSlots.Refusal refusal =
-                        route.takesSlot() ? inFlight.tryAcquire(tenant) : RequestSlots.Refusal.NONE;
-                if (refusal == RequestSlots.Refusal.INSTANCE) {
-                    throw new ApiException(
-                            429, "too_many_requests", "this instance is serving as many requests as it may", 1);
-                }
-                if (refusal == RequestSlots.Refusal.NAMESPACE) {
-                    throw new ApiException(
-                            429,
-                            "too_many_requests",
-                            "this instance is serving as many requests of namespace '" + abbreviate(tenant)
-                                    + "' as one namespace may (" + inFlight.perNamespace()
-                                    + "); other namespaces keep theirs",
-                            1);
-                }
-                try {
-                    status = serve(exchange, route, request);
-                } finally {
-                    if (route.takesSlot()) {
-                        inFlight.release(tenant);
-                    }
-                }
-            } catch (RuntimeException e) {
-                ApiException error = ApiException.of(e);
-                if (error.status() == 500) {
-                    LOG.warn("request {} {} failed", method, exchange.getRequestURI(), e);
-                }
-                status = error.status();
-                sendError(exchange, error);
-            } finally {
-                bodyBytes.release(held[0]);
             }
-            meters.httpRequest(routeName, methodTag(method), status, Duration.ofNanos(System.nanoTime() - t0));
+            String presented = presentedKey(ctx);
+            ApiKeys.Key caller = authorize(ctx, route, params.get("ns"), presented);
+            Request request = new Request(
+                    method,
+                    params,
+                    parameters(ctx.req().getQueryString()),
+                    readBody(ctx, route.maxBodyBytes(), held),
+                    caller,
+                    presented);
+            String tenant = params.get("ns");
+            RequestSlots.Refusal refusal = route.takesSlot() ? inFlight.tryAcquire(tenant) : RequestSlots.Refusal.NONE;
+            if (refusal == RequestSlots.Refusal.INSTANCE) {
+                throw new ApiException(
+                        429, "too_many_requests", "this instance is serving as many requests as it may", 1);
+            }
+            if (refusal == RequestSlots.Refusal.NAMESPACE) {
+                throw new ApiException(
+                        429,
+                        "too_many_requests",
+                        "this instance is serving as many requests of namespace '" + abbreviate(tenant)
+                                + "' as one namespace may (" + inFlight.perNamespace()
+                                + "); other namespaces keep theirs",
+                        1);
+            }
+            try {
+                status = servlet != null ? mount(ctx, servlet, request) : serve(ctx, route, request);
+            } finally {
+                if (route.takesSlot()) {
+                    inFlight.release(tenant);
+                }
+            }
+        } catch (RuntimeException e) {
+            ApiException error = ApiException.of(e);
+            if (error.status() == 500) {
+                LOG.warn("request {} {} failed", method, ctx.req().getRequestURI(), e);
+            }
+            status = error.status();
+            sendError(ctx, error);
+        } finally {
+            bodyBytes.release(held[0]);
         }
+        meters.httpRequest(route.template(), methodTag(method), status, Duration.ofNanos(System.nanoTime() - t0));
+    }
+
+    /**
+     * The values of a template's {@code {name}} segments in a request's path, each percent-decoded on its own ({@code
+     * %2F} is part of a value, {@code +} is a plus). Jetty has already refused paths whose escapes are not UTF-8.
+     */
+    static Map<String, String> pathParameters(String template, String rawPath) {
+        String[] names = template.split("/", -1);
+        String[] values = rawPath.split("/", -1);
+        Map<String, String> params = new LinkedHashMap<>();
+        for (int i = 0; i < names.length && i < values.length; i++) {
+            if (names[i].startsWith("{") && names[i].endsWith("}")) {
+                params.put(names[i].substring(1, names[i].length() - 1), decode(values[i]));
+            }
+        }
+        return params;
+    }
+
+    /** A path segment, percent-decoded: {@code +} is a plus; an escape that is not two hex digits is a 400. */
+    static String decode(String segment) {
+        try {
+            return URIUtil.decodePath(segment);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("bad percent-encoding in '" + abbreviate(segment) + "'");
+        }
+    }
+
+    /**
+     * The query's parameters, decoded as forms are ({@code +} a space, {@code %2B} a plus), strictly: escapes that are
+     * not two hex digits or bytes that are not UTF-8 are a 400, never replaced.
+     */
+    static Map<String, List<String>> parameters(String rawQuery) {
+        Map<String, List<String>> params = new LinkedHashMap<>();
+        if (rawQuery == null || rawQuery.isEmpty()) {
+            return params;
+        }
+        try {
+            UrlEncoded.decodeUtf8To(
+                    rawQuery, 0, rawQuery.length(), (k, v) -> params.computeIfAbsent(k, x -> new ArrayList<>())
+                            .add(v));
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("the query is not percent-encoded UTF-8: '" + abbreviate(rawQuery) + "'");
+        }
+        return params;
     }
 
     /**
      * The key of a request that may use this route: 401 without a valid key, 403 when its role or namespaces do not
      * reach. Every hop checks, so a forwarded request is no way around it.
      */
-    private ApiKeys.Key authorize(HttpExchange exchange, Route route, String namespace) {
+    private ApiKeys.Key authorize(Context ctx, Route route, String namespace, String presented) {
         if (keys == null || route.role() == null) {
             return null;
         }
-        ApiKeys.Key key = keys.authenticate(presentedKey(exchange)).orElse(null);
+        ApiKeys.Key key = keys.authenticate(presented).orElse(null);
         if (key == null) {
-            exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+            ctx.header("WWW-Authenticate", "Bearer");
             throw new ApiException(401, "unauthorized", "an API key is required (Authorization: Bearer <key>)");
         }
         if (!key.role().includes(route.role())) {
@@ -361,12 +433,12 @@ final class HttpApi implements AutoCloseable {
     }
 
     /** {@code Authorization: Bearer <key>} or {@code X-API-Key: <key>}. */
-    static String presentedKey(HttpExchange exchange) {
-        String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+    static String presentedKey(Context ctx) {
+        String authorization = ctx.header("Authorization");
         if (authorization != null && authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
             return authorization.substring(7).strip();
         }
-        return exchange.getRequestHeaders().getFirst("X-API-Key");
+        return ctx.header("X-API-Key");
     }
 
     /** Whether a route changes memory or calls tools: one a write or admin key is needed for, and MCP. */
@@ -382,7 +454,7 @@ final class HttpApi implements AutoCloseable {
         return STANDARD_METHODS.contains(method) ? method : "OTHER";
     }
 
-    private int serve(HttpExchange exchange, Route route, Request request) throws IOException {
+    private int serve(Context ctx, Route route, Request request) {
         if (route.namespaced()) {
             String ns = request.namespace();
             if (!NAMESPACE.matcher(ns).matches()) {
@@ -392,10 +464,10 @@ final class HttpApi implements AutoCloseable {
                 route.precheck().handle(request);
             }
             if (router.ownerOf(ns) instanceof NamespaceRouter.Remote remote) {
-                if (exchange.getRequestHeaders().containsKey(FORWARDED_HEADER)) {
+                if (ctx.header(FORWARDED_HEADER) != null) {
                     throw ApiException.unavailable("namespace '" + ns + "' moved while the request was forwarded");
                 }
-                return forward(exchange, remote.host(), request);
+                return forward(ctx, remote.host(), request);
             }
         }
         Reply reply = route.handler().handle(request);
@@ -404,18 +476,31 @@ final class HttpApi implements AutoCloseable {
             if (route.namespaced()) {
                 body.put("served_by", router.self().host() + ":" + router.self().port());
             }
-            return sendJson(exchange, reply.status(), body);
+            return sendJson(ctx, reply.status(), body);
         }
-        send(exchange, reply.status(), reply.contentType(), text.getBytes(StandardCharsets.UTF_8));
+        send(ctx, reply.status(), reply.contentType(), text.getBytes(StandardCharsets.UTF_8));
         return reply.status();
     }
 
-    private int forward(HttpExchange exchange, HostInfo host, Request request) throws IOException {
-        URI uri = request.uri();
-        String key = presentedKey(exchange);
-        URI target = URI.create("http://" + host.host() + ":" + host.port() + wire(uri.getRawPath())
-                + (uri.getRawQuery() == null ? "" : "?" + wire(uri.getRawQuery())));
-        HttpRequest forwarded = HttpRequest.newBuilder(target)
+    /** Hands a request whose checks passed to a mounted servlet, with the body already read. */
+    private static int mount(Context ctx, HttpServlet servlet, Request request) {
+        try {
+            servlet.service(new ReadRequest(ctx.req(), request.body()), ctx.res());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (ServletException e) {
+            throw new IllegalStateException(e);
+        }
+        ctx.skipRemainingHandlers();
+        return ctx.res().getStatus();
+    }
+
+    private int forward(Context ctx, HostInfo host, Request request) {
+        String rawPath = ctx.req().getRequestURI();
+        String rawQuery = ctx.req().getQueryString();
+        URI target = URI.create(
+                "http://" + host.host() + ":" + host.port() + rawPath + (rawQuery == null ? "" : "?" + rawQuery));
+        HttpRequest.Builder forwarded = HttpRequest.newBuilder(target)
                 .timeout(RESPONSE_TIMEOUT)
                 .header(
                         FORWARDED_HEADER,
@@ -425,28 +510,24 @@ final class HttpApi implements AutoCloseable {
                         request.method(),
                         request.body().length == 0
                                 ? HttpRequest.BodyPublishers.noBody()
-                                : HttpRequest.BodyPublishers.ofByteArray(request.body()))
-                .build();
-        if (key != null) {
+                                : HttpRequest.BodyPublishers.ofByteArray(request.body()));
+        if (request.presentedKey() != null) {
             // the owner checks the key again: forwarding grants nothing
-            forwarded = HttpRequest.newBuilder(forwarded, (name, value) -> true)
-                    .header("Authorization", "Bearer " + key)
-                    .build();
+            forwarded.header("Authorization", "Bearer " + request.presentedKey());
         }
         HttpResponse<byte[]> response;
         try {
-            response = client.send(forwarded, HttpResponse.BodyHandlers.ofByteArray());
+            response = client.send(forwarded.build(), HttpResponse.BodyHandlers.ofByteArray());
         } catch (IOException e) {
-            LOG.warn("forwarding {} to {}:{} failed: {}", uri.getRawPath(), host.host(), host.port(), e.toString());
+            LOG.warn("forwarding {} to {}:{} failed: {}", rawPath, host.host(), host.port(), e.toString());
             throw ApiException.unavailable("the instance that owns the namespace is unreachable; retry shortly");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ApiException.unavailable("interrupted while forwarding");
         }
-        response.headers().firstValue("Retry-After").ifPresent(v -> exchange.getResponseHeaders()
-                .set("Retry-After", v));
+        response.headers().firstValue("Retry-After").ifPresent(v -> ctx.header("Retry-After", v));
         send(
-                exchange,
+                ctx,
                 response.statusCode(),
                 response.headers().firstValue("Content-Type").orElse("application/json"),
                 response.body());
@@ -458,8 +539,8 @@ final class HttpApi implements AutoCloseable {
      * arrive ({@code held} counts them; the caller gives them back once the request is answered): a 429 when the bodies
      * being read and served already hold the whole budget.
      */
-    private byte[] readBody(HttpExchange exchange, int maxBytes, int[] held) throws IOException {
-        try (InputStream in = exchange.getRequestBody()) {
+    private byte[] readBody(Context ctx, int maxBytes, int[] held) {
+        try (InputStream in = ctx.req().getInputStream()) {
             ByteArrayOutputStream body = new ByteArrayOutputStream();
             byte[] chunk = new byte[8192];
             for (int n; (n = in.read(chunk)) > 0; ) {
@@ -479,93 +560,33 @@ final class HttpApi implements AutoCloseable {
                 body.write(chunk, 0, n);
             }
             return body.toByteArray();
-        }
-    }
-
-    /**
-     * A raw path or query as sent on, with the bytes a client sent unescaped (read as ISO-8859-1 characters, see {@link
-     * #percentDecode}) escaped, so that the next instance reads the same bytes.
-     */
-    static String wire(String raw) {
-        StringBuilder out = new StringBuilder(raw.length());
-        for (int i = 0; i < raw.length(); i++) {
-            char c = raw.charAt(i);
-            if (c >= 0x80 && c <= 0xff) {
-                out.append('%')
-                        .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
-            } else {
-                out.append(c);
+        } catch (IOException e) {
+            if (e.getCause() instanceof TimeoutException) {
+                throw new ApiException(
+                        408,
+                        "request_timeout",
+                        "the request body stopped arriving for " + IDLE_TIMEOUT.toSeconds() + " s");
             }
+            throw ApiException.badRequest("the request body could not be read: " + e.getMessage());
         }
-        return out.toString();
     }
 
-    /**
-     * A query parameter's name or value, form-encoded: {@code +} is a space (as browsers' {@code URLSearchParams},
-     * curl's {@code --data-urlencode} and most HTTP clients send it), {@code %2B} a plus.
-     */
-    static String decodeQuery(String s) {
-        return percentDecode(s, true);
-    }
-
-    /** A path segment: {@code +} is a plus. */
-    static String decode(String s) {
-        return percentDecode(s, false);
-    }
-
-    /**
-     * Percent-decodes {@code s} as UTF-8, strictly: an escape that is not two hex digits, or bytes that are not UTF-8
-     * (overlong forms, surrogates, stray continuation bytes) are a 400, never replaced by U+FFFD, so that two
-     * different requests can never name the same id.
-     */
-    private static String percentDecode(String s, boolean plusIsSpace) {
-        if (s.indexOf('%') < 0 && s.chars().allMatch(c -> c < 0x80)) {
-            return plusIsSpace ? s.replace('+', ' ') : s;
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(s.length());
-        for (int i = 0; i < s.length(); ) {
-            char c = s.charAt(i);
-            if (c == '%') {
-                int hi = i + 2 < s.length() ? Character.digit(s.charAt(i + 1), 16) : -1;
-                int lo = hi >= 0 ? Character.digit(s.charAt(i + 2), 16) : -1;
-                if (lo < 0) {
-                    throw ApiException.badRequest("bad percent-encoding in '" + abbreviate(s) + "'");
-                }
-                bytes.write(hi << 4 | lo);
-                i += 3;
-                continue;
-            }
-            if (c >= 0x80 && c <= 0xff) {
-                // a byte sent as it is, not percent-encoded: the server reads a request line byte by byte (ISO-8859-1),
-                // so these are the bytes the client sent, UTF-8 or not, and are decoded as the escaped ones are
-                bytes.write(c);
-                i++;
-                continue;
-            }
-            int cp = s.codePointAt(i);
-            byte[] raw = (plusIsSpace && cp == '+' ? " " : new String(Character.toChars(cp)))
-                    .getBytes(StandardCharsets.UTF_8);
-            bytes.write(raw, 0, raw.length);
-            i += Character.charCount(cp);
-        }
-        return Utf8.decode(bytes.toByteArray())
-                .orElseThrow(() ->
-                        ApiException.badRequest("percent-encoded bytes that are not UTF-8 in '" + abbreviate(s) + "'"));
-    }
-
-    private static String abbreviate(String s) {
+    static String abbreviate(String s) {
         return s.length() <= 200 ? s : s.substring(0, 197) + "...";
     }
 
-    private static void sendError(HttpExchange exchange, ApiException e) throws IOException {
+    private static void sendError(Context ctx, ApiException e) {
         if (e.retryAfterSeconds() != null) {
-            exchange.getResponseHeaders().set("Retry-After", Integer.toString(e.retryAfterSeconds()));
+            ctx.header("Retry-After", Integer.toString(e.retryAfterSeconds()));
         }
+        sendJson(ctx, e.status(), errorBody(e.code(), e.getMessage()));
+    }
+
+    private static Map<String, Object> errorBody(String code, String message) {
         Map<String, Object> error = new LinkedHashMap<>();
-        error.put("code", e.code());
-        error.put("message", e.getMessage());
-        sendJson(exchange, e.status(), Map.of("error", error));
+        error.put("code", code);
+        error.put("message", message);
+        return Map.of("error", error);
     }
 
     /**
@@ -573,47 +594,60 @@ final class HttpApi implements AutoCloseable {
      * many times its size, and an MCP client would pay for the spaces in its model's context); returns the status sent
      * (500 when the body cannot be written).
      */
-    private static int sendJson(HttpExchange exchange, int status, Object body) throws IOException {
+    private static int sendJson(Context ctx, int status, Object body) {
         byte[] bytes;
         try {
             bytes = Json.mapper().writeValueAsBytes(body);
         } catch (JsonProcessingException e) {
             // never a connection closed without an answer: what cannot be written is a 500 that says so
             LOG.warn(
-                    "the response to {} {} cannot be written as JSON",
-                    exchange.getRequestMethod(),
-                    exchange.getRequestURI(),
-                    e);
+                    "the response to {} {} cannot be written as JSON", ctx.req().getMethod(), ctx.path(), e);
             status = 500;
-            bytes = Json.toBytes(Map.of(
-                    "error",
-                    Map.of("code", "internal", "message", "internal error: the response cannot be written as JSON")));
+            bytes = Json.toBytes(errorBody("internal", "internal error: the response cannot be written as JSON"));
         }
-        send(exchange, status, "application/json", bytes);
+        send(ctx, status, "application/json", bytes);
         return status;
     }
 
-    private static void send(HttpExchange exchange, int status, String contentType, byte[] bytes) throws IOException {
-        exchange.getResponseHeaders().set("Content-Type", contentType);
-        // no answer is read as another type, and none is shown in another site's frame (the explorer's buttons)
-        exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
-        exchange.getResponseHeaders().set("X-Frame-Options", "DENY");
-        exchange.getResponseHeaders().set("Content-Security-Policy", "frame-ancestors 'none'");
-        if (exchange.getRequestMethod().equals("HEAD")) {
-            exchange.sendResponseHeaders(status, -1);
-            return;
-        }
-        exchange.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
-        if (bytes.length > 0) {
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(bytes);
-            }
+    private static void send(Context ctx, int status, String contentType, byte[] bytes) {
+        ctx.status(status);
+        ctx.contentType(contentType);
+        securityHeaders(ctx.res()::setHeader);
+        ctx.result(bytes);
+    }
+
+    /** No answer is read as another type, and none is shown in another site's frame (the explorer's buttons). */
+    private static void securityHeaders(BiConsumer<String, String> set) {
+        set.accept("X-Content-Type-Options", "nosniff");
+        set.accept("X-Frame-Options", "DENY");
+        set.accept("Content-Security-Policy", "frame-ancestors 'none'");
+    }
+
+    /**
+     * Jetty's own refusals (a malformed request line, a second {@code Host}, none in HTTP/1.1, an ambiguous or non-UTF-8
+     * path) in the API's JSON error shape.
+     */
+    private static final class JsonErrors extends ErrorHandler {
+        @Override
+        protected void generateResponse(
+                org.eclipse.jetty.server.Request request,
+                Response response,
+                int code,
+                String message,
+                Throwable cause,
+                Callback callback) {
+            String reason = message != null ? message : cause != null ? cause.getMessage() : null;
+            String name = code == 404 ? "not_found" : code >= 500 ? "internal" : "bad_request";
+            byte[] bytes = Json.toBytes(errorBody(name, reason == null ? "HTTP " + code : reason));
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            securityHeaders(response.getHeaders()::put);
+            response.write(true, ByteBuffer.wrap(bytes), callback);
         }
     }
 
     @Override
     public void close() {
-        server.stop(0);
+        app.stop();
         executor.shutdownNow();
     }
 }

@@ -1,18 +1,16 @@
 package dev.engram.service;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
-
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.engram.metrics.Meters;
 import dev.engram.topology.Topics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.BooleanSupplier;
 
 /**
  * {@code engram sink}: the mirror sink alone, for deployments that scale it apart from the instances that serve
@@ -37,72 +35,50 @@ final class SinkCommand {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Topics topics = new Topics(config.kafka().topicPrefix());
         MirrorClients mirrors = MirrorClients.open(config, topics, new Meters(registry), true);
-        HttpServer http = HttpServer.create(
-                new InetSocketAddress(config.http().host(), config.http().port()), 16);
         ApiKeys keys =
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null;
-        http.createContext("/metrics", x -> {
-            String refused = refusal(keys, HttpApi.presentedKey(x));
-            if (refused == null) {
-                reply(x, 200, "text/plain; version=0.0.4", registry.scrape());
-            } else if (refused.equals("unauthorized")) {
-                x.getResponseHeaders().set("WWW-Authenticate", "Bearer");
-                reply(
-                        x,
-                        401,
-                        "application/json",
-                        error(refused, "an API key is required (Authorization: Bearer <key>)"));
-            } else {
-                reply(x, 403, "application/json", error(refused, "the sink's metrics need a key of every namespace"));
-            }
-        });
-        http.createContext(
-                "/v1/health",
-                x -> reply(
-                        x,
-                        mirrors.running() ? 200 : 503,
-                        "application/json",
-                        "{\"status\":\"" + (mirrors.running() ? "UP" : "DOWN") + "\"}"));
+        HttpApi http = http(
+                new InetSocketAddress(config.http().host(), config.http().port()), keys, registry, mirrors::running);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
                         () -> {
-                            http.stop(0);
+                            http.close();
                             mirrors.close();
                             registry.close();
                             stopped.countDown();
                         },
                         "engram-sink-shutdown"));
         mirrors.start();
-        http.start();
         out.printf(
                 "engram: mirror sink over %s, metrics on port %d%n",
-                topics.mirror().name(), http.getAddress().getPort());
+                topics.mirror().name(), http.port());
         stopped.await();
     }
 
-    /** Null when the presented key may read the sink's metrics, else the error code of the refusal. */
-    static String refusal(ApiKeys keys, String presented) {
-        if (keys == null) {
-            return null;
-        }
-        ApiKeys.Key key = keys.authenticate(presented).orElse(null);
-        if (key == null) {
-            return "unauthorized";
-        }
-        return key.allNamespaces() ? null : "forbidden";
-    }
-
-    private static String error(String code, String message) {
-        return "{\"error\":{\"code\":\"" + code + "\",\"message\":\"" + message + "\"}}";
-    }
-
-    private static void reply(HttpExchange x, int status, String type, String body) throws IOException {
-        byte[] bytes = body.getBytes(UTF_8);
-        x.getResponseHeaders().set("Content-Type", type);
-        x.sendResponseHeaders(status, bytes.length);
-        try (OutputStream o = x.getResponseBody()) {
-            o.write(bytes);
-        }
+    /**
+     * The sink's HTTP server: {@code /metrics} and {@code /v1/health}. Without keys anyone who reaches the port reads
+     * the metrics, as Prometheus does; with keys, only a key of every namespace (the sink's series name them all).
+     */
+    static HttpApi http(
+            InetSocketAddress bind, ApiKeys keys, PrometheusMeterRegistry registry, BooleanSupplier running) {
+        ApiKeys.Role role = keys == null ? null : ApiKeys.Role.READ;
+        List<HttpApi.Route> routes = List.of(
+                new HttpApi.Route("GET", "/metrics", role, false, null, r -> {
+                    if (r.caller() != null && !r.caller().allNamespaces()) {
+                        throw new ApiException(403, "forbidden", "the sink's metrics need a key of every namespace");
+                    }
+                    return HttpApi.Reply.text("text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+                }),
+                new HttpApi.Route(
+                        "GET",
+                        "/v1/health",
+                        null,
+                        false,
+                        null,
+                        r -> HttpApi.Reply.json(
+                                running.getAsBoolean() ? 200 : 503,
+                                Map.of("status", running.getAsBoolean() ? "UP" : "DOWN"))));
+        return new HttpApi(bind, routes, null, keys, Origins.local(bind.getHostString()), 16, 16, new Meters(registry));
     }
 }

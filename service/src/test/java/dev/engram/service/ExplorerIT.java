@@ -244,7 +244,8 @@ class ExplorerIT {
         HttpResponse<String> page =
                 http.send(HttpRequest.newBuilder(URI.create(base + "/")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(page.statusCode()).isEqualTo(200);
-        assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
+        assertThat(page.headers().firstValue("Content-Type").orElseThrow().replace(" ", ""))
+                .isEqualTo("text/html;charset=utf-8");
         assertThat(page.body()).contains("Content-Security-Policy").contains("/explorer/app.js");
         assertThat(page.headers().firstValue("X-Frame-Options")).hasValue("DENY");
         assertThat(page.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
@@ -261,7 +262,8 @@ class ExplorerIT {
                     HttpRequest.newBuilder(URI.create(base + "/explorer/" + name))
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
-            assertThat(r.statusCode()).as(name).isEqualTo(404);
+            // no file of the jar: not found, or a path the server refuses to read at all (an encoded dot segment)
+            assertThat(r.statusCode()).as(name).isIn(400, 404);
             assertThat(r.body()).as(name).contains("\"error\"");
         }
     }

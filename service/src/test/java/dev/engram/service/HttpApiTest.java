@@ -387,27 +387,31 @@ class HttpApiTest {
                         "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n"
                                 + "Connection: close\r\n\r\n"))
                 .startsWith("HTTP/1.1 400")
-                .contains("one Host header");
+                .contains("Duplicate Host Header");
         assertThat(raw(api.port(), "GET " + path + " HTTP/1.1\r\nConnection: close\r\n\r\n"))
                 .startsWith("HTTP/1.1 400")
-                .contains("needs a Host header");
+                .contains("No Host");
         assertThat(raw(api.port(), "GET " + path + " HTTP/1.0\r\n\r\n"))
                 .as("past the checks: not running")
                 .startsWith("HTTP/1.1 503");
     }
 
-    /** Bytes sent unescaped in a path are read as UTF-8, as escaped ones are: what is not UTF-8 is a 400. */
+    /**
+     * A request target is ASCII (RFC 3986): bytes sent unescaped in a path, UTF-8 or not, are a JSON 400 — clients
+     * percent-encode them, and the escaped form is read as UTF-8.
+     */
     @Test
-    void unescapedBytesInAPathAreUtf8OrRefused() throws Exception {
+    void unescapedBytesInAPathAreRefused() throws Exception {
         byte[] prefix = "/v1/namespaces/ns/documents/".getBytes(StandardCharsets.US_ASCII);
-        byte[] utf8 = "café".getBytes(StandardCharsets.UTF_8);
-        byte[] notUtf8 = {'r', 'a', 'w', (byte) 0xff};
-        assertThat(rawGet(api.port(), "localhost", concat(prefix, utf8)))
+        for (byte[] raw : List.of("café".getBytes(StandardCharsets.UTF_8), new byte[] {'r', 'a', 'w', (byte) 0xff})) {
+            assertThat(rawGet(api.port(), "localhost", concat(prefix, raw)))
+                    .startsWith("HTTP/1.1 400")
+                    .contains("application/json")
+                    .contains("\"bad_request\"");
+        }
+        assertThat(rawGet(api.port(), "localhost", "/v1/namespaces/ns/documents/caf%C3%A9"))
                 .as("past the path's decoding: not running")
                 .startsWith("HTTP/1.1 503");
-        assertThat(rawGet(api.port(), "localhost", concat(prefix, notUtf8)))
-                .startsWith("HTTP/1.1 400")
-                .contains("not UTF-8");
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
@@ -664,8 +668,8 @@ class HttpApiTest {
                         .orElseThrow();
         HttpApi.Request asReader = new HttpApi.Request(
                 "GET",
-                URI.create("/v1/namespaces/ns/consistency?full=true"),
                 Map.of("ns", "ns"),
+                Map.of("full", List.of("true")),
                 new byte[0],
                 keys.authenticate("ns-reader").orElseThrow(),
                 "ns-reader");
@@ -674,8 +678,8 @@ class HttpApiTest {
                         ApiException.class, e -> assertThat(e.status()).isEqualTo(403));
         HttpApi.Request badFlag = new HttpApi.Request(
                 "GET",
-                URI.create("/v1/namespaces/ns/consistency?full=yes"),
                 Map.of("ns", "ns"),
+                Map.of("full", List.of("yes")),
                 new byte[0],
                 keys.authenticate("root-key").orElseThrow(),
                 "root-key");
@@ -684,8 +688,8 @@ class HttpApiTest {
                         ApiException.class, e -> assertThat(e.status()).isEqualTo(400));
         HttpApi.Request asAdmin = new HttpApi.Request(
                 "GET",
-                URI.create("/v1/namespaces/ns/consistency?full=true"),
                 Map.of("ns", "ns"),
+                Map.of("full", List.of("true")),
                 new byte[0],
                 keys.authenticate("root-key").orElseThrow(),
                 "root-key");
@@ -697,50 +701,79 @@ class HttpApiTest {
 
     /** A parameter given twice is a 400; counts are ASCII digits, without a sign or the digits of other scripts. */
     @Test
-    void aParameterIsGivenOnceAndACountIsAsciiDigits() {
-        HttpApi.Request twice =
-                new HttpApi.Request("GET", URI.create("/x?limit=1&other=2&limit=3"), Map.of(), new byte[0], null, null);
-        assertThat(twice.query("other")).isEqualTo("2");
-        assertThatThrownBy(() -> twice.query("limit"))
-                .isInstanceOf(ApiException.class)
-                .hasMessageContaining("'limit' is given more than once");
+    void aParameterIsGivenOnceAndACountIsAsciiDigits() throws Exception {
+        try (HttpApi one = keyless(2, echo())) {
+            ItSupport.Response twice = ItSupport.get("http://127.0.0.1:" + one.port() + "/echo/x?q=1&other=2&q=3");
+            assertThat(twice.status()).isEqualTo(400);
+            assertThat(twice.body().path("error").path("message").asText()).contains("'q' is given more than once");
+        }
         assertThat(Routes.digits("42")).isEqualTo("42");
         for (String notDigits : List.of("+2", "-1", "", "٣", "２", "1 ", "0x1")) {
             assertThatThrownBy(() -> Routes.digits(notDigits)).as(notDigits).isInstanceOf(NumberFormatException.class);
         }
     }
 
-    @Test
-    void aPlusInAPathIsAPlus() {
-        assertThat(HttpApi.decode("c++")).isEqualTo("c++");
-        assertThat(HttpApi.decode("a%2Bb%20c")).isEqualTo("a+b c");
+    /** A route that answers its path parameter and its query parameter {@code q} as the handler read them. */
+    private static HttpApi.Route echo() {
+        return new HttpApi.Route(
+                "GET",
+                "/echo/{id}",
+                ApiKeys.Role.READ,
+                false,
+                null,
+                r -> HttpApi.Reply.ok(Map.of("id", r.path().get("id"), "q", String.valueOf(r.query("q")))));
     }
 
+    /**
+     * A path segment is one parameter, percent-decoded on its own: a plus is a plus, {@code %2F} a slash of the value,
+     * {@code %25} a percent sign.
+     */
     @Test
-    void percentEncodedBytesThatAreNotUtf8AreRefusedNeverReplaced() {
-        assertThat(HttpApi.decode("%C3%9Cn%C3%AFcode")).isEqualTo("Ünïcode");
-        assertThat(HttpApi.decode("%F0%9F%98%80")).isEqualTo("😀");
-        assertThat(HttpApi.decode("😀%20x")).isEqualTo("😀 x");
-        // bytes sent unescaped reach the handler as ISO-8859-1 characters: decoded as UTF-8 as escaped ones are
-        assertThat(HttpApi.decode("caf\u00c3\u00a9")).isEqualTo("café");
-        assertThat(HttpApi.wire("caf\u00c3\u00a9%20x")).isEqualTo("caf%C3%A9%20x");
-        assertThatThrownBy(() -> HttpApi.decode("raw\u00ff")).isInstanceOf(ApiException.class);
-        assertThatThrownBy(() -> HttpApi.decodeQuery("\u00ff")).isInstanceOf(ApiException.class);
-        for (String bad : new String[] {"%FF%FE", "%C0%AF", "%ED%A0%80", "%80", "%E2%82", "a%", "a%4", "%G1"}) {
-            assertThatThrownBy(() -> HttpApi.decode(bad))
-                    .as(bad)
-                    .isInstanceOfSatisfying(
-                            ApiException.class, e -> assertThat(e.status()).isEqualTo(400));
-            assertThatThrownBy(() -> HttpApi.decodeQuery(bad)).as(bad).isInstanceOf(ApiException.class);
+    void aPathSegmentIsDecodedOnItsOwnAndAPlusIsAPlus() throws Exception {
+        try (HttpApi one = keyless(2, echo())) {
+            Map<String, String> cases = Map.of(
+                    "c++", "c++",
+                    "a%2Bb%20c", "a+b c",
+                    "%C3%9Cn%C3%AFcode", "Ünïcode",
+                    "%F0%9F%98%80", "😀",
+                    "notes%2Fada.md", "notes/ada.md",
+                    "100%25.md", "100%.md");
+            for (Map.Entry<String, String> c : cases.entrySet()) {
+                String response = rawGet(one.port(), "localhost", "/echo/" + c.getKey());
+                assertThat(response).as(c.getKey()).startsWith("HTTP/1.1 200");
+                assertThat(Json.mapper()
+                                .readTree(response.substring(response.indexOf("\r\n\r\n") + 4))
+                                .path("id")
+                                .asText())
+                        .as(c.getKey())
+                        .isEqualTo(c.getValue());
+            }
+        }
+    }
+
+    /** Percent-encoded bytes that are not UTF-8, and escapes that are not two hex digits, are a JSON 400, never replaced. */
+    @Test
+    void percentEncodedBytesThatAreNotUtf8AreRefusedNeverReplaced() throws Exception {
+        try (HttpApi one = keyless(2, echo())) {
+            for (String bad : new String[] {"%FF%FE", "%C0%AF", "%ED%A0%80", "%80", "%E2%82", "a%", "a%4", "%G1"}) {
+                for (String path : List.of("/echo/" + bad, "/echo/x?q=" + bad)) {
+                    String response = rawGet(one.port(), "localhost", path);
+                    assertThat(response).as(path).startsWith("HTTP/1.1 400").contains("\"error\"");
+                    assertThat(response).as(path).contains("application/json");
+                }
+            }
         }
     }
 
     @Test
-    void aPlusInAQueryIsASpaceAndAnEscapedPlusAPlus() {
-        assertThat(HttpApi.decodeQuery("Ada+Lovelace")).isEqualTo("Ada Lovelace");
-        assertThat(HttpApi.decodeQuery("c%2B%2B")).isEqualTo("c++");
-        assertThat(HttpApi.decodeQuery("a%20b")).isEqualTo("a b");
-        assertThatThrownBy(() -> HttpApi.decodeQuery("%zz")).isInstanceOf(ApiException.class);
+    void aPlusInAQueryIsASpaceAndAnEscapedPlusAPlus() throws Exception {
+        try (HttpApi one = keyless(2, echo())) {
+            String at = "http://127.0.0.1:" + one.port() + "/echo/x?q=";
+            assertThat(ItSupport.get(at + "Ada+Lovelace").body().path("q").asText())
+                    .isEqualTo("Ada Lovelace");
+            assertThat(ItSupport.get(at + "c%2B%2B").body().path("q").asText()).isEqualTo("c++");
+            assertThat(ItSupport.get(at + "a%20b").body().path("q").asText()).isEqualTo("a b");
+        }
     }
 
     @Test

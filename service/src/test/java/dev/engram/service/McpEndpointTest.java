@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.Json;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -17,8 +16,8 @@ class McpEndpointTest {
     private final McpEndpoint mcp = new McpEndpoint("127.0.0.1", () -> 1, List::of);
 
     private HttpApi.Reply handle(String body) {
-        return mcp.handle(new HttpApi.Request(
-                "POST", URI.create("/mcp"), Map.of(), body.getBytes(StandardCharsets.UTF_8), null, null));
+        return mcp.handle(
+                new HttpApi.Request("POST", Map.of(), Map.of(), body.getBytes(StandardCharsets.UTF_8), null, null));
     }
 
     private static JsonNode body(HttpApi.Reply reply) {
@@ -50,8 +49,7 @@ class McpEndpointTest {
         for (byte[] notUtf8 : List.of(
                 new byte[] {'{', '"', 'a', '"', ':', '"', (byte) 0xc0, (byte) 0xaf, '"', '}'},
                 "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}".getBytes(StandardCharsets.UTF_16LE))) {
-            HttpApi.Reply reply =
-                    mcp.handle(new HttpApi.Request("POST", URI.create("/mcp"), Map.of(), notUtf8, null, null));
+            HttpApi.Reply reply = mcp.handle(new HttpApi.Request("POST", Map.of(), Map.of(), notUtf8, null, null));
             assertThat(reply.status()).isEqualTo(400);
             assertThat(body(reply).path("error").path("code").asInt()).isEqualTo(-32700);
         }
