@@ -265,23 +265,23 @@ public final class EngramService implements AutoCloseable {
                         queries::documentRecord,
                         readProgress::committed),
                 config.ingest().maxDocumentBytes(),
-                new McpEndpoint(ownAddress(config.http().host()), this::httpPort, this::localNamespaces),
                 new NamespaceDirectory(this::servedNamespaces, this::memoryInstances, self));
         ApiKeys keys =
                 config.security().enabled() ? new ApiKeys(config.security().keys()) : null;
         Origins origins = new Origins(
                 config.http().advertisedHost(),
                 config.http().allowedOrigins(),
-                // the name it binds is one of its own: its MCP endpoint calls its API there
+                // the name it binds is one of its own
                 Stream.concat(
                                 config.http().allowedHosts().stream(),
                                 Stream.of(config.http().host()))
                         .filter(h -> h != null && !h.isBlank())
                         .toList());
+        MemoryAccess access = new MemoryAccess(routes.table(), router);
         this.http = new HttpApi(
                 new InetSocketAddress(config.http().host(), config.http().port()),
-                routes.table(),
-                router,
+                access,
+                Map.of("/mcp", McpEndpoint.servlet(access)),
                 keys,
                 origins,
                 config.http().maxInFlight(),
@@ -547,11 +547,6 @@ public final class EngramService implements AutoCloseable {
         throw new IllegalStateException("topics keyed by namespace must have ENGRAM_PARTITIONS="
                 + config.kafka().partitions() + " partitions, but " + String.join(", ", wrong)
                 + ": a namespace's memory lives on the partition its name hashes to; " + fix);
-    }
-
-    /** Where this instance's own API answers it: its bind address, or loopback when it binds every address. */
-    private static String ownAddress(String bind) {
-        return bind == null || bind.isBlank() || bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind;
     }
 
     /** Documents by status of each namespace this instance owns, for the gauge; a namespace moving away is left out. */

@@ -1,8 +1,5 @@
 package dev.engram.service;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.re2j.Pattern;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
 import io.javalin.Javalin;
@@ -16,25 +13,16 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
-import org.apache.kafka.streams.state.HostInfo;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.ConnectionLimit;
@@ -61,8 +49,6 @@ final class HttpApi implements AutoCloseable {
     static final int MAX_BODY_BYTES = 64 * 1024;
     /** A connection that sends or reads nothing for this long is closed: a stalled client holds no connection. */
     private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
-    /** The longest a forwarded request may take, answering included: an LLM answer with retries fits. */
-    private static final Duration RESPONSE_TIMEOUT = Duration.ofMinutes(10);
     /**
      * Open connections at most: past it the server stops accepting until one closes, which bounds the threads and file
      * descriptors clients can hold; a proxy in front limits them per client.
@@ -77,8 +63,6 @@ final class HttpApi implements AutoCloseable {
 
     private static final Set<String> STANDARD_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
-
-    private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     /**
      * Percent-encoded {@code /} and {@code %} may be part of a path segment (a document id {@code notes/a.md} is sent
@@ -168,19 +152,8 @@ final class HttpApi implements AutoCloseable {
         }
     }
 
-    /**
-     * A servlet served beside the routes (the MCP transport) under {@code path}, behind the same checks: {@code guard}
-     * is the route whose role, body limit and slot its requests take; its handler is not called.
-     */
-    record Mount(Route guard, HttpServlet servlet) {}
-
     private final Javalin app;
-    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-    private final HttpClient client = HttpClient.newBuilder()
-            .connectTimeout(Duration.ofSeconds(2))
-            .executor(executor)
-            .build();
-    private final NamespaceRouter router;
+    private final MemoryAccess memory;
     private final ApiKeys keys;
     private final Origins origins;
     private final RequestSlots inFlight;
@@ -202,20 +175,32 @@ final class HttpApi implements AutoCloseable {
             int maxInFlight,
             int maxInFlightPerNamespace,
             Meters meters) {
-        this(bind, table, List.of(), router, keys, origins, maxInFlight, maxInFlightPerNamespace, meters);
+        this(
+                bind,
+                new MemoryAccess(table, router),
+                Map.of(),
+                keys,
+                origins,
+                maxInFlight,
+                maxInFlightPerNamespace,
+                meters);
     }
 
+    /**
+     * @param memory the route table and what answers it (closed with the server)
+     * @param mounts servlets that answer a route of the table in its handler's stead (the MCP transport), behind the
+     *     same checks: the route's role, body limit and slot
+     */
     HttpApi(
             InetSocketAddress bind,
-            List<Route> table,
-            List<Mount> mounts,
-            NamespaceRouter router,
+            MemoryAccess memory,
+            Map<String, HttpServlet> mounts,
             ApiKeys keys,
             Origins origins,
             int maxInFlight,
             int maxInFlightPerNamespace,
             Meters meters) {
-        this.router = router;
+        this.memory = memory;
         this.keys = keys;
         this.origins = origins;
         this.inFlight = new RequestSlots(maxInFlight, maxInFlightPerNamespace);
@@ -237,25 +222,18 @@ final class HttpApi implements AutoCloseable {
                 server.addBean(new ConnectionLimit(MAX_CONNECTIONS, server));
                 server.setErrorHandler(new JsonErrors());
             });
-            config.jetty.modifyServletContextHandler(context -> {
-                context.setErrorHandler(new JsonErrors());
-                for (Mount m : mounts) {
-                    context.addServlet(new ServletHolder(m.servlet()), m.guard().template());
-                }
-            });
-            for (Route route : table) {
+            config.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrors()));
+            for (Route route : memory.table()) {
+                HttpServlet servlet = mounts.get(route.template());
                 config.routes.addHttpHandler(
-                        HandlerType.findOrCreate(route.method()), route.template(), ctx -> dispatch(ctx, route, null));
+                        HandlerType.findOrCreate(route.method()),
+                        route.template(),
+                        ctx -> dispatch(ctx, route, servlet));
                 if (route.method().equals("GET")) {
                     // HEAD is GET without the body (health checks of load balancers send it)
-                    config.routes.addHttpHandler(HandlerType.HEAD, route.template(), ctx -> dispatch(ctx, route, null));
+                    config.routes.addHttpHandler(
+                            HandlerType.HEAD, route.template(), ctx -> dispatch(ctx, route, servlet));
                 }
-            }
-            for (Mount m : mounts) {
-                config.routes.addHttpHandler(
-                        HandlerType.findOrCreate(m.guard().method()),
-                        m.guard().template(),
-                        ctx -> dispatch(ctx, m.guard(), m.servlet()));
             }
             // what matches no route, or no method of its path: the same JSON errors as everything else
             config.routes.exception(HttpResponseException.class, (e, ctx) -> {
@@ -411,7 +389,7 @@ final class HttpApi implements AutoCloseable {
 
     /**
      * The key of a request that may use this route: 401 without a valid key, 403 when its role or namespaces do not
-     * reach. Every hop checks, so a forwarded request is no way around it.
+     * reach (see {@link MemoryAccess#authorize}).
      */
     private ApiKeys.Key authorize(Context ctx, Route route, String namespace, String presented) {
         if (keys == null || route.role() == null) {
@@ -422,13 +400,7 @@ final class HttpApi implements AutoCloseable {
             ctx.header("WWW-Authenticate", "Bearer");
             throw new ApiException(401, "unauthorized", "an API key is required (Authorization: Bearer <key>)");
         }
-        if (!key.role().includes(route.role())) {
-            throw new ApiException(
-                    403, "forbidden", "this key's role cannot " + route.method() + " " + route.template());
-        }
-        if (route.namespaced() && !key.allows(namespace)) {
-            throw new ApiException(403, "forbidden", "this key has no access to namespace '" + namespace + "'");
-        }
+        MemoryAccess.authorize(route, key, namespace);
         return key;
     }
 
@@ -455,35 +427,17 @@ final class HttpApi implements AutoCloseable {
     }
 
     private int serve(Context ctx, Route route, Request request) {
-        if (route.namespaced()) {
-            String ns = request.namespace();
-            if (!NAMESPACE.matcher(ns).matches()) {
-                throw ApiException.badRequest("namespace must match " + NAMESPACE.pattern());
-            }
-            if (route.precheck() != null) {
-                route.precheck().handle(request);
-            }
-            if (router.ownerOf(ns) instanceof NamespaceRouter.Remote remote) {
-                if (ctx.header(FORWARDED_HEADER) != null) {
-                    throw ApiException.unavailable("namespace '" + ns + "' moved while the request was forwarded");
-                }
-                return forward(ctx, remote.host(), request);
-            }
+        MemoryAccess.Answer answer = memory.serve(route, request, ctx.header(FORWARDED_HEADER) != null);
+        if (answer.retryAfter() != null) {
+            ctx.header("Retry-After", answer.retryAfter());
         }
-        Reply reply = route.handler().handle(request);
-        if (!(reply.body() instanceof String text)) {
-            ObjectNode body = Json.mapper().valueToTree(reply.body());
-            if (route.namespaced()) {
-                body.put("served_by", router.self().host() + ":" + router.self().port());
-            }
-            return sendJson(ctx, reply.status(), body);
-        }
-        send(ctx, reply.status(), reply.contentType(), text.getBytes(StandardCharsets.UTF_8));
-        return reply.status();
+        send(ctx, answer.status(), answer.contentType(), answer.body());
+        return answer.status();
     }
 
     /** Hands a request whose checks passed to a mounted servlet, with the body already read. */
     private static int mount(Context ctx, HttpServlet servlet, Request request) {
+        ctx.req().setAttribute(McpEndpoint.CALLER, new MemoryAccess.Caller(request.caller(), request.presentedKey()));
         try {
             servlet.service(new ReadRequest(ctx.req(), request.body()), ctx.res());
         } catch (IOException e) {
@@ -493,45 +447,6 @@ final class HttpApi implements AutoCloseable {
         }
         ctx.skipRemainingHandlers();
         return ctx.res().getStatus();
-    }
-
-    private int forward(Context ctx, HostInfo host, Request request) {
-        String rawPath = ctx.req().getRequestURI();
-        String rawQuery = ctx.req().getQueryString();
-        URI target = URI.create(
-                "http://" + host.host() + ":" + host.port() + rawPath + (rawQuery == null ? "" : "?" + rawQuery));
-        HttpRequest.Builder forwarded = HttpRequest.newBuilder(target)
-                .timeout(RESPONSE_TIMEOUT)
-                .header(
-                        FORWARDED_HEADER,
-                        router.self().host() + ":" + router.self().port())
-                .header("Content-Type", "application/json")
-                .method(
-                        request.method(),
-                        request.body().length == 0
-                                ? HttpRequest.BodyPublishers.noBody()
-                                : HttpRequest.BodyPublishers.ofByteArray(request.body()));
-        if (request.presentedKey() != null) {
-            // the owner checks the key again: forwarding grants nothing
-            forwarded.header("Authorization", "Bearer " + request.presentedKey());
-        }
-        HttpResponse<byte[]> response;
-        try {
-            response = client.send(forwarded.build(), HttpResponse.BodyHandlers.ofByteArray());
-        } catch (IOException e) {
-            LOG.warn("forwarding {} to {}:{} failed: {}", rawPath, host.host(), host.port(), e.toString());
-            throw ApiException.unavailable("the instance that owns the namespace is unreachable; retry shortly");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw ApiException.unavailable("interrupted while forwarding");
-        }
-        response.headers().firstValue("Retry-After").ifPresent(v -> ctx.header("Retry-After", v));
-        send(
-                ctx,
-                response.statusCode(),
-                response.headers().firstValue("Content-Type").orElse("application/json"),
-                response.body());
-        return response.statusCode();
     }
 
     /**
@@ -579,34 +494,15 @@ final class HttpApi implements AutoCloseable {
         if (e.retryAfterSeconds() != null) {
             ctx.header("Retry-After", Integer.toString(e.retryAfterSeconds()));
         }
-        sendJson(ctx, e.status(), errorBody(e.code(), e.getMessage()));
+        MemoryAccess.Answer answer = MemoryAccess.json(e.status(), errorBody(e.code(), e.getMessage()));
+        send(ctx, answer.status(), answer.contentType(), answer.body());
     }
 
-    private static Map<String, Object> errorBody(String code, String message) {
+    static Map<String, Object> errorBody(String code, String message) {
         Map<String, Object> error = new LinkedHashMap<>();
         error.put("code", code);
         error.put("message", message);
         return Map.of("error", error);
-    }
-
-    /**
-     * Sends {@code body} as compact JSON (no indentation: a document's deeply nested metadata would otherwise come back
-     * many times its size, and an MCP client would pay for the spaces in its model's context); returns the status sent
-     * (500 when the body cannot be written).
-     */
-    private static int sendJson(Context ctx, int status, Object body) {
-        byte[] bytes;
-        try {
-            bytes = Json.mapper().writeValueAsBytes(body);
-        } catch (JsonProcessingException e) {
-            // never a connection closed without an answer: what cannot be written is a 500 that says so
-            LOG.warn(
-                    "the response to {} {} cannot be written as JSON", ctx.req().getMethod(), ctx.path(), e);
-            status = 500;
-            bytes = Json.toBytes(errorBody("internal", "internal error: the response cannot be written as JSON"));
-        }
-        send(ctx, status, "application/json", bytes);
-        return status;
     }
 
     private static void send(Context ctx, int status, String contentType, byte[] bytes) {
@@ -648,6 +544,6 @@ final class HttpApi implements AutoCloseable {
     @Override
     public void close() {
         app.stop();
-        executor.shutdownNow();
+        memory.close();
     }
 }

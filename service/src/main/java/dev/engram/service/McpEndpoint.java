@@ -1,378 +1,345 @@
 package dev.engram.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.networknt.schema.JsonSchema;
+import com.networknt.schema.JsonSchemaFactory;
+import com.networknt.schema.SpecVersion;
+import com.networknt.schema.ValidationMessage;
+import dev.engram.query.QueryException;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.Utf8;
-import dev.engram.service.HttpApi.Reply;
-import dev.engram.service.HttpApi.Request;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpStatelessServerFeatures;
+import io.modelcontextprotocol.server.transport.HttpServletStatelessServerTransport;
+import io.modelcontextprotocol.spec.McpError;
+import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.http.HttpClient;
-import java.net.http.HttpResponse;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
-import java.util.function.IntSupplier;
-import java.util.function.Supplier;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
- * The Model Context Protocol at {@code POST /mcp} (streamable HTTP, answered as JSON; no server-initiated stream, so
- * {@code GET} is 405 as the transport allows), for LLM applications to plug Engram in as their memory. Stateless: no
- * session id. Every tool is one call of the HTTP API on this instance with the caller's own key, so each keeps the
- * API's validation, limits, key checks (a read key cannot {@code remember}) and routing to the namespace's owner.
+ * The Model Context Protocol at {@code POST /mcp}, for LLM applications to plug Engram in as their memory: the official
+ * MCP Java SDK's server over its stateless streamable-HTTP transport (answered as JSON, no session id, so that any
+ * instance behind a load balancer answers any call; {@code GET} is 405 as the transport allows). Each tool is one call
+ * of a route through {@link MemoryAccess}, in process, with the caller's key: it keeps the API's validation, limits,
+ * key checks (a read key cannot {@code remember}) and routing to the namespace's owner.
  */
 final class McpEndpoint {
 
-    /** Protocol revisions this endpoint speaks, newest first. */
-    static final List<String> VERSIONS = List.of("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05");
+    /** The request attribute the HTTP server puts the checked caller under. */
+    static final String CALLER = "engram.caller";
 
-    private static final Set<String> TOOLS =
-            Set.of("remember", "forget", "retrieve", "answer", "entity", "document_status");
+    private static final String NS = "/v1/namespaces/{ns}";
+    private static final String DOCUMENT = NS + "/documents/{id}";
+    /** The longest {@code remember} and {@code forget} wait for memory to take the change. */
+    private static final String WAIT_MS = "120000";
 
-    /** The tools' descriptions, input schemas included. */
-    private static final JsonNode TOOL_LIST = tools().path("tools");
-
-    private final String host;
-    private final IntSupplier port;
-    private final Supplier<List<String>> namespaces;
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private McpEndpoint() {}
 
     /**
-     * @param host the address this instance's API answers on, for its own calls
-     * @param port its port, known once it serves
-     * @param namespaces the namespaces this instance's memory holds, for {@code resources/list}
+     * The transport, a servlet, with the server that answers it, behind a guard: what is not one JSON-RPC 2.0 message
+     * (strict UTF-8, no member twice, nothing after it, no batch) is refused before the SDK reads it, and an error the
+     * transport answers is sent as a JSON-RPC error, never as the exception it was.
      */
-    McpEndpoint(String host, IntSupplier port, Supplier<List<String>> namespaces) {
-        this.host = host;
-        this.port = port;
-        this.namespaces = namespaces;
+    static HttpServlet servlet(MemoryAccess memory) {
+        return new Guard(transport(memory));
     }
 
-    Reply handle(Request r) {
-        JsonNode message;
-        try {
-            // from the strictly decoded text: one message, no member twice, nothing after it, and UTF-8 only
-            String text = Utf8.decode(r.body()).orElse(null);
-            if (text == null) {
-                return Reply.json(400, error(null, -32700, "parse error: the message is not valid UTF-8"));
+    private static HttpServletStatelessServerTransport transport(MemoryAccess memory) {
+        // the SDK's messages with the SDK's own field names: Engram's mapper writes snake_case
+        McpJsonMapper mapper = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+        HttpServletStatelessServerTransport transport = HttpServletStatelessServerTransport.builder()
+                .jsonMapper(mapper)
+                .messageEndpoint("/mcp")
+                .contextExtractor(request -> McpTransportContext.create(Map.of(
+                        CALLER,
+                        request.getAttribute(CALLER) instanceof MemoryAccess.Caller c
+                                ? c
+                                : MemoryAccess.Caller.INSTANCE)))
+                .build();
+        McpServer.sync(transport)
+                .jsonMapper(mapper)
+                .jsonSchemaValidator(new SchemaValidator())
+                .validateToolInputs(true)
+                .serverInfo("engram", version())
+                .instructions("Engram is a long-term memory. 'remember' a document (it is read into passages, entities"
+                        + " and facts), 'retrieve' the passages that answer a question, 'forget' a document exactly;"
+                        + " every call names a namespace.")
+                .capabilities(McpSchema.ServerCapabilities.builder()
+                        .tools(false)
+                        .resources(false, false)
+                        .build())
+                .tools(tools(memory))
+                .resourceTemplates(templates(memory))
+                .build();
+        return transport;
+    }
+
+    private static String version() {
+        String v = McpEndpoint.class.getPackage().getImplementationVersion();
+        return v == null ? "development" : v;
+    }
+
+    private static List<McpStatelessServerFeatures.SyncToolSpecification> tools(MemoryAccess memory) {
+        Map<String, Object> query = properties("namespace", "query", "mode");
+        query.put(
+                "top_k",
+                Map.of(
+                        "type",
+                        "integer",
+                        "minimum",
+                        1,
+                        "maximum",
+                        100,
+                        "description",
+                        "how many passages (default 5)"));
+        return List.of(
+                tool(
+                        "remember",
+                        "Remember a document (create or replace it by id) and wait until it is in memory.",
+                        properties("namespace", "id", "text", "title", "source"),
+                        List.of("namespace", "id", "text"),
+                        (caller, args) -> {
+                            ObjectNode body = Json.mapper().createObjectNode();
+                            for (String f : List.of("text", "title", "source")) {
+                                if (args.hasNonNull(f)) {
+                                    body.set(f, args.get(f));
+                                }
+                            }
+                            return memory.call(
+                                    caller,
+                                    "PUT",
+                                    DOCUMENT,
+                                    Map.of("ns", text(args, "namespace"), "id", text(args, "id")),
+                                    Map.of("wait", List.of("verified"), "timeout_ms", List.of(WAIT_MS)),
+                                    Json.toBytes(body));
+                        }),
+                tool(
+                        "forget",
+                        "Forget a document: its passages, facts and the entities only it supported leave memory.",
+                        properties("namespace", "id"),
+                        List.of("namespace", "id"),
+                        (caller, args) -> memory.call(
+                                caller,
+                                "DELETE",
+                                DOCUMENT,
+                                Map.of("ns", text(args, "namespace"), "id", text(args, "id")),
+                                Map.of("wait", List.of("archived"), "timeout_ms", List.of(WAIT_MS)),
+                                new byte[0])),
+                tool(
+                        "retrieve",
+                        "The passages of memory that best answer a query, with their documents.",
+                        query,
+                        List.of("namespace", "query"),
+                        (caller, args) -> ask(memory, caller, args, "/retrieve")),
+                tool(
+                        "answer",
+                        "Answer a question from memory with the configured LLM, citing passages.",
+                        query,
+                        List.of("namespace", "query"),
+                        (caller, args) -> ask(memory, caller, args, "/answer")),
+                tool(
+                        "entity",
+                        "An entity by name (or by id): its aliases, facts, passages and how it was resolved.",
+                        properties("namespace", "name", "id"),
+                        List.of("namespace"),
+                        (caller, args) -> args.hasNonNull("id")
+                                ? memory.call(
+                                        caller,
+                                        "GET",
+                                        NS + "/entities/{id}",
+                                        Map.of("ns", text(args, "namespace"), "id", text(args, "id")),
+                                        Map.of(),
+                                        new byte[0])
+                                : memory.call(
+                                        caller,
+                                        "GET",
+                                        NS + "/entities",
+                                        Map.of("ns", text(args, "namespace")),
+                                        Map.of("name", List.of(text(args, "name"))),
+                                        new byte[0])),
+                tool(
+                        "document_status",
+                        "A document's status (PENDING, READING, VERIFIED, ARCHIVED), version and passages.",
+                        properties("namespace", "id"),
+                        List.of("namespace", "id"),
+                        (caller, args) -> memory.call(
+                                caller,
+                                "GET",
+                                DOCUMENT,
+                                Map.of("ns", text(args, "namespace"), "id", text(args, "id")),
+                                Map.of(),
+                                new byte[0])));
+    }
+
+    private static MemoryAccess.Answer ask(MemoryAccess memory, MemoryAccess.Caller caller, JsonNode args, String to) {
+        ObjectNode body = Json.mapper().createObjectNode();
+        body.put("query", text(args, "query"));
+        for (String f : List.of("mode", "top_k")) {
+            if (args.hasNonNull(f)) {
+                body.set(f, args.get(f));
             }
-            message = Json.strictTrees().readTree(text);
-        } catch (IOException e) {
-            return Reply.json(400, error(null, -32700, "parse error: " + Json.problem(e)));
         }
-        if (message != null && message.isArray()) {
-            return Reply.json(400, error(null, -32600, "expected one JSON-RPC message (batches are not supported)"));
-        }
-        if (message == null || !message.isObject()) {
-            return Reply.json(400, error(null, -32600, "expected a JSON-RPC 2.0 message: a JSON object"));
-        }
-        if (!"2.0".equals(message.path("jsonrpc").textValue())) {
-            return Reply.json(400, error(null, -32600, "expected \"jsonrpc\": \"2.0\""));
-        }
-        JsonNode id = message.get("id");
-        if (id != null && !(id.isTextual() || id.isIntegralNumber())) {
-            return Reply.json(400, error(null, -32600, "a request id is a string or an integer"));
-        }
-        String method = message.path("method").asText("");
-        if (id == null || !message.has("method")) {
-            // a notification (initialized, cancelled) or a client's response: nothing to answer
-            return new Reply(202, "application/json", "");
-        }
-        JsonNode params = message.path("params");
-        try {
-            ObjectNode result =
-                    switch (method) {
-                        case "initialize" -> initialize(params);
-                        case "ping" -> Json.mapper().createObjectNode();
-                        case "tools/list" -> tools();
-                        case "tools/call" -> call(params, r.presentedKey());
-                        case "resources/list" -> resources(r);
-                        case "resources/templates/list" -> templates();
-                        case "resources/read" -> read(params, r.presentedKey());
-                        default -> throw new RpcError(-32601, "method not found: " + method);
-                    };
-            ObjectNode reply = Json.mapper().createObjectNode();
-            reply.put("jsonrpc", "2.0");
-            reply.set("id", id);
-            reply.set("result", result);
-            return Reply.json(200, reply);
-        } catch (RpcError e) {
-            return Reply.json(200, error(id, e.code, e.getMessage()));
-        }
+        return memory.call(
+                caller, "POST", NS + to, Map.of("ns", text(args, "namespace")), Map.of(), Json.toBytes(body));
     }
 
-    private static final class RpcError extends RuntimeException {
-        private final int code;
-
-        RpcError(int code, String message) {
-            super(message);
-            this.code = code;
-        }
+    /** What a tool does with its arguments: one call of the API. */
+    @FunctionalInterface
+    private interface Call {
+        MemoryAccess.Answer apply(MemoryAccess.Caller caller, JsonNode args);
     }
 
-    private static ObjectNode error(JsonNode id, int code, String message) {
-        ObjectNode reply = Json.mapper().createObjectNode();
-        reply.put("jsonrpc", "2.0");
-        if (id == null) {
-            reply.putNull("id");
-        } else {
-            reply.set("id", id);
-        }
-        ObjectNode e = reply.putObject("error");
-        e.put("code", code);
-        e.put("message", message);
-        return reply;
+    /**
+     * A tool whose result is the API's answer: its JSON as text and as structured content; an answer that is not a
+     * success, or a call the API refuses, is the tool's error with the API's reason, not a protocol error.
+     */
+    private static McpStatelessServerFeatures.SyncToolSpecification tool(
+            String name, String description, Map<String, Object> properties, List<String> required, Call call) {
+        Map<String, Object> schema = new LinkedHashMap<>();
+        schema.put("type", "object");
+        schema.put("properties", properties);
+        schema.put("required", required);
+        schema.put("additionalProperties", false);
+        McpSchema.Tool tool = McpSchema.Tool.builder()
+                .name(name)
+                .description(description)
+                .inputSchema(schema)
+                .build();
+        return new McpStatelessServerFeatures.SyncToolSpecification(tool, (context, request) -> {
+            MemoryAccess.Answer answer;
+            try {
+                answer = call.apply(caller(context), Json.mapper().valueToTree(request.arguments()));
+            } catch (RuntimeException e) {
+                ApiException error = ApiException.of(e);
+                answer = MemoryAccess.json(error.status(), HttpApi.errorBody(error.code(), error.getMessage()));
+            }
+            McpSchema.CallToolResult.Builder result = McpSchema.CallToolResult.builder()
+                    .addTextContent(answer.text())
+                    .isError(!answer.ok());
+            if (answer.ok() && answer.json().isObject()) {
+                result.structuredContent(Json.mapper().convertValue(answer.json(), Map.class));
+            }
+            return result.build();
+        });
     }
 
-    private static ObjectNode initialize(JsonNode params) {
-        String asked = params.path("protocolVersion").asText("");
-        ObjectNode result = Json.mapper().createObjectNode();
-        result.put("protocolVersion", VERSIONS.contains(asked) ? asked : VERSIONS.get(0));
-        ObjectNode capabilities = result.putObject("capabilities");
-        capabilities.putObject("tools").put("listChanged", false);
-        capabilities.putObject("resources").put("listChanged", false).put("subscribe", false);
-        ObjectNode info = result.putObject("serverInfo");
-        info.put("name", "engram");
-        info.put("version", "1");
-        result.put(
-                "instructions",
-                "Engram is a long-term memory. 'remember' a document (it is read into passages, entities and facts),"
-                        + " 'retrieve' the passages that answer a question, 'forget' a document exactly; every call"
-                        + " names a namespace.");
-        return result;
+    private static MemoryAccess.Caller caller(McpTransportContext context) {
+        return context.get(CALLER) instanceof MemoryAccess.Caller c ? c : MemoryAccess.Caller.INSTANCE;
     }
 
-    private static ObjectNode tools() {
-        ObjectNode result = Json.mapper().createObjectNode();
-        ArrayNode tools = result.putArray("tools");
-        tools.add(tool(
-                "remember",
-                "Remember a document (create or replace it by id) and wait until it is in memory.",
-                props("namespace", "id", "text", "title", "source"),
-                List.of("namespace", "id", "text")));
-        tools.add(tool(
-                "forget",
-                "Forget a document: its passages, facts and the entities only it supported leave memory.",
-                props("namespace", "id"),
-                List.of("namespace", "id")));
-        ObjectNode query = props("namespace", "query", "mode");
-        query.putObject("top_k")
-                .put("type", "integer")
-                .put("minimum", 1)
-                .put("maximum", 100)
-                .put("description", "how many passages (default 5)");
-        tools.add(tool(
-                "retrieve",
-                "The passages of memory that best answer a query, with their documents.",
-                query,
-                List.of("namespace", "query")));
-        tools.add(tool(
-                "answer",
-                "Answer a question from memory with the configured LLM, citing passages.",
-                query,
-                List.of("namespace", "query")));
-        tools.add(tool(
-                "entity",
-                "An entity by name (or by id): its aliases, facts, passages and how it was resolved.",
-                props("namespace", "name", "id"),
-                List.of("namespace")));
-        tools.add(tool(
-                "document_status",
-                "A document's status (PENDING, READING, VERIFIED, ARCHIVED), version and passages.",
-                props("namespace", "id"),
-                List.of("namespace", "id")));
-        return result;
-    }
-
-    private static ObjectNode props(String... names) {
-        ObjectNode out = Json.mapper().createObjectNode();
+    private static Map<String, Object> properties(String... names) {
+        Map<String, Object> out = new LinkedHashMap<>();
         for (String n : names) {
-            ObjectNode p = out.putObject(n).put("type", "string");
+            Map<String, Object> p = new LinkedHashMap<>();
+            p.put("type", "string");
             switch (n) {
-                case "namespace" ->
-                    p.put("pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$").put("description", "the memory's namespace");
+                case "namespace" -> {
+                    p.put("pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$");
+                    p.put("description", "the memory's namespace");
+                }
                 case "id" -> p.put("description", "the document (or entity) id");
                 case "mode" ->
                     p.put(
                             "description",
-                            "retrieval mode: hybrid (default), dense, bm25, cogito, como," + " gem, fusion, pabd");
+                            "retrieval mode: hybrid (default), dense, bm25, cogito, como, gem, fusion, pabd");
                 default -> p.put("description", n);
             }
+            out.put(n, p);
         }
         return out;
     }
 
-    private static ObjectNode tool(String name, String description, ObjectNode properties, List<String> required) {
-        ObjectNode t = Json.mapper().createObjectNode();
-        t.put("name", name);
-        t.put("description", description);
-        ObjectNode schema = t.putObject("inputSchema");
-        schema.put("type", "object");
-        schema.set("properties", properties);
-        ArrayNode req = schema.putArray("required");
-        required.forEach(req::add);
-        schema.put("additionalProperties", false);
-        return t;
-    }
-
-    /** A tool call: one API call; an API error is the tool's error result, not a protocol error. */
-    private ObjectNode call(JsonNode params, String key) {
-        String name = params.path("name").asText("");
-        if (!TOOLS.contains(name)) {
-            throw new RpcError(-32602, "unknown tool: " + name);
-        }
-        JsonNode args = params.path("arguments");
-        if (!args.isMissingNode() && !args.isObject()) {
-            throw new RpcError(-32602, "'arguments' must be an object");
-        }
-        // the tool's input schema allows no other argument: one that is not there is refused, not ignored
-        JsonNode declared = Json.mapper().createObjectNode();
-        for (JsonNode t : TOOL_LIST) {
-            if (t.path("name").asText().equals(name)) {
-                declared = t.path("inputSchema").path("properties");
-            }
-        }
-        for (String given : (Iterable<String>) args::fieldNames) {
-            if (!declared.has(given)) {
-                throw new RpcError(-32602, "tool '" + name + "' takes no argument '" + given + "'");
-            }
-        }
-        String ns = text(args, "namespace");
-        String base = "/v1/namespaces/" + DocumentWriter.segment(ns);
-        HttpResponse<String> r =
-                switch (name) {
-                    case "remember" -> {
-                        ObjectNode body = Json.mapper().createObjectNode();
-                        body.put("text", text(args, "text"));
-                        for (String f : List.of("title", "source")) {
-                            if (args.hasNonNull(f)) {
-                                body.set(f, args.get(f));
-                            }
-                        }
-                        yield send(
-                                "PUT",
-                                base + "/documents/" + DocumentWriter.segment(text(args, "id"))
-                                        + "?wait=verified&timeout_ms=120000",
-                                body,
-                                key);
-                    }
-                    case "forget" ->
-                        send(
-                                "DELETE",
-                                base + "/documents/" + DocumentWriter.segment(text(args, "id"))
-                                        + "?wait=archived&timeout_ms=120000",
-                                null,
-                                key);
-                    case "retrieve", "answer" -> {
-                        ObjectNode body = Json.mapper().createObjectNode();
-                        body.put("query", text(args, "query"));
-                        if (args.hasNonNull("mode")) {
-                            body.set("mode", args.get("mode"));
-                        }
-                        if (args.hasNonNull("top_k")) {
-                            body.set("top_k", args.get("top_k"));
-                        }
-                        yield send("POST", base + "/" + name, body, key);
-                    }
-                    case "entity" ->
-                        args.hasNonNull("id")
-                                ? send("GET", base + "/entities/" + DocumentWriter.segment(text(args, "id")), null, key)
-                                : send(
-                                        "GET",
-                                        base + "/entities?name=" + DocumentWriter.segment(text(args, "name")),
-                                        null,
-                                        key);
-                    default -> send("GET", base + "/documents/" + DocumentWriter.segment(text(args, "id")), null, key);
-                };
-        ObjectNode result = Json.mapper().createObjectNode();
-        boolean ok = r.statusCode() / 100 == 2;
-        result.putArray("content").addObject().put("type", "text").put("text", r.body());
-        result.put("isError", !ok);
-        if (ok) {
-            try {
-                JsonNode structured = Json.mapper().readTree(r.body());
-                if (structured != null && structured.isObject()) {
-                    result.set("structuredContent", structured);
-                }
-            } catch (IOException e) {
-                // the text content carries it
-            }
-        }
-        return result;
-    }
-
+    /** A string argument the API needs: a 400 of the tool when it is missing or empty. */
     private static String text(JsonNode args, String name) {
         JsonNode v = args.get(name);
         if (v == null || !v.isTextual() || v.asText().isEmpty()) {
-            throw new RpcError(-32602, "argument '" + name + "' must be a non-empty string");
+            throw ApiException.badRequest("argument '" + name + "' must be a non-empty string");
         }
         return v.asText();
     }
 
-    private ObjectNode resources(Request r) {
-        ObjectNode result = Json.mapper().createObjectNode();
-        ArrayNode list = result.putArray("resources");
-        for (String ns : namespaces.get()) {
-            if (r.caller() == null || r.caller().allows(ns)) {
-                list.addObject()
-                        .put("uri", "engram://namespaces/" + ns)
-                        .put("name", ns)
-                        .put("description", "namespace " + ns + ": documents by status, passages, entities")
-                        .put("mimeType", "application/json");
-            }
-        }
-        return result;
+    /** A namespace, and a document of one, read as the API's JSON. */
+    private static List<McpStatelessServerFeatures.SyncResourceTemplateSpecification> templates(MemoryAccess memory) {
+        return List.of(
+                new McpStatelessServerFeatures.SyncResourceTemplateSpecification(
+                        McpSchema.ResourceTemplate.builder()
+                                .uriTemplate("engram://namespaces/{namespace}")
+                                .name("namespace")
+                                .description("a namespace's documents by status, passages and entities")
+                                .mimeType("application/json")
+                                .build(),
+                        (context, request) -> read(memory, context, request.uri())),
+                new McpStatelessServerFeatures.SyncResourceTemplateSpecification(
+                        McpSchema.ResourceTemplate.builder()
+                                .uriTemplate("engram://namespaces/{namespace}/documents/{id}")
+                                .name("document")
+                                .description("a document's status, version and passages")
+                                .mimeType("application/json")
+                                .build(),
+                        (context, request) -> read(memory, context, request.uri())));
     }
 
-    private static ObjectNode templates() {
-        ObjectNode result = Json.mapper().createObjectNode();
-        ArrayNode list = result.putArray("resourceTemplates");
-        list.addObject()
-                .put("uriTemplate", "engram://namespaces/{namespace}")
-                .put("name", "namespace")
-                .put("description", "a namespace's documents by status, passages and entities")
-                .put("mimeType", "application/json");
-        list.addObject()
-                .put("uriTemplate", "engram://namespaces/{namespace}/documents/{id}")
-                .put("name", "document")
-                .put("description", "a document's status, version and passages")
-                .put("mimeType", "application/json");
-        return result;
-    }
-
-    private ObjectNode read(JsonNode params, String key) {
-        String uri = params.path("uri").asText("");
+    private static McpSchema.ReadResourceResult read(MemoryAccess memory, McpTransportContext context, String uri) {
         String prefix = "engram://namespaces/";
         if (!uri.startsWith(prefix) || uri.length() == prefix.length()) {
-            throw new RpcError(-32602, "unknown resource: " + uri);
+            throw error(-32602, "unknown resource: " + uri);
         }
         String[] parts = uri.substring(prefix.length()).split("/", 3);
-        String path;
-        // the template's values as a client fills them in: percent-encoded ("a%2Fb" is the id "a/b"); an id with a
-        // slash may also come as it is, after "documents/"
-        if (parts.length == 1) {
-            path = "/v1/namespaces/" + DocumentWriter.segment(templateValue(parts[0], uri));
-        } else if (parts.length == 3 && parts[1].equals("documents") && !parts[2].isEmpty()) {
-            path = "/v1/namespaces/" + DocumentWriter.segment(templateValue(parts[0], uri)) + "/documents/"
-                    + DocumentWriter.segment(templateValue(parts[2], uri));
-        } else {
-            throw new RpcError(-32602, "unknown resource: " + uri);
+        MemoryAccess.Answer answer;
+        try {
+            // the template's values as a client fills them in: percent-encoded ("a%2Fb" is the id "a/b"); an id with
+            // a slash may also come as it is, after "documents/"
+            if (parts.length == 1) {
+                answer = memory.call(
+                        caller(context), "GET", NS, Map.of("ns", templateValue(parts[0], uri)), Map.of(), new byte[0]);
+            } else if (parts.length == 3 && parts[1].equals("documents") && !parts[2].isEmpty()) {
+                answer = memory.call(
+                        caller(context),
+                        "GET",
+                        DOCUMENT,
+                        Map.of("ns", templateValue(parts[0], uri), "id", templateValue(parts[2], uri)),
+                        Map.of(),
+                        new byte[0]);
+            } else {
+                throw error(-32602, "unknown resource: " + uri);
+            }
+        } catch (ApiException | QueryException e) {
+            ApiException api = ApiException.of(e);
+            throw error(-32002, "resource " + uri + ": HTTP " + api.status() + ": " + api.getMessage());
         }
-        HttpResponse<String> r = send("GET", path, null, key);
-        if (r.statusCode() != 200) {
-            throw new RpcError(-32002, "resource " + uri + ": " + apiError(r));
+        if (!answer.ok()) {
+            throw error(-32002, "resource " + uri + ": " + answer.error());
         }
-        ObjectNode result = Json.mapper().createObjectNode();
-        result.putArray("contents")
-                .addObject()
-                .put("uri", uri)
-                .put("mimeType", "application/json")
-                .put("text", r.body());
-        return result;
+        return new McpSchema.ReadResourceResult(
+                List.of(new McpSchema.TextResourceContents(uri, "application/json", answer.text())));
+    }
+
+    private static McpError error(int code, String message) {
+        return McpError.builder(code).message(message).build();
     }
 
     /**
@@ -394,46 +361,194 @@ final class McpEndpoint {
             }
             int cp = value.codePointAt(i);
             if (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE) {
-                throw new RpcError(-32602, "resource " + uri + ": an unpaired surrogate, which is not text");
+                throw error(-32602, "resource " + uri + ": an unpaired surrogate, which is not text");
             }
             byte[] utf8 = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8);
             bytes.write(utf8, 0, utf8.length);
             i += Character.charCount(cp);
         }
         return Utf8.decode(bytes.toByteArray())
-                .orElseThrow(
-                        () -> new RpcError(-32602, "resource " + uri + ": percent-encoded bytes that are not UTF-8"));
+                .orElseThrow(() -> error(-32602, "resource " + uri + ": percent-encoded bytes that are not UTF-8"));
     }
 
-    /** An API answer that is not a success, as its message says it (HTTP status and error message). */
-    private static String apiError(HttpResponse<String> r) {
-        try {
-            JsonNode message = Json.mapper().readTree(r.body()).path("error").path("message");
-            if (message.isTextual()) {
-                return "HTTP " + r.statusCode() + ": " + message.asText();
+    /** The tools' input schemas checked with the JSON Schema validator Engram ships (2020-12). */
+    private static final class SchemaValidator implements JsonSchemaValidator {
+        private static final ObjectMapper PLAIN = JsonMapper.builder().build();
+        private final Map<Map<String, Object>, JsonSchema> schemas = new ConcurrentHashMap<>();
+        private final Function<Map<String, Object>, JsonSchema> compile = s ->
+                JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012).getSchema(PLAIN.valueToTree(s));
+
+        @Override
+        public ValidationResponse validate(Map<String, Object> schema, Object content) {
+            JsonNode tree = PLAIN.valueToTree(content);
+            List<String> problems = new ArrayList<>();
+            for (ValidationMessage m : schemas.computeIfAbsent(schema, compile).validate(tree)) {
+                problems.add(m.getMessage());
             }
-        } catch (IOException | RuntimeException e) {
-            // not the API's JSON error: its status says enough
+            return problems.isEmpty()
+                    ? ValidationResponse.asValid(tree.toString())
+                    : ValidationResponse.asInvalid(problems.stream().sorted().collect(Collectors.joining("; ")));
         }
-        return "HTTP " + r.statusCode();
     }
 
-    private HttpResponse<String> send(String method, String path, JsonNode body, String key) {
-        String authority = host.contains(":") ? "[" + host + "]" : host; // an IPv6 literal
+    /** One JSON-RPC message or a 400 that says why not; the transport's errors as JSON-RPC errors. */
+    private static final class Guard extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+        private final transient HttpServletStatelessServerTransport transport;
+
+        Guard(HttpServletStatelessServerTransport transport) {
+            this.transport = transport;
+        }
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response)
+                throws ServletException, IOException {
+            if (request.getMethod().equals("POST")) {
+                String problem = problem(request.getInputStream().readAllBytes());
+                if (problem != null) {
+                    int code = problem.startsWith("parse error") ? -32700 : -32600;
+                    write(response, 400, rpcError(code, problem));
+                    return;
+                }
+            }
+            Captured captured = new Captured(response);
+            transport.service(request, captured);
+            byte[] body = captured.bytes();
+            if (captured.getStatus() >= 400) {
+                JsonNode error = parse(body).path("jsonRpcError");
+                body = rpcError(
+                        error.path("code").asInt(-32603),
+                        error.path("message").asText("the MCP transport refused the request"));
+            }
+            write(response, captured.getStatus(), body);
+        }
+
+        private static JsonNode parse(byte[] body) {
+            try {
+                JsonNode tree = Json.mapper().readTree(body);
+                return tree == null ? Json.mapper().missingNode() : tree;
+            } catch (IOException e) {
+                return Json.mapper().missingNode();
+            }
+        }
+
+        private static void write(HttpServletResponse response, int status, byte[] body) throws IOException {
+            response.setStatus(status);
+            if (body.length > 0) {
+                response.setContentType("application/json");
+                response.setContentLength(body.length);
+                response.getOutputStream().write(body);
+            }
+        }
+    }
+
+    /** Why {@code body} is not one JSON-RPC 2.0 message, or null when it is one. */
+    static String problem(byte[] body) {
+        // from the strictly decoded text: one message, no member twice, nothing after it, and UTF-8 only
+        String text = Utf8.decode(body).orElse(null);
+        if (text == null) {
+            return "parse error: the message is not valid UTF-8";
+        }
+        JsonNode message;
         try {
-            return ApiCalls.send(
-                    http,
-                    "http://" + authority + ":" + port.getAsInt(),
-                    method,
-                    path,
-                    body == null ? null : body.toString(),
-                    key,
-                    Duration.ofMinutes(3));
+            message = Json.strictTrees().readTree(text);
         } catch (IOException e) {
-            throw new RpcError(-32603, "this instance's API did not answer: " + e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RpcError(-32603, "interrupted");
+            return "parse error: " + Json.problem(e);
+        }
+        if (message != null && message.isArray()) {
+            return "expected one JSON-RPC message (batches are not supported)";
+        }
+        if (message == null || !message.isObject()) {
+            return "expected a JSON-RPC 2.0 message: a JSON object";
+        }
+        if (!"2.0".equals(message.path("jsonrpc").textValue())) {
+            return "expected \"jsonrpc\": \"2.0\"";
+        }
+        JsonNode id = message.get("id");
+        if (id != null && !(id.isTextual() || id.isIntegralNumber())) {
+            return "a request id is a string or an integer";
+        }
+        JsonNode method = message.get("method");
+        if (method != null && !method.isTextual()) {
+            return "a method is a string";
+        }
+        JsonNode params = message.get("params");
+        if (params != null && !params.isObject()) {
+            return "params are an object";
+        }
+        return null;
+    }
+
+    private static byte[] rpcError(int code, String message) {
+        ObjectNode reply = Json.mapper().createObjectNode();
+        reply.put("jsonrpc", "2.0");
+        reply.putNull("id");
+        reply.putObject("error").put("code", code).put("message", message);
+        return Json.toBytes(reply);
+    }
+
+    /** A response held back: what the transport writes is captured, to be sent (or replaced) once it is done. */
+    private static final class Captured extends HttpServletResponseWrapper {
+        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        private PrintWriter writer;
+
+        Captured(HttpServletResponse response) {
+            super(response);
+        }
+
+        @Override
+        public ServletOutputStream getOutputStream() {
+            return new ServletOutputStream() {
+                @Override
+                public void write(int b) {
+                    out.write(b);
+                }
+
+                @Override
+                public void write(byte[] b, int off, int len) {
+                    out.write(b, off, len);
+                }
+
+                @Override
+                public boolean isReady() {
+                    return true;
+                }
+
+                @Override
+                public void setWriteListener(WriteListener listener) {
+                    throw new IllegalStateException("write it blocking");
+                }
+            };
+        }
+
+        @Override
+        public PrintWriter getWriter() {
+            if (writer == null) {
+                writer = new PrintWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8));
+            }
+            return writer;
+        }
+
+        @Override
+        public void setContentLength(int len) {
+            // the length of what is sent is set when it is sent
+        }
+
+        @Override
+        public void setContentLengthLong(long len) {
+            // as above
+        }
+
+        @Override
+        public void flushBuffer() {
+            if (writer != null) {
+                writer.flush();
+            }
+        }
+
+        byte[] bytes() {
+            flushBuffer();
+            return out.toByteArray();
         }
     }
 }

@@ -41,17 +41,16 @@ final class Routes {
 
     private final DocumentWriter documents;
     private final int maxDocumentBytes;
-    private final McpEndpoint mcp;
     private final NamespaceDirectory directory;
 
     Routes(QueryService queries, Supplier<Health> health, Supplier<String> metrics, Consistency consistency) {
-        this(queries, health, metrics, consistency, null, HttpApi.MAX_BODY_BYTES, null, null);
+        this(queries, health, metrics, consistency, null, HttpApi.MAX_BODY_BYTES, null);
     }
 
     /**
-     * With {@code documents}, the document routes write documents of up to {@code maxDocumentBytes}; with {@code mcp},
-     * {@code POST /mcp} speaks the Model Context Protocol; with {@code directory}, {@code GET /v1/namespaces} lists the
-     * cluster's namespaces.
+     * With {@code documents}, the document routes write documents of up to {@code maxDocumentBytes}; with {@code
+     * directory}, {@code GET /v1/namespaces} lists the cluster's namespaces. {@code POST /mcp} is answered by the MCP
+     * transport the HTTP server mounts there ({@link McpEndpoint}), else 501.
      */
     Routes(
             QueryService queries,
@@ -60,11 +59,9 @@ final class Routes {
             Consistency consistency,
             DocumentWriter documents,
             int maxDocumentBytes,
-            McpEndpoint mcp,
             NamespaceDirectory directory) {
         this.documents = documents;
         this.directory = directory;
-        this.mcp = mcp;
         // the event wraps the body: room for its namespace, id and op, and for JSON escapes the event re-encodes
         this.maxDocumentBytes = (int) Math.min(Integer.MAX_VALUE - 8L, 2L * maxDocumentBytes + 4096);
         this.consistency = consistency;
@@ -92,9 +89,8 @@ final class Routes {
                         r -> Explorer.asset(r.path().get("file"))),
                 global("GET", "/openapi.json", null, r -> Reply.text("application/json", OPENAPI)),
                 global("GET", "/metrics", Role.READ, this::metrics),
-                // MCP takes no request slot: each tool call is a request to this API of its own and takes one there
-                // (otherwise as many MCP calls as slots would leave none for their tool calls)
-                new Route("POST", "/mcp", Role.READ, false, null, this::mcp, maxDocumentBytes, false),
+                // a tool call is answered in process: an MCP call takes one slot, as any request does
+                new Route("POST", "/mcp", Role.READ, false, null, Routes::noMcp, maxDocumentBytes, true),
                 global("GET", "/v1/health", null, r -> {
                     Health h = health.get();
                     return Reply.json(h.serving() ? 200 : 503, h);
@@ -265,11 +261,8 @@ final class Routes {
                                 .encodeToString(page.nextCursor().getBytes(StandardCharsets.UTF_8))));
     }
 
-    private Reply mcp(Request r) {
-        if (mcp == null) {
-            throw new ApiException(501, "not_configured", "this instance does not serve MCP");
-        }
-        return mcp.handle(r);
+    private static Reply noMcp(Request r) {
+        throw new ApiException(501, "not_configured", "this instance does not serve MCP");
     }
 
     private Reply put(Request r) {

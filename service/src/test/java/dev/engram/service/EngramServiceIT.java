@@ -708,9 +708,10 @@ class EngramServiceIT {
                             .isError())
                     .isTrue(); // no LLM configured
 
-            assertThat(client.listResources().resources())
-                    .extracting(McpSchema.Resource::uri)
-                    .contains("engram://namespaces/mcp", "engram://namespaces/" + NS);
+            // namespaces are read through the templates: a list would show one tenant's namespaces to another
+            assertThat(client.listResourceTemplates().resourceTemplates())
+                    .extracting(McpSchema.ResourceTemplate::uriTemplate)
+                    .contains("engram://namespaces/{namespace}", "engram://namespaces/{namespace}/documents/{id}");
             McpSchema.ReadResourceResult read =
                     client.readResource(new McpSchema.ReadResourceRequest("engram://namespaces/mcp"));
             assertThat(((McpSchema.TextResourceContents) read.contents().get(0)).text())
@@ -723,7 +724,10 @@ class EngramServiceIT {
         // without a session stream: GET is refused as the transport allows, a batch is refused
         assertThat(get(base + "/mcp").status()).isEqualTo(405);
         assertThat(post(base + "/mcp", "[]").status()).isEqualTo(400);
-        ItSupport.Response unknown = post(base + "/mcp", "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"nope\"}");
+        ItSupport.Response unknown = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"nope\"}")));
         assertThat(unknown.body().path("error").path("code").asInt()).isEqualTo(-32601);
     }
 

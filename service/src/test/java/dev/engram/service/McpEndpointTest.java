@@ -4,70 +4,181 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** What the MCP endpoint refuses before it looks at the method: anything but one JSON-RPC 2.0 message. */
+/**
+ * The MCP endpoint as the official SDK's client sees it, over HTTP: each tool is one call of a route, in process, with
+ * the caller's key. The routes here answer with what they were asked (no namespace, so no owner to find).
+ */
 class McpEndpointTest {
 
-    private final McpEndpoint mcp = new McpEndpoint("127.0.0.1", () -> 1, List::of);
+    private static final JsonSchemaValidator NO_OUTPUT_SCHEMAS = (schema, content) ->
+            JsonSchemaValidator.ValidationResponse.asInvalid("a tool declared an output schema: " + schema);
 
-    private HttpApi.Reply handle(String body) {
-        return mcp.handle(
-                new HttpApi.Request("POST", Map.of(), Map.of(), body.getBytes(StandardCharsets.UTF_8), null, null));
+    private HttpApi api;
+    private String base;
+
+    @BeforeEach
+    void start() {
+        String ns = "/v1/namespaces/{ns}";
+        HttpApi.Handler echo = r -> HttpApi.Reply.ok(Map.of(
+                "ns", r.path().get("ns"),
+                "id", String.valueOf(r.path().get("id")),
+                "query", r.parameters(),
+                "body", new String(r.body(), StandardCharsets.UTF_8)));
+        List<HttpApi.Route> table = List.of(
+                new HttpApi.Route("POST", "/mcp", ApiKeys.Role.READ, false, null, r -> null, 1 << 20, true),
+                new HttpApi.Route("POST", ns + "/retrieve", ApiKeys.Role.READ, false, null, echo),
+                new HttpApi.Route("PUT", ns + "/documents/{id}", ApiKeys.Role.WRITE, false, null, echo),
+                new HttpApi.Route("GET", ns + "/documents/{id}", ApiKeys.Role.READ, false, null, echo),
+                new HttpApi.Route("GET", ns, ApiKeys.Role.READ, false, null, echo));
+        MemoryAccess memory = new MemoryAccess(table, null);
+        api = new HttpApi(
+                new InetSocketAddress("127.0.0.1", 0),
+                memory,
+                Map.of("/mcp", McpEndpoint.servlet(memory)),
+                new ApiKeys(ApiKeys.parseInline("read:*:reader;write:*:writer")),
+                Origins.local("localhost"),
+                8,
+                8,
+                Meters.detached());
+        base = "http://127.0.0.1:" + api.port();
     }
 
-    private static JsonNode body(HttpApi.Reply reply) {
-        return Json.mapper().valueToTree(reply.body());
+    @AfterEach
+    void stop() {
+        api.close();
+    }
+
+    private McpSyncClient client(String key) {
+        HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport.builder(base)
+                .endpoint("/mcp")
+                .requestBuilder(HttpRequest.newBuilder().header("Authorization", "Bearer " + key))
+                .build();
+        McpSyncClient client = McpClient.sync(transport)
+                .requestTimeout(Duration.ofSeconds(20))
+                .jsonSchemaValidator(NO_OUTPUT_SCHEMAS)
+                .build();
+        client.initialize();
+        return client;
+    }
+
+    private static JsonNode json(McpSchema.CallToolResult r) throws Exception {
+        return Json.mapper().readTree(((McpSchema.TextContent) r.content().get(0)).text());
     }
 
     @Test
-    void anythingButOneJsonRpc2MessageIsRefusedSayingWhy() {
-        Object[][] cases = {
-            {"", "a JSON object"},
-            {"null", "a JSON object"},
-            {"\"ping\"", "a JSON object"},
-            {"[]", "batches are not supported"},
-            {"{\"jsonrpc\": \"1.0\", \"id\": 1, \"method\": \"ping\"}", "\"jsonrpc\": \"2.0\""},
-            {"{\"id\": 1, \"method\": \"ping\"}", "\"jsonrpc\": \"2.0\""},
-            {"{\"jsonrpc\": \"2.0\", \"id\": {\"a\": 1}, \"method\": \"ping\"}", "string or an integer"},
-            {"{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}", "string or an integer"},
-            {"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\", \"method\": \"tools/list\"}", "Duplicate field"},
-            {"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"} {}", "more data after the JSON value"}
-        };
-        for (Object[] c : cases) {
-            HttpApi.Reply reply = handle((String) c[0]);
-            assertThat(reply.status()).as((String) c[0]).isEqualTo(400);
-            assertThat(body(reply).path("error").path("message").asText())
-                    .as((String) c[0])
-                    .contains((String) c[1]);
+    void aToolIsOneCallOfTheApiWithItsArguments() throws Exception {
+        try (McpSyncClient client = client("writer")) {
+            assertThat(client.listTools().tools())
+                    .extracting(McpSchema.Tool::name)
+                    .containsExactlyInAnyOrder("remember", "forget", "retrieve", "answer", "entity", "document_status");
+            McpSchema.CallToolResult found = client.callTool(new McpSchema.CallToolRequest(
+                    "retrieve", Map.of("namespace", "notes", "query", "who?", "top_k", 3)));
+            assertThat(found.isError()).isFalse();
+            assertThat(json(found).path("ns").asText()).isEqualTo("notes");
+            assertThat(Json.mapper().readTree(json(found).path("body").asText()))
+                    .isEqualTo(Json.mapper().readTree("{\"query\": \"who?\", \"top_k\": 3}"));
+            assertThat(found.structuredContent()).isNotNull();
+
+            McpSchema.CallToolResult remembered = client.callTool(new McpSchema.CallToolRequest(
+                    "remember", Map.of("namespace", "notes", "id", "a/b.md", "text", "Ada wrote notes.")));
+            assertThat(json(remembered).path("id").asText()).isEqualTo("a/b.md");
+            assertThat(json(remembered).path("query").path("wait").get(0).asText())
+                    .isEqualTo("verified");
+
+            McpSchema.ReadResourceResult read = client.readResource(
+                    new McpSchema.ReadResourceRequest("engram://namespaces/notes/documents/a%2Fb.md"));
+            assertThat(((McpSchema.TextResourceContents) read.contents().get(0)).text())
+                    .contains("\"id\":\"a/b.md\"");
         }
-        // bytes that are not UTF-8 (an overlong '/', UTF-16) are refused, never decoded into something else
-        for (byte[] notUtf8 : List.of(
-                new byte[] {'{', '"', 'a', '"', ':', '"', (byte) 0xc0, (byte) 0xaf, '"', '}'},
-                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}".getBytes(StandardCharsets.UTF_16LE))) {
-            HttpApi.Reply reply = mcp.handle(new HttpApi.Request("POST", Map.of(), Map.of(), notUtf8, null, null));
-            assertThat(reply.status()).isEqualTo(400);
-            assertThat(body(reply).path("error").path("code").asInt()).isEqualTo(-32700);
-        }
-        HttpApi.Reply ping = handle("{\"jsonrpc\": \"2.0\", \"id\": \"p-1\", \"method\": \"ping\"}");
-        assertThat(ping.status()).isEqualTo(200);
-        assertThat(body(ping).path("id").asText()).isEqualTo("p-1");
     }
 
-    /** A tool's input schema allows no other argument: one it does not declare is refused, never ignored. */
+    /** A read key reaches the tools that read, and a tool that writes is the tool's error: 403, with the reason. */
+    @Test
+    void aReadKeyCannotRemember() throws Exception {
+        try (McpSyncClient client = client("reader")) {
+            McpSchema.CallToolResult refused = client.callTool(
+                    new McpSchema.CallToolRequest("remember", Map.of("namespace", "notes", "id", "x", "text", "y")));
+            assertThat(refused.isError()).isTrue();
+            assertThat(json(refused).path("error").path("code").asText()).isEqualTo("forbidden");
+            assertThat(client.callTool(
+                                    new McpSchema.CallToolRequest("retrieve", Map.of("namespace", "n", "query", "q")))
+                            .isError())
+                    .isFalse();
+        }
+        ItSupport.Response anonymous = ItSupport.post(base + "/mcp", "{}");
+        assertThat(anonymous.status()).isEqualTo(401);
+    }
+
+    /** A tool's input schema allows no other argument, and wants its required ones: refused, never ignored. */
     @Test
     void anArgumentAToolDoesNotDeclareIsRefused() {
-        JsonNode reply = body(handle("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"tools/call\", \"params\":"
-                + " {\"name\": \"retrieve\", \"arguments\": {\"namespace\": \"a\", \"query\": \"x\", \"extra\": 1}}}"));
-        assertThat(reply.path("error").path("code").asInt()).isEqualTo(-32602);
-        assertThat(reply.path("error").path("message").asText()).contains("'extra'");
-        JsonNode notAnObject = body(handle("{\"jsonrpc\": \"2.0\", \"id\": 8, \"method\": \"tools/call\", \"params\":"
-                + " {\"name\": \"retrieve\", \"arguments\": [1]}}"));
-        assertThat(notAnObject.path("error").path("code").asInt()).isEqualTo(-32602);
+        try (McpSyncClient client = client("reader")) {
+            for (Map<String, Object> args : List.of(
+                    Map.<String, Object>of("namespace", "a", "query", "x", "extra", 1),
+                    Map.<String, Object>of("namespace", "a"),
+                    Map.<String, Object>of("namespace", "a", "query", "x", "top_k", "5"))) {
+                McpSchema.CallToolResult r;
+                try {
+                    r = client.callTool(new McpSchema.CallToolRequest("retrieve", args));
+                } catch (RuntimeException e) {
+                    continue; // refused as a protocol error
+                }
+                assertThat(r.isError()).as(args.toString()).isTrue();
+            }
+        }
+    }
+
+    /** What is not one JSON-RPC message over POST is refused by the transport; GET opens no stream. */
+    @Test
+    void anythingButOneJsonRpcMessageIsRefused() {
+        for (String body : List.of("", "null", "[]", "{not json", "\"ping\"")) {
+            ItSupport.Response r = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
+                    .header("Authorization", "Bearer reader")
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json, text/event-stream")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)));
+            assertThat(r.status()).as(body).isGreaterThanOrEqualTo(400).isLessThan(500);
+        }
+        // what the transport itself refuses is a JSON-RPC error too, never the exception it was
+        for (String accept : List.of("application/json, text/event-stream", "text/plain")) {
+            ItSupport.Response unknown = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
+                    .header("Authorization", "Bearer reader")
+                    .header("Content-Type", "application/json")
+                    .header("Accept", accept)
+                    .POST(HttpRequest.BodyPublishers.ofString(
+                            "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"nope\"}")));
+            assertThat(unknown.raw().body())
+                    .as(accept)
+                    .doesNotContain("stackTrace")
+                    .contains("\"error\"");
+            assertThat(unknown.body().path("error").path("code").asInt())
+                    .as(accept)
+                    .isNegative();
+        }
+        ItSupport.Response get = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
+                .header("Authorization", "Bearer reader")
+                .GET());
+        assertThat(get.status()).isEqualTo(405);
+        assertThat(Set.of(get.raw().headers().firstValue("Allow").orElse(""))).contains("POST");
     }
 
     /** Template values are percent-decoded as clients fill them in; a value written as it is names itself. */
