@@ -7,20 +7,12 @@ import dev.engram.query.QueryService;
 import dev.engram.query.Responses;
 import dev.engram.schemas.Json;
 import dev.engram.understanding.agent.MemoryView;
-import java.io.IOException;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
-import org.apache.kafka.streams.state.HostInfo;
 
 /**
  * The construction agent's view of a namespace's memory: read from this instance's stores when it owns the namespace,
@@ -32,13 +24,12 @@ final class AgentMemory implements MemoryView {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
-    private record Bound(QueryService queries, NamespaceRouter router, HttpClient http, String apiKey) {}
+    private record Bound(QueryService queries, NamespaceRouter router, MemoryAccess memory, String apiKey) {}
 
     private volatile Bound bound;
 
-    void bind(QueryService queries, NamespaceRouter router, String apiKey) {
-        this.bound = new Bound(
-                queries, router, HttpClient.newBuilder().connectTimeout(TIMEOUT).build(), apiKey);
+    void bind(QueryService queries, NamespaceRouter router, MemoryAccess memory, String apiKey) {
+        this.bound = new Bound(queries, router, memory, apiKey);
     }
 
     @Override
@@ -55,7 +46,7 @@ final class AgentMemory implements MemoryView {
 
     @Override
     public List<KnownEntity> entitiesNamed(String ns, String name, int limit) {
-        return entities(ns, q -> q.entities(ns, name).entities(), "/entities?name=" + encode(name), limit);
+        return entities(ns, q -> q.entities(ns, name).entities(), Map.of("name", List.of(name)), limit);
     }
 
     @Override
@@ -63,7 +54,7 @@ final class AgentMemory implements MemoryView {
         return entities(
                 ns,
                 q -> q.entitiesLike(ns, text, limit).entities(),
-                "/entities?like=" + encode(text) + "&limit=" + limit,
+                Map.of("like", List.of(text), "limit", List.of(Integer.toString(limit))),
                 limit);
     }
 
@@ -78,7 +69,8 @@ final class AgentMemory implements MemoryView {
                     ObjectNode body = Json.mapper().createObjectNode();
                     body.put("query", query).put("mode", "fusion").put("top_k", limit);
                     List<KnownPassage> out = new ArrayList<>();
-                    for (JsonNode p : remote(owner, ns, "/retrieve", body).path("results")) {
+                    for (JsonNode p :
+                            remote(ns, "POST", "/retrieve", Map.of(), body).path("results")) {
                         out.add(new KnownPassage(
                                 p.path("passage_id").asText(),
                                 p.path("document_id").asText(),
@@ -97,8 +89,9 @@ final class AgentMemory implements MemoryView {
                         .toList(),
                 owner -> {
                     List<RelationType> out = new ArrayList<>();
-                    for (JsonNode t :
-                            remote(owner, ns, "/relations?limit=" + limit, null).path("relations")) {
+                    for (JsonNode t : remote(
+                                    ns, "GET", "/relations", Map.of("limit", List.of(Integer.toString(limit))), null)
+                            .path("relations")) {
                         out.add(new RelationType(
                                 t.path("relation").asText(),
                                 t.path("passages").asInt(),
@@ -109,7 +102,10 @@ final class AgentMemory implements MemoryView {
     }
 
     private List<KnownEntity> entities(
-            String ns, Function<QueryService, List<Responses.Entity>> local, String path, int limit) {
+            String ns,
+            Function<QueryService, List<Responses.Entity>> local,
+            Map<String, List<String>> query,
+            int limit) {
         List<KnownEntity> found = read(
                 ns,
                 q -> local.apply(q).stream()
@@ -122,7 +118,8 @@ final class AgentMemory implements MemoryView {
                         .toList(),
                 owner -> {
                     List<KnownEntity> out = new ArrayList<>();
-                    for (JsonNode e : remote(owner, ns, path, null).path("entities")) {
+                    for (JsonNode e :
+                            remote(ns, "GET", "/entities", query, null).path("entities")) {
                         List<String> aliases = new ArrayList<>();
                         e.path("aliases").forEach(a -> aliases.add(a.asText()));
                         out.add(new KnownEntity(
@@ -142,11 +139,12 @@ final class AgentMemory implements MemoryView {
      * when null). A namespace without memory reads as empty; a namespace whose memory cannot be read now throws
      * {@link MemoryView.Unavailable}.
      */
-    private <T> List<T> read(String ns, Function<QueryService, List<T>> local, Function<HostInfo, List<T>> remote) {
+    private <T> List<T> read(
+            String ns, Function<QueryService, List<T>> local, Function<NamespaceRouter.Remote, List<T>> remote) {
         Bound b = bound();
         try {
             if (b.router().ownerOf(ns) instanceof NamespaceRouter.Remote owner) {
-                return remote == null ? List.of() : remote.apply(owner.host());
+                return remote == null ? List.of() : remote.apply(owner);
             }
             return local.apply(b.queries());
         } catch (QueryException e) {
@@ -165,44 +163,38 @@ final class AgentMemory implements MemoryView {
         }
     }
 
-    /** A GET (or, with a body, POST) to the owner of the namespace; a 404 is a namespace without memory. */
-    private JsonNode remote(HostInfo host, String ns, String path, JsonNode body) {
+    /**
+     * A read of the owner's memory through {@link MemoryAccess} (the owner's API, with {@code ENGRAM_AGENT_API_KEY});
+     * a 404 is a namespace without memory.
+     */
+    private JsonNode remote(String ns, String method, String route, Map<String, List<String>> query, JsonNode body) {
         Bound b = bound();
-        URI uri = URI.create("http://" + host.host() + ":" + host.port() + "/v1/namespaces/" + encode(ns) + path);
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(TIMEOUT);
-        if (body != null) {
-            request.header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(Json.toBytes(body)));
+        MemoryAccess.Answer answer = b.memory()
+                .call(
+                        new MemoryAccess.Caller(null, b.apiKey().isEmpty() ? null : b.apiKey()),
+                        method,
+                        "/v1/namespaces/{ns}" + route,
+                        Map.of("ns", ns),
+                        query,
+                        body == null ? new byte[0] : Json.toBytes(body),
+                        TIMEOUT);
+        if (answer.status() == 503) {
+            throw new Unavailable("the owner of namespace '" + ns + "' cannot answer yet: " + answer.error(), null);
         }
-        if (!b.apiKey().isEmpty()) {
-            request.header("Authorization", "Bearer " + b.apiKey());
-        }
-        HttpResponse<byte[]> response;
-        try {
-            response = b.http().send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-        } catch (IOException e) {
-            throw new Unavailable("the owner of namespace '" + ns + "' did not answer: " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while reading namespace '" + ns + "'", e);
-        }
-        if (response.statusCode() == 503) {
-            throw new Unavailable("the owner of namespace '" + ns + "' cannot answer yet", null);
-        }
-        if (response.statusCode() == 404) {
+        if (answer.status() == 404) {
             throw QueryException.notFound("namespace '" + ns + "' has no memory yet");
         }
-        if (response.statusCode() != 200) {
-            throw new IllegalStateException("the owner of namespace '" + ns + "' answered " + response.statusCode()
-                    + (response.statusCode() == 401 || response.statusCode() == 403
+        if (answer.status() != 200) {
+            throw new IllegalStateException("the owner of namespace '" + ns + "' answered " + answer.error()
+                    + (answer.status() == 401 || answer.status() == 403
                             ? " (set ENGRAM_AGENT_API_KEY to a key that may read it)"
                             : ""));
         }
-        try {
-            return Json.mapper().readTree(response.body());
-        } catch (IOException e) {
-            throw new IllegalStateException("the owner of namespace '" + ns + "' answered invalid JSON", e);
+        JsonNode tree = answer.json();
+        if (tree.isMissingNode()) {
+            throw new IllegalStateException("the owner of namespace '" + ns + "' answered invalid JSON");
         }
+        return tree;
     }
 
     private Bound bound() {
@@ -211,9 +203,5 @@ final class AgentMemory implements MemoryView {
             throw new Unavailable("memory is not readable yet: the service is starting", null);
         }
         return b;
-    }
-
-    private static String encode(String s) {
-        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }
 }

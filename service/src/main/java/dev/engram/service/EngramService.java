@@ -243,12 +243,6 @@ public final class EngramService implements AutoCloseable {
                 meters,
                 Clock.systemUTC());
         NamespaceRouter router = new NamespaceRouter(locator, self);
-        agentMemory.bind(
-                queries,
-                router,
-                config.understanding().agent() == null
-                        ? ""
-                        : config.understanding().agent().apiKey());
         Routes routes = new Routes(
                 queries,
                 health::health,
@@ -278,6 +272,13 @@ public final class EngramService implements AutoCloseable {
                         .filter(h -> h != null && !h.isBlank())
                         .toList());
         MemoryAccess access = new MemoryAccess(routes.table(), router);
+        agentMemory.bind(
+                queries,
+                router,
+                access,
+                config.understanding().agent() == null
+                        ? ""
+                        : config.understanding().agent().apiKey());
         this.http = new HttpApi(
                 new InetSocketAddress(config.http().host(), config.http().port()),
                 access,

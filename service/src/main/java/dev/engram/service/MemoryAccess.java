@@ -14,6 +14,7 @@ import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -104,12 +105,25 @@ final class MemoryAccess implements AutoCloseable {
             Map<String, String> path,
             Map<String, List<String>> query,
             byte[] body) {
+        return call(caller, method, template, path, query, body, OWNER_TIMEOUT);
+    }
+
+    /** As {@link #call}, waiting at most {@code timeout} for the owner when another instance owns the namespace. */
+    Answer call(
+            Caller caller,
+            String method,
+            String template,
+            Map<String, String> path,
+            Map<String, List<String>> query,
+            byte[] body,
+            Duration timeout) {
         Route route = routes.get(method + " " + template);
         if (route == null) {
             throw new IllegalArgumentException("no route " + method + " " + template);
         }
         authorize(route, caller.key(), path.get("ns"));
-        return serve(route, new Request(method, path, query, body, caller.key(), caller.presentedKey()), false);
+        return serve(
+                route, new Request(method, path, query, body, caller.key(), caller.presentedKey()), false, timeout);
     }
 
     /**
@@ -117,6 +131,10 @@ final class MemoryAccess implements AutoCloseable {
      * else by the owner. {@code forwarded}: the request came from another instance, which took this one for the owner.
      */
     Answer serve(Route route, Request request, boolean forwarded) {
+        return serve(route, request, forwarded, OWNER_TIMEOUT);
+    }
+
+    private Answer serve(Route route, Request request, boolean forwarded, Duration timeout) {
         if (route.namespaced()) {
             String ns = request.namespace();
             if (!NAMESPACE.matcher(ns).matches()) {
@@ -129,7 +147,7 @@ final class MemoryAccess implements AutoCloseable {
                 if (forwarded) {
                     throw ApiException.unavailable("namespace '" + ns + "' moved while the request was forwarded");
                 }
-                return forward(remote.host(), route, request);
+                return forward(remote.host(), route, request, timeout);
             }
         }
         Reply reply = route.handler().handle(request);
@@ -180,11 +198,11 @@ final class MemoryAccess implements AutoCloseable {
     }
 
     /** The same call on the owner's API, with the caller's key: the owner checks it again. */
-    private Answer forward(HostInfo host, Route route, Request request) {
+    private Answer forward(HostInfo host, Route route, Request request, Duration timeout) {
         URI target = URI.create("http://" + host.host() + ":" + host.port() + path(route.template(), request.path())
                 + query(request.parameters()));
         HttpRequest.Builder forwarded = HttpRequest.newBuilder(target)
-                .timeout(OWNER_TIMEOUT)
+                .timeout(timeout)
                 .header(
                         HttpApi.FORWARDED_HEADER,
                         router.self().host() + ":" + router.self().port())
@@ -200,6 +218,9 @@ final class MemoryAccess implements AutoCloseable {
         HttpResponse<byte[]> response;
         try {
             response = client.send(forwarded.build(), HttpResponse.BodyHandlers.ofByteArray());
+        } catch (HttpTimeoutException e) {
+            throw ApiException.unavailable(
+                    "the instance that owns the namespace did not answer in time; retry shortly");
         } catch (IOException e) {
             LOG.warn(
                     "calling {} {} on {}:{} failed: {}",
