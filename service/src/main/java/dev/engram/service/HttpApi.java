@@ -3,6 +3,7 @@ package dev.engram.service;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
 import io.javalin.Javalin;
+import io.javalin.compression.CompressionStrategy;
 import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
 import io.javalin.http.HttpResponseException;
@@ -212,6 +213,8 @@ final class HttpApi implements AutoCloseable {
             config.jetty.port = bind.getPort();
             config.concurrency.useVirtualThreads = true;
             config.http.prefer405over404 = true;
+            // replies are compact JSON, mostly small; a proxy in front compresses what crosses a slow network
+            config.http.compressionStrategy = CompressionStrategy.NONE;
             config.router.ignoreTrailingSlashes = false;
             config.jetty.modifyHttpConfiguration(http -> {
                 http.setSendServerVersion(false);
