@@ -3,14 +3,19 @@ package dev.engram.schemas;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import com.google.re2j.Matcher;
 import com.google.re2j.Pattern;
@@ -40,7 +45,48 @@ public final class Json {
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
+    /**
+     * The mapper that binds strictly: no string-to-number, number-to-string or float-to-int coercion, no null for a
+     * primitive, no unknown field, no field twice, nothing after the value.
+     */
+    private static final ObjectMapper STRICT = strict();
+
     private Json() {}
+
+    private static ObjectMapper strict() {
+        ObjectMapper m = ((JsonMapper) MAPPER)
+                .rebuild()
+                .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+                .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+                .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                .build();
+        for (CoercionInputShape shape : new CoercionInputShape[] {
+            CoercionInputShape.Integer, CoercionInputShape.Float, CoercionInputShape.Boolean
+        }) {
+            m.coercionConfigFor(LogicalType.Textual).setCoercion(shape, CoercionAction.Fail);
+        }
+        return m;
+    }
+
+    /** The strict mapper (see {@link #STRICT}), for what people send: optional fields may be left out. */
+    public static ObjectMapper strictMapper() {
+        return STRICT;
+    }
+
+    /**
+     * Binds a record Engram wrote to an internal topic, strictly: as {@link #strictMapper()}, and every field present
+     * (Engram writes them all, nulls included). What another writer put there is refused with the reason, never
+     * coerced or half-read: the writers are checked against the topics' schemas by the tests, so the reader needs no
+     * schema validator of its own.
+     */
+    public static <T> T bindInternal(JsonNode tree, Class<T> type) throws IOException {
+        return STRICT.readerFor(type)
+                .with(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
+                .readValue(STRICT.treeAsTokens(tree));
+    }
 
     /**
      * The reader of JSON that people send (documents, lines of files, bodies): one value, no trailing data, no field

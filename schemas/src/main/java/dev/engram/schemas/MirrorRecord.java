@@ -31,6 +31,12 @@ public record MirrorRecord(
         Objects.requireNonNull(namespace, "namespace");
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(id, "id");
+        if (namespace.isEmpty() || id.isEmpty()) {
+            throw new IllegalArgumentException("a mirror record names its namespace and id");
+        }
+        if (version < 0) {
+            throw new IllegalArgumentException("version " + version + " is negative");
+        }
         if (object != null && kind != Kind.of(object)) {
             throw new IllegalArgumentException("a " + kind.wireName() + " record carries a " + Kind.of(object));
         }

@@ -41,8 +41,6 @@ public enum Schemas {
 
     private final String fileName;
     private volatile JsonSchema schema;
-    /** Answers for most valid instances without the full validator; null when the schema is beyond its subset. */
-    private volatile QuickCheck.Check quick;
 
     Schemas(String name) {
         this.fileName = name + ".schema.json";
@@ -54,28 +52,7 @@ public enum Schemas {
 
     /** Validation errors of {@code node}, most specific first; empty when valid. */
     public List<String> validate(JsonNode node) {
-        if (quickly(node) == QuickCheck.Verdict.VALID) {
-            return List.of();
-        }
         return fully(schema(), node);
-    }
-
-    /** The full validator's errors of {@code node}, the quick check not asked. */
-    List<String> validateFully(JsonNode node) {
-        return fully(schema(), node);
-    }
-
-    /** Whether the quick check covers this schema. */
-    boolean quick() {
-        schema();
-        return quick != null;
-    }
-
-    /** Answers of the quick check; {@link QuickCheck.Verdict#UNSURE} when it does not cover this schema. */
-    QuickCheck.Verdict quickly(JsonNode node) {
-        schema();
-        QuickCheck.Check q = quick;
-        return q == null ? QuickCheck.Verdict.UNSURE : q.test(node);
     }
 
     private static List<String> fully(JsonSchema full, JsonNode node) {
@@ -110,7 +87,6 @@ public enum Schemas {
                             .build();
                     s = factory.getSchema(SchemaLocation.of(BASE + fileName), config);
                     s.initializeValidators();
-                    quick = QuickCheck.compile(s.getSchemaNode()).orElse(null);
                     schema = s;
                 }
             }

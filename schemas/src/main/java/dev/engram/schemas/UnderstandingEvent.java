@@ -124,21 +124,17 @@ public sealed interface UnderstandingEvent {
      */
     record MirrorFeedback(Compensation compensation, String error, byte[] raw) implements UnderstandingEvent {
 
-        /** Reads and validates a compensation record against its schema. */
+        /** Reads a compensation record, bound strictly (see {@link Json#bindInternal}). */
         public static MirrorFeedback decode(byte[] bytes) {
             if (bytes == null) {
                 return new MirrorFeedback(null, "null value", null);
             }
             try {
-                JsonNode tree = Json.mapper().readTree(bytes);
-                if (tree == null) {
-                    return new MirrorFeedback(null, "empty value", bytes);
+                JsonNode tree = Json.strictTrees().readTree(bytes);
+                if (tree == null || !tree.isObject()) {
+                    return new MirrorFeedback(null, "not a JSON object", bytes);
                 }
-                List<String> errors = Schemas.COMPENSATION.validate(tree);
-                if (!errors.isEmpty()) {
-                    return new MirrorFeedback(null, "schema: " + errors.get(0), bytes);
-                }
-                return new MirrorFeedback(Json.mapper().treeToValue(tree, Compensation.class), null, bytes);
+                return new MirrorFeedback(Json.bindInternal(tree, Compensation.class), null, bytes);
             } catch (IOException | IllegalArgumentException e) {
                 return new MirrorFeedback(null, "malformed compensation: " + Json.problem(e), bytes);
             }

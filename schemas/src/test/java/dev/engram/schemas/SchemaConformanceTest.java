@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.security.MessageDigest;
 import java.time.Instant;
 import java.util.Arrays;
@@ -13,6 +15,7 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /** Every record Java writes must validate against the JSON Schema of its topic, and read back equal. */
@@ -261,6 +264,56 @@ class SchemaConformanceTest {
             assertThat(Schemas.MIRROR.validate(tree(r))).as(r.kind().wireName()).isEmpty();
             MirrorRecord back = Json.fromBytes(Json.toBytes(r), MirrorRecord.class);
             assertThat(tree(back)).isEqualTo(tree(r));
+            // what the sink reads: every field Engram writes, bound strictly
+            assertThat(tree(bound(tree(r), MirrorRecord.class))).isEqualTo(tree(r));
+        }
+    }
+
+    private static <T> T bound(JsonNode tree, Class<T> type) {
+        try {
+            return Json.bindInternal(tree, type);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The sink binds mirror records strictly instead of validating them: what the schema refuses of a record's fields
+     * the binding refuses too — a field unknown, missing or of another type, a count as text or with a fraction, a
+     * negative version, an empty id, an object of another kind.
+     */
+    @Test
+    void strictBindingRefusesWhatTheMirrorSchemaRefuses() {
+        ObjectNode passage = (ObjectNode) tree(mirrorRecordsOfEveryKind().stream()
+                .filter(r -> r.kind() == MirrorRecord.Kind.PASSAGE)
+                .findFirst()
+                .orElseThrow());
+        List<Consumer<ObjectNode>> mutations = List.of(
+                n -> n.put("extra", 1),
+                n -> n.remove("at"),
+                n -> n.remove("repair"),
+                n -> n.put("version", "7"),
+                n -> n.put("version", 7.5),
+                n -> n.put("version", -1),
+                n -> n.put("repair", "true"),
+                n -> n.put("id", ""),
+                n -> n.put("namespace", 5),
+                n -> n.put("kind", "fact"),
+                n -> n.put("kind", "nonsense"),
+                n -> n.put("at", "yesterday"),
+                n -> n.put("object", "a string"),
+                n -> ((ObjectNode) n.get("object")).put("unknown", true),
+                n -> ((ObjectNode) n.get("object")).remove("text"),
+                n -> ((ObjectNode) n.get("object")).put("vector", 12));
+        for (int i = 0; i < mutations.size(); i++) {
+            ObjectNode mutant = passage.deepCopy();
+            mutations.get(i).accept(mutant);
+            assertThat(Schemas.MIRROR.validate(mutant))
+                    .as("mutation %d: the schema", i)
+                    .isNotEmpty();
+            assertThatThrownBy(() -> Json.bindInternal(mutant, MirrorRecord.class))
+                    .as("mutation %d: %s", i, mutant)
+                    .isInstanceOfAny(IOException.class, IllegalArgumentException.class, NullPointerException.class);
         }
     }
 

@@ -1,19 +1,12 @@
 package dev.engram.service;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.cfg.CoercionAction;
-import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.type.LogicalType;
 import com.google.re2j.Pattern;
 import dev.engram.schemas.DocumentDecoder;
 import dev.engram.schemas.Json;
@@ -37,7 +30,7 @@ final class Requests {
     static final int MAX_REASON_CHARS = 2000;
     static final Pattern ENTITY_ID = Pattern.compile("[0-9a-f]{32}");
 
-    private static final ObjectMapper STRICT = strict();
+    private static final ObjectMapper STRICT = Json.strictMapper();
 
     private Requests() {}
 
@@ -182,23 +175,5 @@ final class Requests {
             }
         }
         return path.isEmpty() ? "the body" : "'" + path + "'";
-    }
-
-    private static ObjectMapper strict() {
-        ObjectMapper m = ((JsonMapper) Json.mapper())
-                .rebuild()
-                .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
-                .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
-                .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-                .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-                .build();
-        for (CoercionInputShape shape : new CoercionInputShape[] {
-            CoercionInputShape.Integer, CoercionInputShape.Float, CoercionInputShape.Boolean
-        }) {
-            m.coercionConfigFor(LogicalType.Textual).setCoercion(shape, CoercionAction.Fail);
-        }
-        return m;
     }
 }

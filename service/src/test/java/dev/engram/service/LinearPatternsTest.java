@@ -29,7 +29,6 @@ class LinearPatternsTest {
                     "entity names, refused above 120 characters before any pattern runs",
             "understanding/src/main/java/dev/engram/understanding/EnglishNlp.java",
                     "at most the last 40 characters of a detected sentence",
-            "schemas/src/main/java/dev/engram/schemas/QuickCheck.java", "the project's own schema files",
             "service/src/main/java/dev/engram/service/EngramConfig.java", "the operator's settings",
             "service/src/main/java/dev/engram/service/ApiKeys.java", "the operator's key list",
             "service/src/main/java/dev/engram/service/EvalCommand.java", "the operator's command line",

@@ -9,7 +9,6 @@ import dev.engram.schemas.Compensation;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MirrorRecord;
-import dev.engram.schemas.Schemas;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -667,16 +666,26 @@ public final class MirrorSink implements Runnable, AutoCloseable {
             if (r.value() == null) {
                 throw new IllegalArgumentException("null value");
             }
-            JsonNode tree = Json.mapper().readTree(r.value());
-            List<String> errors = tree == null ? List.of("empty value") : Schemas.MIRROR.validate(tree);
-            if (!errors.isEmpty()) {
-                throw new IllegalArgumentException("schema: " + errors.get(0));
+            JsonNode tree = Json.strictTrees().readTree(r.value());
+            if (tree == null || !tree.isObject()) {
+                throw new IllegalArgumentException("not a JSON object");
             }
             if (!withVectors && tree.get("object") instanceof ObjectNode object) {
-                object.remove(VECTOR_FIELDS);
+                for (String field : VECTOR_FIELDS) {
+                    // not decoded, as nothing would read them; what they hold must still be a vector's text or null
+                    JsonNode v = object.get(field);
+                    if (v != null && !v.isTextual() && !v.isNull()) {
+                        throw new IllegalArgumentException("'" + field + "' is neither base64 text nor null");
+                    }
+                    if (v != null) {
+                        object.putNull(field);
+                    }
+                }
             }
-            return new Decoded(r, Json.mapper().treeToValue(tree, MirrorRecord.class), null);
-        } catch (IOException | RuntimeException e) {
+            return new Decoded(r, Json.bindInternal(tree, MirrorRecord.class), null);
+        } catch (IOException e) {
+            return new Decoded(r, null, "not a mirror record: " + Json.problem(e));
+        } catch (RuntimeException e) {
             return new Decoded(r, null, "not a mirror record: " + e.getMessage());
         }
     }
