@@ -128,25 +128,12 @@ public final class GraphLoader implements AutoCloseable {
     private final Map<String, Long> otherModelLogged = new ConcurrentHashMap<>();
 
     /**
-     * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
+     * How snapshots are built and kept.
+     *
+     * @param maxStalenessMillis how old a snapshot may be and still be served while memory has moved on
      * @param inlineBuildMillis a namespace whose last snapshot took longer than this to build is rebuilt in the
      *     background while queries go on reading the previous snapshot; quicker ones are rebuilt by the query
-     */
-    public GraphLoader(
-            long maxStalenessMillis, long inlineBuildMillis, Path indexDir, VectorSearch search, Meters meters) {
-        this(
-                maxStalenessMillis,
-                inlineBuildMillis,
-                indexDir,
-                search,
-                Long.MAX_VALUE,
-                Duration.ofDays(365),
-                null,
-                1.0,
-                meters);
-    }
-
-    /**
+     * @param indexDir where each namespace's HNSW index is kept (a directory per namespace), or null for memory
      * @param budgetBytes the snapshots of all namespaces together stay within about this many bytes: the least
      *     recently queried leave first (the one just built always stays)
      * @param idle a snapshot not queried for this long leaves (its namespace moved to another instance, or is quiet)
@@ -157,53 +144,60 @@ public final class GraphLoader implements AutoCloseable {
      *     core: a snapshot that took {@code b} to build serves for at least {@code b × (1 − share) / share} (1: no
      *     bound beyond {@code maxStaleness})
      */
-    public GraphLoader(
+    public record Settings(
             long maxStalenessMillis,
             long inlineBuildMillis,
             Path indexDir,
-            VectorSearch search,
             long budgetBytes,
             Duration idle,
             String embedder,
-            double buildShare,
-            Meters meters) {
-        this(
-                maxStalenessMillis,
-                inlineBuildMillis,
-                indexDir,
-                search,
-                budgetBytes,
-                idle,
-                embedder,
-                buildShare,
-                meters,
-                Ticker.SYSTEM);
+            double buildShare) {
+
+        public Settings {
+            if (!(buildShare > 0 && buildShare <= 1)) {
+                throw new IllegalArgumentException("buildShare must be in (0, 1]: " + buildShare);
+            }
+            Objects.requireNonNull(idle, "idle");
+        }
+
+        /** Snapshots in memory, without a budget, an idle time, an embedder to match or a bound on build time. */
+        public static Settings of(long maxStalenessMillis, long inlineBuildMillis) {
+            return new Settings(
+                    maxStalenessMillis, inlineBuildMillis, null, Long.MAX_VALUE, Duration.ofDays(365), null, 1.0);
+        }
+
+        public Settings withIndexDir(Path dir) {
+            return new Settings(maxStalenessMillis, inlineBuildMillis, dir, budgetBytes, idle, embedder, buildShare);
+        }
+
+        public Settings withBudget(long bytes, Duration idleTime) {
+            return new Settings(maxStalenessMillis, inlineBuildMillis, indexDir, bytes, idleTime, embedder, buildShare);
+        }
+
+        public Settings withEmbedder(String model) {
+            return new Settings(maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, model, buildShare);
+        }
+
+        public Settings withBuildShare(double share) {
+            return new Settings(maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, embedder, share);
+        }
+    }
+
+    public GraphLoader(Settings settings, VectorSearch search, Meters meters) {
+        this(settings, search, meters, Ticker.SYSTEM);
     }
 
     /** As above, reading the time from {@code ticker}. */
-    public GraphLoader(
-            long maxStalenessMillis,
-            long inlineBuildMillis,
-            Path indexDir,
-            VectorSearch search,
-            long budgetBytes,
-            Duration idle,
-            String embedder,
-            double buildShare,
-            Meters meters,
-            Ticker ticker) {
+    public GraphLoader(Settings settings, VectorSearch search, Meters meters, Ticker ticker) {
         this.ticker = ticker;
-        if (!(buildShare > 0 && buildShare <= 1)) {
-            throw new IllegalArgumentException("buildShare must be in (0, 1]: " + buildShare);
-        }
-        this.agePerBuildNanos = (1 - buildShare) / buildShare;
-        this.embedder = embedder;
-        this.budgetBytes = budgetBytes;
-        this.idleNanos = idle.toNanos();
+        this.agePerBuildNanos = (1 - settings.buildShare()) / settings.buildShare();
+        this.embedder = settings.embedder();
+        this.budgetBytes = settings.budgetBytes();
+        this.idleNanos = settings.idle().toNanos();
         this.meters = meters;
-        this.maxStalenessNanos = maxStalenessMillis * 1_000_000L;
-        this.inlineBuildNanos = inlineBuildMillis * 1_000_000L;
-        this.indexDir = indexDir;
+        this.maxStalenessNanos = settings.maxStalenessMillis() * 1_000_000L;
+        this.inlineBuildNanos = settings.inlineBuildMillis() * 1_000_000L;
+        this.indexDir = settings.indexDir();
         this.search = search;
         meters.vectorIndexWaiting(this, GraphLoader::waitingVectors);
     }

@@ -84,7 +84,7 @@ class GraphLoaderTest {
 
     /** A loader of the timing tests: no staleness bound, every build inline, a quarter of a core for rebuilds. */
     private GraphLoader quarterOfACore() {
-        return new GraphLoader(0, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofDays(1), null, 0.25, meters, ticker);
+        return new GraphLoader(GraphLoader.Settings.of(0, 60_000).withBuildShare(0.25), SEARCH, meters, ticker);
     }
 
     private static MemoryGraph awaitVersion(GraphLoader loader, long version) throws InterruptedException {
@@ -103,7 +103,7 @@ class GraphLoaderTest {
 
     @Test
     void aCheapSnapshotIsRebuiltByTheQueryThatFindsItStale() {
-        try (GraphLoader loader = new GraphLoader(0, 60_000, null, SEARCH, meters)) {
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(0, 60_000), SEARCH, meters)) {
             assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
             assertThat(loader.graph("ns", 1, snapshot(1)).version()).isEqualTo(1);
             assertThat(builds).hasValue(1); // same version: served from the cache
@@ -123,7 +123,7 @@ class GraphLoaderTest {
      */
     @Test
     void aSnapshotBuiltWhileMemoryWasRestoredIsBuiltAgainAtTheNextQuery() {
-        try (GraphLoader loader = new GraphLoader(0, 60_000, null, SEARCH, meters)) {
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(0, 60_000), SEARCH, meters)) {
             Supplier<MemoryGraph> restoredMidway = () -> {
                 MemoryGraph g = snapshot(1).get();
                 loader.forgetKept(ns -> ns.equals("ns"));
@@ -169,7 +169,12 @@ class GraphLoaderTest {
             ticker.advance(1);
             assertThat(loader.graph("ns", 3, snapshot(3)).version()).isEqualTo(3);
         }
-        assertThatThrownBy(() -> new GraphLoader(0, 0, null, SEARCH, 1, Duration.ofDays(1), null, 0, meters))
+        assertThatThrownBy(() -> new GraphLoader(
+                        GraphLoader.Settings.of(0, 0)
+                                .withBudget(1, Duration.ofDays(1))
+                                .withBuildShare(0),
+                        SEARCH,
+                        meters))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -196,7 +201,7 @@ class GraphLoaderTest {
     @Test
     void anExpensiveSnapshotIsRebuiltInTheBackgroundWhileThePreviousOneIsServed() throws Exception {
         CountDownLatch proceed = new CountDownLatch(1);
-        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters)) {
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(0, 0), SEARCH, meters)) {
             loader.graph("ns", 1, snapshot(1));
             Supplier<MemoryGraph> slow = () -> {
                 try {
@@ -220,7 +225,7 @@ class GraphLoaderTest {
 
     @Test
     void aFailedBackgroundBuildIsTriedAgainByALaterQuery() throws Exception {
-        try (GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters)) {
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(0, 0), SEARCH, meters)) {
             loader.graph("ns", 1, snapshot(1));
             AtomicInteger attempts = new AtomicInteger();
             Supplier<MemoryGraph> failing = () -> {
@@ -251,7 +256,7 @@ class GraphLoaderTest {
     void closingWaitsForABackgroundBuildAndReleasesEverySnapshot() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        GraphLoader loader = new GraphLoader(0, 0, null, SEARCH, meters);
+        GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(0, 0), SEARCH, meters);
         loader.graph("ns", 1, snapshot(1));
         Supplier<MemoryGraph> slow = () -> {
             started.countDown();
@@ -294,7 +299,9 @@ class GraphLoaderTest {
         long one = sized(0, 10_000).get().estimatedBytes();
         released.clear();
         try (GraphLoader loader = new GraphLoader(
-                60_000, 60_000, null, SEARCH, (long) (2.5 * one), Duration.ofDays(1), null, 1.0, meters)) {
+                GraphLoader.Settings.of(60_000, 60_000).withBudget((long) (2.5 * one), Duration.ofDays(1)),
+                SEARCH,
+                meters)) {
             loader.graph("a", 1, sized(1, 10_000));
             loader.graph("b", 2, sized(2, 10_000));
             loader.graph("a", 1, sized(1, 10_000)); // a is now the more recently queried
@@ -315,9 +322,12 @@ class GraphLoaderTest {
     @Test
     void aSnapshotNotQueriedForTheIdleTimeLeaves() throws Exception {
         try (GraphLoader loader = new GraphLoader(
-                60_000, 60_000, null, SEARCH, Long.MAX_VALUE, Duration.ofMillis(50), null, 1.0, meters)) {
+                GraphLoader.Settings.of(60_000, 60_000).withBudget(Long.MAX_VALUE, Duration.ofMillis(50)),
+                SEARCH,
+                meters,
+                ticker)) {
             loader.graph("moved-away", 1, snapshot(1));
-            Thread.sleep(120);
+            ticker.advance(120);
 
             loader.graph("here", 2, snapshot(2));
 
@@ -331,19 +341,16 @@ class GraphLoaderTest {
         float[][] vectors = {{1, 0}, {0, 1}, {0.6f, 0.8f}};
         VectorIndexer.Batch batch = new VectorIndexer.Batch("passage", List.of("a", "b", "c"), vectors);
         try (GraphLoader loader = new GraphLoader(
-                60_000,
-                60_000,
-                dir,
+                GraphLoader.Settings.of(60_000, 60_000)
+                        .withIndexDir(dir)
+                        .withBudget(Long.MAX_VALUE, Duration.ofMillis(50)),
                 new VectorSearch(1, 100),
-                Long.MAX_VALUE,
-                Duration.ofMillis(50),
-                null,
-                1.0,
-                meters)) {
+                meters,
+                ticker)) {
             loader.graph("moved-away", 1, snapshot(1));
             loader.vectors("moved-away").index(List.of(batch)).release().run(); // as its snapshot builds do
             assertThat(loader.openVectorIndexes()).containsExactly("moved-away");
-            Thread.sleep(120);
+            ticker.advance(120);
 
             loader.graph("here", 2, snapshot(2));
 
@@ -373,8 +380,8 @@ class GraphLoaderTest {
             keys.add("p" + i);
         }
         VectorSearch background = new VectorSearch(30, 100, 16, 64, true);
-        try (GraphLoader loader = new GraphLoader(
-                60_000, 60_000, dir, background, Long.MAX_VALUE, Duration.ofDays(1), null, 1.0, meters)) {
+        try (GraphLoader loader =
+                new GraphLoader(GraphLoader.Settings.of(60_000, 60_000).withIndexDir(dir), background, meters)) {
             HnswVectors hnsw = loader.vectors("ns");
             hnsw.index(List.of(new VectorIndexer.Batch("passage", keys.subList(0, 35), Arrays.copyOf(vectors, 35))))
                     .release()

@@ -183,14 +183,16 @@ public final class EngramService implements AutoCloseable {
                 new HostInfo(config.http().advertisedHost(), config.http().advertisedPort());
         NamespaceLocator locator = new NamespaceLocator(streams);
         this.graphs = new GraphLoader(
-                config.query().snapshotMaxStalenessMs(),
-                config.query().snapshotBackgroundMs(),
-                config.storage().stateDir().resolve("vector-index"),
+                GraphLoader.Settings.of(
+                                config.query().snapshotMaxStalenessMs(),
+                                config.query().snapshotBackgroundMs())
+                        .withIndexDir(config.storage().stateDir().resolve("vector-index"))
+                        .withBudget(
+                                config.query().snapshotMemoryBytes(),
+                                config.query().snapshotIdle())
+                        .withEmbedder(understander.embedder().modelId())
+                        .withBuildShare(config.query().snapshotBuildShare()),
                 config.query().vectorSearch(),
-                config.query().snapshotMemoryBytes(),
-                config.query().snapshotIdle(),
-                understander.embedder().modelId(),
-                config.query().snapshotBuildShare(),
                 meters);
         streams.setGlobalStateRestoreListener(new MemoryRestores(partition -> graphs.forgetKept(ns -> {
             int p = locator.partitionOf(ns);

@@ -72,7 +72,7 @@ class HttpApiTest {
                 QueryService.memoryOf(streams),
                 Understanders.embedded().embedder(),
                 query -> List.of(),
-                new GraphLoader(1000, 1000, null, new VectorSearch(50_000, 100), Meters.detached()),
+                new GraphLoader(GraphLoader.Settings.of(1000, 1000), new VectorSearch(50_000, 100), Meters.detached()),
                 null,
                 QueryService.Llm.none(),
                 Meters.detached(),

@@ -19,7 +19,6 @@ import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -86,7 +85,7 @@ class IncrementalSnapshotTest {
 
     private static GraphLoader loader(Meters meters, String embedder) {
         return new GraphLoader(
-                0, 60_000, null, new VectorSearch(1, 100), Long.MAX_VALUE, Duration.ofDays(1), embedder, 1.0, meters);
+                GraphLoader.Settings.of(0, 60_000).withEmbedder(embedder), new VectorSearch(1, 100), meters);
     }
 
     @Test

@@ -10,7 +10,6 @@ import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Properties;
 import org.apache.kafka.streams.StreamsConfig;
@@ -40,14 +39,8 @@ class SnapshotEmbedderTest {
     /** A loader that rebuilds a changed namespace's snapshot at once, but for {@code buildShare}. */
     private static GraphLoader loader(String embedder, double buildShare) {
         return new GraphLoader(
-                0,
-                60_000,
-                null,
+                GraphLoader.Settings.of(0, 60_000).withEmbedder(embedder).withBuildShare(buildShare),
                 new VectorSearch(50_000, 100),
-                Long.MAX_VALUE,
-                Duration.ofDays(1),
-                embedder,
-                buildShare,
                 Meters.detached());
     }
 
