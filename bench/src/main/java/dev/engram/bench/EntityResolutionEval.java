@@ -312,12 +312,13 @@ public final class EntityResolutionEval {
 
     private static Topology topology(EngramConfig config, Understander understander, EngramTopology.Part part) {
         return EngramTopology.build(
-                TOPICS,
-                config.ingest().maxDocumentBytes(),
-                config.ingest().chunkMaxTokens(),
+                EngramTopology.Settings.of(
+                                TOPICS,
+                                config.ingest().maxDocumentBytes(),
+                                config.ingest().chunkMaxTokens())
+                        .withPart(part),
                 understander,
-                Meters.detached(),
-                part);
+                Meters.detached());
     }
 
     private static Properties properties(String name) throws IOException {

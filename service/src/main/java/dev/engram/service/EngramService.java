@@ -135,24 +135,15 @@ public final class EngramService implements AutoCloseable {
                 : null;
 
         createTopics(config, topics);
-        Topology memory = EngramTopology.build(
-                topics,
-                config.ingest().maxDocumentBytes(),
-                config.ingest().chunkMaxTokens(),
-                understander,
-                meters,
-                EngramTopology.Part.MEMORY,
-                config.mirrors().repairInterval());
-        Topology ingesting = EngramTopology.build(
-                topics,
-                config.ingest().maxDocumentBytes(),
-                config.ingest().chunkMaxTokens(),
-                understander,
-                workers,
-                config.understanding().cacheScope(),
-                meters,
-                EngramTopology.Part.INGEST,
-                config.mirrors().repairInterval());
+        EngramTopology.Settings steps = EngramTopology.Settings.of(
+                        topics,
+                        config.ingest().maxDocumentBytes(),
+                        config.ingest().chunkMaxTokens())
+                .withRepairInterval(config.mirrors().repairInterval())
+                .withCacheScope(config.understanding().cacheScope());
+        Topology memory = EngramTopology.build(steps.withPart(EngramTopology.Part.MEMORY), understander, meters);
+        Topology ingesting =
+                EngramTopology.build(steps.withPart(EngramTopology.Part.INGEST), understander, workers, meters);
         LOG.debug("memory topology:\n{}\ningest topology:\n{}", memory.describe(), ingesting.describe());
         StreamHealth.App memoryApp = new StreamHealth.App();
         StreamHealth.App ingestApp = new StreamHealth.App();

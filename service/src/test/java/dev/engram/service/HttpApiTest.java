@@ -67,7 +67,11 @@ class HttpApiTest {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         streams = new KafkaStreams(
-                EngramTopology.build(new Topics("t."), 1024, 64, Understanders.embedded(), Meters.detached()), props);
+                EngramTopology.build(
+                        EngramTopology.Settings.of(new Topics("t."), 1024, 64),
+                        Understanders.embedded(),
+                        Meters.detached()),
+                props);
         QueryService queries = new QueryService(
                 QueryService.memoryOf(streams),
                 Understanders.embedded().embedder(),

@@ -16,6 +16,7 @@ import dev.engram.stores.StoreSpec;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -52,77 +53,67 @@ public final class EngramTopology {
         ALL
     }
 
-    public static Topology build(
-            Topics topics, int maxDocumentBytes, int chunkMaxTokens, Understander understander, Meters meters) {
-        return build(topics, maxDocumentBytes, chunkMaxTokens, understander, meters, Part.ALL);
-    }
-
-    public static Topology build(
+    /**
+     * What a topology is built with: its topics, the largest document read ({@code maxDocumentBytes}), the passages'
+     * size ({@code chunkMaxTokens}), which steps it holds, how often objects a mirror rejected are re-emitted (with
+     * backoff) and within what cached extractions are shared.
+     */
+    public record Settings(
             Topics topics,
             int maxDocumentBytes,
             int chunkMaxTokens,
-            Understander understander,
-            Meters meters,
-            Part part) {
-        return build(
-                topics,
-                maxDocumentBytes,
-                chunkMaxTokens,
-                understander,
-                meters,
-                part,
-                ConstructProcessor.REPAIR_INTERVAL);
-    }
-
-    /** The topology, re-emitting objects a mirror rejected every {@code repairInterval} (with backoff). */
-    public static Topology build(
-            Topics topics,
-            int maxDocumentBytes,
-            int chunkMaxTokens,
-            Understander understander,
-            Meters meters,
             Part part,
-            Duration repairInterval) {
-        return build(topics, maxDocumentBytes, chunkMaxTokens, understander, null, meters, part, repairInterval);
+            Duration repairInterval,
+            ExtractionCacheScope cacheScope) {
+
+        public Settings {
+            Objects.requireNonNull(topics, "topics");
+            Objects.requireNonNull(part, "part");
+            Objects.requireNonNull(repairInterval, "repairInterval");
+            Objects.requireNonNull(cacheScope, "cacheScope");
+        }
+
+        /** Every step, the default repair interval, extractions shared within a namespace. */
+        public static Settings of(Topics topics, int maxDocumentBytes, int chunkMaxTokens) {
+            return new Settings(
+                    topics,
+                    maxDocumentBytes,
+                    chunkMaxTokens,
+                    Part.ALL,
+                    ConstructProcessor.REPAIR_INTERVAL,
+                    ExtractionCacheScope.NAMESPACE);
+        }
+
+        public Settings withPart(Part steps) {
+            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, steps, repairInterval, cacheScope);
+        }
+
+        public Settings withRepairInterval(Duration interval) {
+            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, part, interval, cacheScope);
+        }
+
+        public Settings withCacheScope(ExtractionCacheScope scope) {
+            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, part, repairInterval, scope);
+        }
+    }
+
+    /** The topology, understanding passages in process. */
+    public static Topology build(Settings settings, Understander understander, Meters meters) {
+        return build(settings, understander, null, meters);
     }
 
     /**
      * The topology with its understanding: {@code workers} for a remote model (the understanding is theirs, and the
-     * step never waits for the model on a stream thread), otherwise {@code understander}, run inline — which a service
-     * does only for a local model, tools without transactions may do for any.
+     * {@code understander} only names it), or null to understand in process.
      */
     public static Topology build(
-            Topics topics,
-            int maxDocumentBytes,
-            int chunkMaxTokens,
-            Understander understander,
-            UnderstandingWorkers workers,
-            Meters meters,
-            Part part,
-            Duration repairInterval) {
-        return build(
-                topics,
-                maxDocumentBytes,
-                chunkMaxTokens,
-                understander,
-                workers,
-                ExtractionCacheScope.NAMESPACE,
-                meters,
-                part,
-                repairInterval);
-    }
-
-    /** The topology whose cached extractions are shared within {@code cacheScope}. */
-    public static Topology build(
-            Topics topics,
-            int maxDocumentBytes,
-            int chunkMaxTokens,
-            Understander understander,
-            UnderstandingWorkers workers,
-            ExtractionCacheScope cacheScope,
-            Meters meters,
-            Part part,
-            Duration repairInterval) {
+            Settings settings, Understander understander, UnderstandingWorkers workers, Meters meters) {
+        Topics topics = settings.topics();
+        int maxDocumentBytes = settings.maxDocumentBytes();
+        int chunkMaxTokens = settings.chunkMaxTokens();
+        ExtractionCacheScope cacheScope = settings.cacheScope();
+        Part part = settings.part();
+        Duration repairInterval = settings.repairInterval();
         StreamsBuilder builder = new StreamsBuilder();
         if (part != Part.MEMORY) {
             buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, workers, cacheScope, meters);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
 
 import dev.engram.metrics.Meters;
-import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.DocumentStatus;
@@ -74,15 +73,9 @@ class EngramTopologyTest {
         StreamErrors.configure(props, TOPICS, Meters.detached()); // as the service runs it
         driver = new TopologyTestDriver(
                 EngramTopology.build(
-                        TOPICS,
-                        64 * 1024,
-                        40,
+                        EngramTopology.Settings.of(TOPICS, 64 * 1024, 40).withCacheScope(cacheScope),
                         understander,
-                        null,
-                        cacheScope,
-                        Meters.detached(),
-                        EngramTopology.Part.ALL,
-                        ConstructProcessor.REPAIR_INTERVAL),
+                        Meters.detached()),
                 props);
         documents = TestTopics.input(driver, TOPICS.documents());
         passages = TestTopics.output(driver, TOPICS.passages());
@@ -379,7 +372,9 @@ class EngramTopologyTest {
     @Test
     void namesEveryOperatorStoreAndSinkSoUpgradesKeepState() {
         String description = EngramTopology.build(
-                        TOPICS, 1024, 40, Understanders.cachingCounting(new AtomicInteger()), Meters.detached())
+                        EngramTopology.Settings.of(TOPICS, 1024, 40),
+                        Understanders.cachingCounting(new AtomicInteger()),
+                        Meters.detached())
                 .describe()
                 .toString();
 

@@ -63,7 +63,9 @@ class IncrementalSnapshotTest {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(
-                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+                EngramTopology.build(
+                        EngramTopology.Settings.of(TOPICS, 64 * 1024, 40), Understanders.embedded(), Meters.detached()),
+                props);
         documents = TestTopics.input(driver, TOPICS.documents());
         memory = new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name));
         incremental = loader(meters);

@@ -75,7 +75,9 @@ class MirrorConvergenceTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         driver = new TopologyTestDriver(
-                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+                EngramTopology.build(
+                        EngramTopology.Settings.of(TOPICS, 64 * 1024, 40), Understanders.embedded(), Meters.detached()),
+                props);
         documents = TestTopics.input(driver, TOPICS.documents());
         compensations = driver.createInputTopic(
                 TOPICS.compensations().name(), new StringSerializer(), new ByteArraySerializer());

@@ -165,14 +165,10 @@ class RemoteUnderstandingTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         driver = new TopologyTestDriver(
                 EngramTopology.build(
-                        TOPICS,
-                        64 * 1024,
-                        40,
+                        EngramTopology.Settings.of(TOPICS, 64 * 1024, 40).withRepairInterval(Duration.ofMinutes(1)),
                         understander,
                         workers,
-                        meters,
-                        EngramTopology.Part.ALL,
-                        Duration.ofMinutes(1)),
+                        meters),
                 props,
                 Instant.parse("2026-01-01T00:00:00Z"));
         documents = TestTopics.input(driver, TOPICS.documents());

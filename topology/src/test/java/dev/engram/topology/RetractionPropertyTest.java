@@ -141,7 +141,9 @@ class RetractionPropertyTest {
         props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         TopologyTestDriver driver = new TopologyTestDriver(
-                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+                EngramTopology.build(
+                        EngramTopology.Settings.of(TOPICS, 64 * 1024, 40), Understanders.embedded(), Meters.detached()),
+                props);
         TestInputTopic<byte[], byte[]> documents = TestTopics.input(driver, TOPICS.documents());
         for (String[] e : events) {
             Map<String, Object> doc = new LinkedHashMap<>();

@@ -33,7 +33,9 @@ class SnapshotEmbedderTest {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         return new TopologyTestDriver(
-                EngramTopology.build(TOPICS, 64 * 1024, 40, Understanders.embedded(), Meters.detached()), props);
+                EngramTopology.build(
+                        EngramTopology.Settings.of(TOPICS, 64 * 1024, 40), Understanders.embedded(), Meters.detached()),
+                props);
     }
 
     /** A loader that rebuilds a changed namespace's snapshot at once, but for {@code buildShare}. */
