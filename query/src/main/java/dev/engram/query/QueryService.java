@@ -476,15 +476,13 @@ public final class QueryService {
         // memory, so a deleted document is never served.
         Retrieval.Result result = mode.retrieve(
                 graph,
-                new Retrieval.Query(
-                        query,
-                        embed.apply(query),
-                        embed,
-                        queryEntities,
-                        llm.decomposer() == null
-                                ? null
-                                : question -> llm.decomposer().apply(ns, question),
-                        llm.reasoner()),
+                Retrieval.Query.of(query, embed.apply(query), embed)
+                        .withEntities(queryEntities)
+                        .withDecomposer(
+                                llm.decomposer() == null
+                                        ? null
+                                        : question -> llm.decomposer().apply(ns, question))
+                        .withReasoner(llm.reasoner()),
                 params,
                 topK * 2 + 10);
         List<Responses.Passage> results = new ArrayList<>();

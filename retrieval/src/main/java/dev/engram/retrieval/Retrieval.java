@@ -34,42 +34,29 @@ public final class Retrieval {
             work = work == null ? new RequestWork() : work;
         }
 
-        public Query(
-                String text,
-                float[] vector,
-                Function<String, float[]> embedder,
-                int[] entities,
-                Function<String, List<String>> decomposer,
-                Reasoner reasoner,
-                IntPredicate live) {
-            this(text, vector, embedder, entities, decomposer, reasoner, live, null);
+        /** A query by its text, its vector and the embedder of sub-queries; nothing else known of it. */
+        public static Query of(String text, float[] vector, Function<String, float[]> embedder) {
+            return new Query(text, vector, embedder, new int[0], null, null, null, null);
         }
 
-        public Query(String text, float[] vector, Function<String, float[]> embedder) {
-            this(text, vector, embedder, new int[0], null, null, null);
+        /** The same query, naming these entities of the graph. */
+        public Query withEntities(int[] named) {
+            return new Query(text, vector, embedder, named, decomposer, reasoner, live, work);
         }
 
-        public Query(String text, float[] vector, Function<String, float[]> embedder, int[] entities) {
-            this(text, vector, embedder, entities, null, null, null);
+        /** The same query, split into sub-questions by {@code splitter} (which returns null when it cannot help). */
+        public Query withDecomposer(Function<String, List<String>> splitter) {
+            return new Query(text, vector, embedder, entities, splitter, reasoner, live, work);
         }
 
-        public Query(
-                String text,
-                float[] vector,
-                Function<String, float[]> embedder,
-                int[] entities,
-                Function<String, List<String>> decomposer) {
-            this(text, vector, embedder, entities, decomposer, null, null);
+        /** The same query, with the LLM agents of ComoRAG's loop. */
+        public Query withReasoner(Reasoner agents) {
+            return new Query(text, vector, embedder, entities, decomposer, agents, live, work);
         }
 
-        public Query(
-                String text,
-                float[] vector,
-                Function<String, float[]> embedder,
-                int[] entities,
-                Function<String, List<String>> decomposer,
-                Reasoner reasoner) {
-            this(text, vector, embedder, entities, decomposer, reasoner, null);
+        /** The same query, showing an LLM only the passages {@code inMemory} accepts. */
+        public Query withLive(IntPredicate inMemory) {
+            return new Query(text, vector, embedder, entities, decomposer, reasoner, inMemory, work);
         }
 
         /** Sub-questions: the configured decomposer's (an LLM), or the rule-based split of comparisons. */

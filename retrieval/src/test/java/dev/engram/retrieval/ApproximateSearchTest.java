@@ -74,7 +74,7 @@ class ApproximateSearchTest {
                 Retrieval.Mode mode = Retrieval.mode(name);
                 for (int i = 0; i < queries.length; i++) {
                     float[] q = queries[i];
-                    Retrieval.Query query = new Retrieval.Query("what about thing" + i + " and topic" + i, q, t -> q);
+                    Retrieval.Query query = Retrieval.Query.of("what about thing" + i + " and topic" + i, q, t -> q);
                     Retrieval.Params params = Retrieval.params(mode, Map.of());
                     List<String> expected = ids(exact, mode.retrieve(exact, query, params, 5));
                     assertThat(expected).as("%s, query %d", name, i).hasSize(5);

@@ -126,7 +126,7 @@ class RequestWorkTest {
         }
         MemoryGraph g = b.build();
         float[] v = randomUnit(random, 8);
-        Retrieval.Query q = new Retrieval.Query("q", v, t -> v);
+        Retrieval.Query q = Retrieval.Query.of("q", v, t -> v);
 
         List<Retrieval.Scored> wide = q.nearestPassages(g, v, 10);
         List<Retrieval.Scored> narrow = q.nearestPassages(g, v, 4);
@@ -138,7 +138,7 @@ class RequestWorkTest {
         assertThat(scans)
                 .as("a wider search, and another vector, are searched anew")
                 .hasValue(4);
-        new Retrieval.Query("q", v, t -> v).nearestPassages(g, v, 4);
+        Retrieval.Query.of("q", v, t -> v).nearestPassages(g, v, 4);
         assertThat(scans).as("another request shares nothing").hasValue(5);
     }
 

@@ -77,8 +77,8 @@ class RetrievalModesTest {
     private static List<String> run(String mode, String query, Map<String, Double> params, int... entities) {
         Retrieval.Mode m = Retrieval.mode(mode);
         MemoryGraph g = graph();
-        Retrieval.Result r =
-                m.retrieve(g, new Retrieval.Query(query, QUERY, t -> QUERY, entities), Retrieval.params(m, params), 4);
+        Retrieval.Result r = m.retrieve(
+                g, Retrieval.Query.of(query, QUERY, t -> QUERY).withEntities(entities), Retrieval.params(m, params), 4);
         return r.ranked().stream().map(s -> g.passage(s.passage()).id()).toList();
     }
 
@@ -95,7 +95,7 @@ class RetrievalModesTest {
         MemoryGraph g = b.build();
         Retrieval.Mode gem = Retrieval.mode("gem");
         Retrieval.Result r =
-                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
+                gem.retrieve(g, Retrieval.Query.of("q", QUERY, t -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
         assertThat(r.ranked()).extracting(s -> g.passage(s.passage()).id()).containsExactly("p1", "p3");
         assertThat(r.explanation()).containsKey("best_question");
 
@@ -110,13 +110,13 @@ class RetrievalModesTest {
         t.theme(1, 1.0, new int[] {c, a}, "summary");
         MemoryGraph tg = t.build();
         Retrieval.Result withTheme =
-                gem.retrieve(tg, new Retrieval.Query("q", QUERY, x -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
+                gem.retrieve(tg, Retrieval.Query.of("q", QUERY, x -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
         assertThat(withTheme.ranked())
                 .extracting(s -> tg.passage(s.passage()).id())
                 .containsExactly("c", "a");
         Retrieval.Result without = gem.retrieve(
                 tg,
-                new Retrieval.Query("q", QUERY, x -> QUERY),
+                Retrieval.Query.of("q", QUERY, x -> QUERY),
                 Retrieval.params(gem, Map.of("themes", 0.0, "with_dense", 0.0)),
                 2);
         assertThat(without.explanation().get("theme_nodes")).isEqualTo(0);
@@ -156,8 +156,8 @@ class RetrievalModesTest {
         MemoryGraph g = graph();
         Retrieval.Result r = como.retrieve(
                 g,
-                new Retrieval.Query(
-                        "When was the director of Agni born?", QUERY, t -> unit(0, 0.2f, 1), new int[0], null, agents),
+                Retrieval.Query.of("When was the director of Agni born?", QUERY, t -> unit(0, 0.2f, 1))
+                        .withReasoner(agents),
                 Retrieval.params(como, Map.of()),
                 3);
 
@@ -210,14 +210,9 @@ class RetrievalModesTest {
         Retrieval.Mode como = Retrieval.mode("como");
         como.retrieve(
                 g,
-                new Retrieval.Query(
-                        "When was the director of Agni born?",
-                        QUERY,
-                        t -> unit(0, 0.2f, 1),
-                        new int[0],
-                        null,
-                        agents,
-                        passage -> passage != gone),
+                Retrieval.Query.of("When was the director of Agni born?", QUERY, t -> unit(0, 0.2f, 1))
+                        .withReasoner(agents)
+                        .withLive(passage -> passage != gone),
                 Retrieval.params(como, Map.of()),
                 3);
 
@@ -244,7 +239,7 @@ class RetrievalModesTest {
         for (String query : List.of("when was Swapan Saha born", "copper", "nothing matches", "", "Agni Agni film")) {
             for (int topK : new int[] {1, 2, 4, 10}) {
                 Retrieval.Result r = bm25.retrieve(
-                        g, new Retrieval.Query(query, QUERY, t -> QUERY), Retrieval.params(bm25, Map.of()), topK);
+                        g, Retrieval.Query.of(query, QUERY, t -> QUERY), Retrieval.params(bm25, Map.of()), topK);
                 assertThat(r.ranked())
                         .as("%s, top %d", query, topK)
                         .isEqualTo(Retrieval.ranked(g.bm25.scores(query), topK));
@@ -262,9 +257,9 @@ class RetrievalModesTest {
         for (int round = 0; round < 2; round++) {
             for (String query : queries) {
                 Retrieval.Result fresh = pabd.retrieve(
-                        graph(), new Retrieval.Query(query, QUERY, t -> QUERY), Retrieval.params(pabd, Map.of()), 4);
+                        graph(), Retrieval.Query.of(query, QUERY, t -> QUERY), Retrieval.params(pabd, Map.of()), 4);
                 Retrieval.Result reused = pabd.retrieve(
-                        shared, new Retrieval.Query(query, QUERY, t -> QUERY), Retrieval.params(pabd, Map.of()), 4);
+                        shared, Retrieval.Query.of(query, QUERY, t -> QUERY), Retrieval.params(pabd, Map.of()), 4);
                 assertThat(reused.ranked()).as(query).isEqualTo(fresh.ranked());
                 assertThat(reused.explanation()).as(query).isEqualTo(fresh.explanation());
             }
@@ -283,12 +278,12 @@ class RetrievalModesTest {
         Retrieval.Mode m = Retrieval.mode("cogito");
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
-                g, new Retrieval.Query("director of Agni", QUERY, t -> QUERY), Retrieval.params(m, PAPER_PATH), 3);
+                g, Retrieval.Query.of("director of Agni", QUERY, t -> QUERY), Retrieval.params(m, PAPER_PATH), 3);
         assertThat(r.explanation()).containsKeys("seed_facts", "seed_entities", "diffusion_pushes", "candidates");
 
         Retrieval.Result none = m.retrieve(
                 g,
-                new Retrieval.Query("x", QUERY, t -> QUERY),
+                Retrieval.Query.of("x", QUERY, t -> QUERY),
                 Retrieval.params(m, Map.of("top_facts", 0.0, "min_support", 0.0)),
                 3);
         assertThat(none.explanation()).containsKey("fallback");
@@ -300,16 +295,13 @@ class RetrievalModesTest {
     void cogitoAnswersTheSameWhateverTheSnapshotAnsweredBefore() {
         Retrieval.Mode m = Retrieval.mode("cogito");
         Retrieval.Params defaults = Retrieval.params(m, Map.of());
-        Retrieval.Query first = new Retrieval.Query("When was the director of Agni born?", QUERY, t -> QUERY);
+        Retrieval.Query first = Retrieval.Query.of("When was the director of Agni born?", QUERY, t -> QUERY);
         Retrieval.Result fresh = m.retrieve(graph(), first, defaults, 3);
         MemoryGraph used = graph();
         for (int round = 0; round < 3; round++) {
-            m.retrieve(used, new Retrieval.Query("director of Agni", QUERY, t -> QUERY), defaults, 3);
+            m.retrieve(used, Retrieval.Query.of("director of Agni", QUERY, t -> QUERY), defaults, 3);
             m.retrieve(
-                    used,
-                    new Retrieval.Query("x", QUERY, t -> QUERY),
-                    Retrieval.params(m, Map.of("top_facts", 0.0)),
-                    3);
+                    used, Retrieval.Query.of("x", QUERY, t -> QUERY), Retrieval.params(m, Map.of("top_facts", 0.0)), 3);
             Retrieval.Result again = m.retrieve(used, first, defaults, 3);
             assertThat(again.ranked()).isEqualTo(fresh.ranked());
             assertThat(again.explanation()).isEqualTo(fresh.explanation());
@@ -367,7 +359,7 @@ class RetrievalModesTest {
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
                 g,
-                new Retrieval.Query("q", QUERY, t -> QUERY),
+                Retrieval.Query.of("q", QUERY, t -> QUERY),
                 Retrieval.params(m, Map.of("timeout_ms", 0.0, "min_support", 0.0)),
                 3);
 
@@ -387,7 +379,7 @@ class RetrievalModesTest {
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
                 g,
-                new Retrieval.Query("Agni directed by Swapan Saha", QUERY, t -> QUERY),
+                Retrieval.Query.of("Agni directed by Swapan Saha", QUERY, t -> QUERY),
                 Retrieval.params(m, PAPER_PATH),
                 4);
 
@@ -403,13 +395,13 @@ class RetrievalModesTest {
         MemoryGraph g = graph();
         Retrieval.Mode dense = Retrieval.mode("dense");
         List<Retrieval.Scored> byMeaning = dense.retrieve(
-                        g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(dense, Map.of()), 4)
+                        g, Retrieval.Query.of("q", QUERY, t -> QUERY), Retrieval.params(dense, Map.of()), 4)
                 .ranked();
         for (String mode : List.of("cogito", "pabd", "fusion")) {
             Retrieval.Mode m = Retrieval.mode(mode);
             // no entity named: the dense ranking, said so
             Retrieval.Result none =
-                    m.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(m, Map.of()), 4);
+                    m.retrieve(g, Retrieval.Query.of("q", QUERY, t -> QUERY), Retrieval.params(m, Map.of()), 4);
             assertThat(none.ranked()).as(mode).isEqualTo(byMeaning);
             assertThat(none.explanation())
                     .as(mode)
@@ -418,13 +410,19 @@ class RetrievalModesTest {
                     .containsEntry("why", "the question names no entity of the graph");
             // Swapan Saha is in half the passages: 1 - ln 2 / ln 4 = 0.5, below the default 0.95
             Retrieval.Result common = m.retrieve(
-                    g, new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {1}), Retrieval.params(m, Map.of()), 4);
+                    g,
+                    Retrieval.Query.of("q", QUERY, t -> QUERY).withEntities(new int[] {1}),
+                    Retrieval.params(m, Map.of()),
+                    4);
             assertThat(common.explanation()).as(mode).containsEntry("path", "dense");
             assertThat((double) common.explanation().get("anchor_support")).isCloseTo(0.5, Offset.offset(1e-9));
             assertThat((String) common.explanation().get("why")).contains("too common");
             // Agni is in one passage: support 1, the paper's path
             Retrieval.Result anchored = m.retrieve(
-                    g, new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {0}), Retrieval.params(m, Map.of()), 4);
+                    g,
+                    Retrieval.Query.of("q", QUERY, t -> QUERY).withEntities(new int[] {0}),
+                    Retrieval.params(m, Map.of()),
+                    4);
             // with the dense ranking fused in where the mode does (pabd, fusion), alone where it does not (cogito)
             assertThat(anchored.explanation())
                     .as(mode)
@@ -436,7 +434,7 @@ class RetrievalModesTest {
     @Test
     void whereTheGraphCarriesTheQuestionAModeFusesItsRankingWithTheDenseOne() {
         MemoryGraph g = graph();
-        Retrieval.Query agni = new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {0});
+        Retrieval.Query agni = Retrieval.Query.of("q", QUERY, t -> QUERY).withEntities(new int[] {0});
         Retrieval.Mode m = Retrieval.mode("pabd");
         assertThat(m.defaults()).containsEntry("with_dense", 5.0);
         assertThat(Retrieval.mode("gem").defaults()).containsEntry("with_dense", 2.0);
@@ -480,7 +478,7 @@ class RetrievalModesTest {
         // above 1, no question has the support: always the dense ranking
         Retrieval.Result always = m.retrieve(
                 graph(),
-                new Retrieval.Query("q", QUERY, t -> QUERY, new int[] {0}),
+                Retrieval.Query.of("q", QUERY, t -> QUERY).withEntities(new int[] {0}),
                 Retrieval.params(m, Map.of("min_support", 1.01)),
                 4);
         assertThat(always.explanation()).containsEntry("path", "dense");
@@ -492,7 +490,8 @@ class RetrievalModesTest {
         MemoryGraph g = graph();
         Retrieval.Result r = m.retrieve(
                 g,
-                new Retrieval.Query("When was the director of Agni born?", QUERY, t -> QUERY, new int[] {0}),
+                Retrieval.Query.of("When was the director of Agni born?", QUERY, t -> QUERY)
+                        .withEntities(new int[] {0}),
                 Retrieval.params(m, Map.of()),
                 3);
 
@@ -529,7 +528,7 @@ class RetrievalModesTest {
         Retrieval.Mode m = Retrieval.mode("hybrid");
         MemoryGraph g = graph();
         String question = "When was the director of Agni born?";
-        Retrieval.Query query = new Retrieval.Query(question, QUERY, embedder, new int[] {0});
+        Retrieval.Query query = Retrieval.Query.of(question, QUERY, embedder).withEntities(new int[] {0});
 
         Retrieval.Result with = m.retrieve(g, query, Retrieval.params(m, Map.of("bridge_probe", 0.0)), 4);
         Retrieval.Result without = m.retrieve(g, query, Retrieval.params(m, Map.of("bridges", 0.0)), 4);
@@ -550,8 +549,8 @@ class RetrievalModesTest {
             throw new AssertionError("embedded " + t);
         };
         Retrieval.Mode m = Retrieval.mode("hybrid");
-        Retrieval.Query query =
-                new Retrieval.Query("When was the director of Agni born?", QUERY, noModel, new int[] {0});
+        Retrieval.Query query = Retrieval.Query.of("When was the director of Agni born?", QUERY, noModel)
+                .withEntities(new int[] {0});
 
         Retrieval.Result with = m.retrieve(g, query, Retrieval.params(m, Map.of()), 4);
 
@@ -672,7 +671,8 @@ class RetrievalModesTest {
                     MemoryGraph g = graph(unit(0.5f, 0.5f, 0.5f));
                     Retrieval.Result r = m.retrieve(
                             g,
-                            new Retrieval.Query("Who directed Agni?", QUERY, t -> QUERY, new int[] {1}),
+                            Retrieval.Query.of("Who directed Agni?", QUERY, t -> QUERY)
+                                    .withEntities(new int[] {1}),
                             Retrieval.params(m, Map.of(param, v)),
                             4);
                     assertThat(r.ranked()).as("%s %s = %s", name, param, v).hasSizeLessThanOrEqualTo(4);
@@ -694,7 +694,7 @@ class RetrievalModesTest {
         MemoryGraph g = b.build();
         Retrieval.Mode gem = Retrieval.mode("gem");
         Retrieval.Result r =
-                gem.retrieve(g, new Retrieval.Query("q", QUERY, t -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
+                gem.retrieve(g, Retrieval.Query.of("q", QUERY, t -> QUERY), Retrieval.params(gem, GEM_ALONE), 2);
         assertThat(g.passage(r.ranked().get(0).passage()).id()).isEqualTo("bare");
     }
 

@@ -482,7 +482,8 @@ class IncrementalSnapshotTest {
         Retrieval.Mode m = Retrieval.mode(mode);
         Retrieval.Result r = m.retrieve(
                 g,
-                new Retrieval.Query(question, q, Understanders.embedded().embedder()::embed, entities),
+                Retrieval.Query.of(question, q, Understanders.embedded().embedder()::embed)
+                        .withEntities(entities),
                 Retrieval.params(m, Map.of()),
                 5);
         return r.ranked().stream()
