@@ -438,7 +438,7 @@ class EngramConfigTest {
                 .containsEntry("ssl.truststore.password", "hunter3")
                 .containsKey("sasl.jaas.config");
         assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("hunter3");
-        assertThat(EngramService.streamsProperties(c, "app", 1))
+        assertThat(KafkaSetup.streamsProperties(c, "app", 1))
                 .containsEntry("security.protocol", "SASL_SSL")
                 .containsEntry("processing.guarantee", "exactly_once_v2");
         assertThatThrownBy(() -> from(Map.of("ENGRAM_KAFKA_PROCESSING_GUARANTEE", "at_least_once")))

@@ -23,9 +23,9 @@ class JsonLinesTest {
                 {"id": "c", "text": "Trailing"} x
                 {"id": "d", "text": NaN}
                 """);
-        List<ClientCommands.Item> items = new ArrayList<>();
+        List<IngestFiles.Item> items = new ArrayList<>();
 
-        ClientCommands.lines(f, "lines.jsonl", items);
+        IngestFiles.lines(f, "lines.jsonl", items);
 
         assertThat(items).hasSize(4);
         assertThat(items.get(0).problem()).isNull();
@@ -45,9 +45,9 @@ class JsonLinesTest {
         bytes.write(0xff); // no UTF-8 sequence starts with it
         bytes.writeBytes("\"}\r\n{\"id\":\"b\",\"text\":\"ok\"}".getBytes(StandardCharsets.UTF_8));
         Files.write(f, bytes.toByteArray());
-        List<ClientCommands.Item> items = new ArrayList<>();
+        List<IngestFiles.Item> items = new ArrayList<>();
 
-        ClientCommands.lines(f, "mixed.jsonl", items);
+        IngestFiles.lines(f, "mixed.jsonl", items);
 
         assertThat(items).hasSize(2);
         assertThat(items.get(0).problem()).isEqualTo("not valid UTF-8");

@@ -42,12 +42,12 @@ class TopicPartitionsIT {
                     .get(30, TimeUnit.SECONDS);
         }
         EngramConfig two = ItSupport.config(broker.bootstrapServers(), "parts", prefix, state, 2);
-        assertThatThrownBy(() -> EngramService.createTopics(two, topics))
+        assertThatThrownBy(() -> KafkaSetup.createTopics(two, topics))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ENGRAM_PARTITIONS=2")
                 .hasMessageContaining(topics.compensations().name() + " has 3")
                 .hasMessageContaining("set ENGRAM_PARTITIONS=3");
-        EngramService.createTopics(ItSupport.config(broker.bootstrapServers(), "parts", prefix, state, 3), topics);
+        KafkaSetup.createTopics(ItSupport.config(broker.bootstrapServers(), "parts", prefix, state, 3), topics);
     }
 
     @Test
@@ -61,7 +61,7 @@ class TopicPartitionsIT {
                     .get(30, TimeUnit.SECONDS);
         }
         EngramConfig two = ItSupport.config(broker.bootstrapServers(), "parts", prefix, state, 2);
-        assertThatThrownBy(() -> EngramService.createTopics(two, topics))
+        assertThatThrownBy(() -> KafkaSetup.createTopics(two, topics))
                 .hasMessageContaining(topics.memoryCommands().name() + " has 1")
                 .hasMessageContaining("disagree");
         assertThat(topics.memoryCommands().name()).startsWith(prefix);
