@@ -34,6 +34,7 @@ public record MirrorRecord(
         if (namespace.isEmpty() || id.isEmpty()) {
             throw new IllegalArgumentException("a mirror record names its namespace and id");
         }
+        Objects.requireNonNull(at, "at");
         if (version < 0) {
             throw new IllegalArgumentException("version " + version + " is negative");
         }
@@ -177,7 +178,12 @@ public record MirrorRecord(
             Instant eventTime,
             int passages,
             int present)
-            implements MirrorObject {}
+            implements MirrorObject {
+        public Document {
+            required(status, "status");
+            atLeastZero(passages, "passages");
+        }
+    }
 
     /** A passage with its memory (the self-contained restatement) and the vectors of both. */
     public record Passage(
@@ -203,6 +209,10 @@ public record MirrorRecord(
             float[] memoryVector)
             implements MirrorObject {
         public Passage {
+            required(documentId, "document_id");
+            required(text, "text");
+            required(contentHash, "content_hash");
+            atLeastZero(ordinal, "ordinal");
             headings = headings == null ? List.of() : List.copyOf(headings);
         }
     }
@@ -226,6 +236,12 @@ public record MirrorRecord(
             float[] vector)
             implements MirrorObject {
         public Entity {
+            required(name, "name");
+            required(type, "type");
+            required(description, "description");
+            required(resolvedId, "resolved_id");
+            atLeastZero(mentions, "mentions");
+            atLeastZero(passages, "passages");
             aliases = aliases == null ? List.of() : List.copyOf(aliases);
             forms = forms == null ? List.of() : List.copyOf(forms);
         }
@@ -243,6 +259,9 @@ public record MirrorRecord(
             String extractor)
             implements MirrorObject {
         public Mention {
+            required(passageId, "passage_id");
+            required(entityId, "entity_id");
+            required(description, "description");
             spans = spans == null ? List.of() : List.copyOf(spans);
             evidence = evidence == null ? List.of() : List.copyOf(evidence);
         }
@@ -263,7 +282,19 @@ public record MirrorRecord(
             @JsonSerialize(using = VectorCodec.Serializer.class)
             @JsonDeserialize(using = VectorCodec.Deserializer.class)
             float[] vector)
-            implements MirrorObject {}
+            implements MirrorObject {
+        public Fact {
+            required(passageId, "passage_id");
+            required(headId, "head_id");
+            required(relation, "relation");
+            required(tailId, "tail_id");
+            required(head, "head");
+            required(tail, "tail");
+            if (!(confidence >= 0 && confidence <= 1)) {
+                throw new IllegalArgumentException("confidence " + confidence + " is not within [0, 1]");
+            }
+        }
+    }
 
     /** A utility question of a passage (GEM-RAG), with its vector. */
     public record Question(
@@ -274,12 +305,32 @@ public record MirrorRecord(
             @JsonSerialize(using = VectorCodec.Serializer.class)
             @JsonDeserialize(using = VectorCodec.Deserializer.class)
             float[] vector)
-            implements MirrorObject {}
+            implements MirrorObject {
+        public Question {
+            required(passageId, "passage_id");
+            required(text, "text");
+        }
+    }
 
     /** An eigen-theme of the namespace over its strongest passages. */
     public record Theme(int rank, double eigenvalue, List<String> passageIds, String summary) implements MirrorObject {
         public Theme {
+            atLeastZero(rank, "rank");
             passageIds = passageIds == null ? List.of() : List.copyOf(passageIds);
+        }
+    }
+
+    /** A field the mirror schema requires, as the record is built (from the topic or by Engram). */
+    private static <T> T required(T value, String field) {
+        if (value == null) {
+            throw new IllegalArgumentException("'" + field + "' is required");
+        }
+        return value;
+    }
+
+    private static void atLeastZero(long value, String field) {
+        if (value < 0) {
+            throw new IllegalArgumentException("'" + field + "' is negative: " + value);
         }
     }
 }

@@ -284,6 +284,24 @@ class SchemaConformanceTest {
      */
     @Test
     void strictBindingRefusesWhatTheMirrorSchemaRefuses() {
+        ObjectNode fact = (ObjectNode) tree(mirrorRecordsOfEveryKind().stream()
+                .filter(r -> r.kind() == MirrorRecord.Kind.FACT && !r.deleted())
+                .findFirst()
+                .orElseThrow());
+        for (Consumer<ObjectNode> m : List.<Consumer<ObjectNode>>of(
+                n -> n.putNull("head_id"),
+                n -> n.putNull("relation"),
+                n -> n.put("confidence", 1.5),
+                n -> n.put("confidence", -0.1))) {
+            ObjectNode mutant = fact.deepCopy();
+            m.accept((ObjectNode) mutant.get("object"));
+            assertThat(Schemas.MIRROR.validate(mutant))
+                    .as("the schema: %s", mutant)
+                    .isNotEmpty();
+            assertThatThrownBy(() -> Json.bindInternal(mutant, MirrorRecord.class))
+                    .as("%s", mutant)
+                    .isInstanceOfAny(IOException.class, IllegalArgumentException.class);
+        }
         ObjectNode passage = (ObjectNode) tree(mirrorRecordsOfEveryKind().stream()
                 .filter(r -> r.kind() == MirrorRecord.Kind.PASSAGE)
                 .findFirst()
@@ -304,7 +322,12 @@ class SchemaConformanceTest {
                 n -> n.put("object", "a string"),
                 n -> ((ObjectNode) n.get("object")).put("unknown", true),
                 n -> ((ObjectNode) n.get("object")).remove("text"),
-                n -> ((ObjectNode) n.get("object")).put("vector", 12));
+                n -> ((ObjectNode) n.get("object")).put("vector", 12),
+                n -> n.putNull("at"),
+                n -> ((ObjectNode) n.get("object")).putNull("document_id"),
+                n -> ((ObjectNode) n.get("object")).putNull("text"),
+                n -> ((ObjectNode) n.get("object")).putNull("content_hash"),
+                n -> ((ObjectNode) n.get("object")).put("ordinal", -1));
         for (int i = 0; i < mutations.size(); i++) {
             ObjectNode mutant = passage.deepCopy();
             mutations.get(i).accept(mutant);
