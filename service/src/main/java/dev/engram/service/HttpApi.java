@@ -312,19 +312,8 @@ final class HttpApi implements AutoCloseable {
                     caller,
                     presented);
             String tenant = params.get("ns");
-            RequestSlots.Refusal refusal = route.takesSlot() ? inFlight.tryAcquire(tenant) : RequestSlots.Refusal.NONE;
-            if (refusal == RequestSlots.Refusal.INSTANCE) {
-                throw new ApiException(
-                        429, "too_many_requests", "this instance is serving as many requests as it may", 1);
-            }
-            if (refusal == RequestSlots.Refusal.NAMESPACE) {
-                throw new ApiException(
-                        429,
-                        "too_many_requests",
-                        "this instance is serving as many requests of namespace '" + abbreviate(tenant)
-                                + "' as one namespace may (" + inFlight.perNamespace()
-                                + "); other namespaces keep theirs",
-                        1);
+            if (route.takesSlot()) {
+                inFlight.take(tenant);
             }
             try {
                 status = servlet != null ? mount(ctx, servlet, request) : serve(ctx, route, request);
@@ -364,6 +353,11 @@ final class HttpApi implements AutoCloseable {
 
     /** A path segment, percent-decoded: {@code +} is a plus; an escape that is not two hex digits is a 400. */
     static String decode(String segment) {
+        if (segment.indexOf(';') >= 0) {
+            // Jetty would read it as a path parameter and drop the rest of the segment: "a;b" would name "a"
+            throw ApiException.badRequest(
+                    "a path segment holds no unescaped ';' (send it as %3B): '" + abbreviate(segment) + "'");
+        }
         try {
             return URIUtil.decodePath(segment);
         } catch (IllegalArgumentException e) {
@@ -439,8 +433,13 @@ final class HttpApi implements AutoCloseable {
     }
 
     /** Hands a request whose checks passed to a mounted servlet, with the body already read. */
-    private static int mount(Context ctx, HttpServlet servlet, Request request) {
-        ctx.req().setAttribute(McpEndpoint.CALLER, new MemoryAccess.Caller(request.caller(), request.presentedKey()));
+    private int mount(Context ctx, HttpServlet servlet, Request request) {
+        // the servlet's tool calls take a slot of their own namespace each (see MemoryAccess#call)
+        ctx.req()
+                .setAttribute(
+                        McpEndpoint.CALLER,
+                        new MemoryAccess.Caller(request.caller(), request.presentedKey(), inFlight));
+        securityHeaders(ctx.res()::setHeader);
         try {
             servlet.service(new ReadRequest(ctx.req(), request.body()), ctx.res());
         } catch (IOException e) {
@@ -494,6 +493,11 @@ final class HttpApi implements AutoCloseable {
     }
 
     private static void sendError(Context ctx, ApiException e) {
+        if (ctx.res().isCommitted()) {
+            // the answer was on its way (a client that went away while it was written): nothing more can be said
+            LOG.debug("an error after the response was committed: {}", e.getMessage());
+            return;
+        }
         if (e.retryAfterSeconds() != null) {
             ctx.header("Retry-After", Integer.toString(e.retryAfterSeconds()));
         }
@@ -535,7 +539,9 @@ final class HttpApi implements AutoCloseable {
                 String message,
                 Throwable cause,
                 Callback callback) {
-            String reason = message != null ? message : cause != null ? cause.getMessage() : null;
+            String reason = code >= 500
+                    ? "internal error"
+                    : message != null ? message : cause != null ? cause.getMessage() : null;
             String name = code == 404 ? "not_found" : code >= 500 ? "internal" : "bad_request";
             byte[] bytes = Json.toBytes(errorBody(name, reason == null ? "HTTP " + code : reason));
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");

@@ -8,7 +8,6 @@ import com.networknt.schema.JsonSchema;
 import com.networknt.schema.JsonSchemaFactory;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
-import dev.engram.query.QueryException;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.Utf8;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -39,6 +38,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Model Context Protocol at {@code POST /mcp}, for LLM applications to plug Engram in as their memory: the official
@@ -57,6 +58,8 @@ final class McpEndpoint {
     /** The longest {@code remember} and {@code forget} wait for memory to take the change. */
     private static final String WAIT_MS = "120000";
 
+    private static final Logger LOG = LoggerFactory.getLogger(McpEndpoint.class);
+
     private McpEndpoint() {}
 
     /**
@@ -74,16 +77,18 @@ final class McpEndpoint {
         HttpServletStatelessServerTransport transport = HttpServletStatelessServerTransport.builder()
                 .jsonMapper(mapper)
                 .messageEndpoint("/mcp")
-                .contextExtractor(request -> McpTransportContext.create(Map.of(
-                        CALLER,
-                        request.getAttribute(CALLER) instanceof MemoryAccess.Caller c
-                                ? c
-                                : MemoryAccess.Caller.INSTANCE)))
+                .maxRequestSize(maxBodyBytes(memory))
+                // no caller (the servlet reached other than through the HTTP server's checks): no call is made
+                .contextExtractor(request -> request.getAttribute(CALLER) instanceof MemoryAccess.Caller c
+                        ? McpTransportContext.create(Map.of(CALLER, c))
+                        : McpTransportContext.EMPTY)
                 .build();
         McpServer.sync(transport)
                 .jsonMapper(mapper)
                 .jsonSchemaValidator(new SchemaValidator())
                 .validateToolInputs(true)
+                // tools run on the request's own (virtual) thread, not on a bounded pool that long waits would fill
+                .immediateExecution(true)
                 .serverInfo("engram", version())
                 .instructions("Engram is a long-term memory. 'remember' a document (it is read into passages, entities"
                         + " and facts), 'retrieve' the passages that answer a question, 'forget' a document exactly;"
@@ -235,6 +240,9 @@ final class McpEndpoint {
                 answer = call.apply(caller(context), Json.mapper().valueToTree(request.arguments()));
             } catch (RuntimeException e) {
                 ApiException error = ApiException.of(e);
+                if (error.status() == 500) {
+                    LOG.warn("MCP tool {} failed", name, e);
+                }
                 answer = MemoryAccess.json(error.status(), HttpApi.errorBody(error.code(), error.getMessage()));
             }
             McpSchema.CallToolResult.Builder result = McpSchema.CallToolResult.builder()
@@ -248,7 +256,19 @@ final class McpEndpoint {
     }
 
     private static MemoryAccess.Caller caller(McpTransportContext context) {
-        return context.get(CALLER) instanceof MemoryAccess.Caller c ? c : MemoryAccess.Caller.INSTANCE;
+        if (context.get(CALLER) instanceof MemoryAccess.Caller c) {
+            return c;
+        }
+        throw new ApiException(401, "unauthorized", "this MCP request did not pass the server's checks");
+    }
+
+    /** The body limit of the {@code /mcp} route. */
+    private static int maxBodyBytes(MemoryAccess memory) {
+        return memory.table().stream()
+                .filter(r -> r.template().equals("/mcp"))
+                .mapToInt(HttpApi.Route::maxBodyBytes)
+                .findFirst()
+                .orElse(HttpApi.MAX_BODY_BYTES);
     }
 
     private static Map<String, Object> properties(String... names) {
@@ -327,8 +347,13 @@ final class McpEndpoint {
             } else {
                 throw error(-32602, "unknown resource: " + uri);
             }
-        } catch (ApiException | QueryException e) {
+        } catch (McpError e) {
+            throw e;
+        } catch (RuntimeException e) {
             ApiException api = ApiException.of(e);
+            if (api.status() == 500) {
+                LOG.warn("reading MCP resource {} failed", uri, e);
+            }
             throw error(-32002, "resource " + uri + ": HTTP " + api.status() + ": " + api.getMessage());
         }
         if (!answer.ok()) {
@@ -417,8 +442,13 @@ final class McpEndpoint {
             if (captured.getStatus() >= 400) {
                 JsonNode error = parse(body).path("jsonRpcError");
                 body = rpcError(
-                        error.path("code").asInt(-32603),
-                        error.path("message").asText("the MCP transport refused the request"));
+                        error.path("code").asInt(captured.getStatus() == 413 ? -32600 : -32603),
+                        error.path("message")
+                                .asText(
+                                        captured.error() != null
+                                                ? captured.error()
+                                                : "the MCP transport refused the request (HTTP " + captured.getStatus()
+                                                        + ")"));
             }
             write(response, captured.getStatus(), body);
         }
@@ -491,6 +521,7 @@ final class McpEndpoint {
     private static final class Captured extends HttpServletResponseWrapper {
         private final ByteArrayOutputStream out = new ByteArrayOutputStream();
         private PrintWriter writer;
+        private String error;
 
         Captured(HttpServletResponse response) {
             super(response);
@@ -527,6 +558,22 @@ final class McpEndpoint {
                 writer = new PrintWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8));
             }
             return writer;
+        }
+
+        @Override
+        public void sendError(int sc) {
+            setStatus(sc);
+        }
+
+        @Override
+        public void sendError(int sc, String msg) {
+            setStatus(sc);
+            error = msg;
+        }
+
+        /** What the transport said with {@code sendError}, or null. */
+        String error() {
+            return error;
         }
 
         @Override

@@ -41,11 +41,16 @@ final class MemoryAccess implements AutoCloseable {
     private static final Duration OWNER_TIMEOUT = Duration.ofMinutes(10);
 
     /**
-     * Who calls: the key's holder (null when keys are off, or for the instance's own agent) and the key as presented,
-     * which the owner checks again when the call goes there.
+     * Who calls: the key's holder (null when keys are off, or for the instance's own agent), the key as presented,
+     * which the owner checks again when the call goes there, and the request slots a call takes one of for its
+     * namespace (null: none, for the instance's own calls).
      */
-    record Caller(ApiKeys.Key key, String presentedKey) {
-        static final Caller INSTANCE = new Caller(null, null);
+    record Caller(ApiKeys.Key key, String presentedKey, RequestSlots slots) {
+        static final Caller INSTANCE = new Caller(null, null, null);
+
+        Caller(ApiKeys.Key key, String presentedKey) {
+            this(key, presentedKey, null);
+        }
     }
 
     /** An answer as the API gives it: status, content type, body, and {@code Retry-After} when there is one. */
@@ -121,9 +126,19 @@ final class MemoryAccess implements AutoCloseable {
         if (route == null) {
             throw new IllegalArgumentException("no route " + method + " " + template);
         }
-        authorize(route, caller.key(), path.get("ns"));
-        return serve(
-                route, new Request(method, path, query, body, caller.key(), caller.presentedKey()), false, timeout);
+        String ns = path.get("ns");
+        authorize(route, caller.key(), ns);
+        if (caller.slots() != null) {
+            caller.slots().take(ns);
+        }
+        try {
+            return serve(
+                    route, new Request(method, path, query, body, caller.key(), caller.presentedKey()), false, timeout);
+        } finally {
+            if (caller.slots() != null) {
+                caller.slots().release(ns);
+            }
+        }
     }
 
     /**

@@ -50,6 +50,23 @@ final class RequestSlots {
         return Refusal.NONE;
     }
 
+    /** Takes a slot for {@code namespace}, or a 429 that says whose slots are all taken. */
+    void take(String namespace) {
+        Refusal refusal = tryAcquire(namespace);
+        if (refusal == Refusal.INSTANCE) {
+            throw new ApiException(429, "too_many_requests", "this instance is serving as many requests as it may", 1);
+        }
+        if (refusal == Refusal.NAMESPACE) {
+            String name = namespace.length() <= 200 ? namespace : namespace.substring(0, 197) + "...";
+            throw new ApiException(
+                    429,
+                    "too_many_requests",
+                    "this instance is serving as many requests of namespace '" + name + "' as one namespace may ("
+                            + perNamespace + "); other namespaces keep theirs",
+                    1);
+        }
+    }
+
     synchronized void release(String namespace) {
         String tenant = namespace == null ? "" : namespace;
         Integer mine = held.get(tenant);

@@ -89,8 +89,9 @@ final class Routes {
                         r -> Explorer.asset(r.path().get("file"))),
                 global("GET", "/openapi.json", null, r -> Reply.text("application/json", OPENAPI)),
                 global("GET", "/metrics", Role.READ, this::metrics),
-                // a tool call is answered in process: an MCP call takes one slot, as any request does
-                new Route("POST", "/mcp", Role.READ, false, null, Routes::noMcp, maxDocumentBytes, true),
+                // each tool call takes a slot of its namespace, in process (MemoryAccess#call), as that namespace's
+                // requests do: the MCP request itself takes none, so that its tenant's share is what bounds it
+                new Route("POST", "/mcp", Role.READ, false, null, Routes::noMcp, maxDocumentBytes, false),
                 global("GET", "/v1/health", null, r -> {
                     Health h = health.get();
                     return Reply.json(h.serving() ? 200 : 503, h);

@@ -741,7 +741,8 @@ class HttpApiTest {
                     "%C3%9Cn%C3%AFcode", "Ünïcode",
                     "%F0%9F%98%80", "😀",
                     "notes%2Fada.md", "notes/ada.md",
-                    "100%25.md", "100%.md");
+                    "100%25.md", "100%.md",
+                    "a%3Bb", "a;b");
             for (Map.Entry<String, String> c : cases.entrySet()) {
                 String response = rawGet(one.port(), "localhost", "/echo/" + c.getKey());
                 assertThat(response).as(c.getKey()).startsWith("HTTP/1.1 200");
@@ -751,6 +752,19 @@ class HttpApiTest {
                                 .asText())
                         .as(c.getKey())
                         .isEqualTo(c.getValue());
+            }
+        }
+    }
+
+    /** A raw ';' would be read as a path parameter and cut the value short: "a;b" would name "a". Refused. */
+    @Test
+    void anUnescapedSemicolonInAPathSegmentIsRefused() throws Exception {
+        try (HttpApi one = keyless(2, echo())) {
+            for (String path : List.of("/echo/a;b", "/echo/a;", "/echo/;x")) {
+                assertThat(rawGet(one.port(), "localhost", path))
+                        .as(path)
+                        .startsWith("HTTP/1.1 400")
+                        .contains("%3B");
             }
         }
     }

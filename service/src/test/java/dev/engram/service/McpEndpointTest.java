@@ -10,6 +10,7 @@ import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -139,10 +140,15 @@ class McpEndpointTest {
                 McpSchema.CallToolResult r;
                 try {
                     r = client.callTool(new McpSchema.CallToolRequest("retrieve", args));
-                } catch (RuntimeException e) {
-                    continue; // refused as a protocol error
+                } catch (McpError e) {
+                    // refused as a protocol error: invalid params
+                    assertThat(e.getJsonRpcError().code()).as(args.toString()).isEqualTo(-32602);
+                    continue;
                 }
                 assertThat(r.isError()).as(args.toString()).isTrue();
+                assertThat(((McpSchema.TextContent) r.content().get(0)).text())
+                        .as(args.toString())
+                        .doesNotContain("\"ns\"");
             }
         }
     }
