@@ -57,11 +57,11 @@ final class RequestSlots {
             throw new ApiException(429, "too_many_requests", "this instance is serving as many requests as it may", 1);
         }
         if (refusal == Refusal.NAMESPACE) {
-            String name = namespace.length() <= 200 ? namespace : namespace.substring(0, 197) + "...";
             throw new ApiException(
                     429,
                     "too_many_requests",
-                    "this instance is serving as many requests of namespace '" + name + "' as one namespace may ("
+                    "this instance is serving as many requests of namespace '" + HttpApi.abbreviate(namespace)
+                            + "' as one namespace may ("
                             + perNamespace + "); other namespaces keep theirs",
                     1);
         }

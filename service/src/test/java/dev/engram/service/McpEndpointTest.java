@@ -20,6 +20,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,31 +39,94 @@ class McpEndpointTest {
     private HttpApi api;
     private String base;
 
+    /** Routes that answer with what they were asked. */
+    private static final HttpApi.Handler ECHO = r -> HttpApi.Reply.ok(Map.of(
+            "ns", r.path().get("ns"),
+            "id", String.valueOf(r.path().get("id")),
+            "query", r.parameters(),
+            "body", new String(r.body(), StandardCharsets.UTF_8)));
+
     @BeforeEach
     void start() {
+        api = serve(8, 8, ECHO);
+        base = "http://127.0.0.1:" + api.port();
+    }
+
+    /** The MCP endpoint over a small route table, {@code retrieve} answering retrievals; slots as given. */
+    private static HttpApi serve(int slots, int perNamespace, HttpApi.Handler retrieve) {
         String ns = "/v1/namespaces/{ns}";
-        HttpApi.Handler echo = r -> HttpApi.Reply.ok(Map.of(
-                "ns", r.path().get("ns"),
-                "id", String.valueOf(r.path().get("id")),
-                "query", r.parameters(),
-                "body", new String(r.body(), StandardCharsets.UTF_8)));
         List<HttpApi.Route> table = List.of(
-                new HttpApi.Route("POST", "/mcp", ApiKeys.Role.READ, false, null, r -> null, 1 << 20, true),
-                new HttpApi.Route("POST", ns + "/retrieve", ApiKeys.Role.READ, false, null, echo),
-                new HttpApi.Route("PUT", ns + "/documents/{id}", ApiKeys.Role.WRITE, false, null, echo),
-                new HttpApi.Route("GET", ns + "/documents/{id}", ApiKeys.Role.READ, false, null, echo),
-                new HttpApi.Route("GET", ns, ApiKeys.Role.READ, false, null, echo));
+                // as in Routes: the MCP request takes no slot, each tool call one of its namespace
+                new HttpApi.Route("POST", "/mcp", ApiKeys.Role.READ, false, null, r -> null, 1 << 20, false),
+                new HttpApi.Route("POST", ns + "/retrieve", ApiKeys.Role.READ, false, null, retrieve),
+                new HttpApi.Route("PUT", ns + "/documents/{id}", ApiKeys.Role.WRITE, false, null, ECHO),
+                new HttpApi.Route("GET", ns + "/documents/{id}", ApiKeys.Role.READ, false, null, ECHO),
+                new HttpApi.Route("GET", ns, ApiKeys.Role.READ, false, null, ECHO));
         MemoryAccess memory = new MemoryAccess(table, null);
-        api = new HttpApi(
+        return new HttpApi(
                 new InetSocketAddress("127.0.0.1", 0),
                 memory,
                 Map.of("/mcp", McpEndpoint.servlet(memory)),
                 new ApiKeys(ApiKeys.parseInline("read:*:reader;write:*:writer")),
                 Origins.local("localhost"),
-                8,
-                8,
+                slots,
+                perNamespace,
                 Meters.detached());
-        base = "http://127.0.0.1:" + api.port();
+    }
+
+    /**
+     * A tool call takes a request slot of its namespace: a tenant whose MCP calls hold its share is refused more (the
+     * tool's error, a 429 naming its namespace), while another namespace's calls are still answered.
+     */
+    @Test
+    void aToolCallTakesASlotOfItsNamespace() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        HttpApi.Handler slow = r -> {
+            if (r.namespace().equals("flood")) {
+                entered.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return ECHO.handle(r);
+        };
+        HttpApi small = serve(4, 1, slow);
+        String at = base;
+        base = "http://127.0.0.1:" + small.port();
+        try (McpSyncClient first = client("reader");
+                McpSyncClient second = client("reader")) {
+            // on a thread of its own: the SDK's blocking client does not answer on the common fork-join pool
+            CompletableFuture<McpSchema.CallToolResult> holding = new CompletableFuture<>();
+            Thread.ofPlatform()
+                    .start(() -> holding.complete(first.callTool(
+                            new McpSchema.CallToolRequest("retrieve", Map.of("namespace", "flood", "query", "q")))));
+            assertThat(entered.await(20, TimeUnit.SECONDS)).isTrue();
+
+            McpSchema.CallToolResult refused = second.callTool(
+                    new McpSchema.CallToolRequest("retrieve", Map.of("namespace", "flood", "query", "q")));
+            assertThat(refused.isError()).isTrue();
+            assertThat(json(refused).path("error").path("code").asText()).isEqualTo("too_many_requests");
+            assertThat(json(refused).path("error").path("message").asText()).contains("namespace 'flood'");
+            McpSchema.CallToolResult quiet = second.callTool(
+                    new McpSchema.CallToolRequest("retrieve", Map.of("namespace", "quiet", "query", "q")));
+            assertThat(quiet.isError()).isFalse();
+            assertThat(json(quiet).path("ns").asText()).isEqualTo("quiet");
+
+            release.countDown();
+            assertThat(holding.get(20, TimeUnit.SECONDS).isError()).isFalse();
+            // the slot came back: flood is answered again
+            assertThat(second.callTool(new McpSchema.CallToolRequest(
+                                    "retrieve", Map.of("namespace", "flood", "query", "q")))
+                            .isError())
+                    .isFalse();
+        } finally {
+            release.countDown();
+            base = at;
+            small.close();
+        }
     }
 
     @AfterEach
