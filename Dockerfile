@@ -41,5 +41,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \
     CMD curl -fsS http://localhost:8080/v1/health/ready > /dev/null || exit 1
 # the command's words follow "engram" (sh's $0): run by default; the compose seeding service passes ingest …
-ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -cp '/app/engram.jar:/app/lib/*' dev.engram.service.EngramMain \"$@\"", "engram"]
+ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -cp '/app/engram.jar:/app/lib/*' dev.engram.service.app.EngramMain \"$@\"", "engram"]
 CMD ["run"]

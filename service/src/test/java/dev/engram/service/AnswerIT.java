@@ -7,6 +7,9 @@ import static dev.engram.service.ItSupport.upsert;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.service.app.EmbeddedKafkaBroker;
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.app.EngramService;
 import dev.engram.topology.Understanders;
 import dev.engram.understanding.llm.FakeOpenAiServer;
 import dev.engram.understanding.llm.FakeOpenAiServer.Reply;

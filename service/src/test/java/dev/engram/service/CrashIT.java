@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.service.app.EmbeddedKafkaBroker;
 import dev.engram.topology.TestDocuments;
 import dev.engram.topology.Topics;
 import java.nio.file.Path;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.Json;
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.http.ApiKeys;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

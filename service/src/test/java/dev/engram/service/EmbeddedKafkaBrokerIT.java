@@ -2,6 +2,7 @@ package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.engram.service.app.EmbeddedKafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

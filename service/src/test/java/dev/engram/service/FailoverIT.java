@@ -3,6 +3,7 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.service.app.EmbeddedKafkaBroker;
 import dev.engram.topology.TestDocuments;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -3,6 +3,7 @@ package dev.engram.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Json;
+import dev.engram.service.app.EngramConfig;
 import dev.engram.topology.TestDocuments;
 import dev.engram.topology.Topics;
 import java.io.IOException;
@@ -38,14 +39,14 @@ import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /** Helpers for integration tests: configurations, a producer, and an HTTP client with bounded waits. */
-final class ItSupport {
+public final class ItSupport {
 
-    static final HttpClient HTTP =
+    public static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private ItSupport() {}
 
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         } catch (IOException e) {
@@ -54,12 +55,12 @@ final class ItSupport {
     }
 
     /** A configuration for one instance against {@code bootstrap}, with its own HTTP port and state dir. */
-    static EngramConfig config(String bootstrap, String appId, String prefix, Path stateDir, int partitions) {
+    public static EngramConfig config(String bootstrap, String appId, String prefix, Path stateDir, int partitions) {
         return config(bootstrap, appId, prefix, stateDir, partitions, Map.of());
     }
 
     /** With {@code extra} settings (ENGRAM_* variables) over the test defaults. */
-    static EngramConfig config(
+    public static EngramConfig config(
             String bootstrap, String appId, String prefix, Path stateDir, int partitions, Map<String, String> extra) {
         Map<String, String> env = environment(bootstrap, appId, prefix, stateDir, partitions, freePort());
         env.putAll(extra);
@@ -67,7 +68,7 @@ final class ItSupport {
     }
 
     /** The ENGRAM_* variables of a test instance (for a service in this JVM, or in a process of its own). */
-    static Map<String, String> environment(
+    public static Map<String, String> environment(
             String bootstrap, String appId, String prefix, Path stateDir, int partitions, int port) {
         Map<String, String> env = new HashMap<>();
         env.put("ENGRAM_BOOTSTRAP_SERVERS", bootstrap);
@@ -86,14 +87,14 @@ final class ItSupport {
         return env;
     }
 
-    static KafkaProducer<String, byte[]> producer(String bootstrap) {
+    public static KafkaProducer<String, byte[]> producer(String bootstrap) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         return new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
     }
 
-    static void send(KafkaProducer<String, byte[]> producer, String topic, String key, byte[] value) {
+    public static void send(KafkaProducer<String, byte[]> producer, String topic, String key, byte[] value) {
         try {
             producer.send(new ProducerRecord<>(topic, key, value)).get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
@@ -101,11 +102,11 @@ final class ItSupport {
         }
     }
 
-    static byte[] upsert(String ns, String id, String title, String text) {
+    public static byte[] upsert(String ns, String id, String title, String text) {
         return TestDocuments.upsert(ns, id, title, text);
     }
 
-    static byte[] delete(String ns, String id) {
+    public static byte[] delete(String ns, String id) {
         return TestDocuments.delete(ns, id);
     }
 
@@ -113,7 +114,7 @@ final class ItSupport {
      * The committed records of a topic from its start: polls until at least {@code atLeast} arrived and a poll comes
      * back empty, or {@code timeout} ends.
      */
-    static <K, V> List<ConsumerRecord<K, V>> readCommitted(
+    public static <K, V> List<ConsumerRecord<K, V>> readCommitted(
             String bootstrap,
             String topic,
             Deserializer<K> keys,
@@ -140,20 +141,20 @@ final class ItSupport {
         return out;
     }
 
-    record Response(int status, JsonNode body, HttpResponse<String> raw) {}
+    public record Response(int status, JsonNode body, HttpResponse<String> raw) {}
 
-    static Response get(String url) {
+    public static Response get(String url) {
         return call(HttpRequest.newBuilder(URI.create(url)).GET());
     }
 
-    static Response post(String url, String json) {
+    public static Response post(String url, String json) {
         return call(HttpRequest.newBuilder(URI.create(url))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
     }
 
     /** At least {@code atLeast} committed dead letters of an instance's topic (all of them, once it is quiet). */
-    static List<DeadLetter> deadLetters(String bootstrap, Topics topics, int atLeast) {
+    public static List<DeadLetter> deadLetters(String bootstrap, Topics topics, int atLeast) {
         List<DeadLetter> out = readCommitted(
                         bootstrap,
                         topics.deadLetters().name(),
@@ -171,21 +172,21 @@ final class ItSupport {
     }
 
     /** A GET with an API key. */
-    static Response get(String url, String key) {
+    public static Response get(String url, String key) {
         return call(HttpRequest.newBuilder(URI.create(url))
                 .header("Authorization", "Bearer " + key)
                 .GET());
     }
 
     /** A POST with an API key. */
-    static Response post(String url, String json, String key) {
+    public static Response post(String url, String json, String key) {
         return call(HttpRequest.newBuilder(URI.create(url))
                 .header("Content-Type", "application/json")
                 .header("Authorization", "Bearer " + key)
                 .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
     }
 
-    static Response call(HttpRequest.Builder request) {
+    public static Response call(HttpRequest.Builder request) {
         try {
             HttpResponse<String> r =
                     HTTP.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
@@ -204,7 +205,7 @@ final class ItSupport {
     }
 
     /** Polls {@code probe} until it passes or {@code timeout} ends; returns the last response. */
-    static Response awaitResponse(Duration timeout, Supplier<Response> probe, Predicate<Response> done) {
+    public static Response awaitResponse(Duration timeout, Supplier<Response> probe, Predicate<Response> done) {
         long deadline = System.nanoTime() + timeout.toNanos();
         Response last = null;
         while (System.nanoTime() < deadline) {
@@ -228,12 +229,12 @@ final class ItSupport {
     }
 
     /** Waits until every listed document of the namespace is VERIFIED (through {@code base}). */
-    static void awaitVerified(String base, String ns, List<String> ids) {
+    public static void awaitVerified(String base, String ns, List<String> ids) {
         awaitVerified(base, ns, ids, null);
     }
 
     /** Waits until every listed document of the namespace is VERIFIED, asking with an API key (null: none). */
-    static void awaitVerified(String base, String ns, List<String> ids, String key) {
+    public static void awaitVerified(String base, String ns, List<String> ids, String key) {
         for (String id : ids) {
             String url = base + "/v1/namespaces/" + ns + "/documents/"
                     + URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
@@ -245,7 +246,7 @@ final class ItSupport {
     }
 
     /** How many objects of {@code kind} a consistency report finds in {@code mirror} ({@code neo4j}, {@code qdrant:<vector>}). */
-    static long mirrored(JsonNode report, String mirror, String kind) {
+    public static long mirrored(JsonNode report, String mirror, String kind) {
         for (JsonNode check : report.path("checks")) {
             if (check.path("mirror").asText().equals(mirror)
                     && check.path("kind").asText().equals(kind)) {

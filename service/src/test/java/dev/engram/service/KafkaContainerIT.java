@@ -6,6 +6,8 @@ import static dev.engram.service.ItSupport.send;
 import static dev.engram.service.ItSupport.upsert;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.app.EngramService;
 import dev.engram.topology.Understanders;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -29,10 +29,10 @@ class LinearPatternsTest {
                     "entity names, refused above 120 characters before any pattern runs",
             "understanding/src/main/java/dev/engram/understanding/EnglishNlp.java",
                     "at most the last 40 characters of a detected sentence",
-            "service/src/main/java/dev/engram/service/EngramConfig.java", "the operator's settings",
-            "service/src/main/java/dev/engram/service/ApiKeys.java", "the operator's key list",
-            "service/src/main/java/dev/engram/service/EvalCommand.java", "the operator's command line",
-            "service/src/main/java/dev/engram/service/ClientCommands.java",
+            "service/src/main/java/dev/engram/service/app/EngramConfig.java", "the operator's settings",
+            "service/src/main/java/dev/engram/service/http/ApiKeys.java", "the operator's key list",
+            "service/src/main/java/dev/engram/service/cli/EvalCommand.java", "the operator's command line",
+            "service/src/main/java/dev/engram/service/cli/ClientCommands.java",
                     "the operator's command line and the metrics text of an Engram instance");
 
     private static final Pattern BACKTRACKING = Pattern.compile(

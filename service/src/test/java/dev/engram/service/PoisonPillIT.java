@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Json;
+import dev.engram.service.app.EmbeddedKafkaBroker;
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.app.EngramService;
 import dev.engram.topology.TestDocuments;
 import dev.engram.topology.Understanders;
 import java.nio.charset.StandardCharsets;

@@ -8,6 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.schemas.MemoryChange;
+import dev.engram.service.app.EmbeddedKafkaBroker;
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.app.EngramService;
 import dev.engram.topology.Topics;
 import dev.engram.topology.Understanders;
 import java.nio.file.Path;

@@ -3,6 +3,9 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.engram.service.app.EmbeddedKafkaBroker;
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.app.EngramService;
 import dev.engram.topology.TestDocuments;
 import dev.engram.topology.Understanders;
 import java.nio.file.Path;

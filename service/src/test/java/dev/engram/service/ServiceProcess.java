@@ -2,6 +2,7 @@ package dev.engram.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.engram.service.app.EngramMain;
 import dev.engram.topology.Topics;
 import java.io.File;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package dev.engram.service;
 
+import dev.engram.service.app.EmbeddedKafkaBroker;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;

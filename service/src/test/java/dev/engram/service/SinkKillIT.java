@@ -3,6 +3,9 @@ package dev.engram.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.service.app.EmbeddedKafkaBroker;
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.app.EngramService;
 import dev.engram.sinks.Neo4jMirror;
 import dev.engram.sinks.Neo4jServer;
 import dev.engram.sinks.QdrantStandIn;

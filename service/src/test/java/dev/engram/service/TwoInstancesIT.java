@@ -8,6 +8,10 @@ import static dev.engram.service.ItSupport.upsert;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.service.app.EmbeddedKafkaBroker;
+import dev.engram.service.app.EngramConfig;
+import dev.engram.service.app.EngramService;
+import dev.engram.service.http.HttpApi;
 import dev.engram.topology.Understanders;
 import dev.engram.understanding.agent.MemoryView;
 import java.net.URI;
