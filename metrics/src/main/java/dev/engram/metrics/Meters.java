@@ -3,25 +3,11 @@ package dev.engram.metrics;
 import dev.engram.schemas.DeadLetter;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.MemoryChange;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.MultiGauge;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -129,13 +115,6 @@ public final class Meters {
     /** Objects a mirror rejected that memory keeps re-emitting until one takes them, by namespace; a gauge. */
     public static final String MIRROR_REJECTED = "engram.mirror.rejected.objects";
 
-    /** Histogram buckets of request and retrieval latency: enough for p50/p95/p99, few enough per route. */
-    private static final Duration[] REQUEST_BUCKETS =
-            durations(5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000);
-    /** Histogram buckets of understanding one passage: a local model takes milliseconds, an LLM seconds. */
-    private static final Duration[] UNDERSTAND_BUCKETS =
-            durations(10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000);
-
     /** A tag value out of a fixed set: the enum constant's name in lowercase. */
     public interface TagValue {
         String name();
@@ -232,110 +211,28 @@ public final class Meters {
         ORPHANED
     }
 
-    private enum Outcome implements TagValue {
-        OK,
-        FAILED
-    }
-
-    private enum VectorIndexOp implements TagValue {
-        WRITE,
-        DELETE
-    }
-
-    private enum TokenKind implements TagValue {
-        PROMPT,
-        COMPLETION
-    }
-
     private final MeterRegistry registry;
-    private final MultiGauge documentsByStatus;
-    private final MultiGauge mirrorRejected;
-    /** The totals of documents and dead letters: owner (a stream task, or this process) → key → total. */
-    private final Map<String, Map<String, AtomicLong>> totals = new ConcurrentHashMap<>();
-    /** The counters of each owner's totals, taken away with it. */
-    private final Map<String, List<Meter>> totalMeters = new ConcurrentHashMap<>();
-    /** The owner of totals counted in this process's memory only (the mirror sink, the stream's error handlers). */
-    private static final String IN_MEMORY = "process";
-    /** Per memory task, its rejected objects by namespace (a namespace lives on one task). */
-    private final Map<String, Map<String, Long>> rejectedByTask = new ConcurrentHashMap<>();
+    private final StreamTotals totals;
+    private final IngestMeters ingest;
+    private final LlmMeters llm;
+    private final MemoryMeters memory;
+    private final MirrorMeters mirrors;
+    private final QueryMeters query;
 
     public Meters(MeterRegistry registry) {
         this.registry = registry;
-        this.mirrorRejected = MultiGauge.builder(MIRROR_REJECTED)
-                .description("Objects a mirror rejected that the repair loop re-emits until a mirror takes them,"
-                        + " by namespace")
-                .register(registry);
-        this.documentsByStatus = MultiGauge.builder(DOCUMENTS_BY_STATUS)
-                .description("Documents in memory by namespace and status, for the namespaces this instance owns")
-                .register(registry);
-        // Counters exist from the start at zero, so rates and alerts work before the first event.
-        for (DocumentOutcome outcome : DocumentOutcome.values()) {
-            series(IN_MEMORY, documentsKey(outcome));
-        }
-        for (PassageOp op : PassageOp.values()) {
-            passageCounter(op);
-        }
-        for (DeadLetter.Cause cause : DeadLetter.Cause.values()) {
-            for (DeadLetter.Stage stage : cause.stages()) {
-                deadLetterCounter(stage.wireName(), cause.wireName());
-            }
-        }
-        for (CacheResult result : CacheResult.values()) {
-            cacheCounter(result);
-        }
-        for (RejectedKind kind : RejectedKind.values()) {
-            rejectedCounter(kind);
-        }
-        for (StaleKind kind : StaleKind.values()) {
-            staleCounter(kind);
-        }
-        for (MemoryChange.Type type : MemoryChange.Type.values()) {
-            memoryChangeCounter(type);
-        }
-        for (MemoryChange.EntityDecision.Kind decision : MemoryChange.EntityDecision.Kind.values()) {
-            resolutionCounter(decision);
-        }
-        skippedCounter();
-        for (ThemeSummaryKind kind : ThemeSummaryKind.values()) {
-            themeSummaryCounter(kind.tag());
-        }
-        for (SnapshotHow how : SnapshotHow.values()) {
-            for (Outcome outcome : Outcome.values()) {
-                snapshotTimer(how.tag(), outcome);
-            }
-        }
-        for (SnapshotSource source : SnapshotSource.values()) {
-            snapshotPassageCounter(source);
-        }
-        for (VectorIndexOp op : VectorIndexOp.values()) {
-            vectorIndexCounter(op);
-        }
-        unavailableCounter();
-        for (MirrorOp op : MirrorOp.values()) {
-            mirrorCounter(op);
-        }
-        for (DriftFinding finding : DriftFinding.values()) {
-            driftCounter(finding);
-        }
-        driftRepairedCounter();
-        historyGapCounter();
-        retryCounter();
+        // Each area registers its counters at zero, so rates and alerts work before the first event.
+        this.mirrors = new MirrorMeters(registry);
+        this.query = new QueryMeters(registry);
+        this.totals = new StreamTotals(registry);
+        this.ingest = new IngestMeters(registry);
+        this.llm = new LlmMeters(registry);
+        this.memory = new MemoryMeters(registry);
     }
 
     /** Registers the meters of a sink at zero, so that its rates and alerts work before the first write. */
     public void registerSink(Sink sink) {
-        for (SinkRecordOutcome outcome : SinkRecordOutcome.values()) {
-            sinkRecordCounter(sink, outcome);
-        }
-        for (Outcome outcome : Outcome.values()) {
-            sinkTimer(sink, outcome);
-        }
-        sinkBatch(sink);
-        sinkCounter(SINK_RETRIES, "Transient mirror failures retried", sink);
-        sinkCounter(SINK_PAUSES, "Times a sink paused after transient failures outlasted its retries", sink);
-        for (CompensationOutcome outcome : CompensationOutcome.values()) {
-            compensationCounter(sink, outcome);
-        }
+        mirrors.registerSink(sink);
     }
 
     /** Meters that record into a private registry, for tests and tools that do not export metrics. */
@@ -366,46 +263,16 @@ public final class Meters {
      * Prometheus counts from there; summed over tasks and instances, the totals are exact.
      */
     public void total(String owner, String key, long value) {
-        series(owner, key).set(value);
+        totals.total(owner, key, value);
     }
 
     /** Takes the series of {@code owner} away: its task closed here (its totals stay in its store). */
     public void forgetTotals(String owner) {
-        Map<String, AtomicLong> gone = totals.remove(owner);
-        List<Meter> meters = totalMeters.remove(owner);
-        if (meters != null) {
-            meters.forEach(registry::remove);
-        }
-        if (gone != null) {
-            gone.clear();
-        }
-    }
-
-    /** The total of {@code owner} under {@code key}, registered as a counter the first time. */
-    private AtomicLong series(String owner, String key) {
-        return totals.computeIfAbsent(owner, o -> new ConcurrentHashMap<>()).computeIfAbsent(key, k -> {
-            AtomicLong value = new AtomicLong();
-            String[] parts = k.split("/");
-            FunctionCounter.Builder<AtomicLong> b = parts[0].equals(DOCUMENTS)
-                    ? FunctionCounter.builder(DOCUMENTS, value, AtomicLong::get)
-                            .description("Documents read from the documents topic, by outcome, as committed with"
-                                    + " the read step's output (kept in its store per task)")
-                            .tag("outcome", parts[1])
-                    : FunctionCounter.builder(DEAD_LETTERS, value, AtomicLong::get)
-                            .description("Records sent to the dead-letter topic (those of the stream steps as"
-                                    + " committed with their output, kept in their stores per task)")
-                            .tag("stage", parts[1])
-                            .tag("cause", parts[2]);
-            Meter m = b.tag("task", owner).register(registry);
-            totalMeters
-                    .computeIfAbsent(owner, o -> new CopyOnWriteArrayList<>())
-                    .add(m);
-            return value;
-        });
+        totals.forgetTotals(owner);
     }
 
     public void passages(PassageOp op, int n) {
-        passageCounter(op).increment(n);
+        ingest.passages(op, n);
     }
 
     /**
@@ -413,21 +280,16 @@ public final class Meters {
      * process's memory only.
      */
     public void deadLetter(DeadLetter.Stage stage, DeadLetter.Cause cause) {
-        series(IN_MEMORY, deadLettersKey(stage, cause)).incrementAndGet();
+        totals.deadLetter(stage, cause);
     }
 
     public void understood(String extractor, Duration took) {
-        Timer.builder(UNDERSTAND)
-                .description("Time to understand one passage")
-                .tag("extractor", extractor)
-                .serviceLevelObjectives(UNDERSTAND_BUCKETS)
-                .register(registry)
-                .record(took);
+        ingest.understood(extractor, took);
     }
 
     /** Counts a passage put back to wait after a transient failure of its remote model. */
     public void understandRetry() {
-        retryCounter().increment();
+        ingest.understandRetry();
     }
 
     /**
@@ -435,11 +297,7 @@ public final class Meters {
      * read from {@code state} whenever scraped.
      */
     public <T> void understandPending(T state, ToDoubleFunction<T> pending) {
-        Gauge.builder(UNDERSTAND_PENDING, state, pending)
-                .description(
-                        "Passages held by this instance's understand tasks: for a remote model, or set aside for their"
-                                + " namespace's turn")
-                .register(registry);
+        ingest.understandPending(state, pending);
     }
 
     /**
@@ -447,23 +305,16 @@ public final class Meters {
      * fact text seen before in the namespace), read from {@code state} whenever scraped.
      */
     public <T> void embeddingTexts(T state, ToDoubleFunction<T> embedded, ToDoubleFunction<T> reused) {
-        FunctionCounter.builder(EMBEDDING_TEXTS, state, embedded)
-                .description("Texts the understanding embedded, by where their vector came from")
-                .tag("source", "model")
-                .register(registry);
-        FunctionCounter.builder(EMBEDDING_TEXTS, state, reused)
-                .description("Texts the understanding embedded, by where their vector came from")
-                .tag("source", "reused")
-                .register(registry);
+        ingest.embeddingTexts(state, embedded, reused);
     }
 
     public void extractionCache(boolean hit) {
-        cacheCounter(hit ? CacheResult.HIT : CacheResult.MISS).increment();
+        ingest.extractionCache(hit ? CacheResult.HIT : CacheResult.MISS);
     }
 
     /** A record of the extraction cache's topic that is no extraction was skipped. */
     public void extractionCacheInvalid() {
-        cacheCounter(CacheResult.INVALID).increment();
+        ingest.extractionCache(CacheResult.INVALID);
     }
 
     /** Records the tokens an extraction cost, when it came from an LLM. */
@@ -475,23 +326,7 @@ public final class Meters {
 
     /** Records tokens of {@code model} spent for a namespace, and their cost. */
     public void llmUsage(String namespace, String model, Extraction.TokenUsage usage) {
-        for (TokenKind kind : TokenKind.values()) {
-            long n = kind == TokenKind.PROMPT ? usage.prompt() : usage.completion();
-            Counter.builder(LLM_TOKENS)
-                    .description("LLM tokens spent on extraction and the agent construction")
-                    .tag("namespace", namespace)
-                    .tag("model", model)
-                    .tag("kind", kind.tag())
-                    .register(registry)
-                    .increment(n);
-        }
-        Counter.builder(LLM_COST)
-                .description(
-                        "Estimated LLM cost of extraction and the agent construction in US dollars, at the configured prices")
-                .tag("namespace", namespace)
-                .tag("model", model)
-                .register(registry)
-                .increment(usage.costUsd());
+        llm.llmUsage(namespace, model, usage);
     }
 
     /**
@@ -499,89 +334,64 @@ public final class Meters {
      * else the reason it fell back to the deterministic one; and the rounds it took.
      */
     public void agentPassage(String namespace, String outcome, int rounds) {
-        Counter.builder(AGENT_PASSAGES)
-                .description("Passages the construction agent worked on, by outcome")
-                .tag("namespace", namespace)
-                .tag("outcome", outcome)
-                .register(registry)
-                .increment();
-        DistributionSummary.builder(AGENT_ROUNDS)
-                .description("Tool-calling rounds per passage of the construction agent")
-                .tag("namespace", namespace)
-                .serviceLevelObjectives(1, 2, 4, 8, 16, 32)
-                .register(registry)
-                .record(rounds);
+        llm.agentPassage(namespace, outcome, rounds);
     }
 
     /** Counts one tool call of the construction agent: {@code ok}, {@code error} (refused by the tool) or {@code malformed}. */
     public void agentToolCall(String tool, String outcome) {
-        Counter.builder(AGENT_TOOL_CALLS)
-                .description("Tool calls of the construction agent, by tool and outcome")
-                .tag("tool", tool)
-                .tag("outcome", outcome)
-                .register(registry)
-                .increment();
+        llm.agentToolCall(tool, outcome);
     }
 
     /** Counts one LLM call by its outcome. */
     public void llmCall(String model, String outcome) {
-        Counter.builder(LLM_CALLS)
-                .description("LLM calls by outcome")
-                .tag("model", model)
-                .tag("outcome", outcome)
-                .register(registry)
-                .increment();
+        llm.llmCall(model, outcome);
     }
 
     public void rejected(RejectedKind kind) {
-        rejectedCounter(kind).increment();
+        memory.rejected(kind);
     }
 
     public void memoryChange(MemoryChange.Type type) {
-        memoryChangeCounter(type).increment();
+        memory.memoryChange(type);
     }
 
     public void stale(StaleKind kind) {
-        staleCounter(kind).increment();
+        memory.stale(kind);
     }
 
     public void resolution(MemoryChange.EntityDecision.Kind decision) {
-        resolutionCounter(decision).increment();
+        memory.resolution(decision);
     }
 
     public void blockSkipped() {
-        skippedCounter().increment();
+        memory.blockSkipped();
     }
 
     // ---- mirrors ---------------------------------------------------------------------------------------------------
 
     public void mirrorRecord(MirrorOp op) {
-        mirrorCounter(op).increment();
+        mirrors.mirrorRecord(op);
     }
 
     /** One batch written to a mirror: its size, how long it took and whether it succeeded. */
     public void sinkWrite(Sink sink, int records, boolean ok, Duration took) {
-        sinkTimer(sink, ok ? Outcome.OK : Outcome.FAILED).record(took);
-        if (ok) {
-            sinkBatch(sink).record(records);
-        }
+        mirrors.sinkWrite(sink, records, ok, took);
     }
 
     public void sinkRecords(Sink sink, SinkRecordOutcome outcome, int n) {
-        sinkRecordCounter(sink, outcome).increment(n);
+        mirrors.sinkRecords(sink, outcome, n);
     }
 
     public void sinkRetry(Sink sink) {
-        sinkCounter(SINK_RETRIES, "Transient mirror failures retried", sink).increment();
+        mirrors.sinkRetry(sink);
     }
 
     public void sinkPause(Sink sink) {
-        sinkCounter(SINK_PAUSES, "Times a sink paused after transient failures outlasted its retries", sink)
-                .increment();
+        mirrors.sinkPause(sink);
     }
 
     public void sinkCompensation(Sink sink, CompensationOutcome outcome) {
-        compensationCounter(sink, outcome).increment();
+        mirrors.sinkCompensation(sink, outcome);
     }
 
     /** Gauges of a sink's state, read from {@code state} whenever scraped. */
@@ -591,48 +401,35 @@ public final class Meters {
             ToDoubleFunction<T> paused,
             ToDoubleFunction<T> lagRecords,
             ToDoubleFunction<T> lagSeconds) {
-        Gauge.builder(SINK_PAUSED, state, paused)
-                .description("1 while the sink is paused after transient failures")
-                .tag("sink", sink.tag())
-                .register(registry);
-        Gauge.builder(SINK_LAG_RECORDS, state, lagRecords)
-                .description("Mirror records not yet applied by this instance's sink")
-                .tag("sink", sink.tag())
-                .register(registry);
-        Gauge.builder(SINK_LAG_SECONDS, state, lagSeconds)
-                .description("Age of the oldest mirror record this instance's sink has not applied")
-                .tag("sink", sink.tag())
-                .baseUnit("seconds")
-                .register(registry);
+        mirrors.sinkGauges(sink, state, paused, lagRecords, lagSeconds);
     }
 
     public void drift(DriftFinding finding, long n) {
-        driftCounter(finding).increment(n);
+        mirrors.drift(finding, n);
     }
 
     public void driftRepaired(long n) {
-        driftRepairedCounter().increment(n);
+        mirrors.driftRepaired(n);
     }
 
     public void mirrorHistoryGap() {
-        historyGapCounter().increment();
+        mirrors.mirrorHistoryGap();
     }
 
     // ---- query side -----------------------------------------------------------------------------------------------
 
     public void themeSummary(ThemeSummaryKind kind) {
-        themeSummaryCounter(kind.tag()).increment();
+        query.themeSummary(kind);
     }
 
     /** A query snapshot was built. */
     public void snapshotBuilt(SnapshotHow how, boolean ok, Duration took) {
-        snapshotTimer(how.tag(), ok ? Outcome.OK : Outcome.FAILED).record(took);
+        query.snapshotBuilt(how, ok, took);
     }
 
     /** A snapshot build put {@code stores} passages read from the stores and {@code kept} ones kept from the last. */
     public void snapshotPassages(long stores, long kept) {
-        snapshotPassageCounter(SnapshotSource.STORES).increment(stores);
-        snapshotPassageCounter(SnapshotSource.KEPT).increment(kept);
+        query.snapshotPassages(stores, kept);
     }
 
     /**
@@ -640,51 +437,29 @@ public final class Meters {
      * writes them into the graphs, read from {@code state} whenever scraped.
      */
     public <T> void vectorIndexWaiting(T state, ToDoubleFunction<T> waiting) {
-        Gauge.builder(VECTOR_INDEX_WAITING, state, waiting)
-                .description("Vectors the latest query snapshots scan beside their HNSW graphs until they are written")
-                .register(registry);
-        writeFailureCounter(); // exported from the start, at zero
+        query.vectorIndexWaiting(state, waiting);
     }
 
     /** A background write of snapshots' vectors into an HNSW index failed (the next snapshot writes them itself). */
     public void vectorIndexWriteFailed() {
-        writeFailureCounter().increment();
-    }
-
-    private Counter writeFailureCounter() {
-        return Counter.builder(VECTOR_INDEX_WRITE_FAILURES)
-                .description("Background writes into the HNSW indexes that failed; the next snapshot writes itself")
-                .register(registry);
+        query.vectorIndexWriteFailed();
     }
 
     /** Vectors written to and deleted from an HNSW index by one write of a snapshot's changes. */
     public void vectorIndexWrites(long written, long deleted) {
-        vectorIndexCounter(VectorIndexOp.WRITE).increment(written);
-        vectorIndexCounter(VectorIndexOp.DELETE).increment(deleted);
+        query.vectorIndexWrites(written, deleted);
     }
 
     public void vectorIndexUnavailable() {
-        unavailableCounter().increment();
+        query.vectorIndexUnavailable();
     }
 
     public void httpRequest(String route, String method, int status, Duration took) {
-        Timer.builder(HTTP_REQUESTS)
-                .description("HTTP requests served")
-                .tag("route", route)
-                .tag("method", method.toUpperCase(Locale.ROOT))
-                .tag("status", Integer.toString(status))
-                .serviceLevelObjectives(REQUEST_BUCKETS)
-                .register(registry)
-                .record(took);
+        query.httpRequest(route, method, status, took);
     }
 
     public void retrieval(String mode, Duration took) {
-        Timer.builder(RETRIEVALS)
-                .description("Retrievals served from this instance's stores")
-                .tag("mode", mode)
-                .serviceLevelObjectives(REQUEST_BUCKETS)
-                .register(registry)
-                .record(took);
+        query.retrieval(mode, took);
     }
 
     /**
@@ -692,170 +467,14 @@ public final class Meters {
      * owns now; a namespace or status no longer listed leaves the gauge.
      */
     public void documentsByStatus(Map<String, Map<String, Long>> counts) {
-        List<MultiGauge.Row<?>> rows = new ArrayList<>();
-        counts.forEach((namespace, byStatus) -> byStatus.forEach((status, n) -> rows.add(
-                MultiGauge.Row.of(Tags.of("namespace", namespace, "status", status.toLowerCase(Locale.ROOT)), n))));
-        documentsByStatus.register(rows, true);
+        query.documentsByStatus(counts);
     }
 
     /**
      * Sets the rejected-objects gauge of one memory task ({@code owner}) to these counts by namespace; an empty map
      * removes the task's namespaces (its partition moved away).
      */
-    public synchronized void mirrorRejected(String owner, Map<String, Long> byNamespace) {
-        if (byNamespace.isEmpty()) {
-            rejectedByTask.remove(owner);
-        } else {
-            rejectedByTask.put(owner, Map.copyOf(byNamespace));
-        }
-        Map<String, Long> all = new TreeMap<>();
-        rejectedByTask.values().forEach(m -> m.forEach((ns, n) -> all.merge(ns, n, Long::sum)));
-        List<MultiGauge.Row<?>> rows = new ArrayList<>();
-        all.forEach((ns, n) -> rows.add(MultiGauge.Row.of(Tags.of("namespace", ns), n)));
-        mirrorRejected.register(rows, true);
-    }
-
-    private static Duration[] durations(long... millis) {
-        Duration[] out = new Duration[millis.length];
-        for (int i = 0; i < millis.length; i++) {
-            out[i] = Duration.ofMillis(millis[i]);
-        }
-        return out;
-    }
-
-    // ---- the meters, one builder each -----------------------------------------------------------------------------
-
-    private Counter passageCounter(PassageOp op) {
-        return counter(PASSAGES, "Passage events emitted by the read step", "op", op.tag());
-    }
-
-    private void deadLetterCounter(String stage, String cause) {
-        series(IN_MEMORY, DEAD_LETTERS + "/" + stage + "/" + cause);
-    }
-
-    private Counter cacheCounter(CacheResult result) {
-        return counter(
-                EXTRACTION_CACHE,
-                "Extraction-cache lookups (hit, miss), and records of its topic that are no extraction (invalid)",
-                "result",
-                result.tag());
-    }
-
-    private Counter rejectedCounter(RejectedKind kind) {
-        return counter(REJECTED, "Entities and facts that failed verification, kept for review", "kind", kind.tag());
-    }
-
-    private Counter staleCounter(StaleKind kind) {
-        return counter(STALE, "Memory-step inputs superseded by a newer document version", "kind", kind.tag());
-    }
-
-    private Counter memoryChangeCounter(MemoryChange.Type type) {
-        return counter(MEMORY_CHANGES, "Memory changes emitted, by type", "type", type.wireName());
-    }
-
-    private Counter resolutionCounter(MemoryChange.EntityDecision.Kind decision) {
-        return counter(RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision.wireName());
-    }
-
-    private Counter skippedCounter() {
-        return Counter.builder(RESOLUTION_SKIPPED)
-                .description("Blocking-index blocks too large to discriminate, skipped during entity search")
-                .register(registry);
-    }
-
-    private Counter themeSummaryCounter(String kind) {
-        return counter(THEME_SUMMARIES, "Eigen-theme summaries written, by kind", "kind", kind);
-    }
-
-    private Timer snapshotTimer(String how, Outcome outcome) {
-        return Timer.builder(SNAPSHOT_BUILDS)
-                .description("Query snapshots built from the state stores")
-                .tag("how", how)
-                .tag("outcome", outcome.tag())
-                .register(registry);
-    }
-
-    private Counter snapshotPassageCounter(SnapshotSource source) {
-        return counter(
-                SNAPSHOT_PASSAGES,
-                "Passages put into query snapshots, read from the stores or kept from the last snapshot",
-                "source",
-                source.tag());
-    }
-
-    private Counter vectorIndexCounter(VectorIndexOp op) {
-        return counter(VECTOR_INDEX_WRITES, "Vectors written to or deleted from the HNSW indexes", "op", op.tag());
-    }
-
-    private Counter unavailableCounter() {
-        return Counter.builder(VECTOR_INDEX_UNAVAILABLE)
-                .description("Snapshots searched exactly because their HNSW index could not be written")
-                .register(registry);
-    }
-
-    private Counter mirrorCounter(MirrorOp op) {
-        return counter(MIRROR_RECORDS, "Mirror records emitted by the memory step, by op", "op", op.tag());
-    }
-
-    private Counter sinkRecordCounter(Sink sink, SinkRecordOutcome outcome) {
-        return Counter.builder(SINK_RECORDS)
-                .description("Mirror records handled by a sink, by outcome")
-                .tag("sink", sink.tag())
-                .tag("outcome", outcome.tag())
-                .register(registry);
-    }
-
-    private Timer sinkTimer(Sink sink, Outcome outcome) {
-        return Timer.builder(SINK_WRITES)
-                .description("Batched writes to a mirror")
-                .tag("sink", sink.tag())
-                .tag("outcome", outcome.tag())
-                .publishPercentileHistogram()
-                .register(registry);
-    }
-
-    private DistributionSummary sinkBatch(Sink sink) {
-        return DistributionSummary.builder(SINK_BATCH)
-                .description("Records per batch written to a mirror")
-                .tag("sink", sink.tag())
-                .register(registry);
-    }
-
-    private Counter sinkCounter(String name, String description, Sink sink) {
-        return counter(name, description, "sink", sink.tag());
-    }
-
-    private Counter compensationCounter(Sink sink, CompensationOutcome outcome) {
-        return Counter.builder(SINK_COMPENSATIONS)
-                .description("Compensation events written by a sink, by outcome")
-                .tag("sink", sink.tag())
-                .tag("outcome", outcome.tag())
-                .register(registry);
-    }
-
-    private Counter driftCounter(DriftFinding finding) {
-        return counter(MIRROR_DRIFT, "Objects the consistency check found drifting", "finding", finding.tag());
-    }
-
-    private Counter retryCounter() {
-        return Counter.builder(UNDERSTAND_RETRIES)
-                .description("Passages put back to wait after a transient failure of their remote model")
-                .register(registry);
-    }
-
-    private Counter historyGapCounter() {
-        return Counter.builder(MIRROR_HISTORY_GAPS)
-                .description("Mirror topic partitions whose unapplied history retention had already deleted")
-                .register(registry);
-    }
-
-    private Counter driftRepairedCounter() {
-        return Counter.builder(MIRROR_DRIFT_REPAIRED)
-                .description("Drifting objects sent for repair by the consistency repair")
-                .register(registry);
-    }
-
-    private Counter counter(String name, String description, String tag, String value) {
-        return Counter.builder(name).description(description).tag(tag, value).register(registry);
+    public void mirrorRejected(String owner, Map<String, Long> byNamespace) {
+        mirrors.mirrorRejected(owner, byNamespace);
     }
 }
