@@ -3,37 +3,20 @@ package dev.engram.query;
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
-import dev.engram.retrieval.TermCache;
-import dev.engram.retrieval.VectorIndexer;
-import dev.engram.schemas.EntityType;
-import dev.engram.stores.EntityNames;
-import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
-import dev.engram.stores.StoredPassage;
-import dev.engram.stores.ThemeSet;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -89,27 +72,15 @@ public final class GraphLoader implements AutoCloseable {
     private final ConcurrentHashMap<String, Long> lastUsed = new ConcurrentHashMap<>();
     /** One build at a time per namespace; a lock, not a monitor, so a waiting virtual thread never pins its carrier. */
     private final ConcurrentHashMap<String, ReentrantLock> locks = new ConcurrentHashMap<>();
-    /** Snapshots assembled: each build's stamp (see {@link Resolution}). */
-    private final AtomicLong builds = new AtomicLong();
 
     private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<String, HnswVectors> vectors = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, Parts> parts = new ConcurrentHashMap<>();
     private final ExecutorService background = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "engram-snapshots");
         t.setDaemon(true);
         return t;
     });
-    /** Writes snapshots' new vectors into the namespaces' HNSW graphs while the snapshots are served. */
-    private final ExecutorService indexing = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "engram-vector-index");
-        t.setDaemon(true);
-        return t;
-    });
 
     private volatile boolean closed;
-    /** Moves on each time kept parts are forgotten: a build that began before keeps nothing of what it read. */
-    private final AtomicLong keptEpoch = new AtomicLong();
 
     private final Meters meters;
     private final Ticker ticker;
@@ -118,14 +89,12 @@ public final class GraphLoader implements AutoCloseable {
     private final double agePerBuildNanos;
 
     private final long inlineBuildNanos;
-    private final Path indexDir;
-    private final VectorSearch search;
     private final long budgetBytes;
     private final long idleNanos;
-    /** The model of the query embedder; passages embedded by another are left out of snapshots (null: none are). */
-    private final String embedder;
-    /** Per namespace, how many passages of another model its last snapshot left out, as last logged. */
-    private final Map<String, Long> otherModelLogged = new ConcurrentHashMap<>();
+    /** The namespaces' vector indexes, which outlive their snapshots. */
+    private final VectorIndexes vectors;
+    /** Assembles snapshots from the stores, keeping what each read for the next. */
+    private final SnapshotAssembler assembler;
 
     /**
      * How snapshots are built and kept.
@@ -191,14 +160,13 @@ public final class GraphLoader implements AutoCloseable {
     public GraphLoader(Settings settings, VectorSearch search, Meters meters, Ticker ticker) {
         this.ticker = ticker;
         this.agePerBuildNanos = (1 - settings.buildShare()) / settings.buildShare();
-        this.embedder = settings.embedder();
         this.budgetBytes = settings.budgetBytes();
         this.idleNanos = settings.idle().toNanos();
         this.meters = meters;
         this.maxStalenessNanos = settings.maxStalenessMillis() * 1_000_000L;
         this.inlineBuildNanos = settings.inlineBuildMillis() * 1_000_000L;
-        this.indexDir = settings.indexDir();
-        this.search = search;
+        this.vectors = new VectorIndexes(settings.indexDir(), search, meters);
+        this.assembler = new SnapshotAssembler(settings.embedder(), vectors, meters, () -> closed);
         meters.vectorIndexWaiting(this, GraphLoader::waitingVectors);
     }
 
@@ -214,8 +182,7 @@ public final class GraphLoader implements AutoCloseable {
 
     /** {@link #forgetKept()} for the namespaces {@code which} accepts. */
     public void forgetKept(Predicate<String> which) {
-        keptEpoch.incrementAndGet();
-        parts.keySet().removeIf(which);
+        assembler.forget(which);
         for (String ns : cache.keySet()) {
             if (which.test(ns)) {
                 cache.computeIfPresent(
@@ -226,12 +193,12 @@ public final class GraphLoader implements AutoCloseable {
 
     /** Vectors the namespaces' latest snapshots scan beside their graphs while the background writes them. */
     private double waitingVectors() {
-        return vectors.values().stream().mapToLong(HnswVectors::waiting).sum();
+        return vectors.waiting();
     }
 
     /** The namespace's snapshot, built from this instance's stores when it is missing or stale. */
     public MemoryGraph graph(String ns, NamespaceState state, MemoryReader memory) {
-        return graph(ns, state.version(), state.updatedAt(), () -> build(ns, state, memory));
+        return graph(ns, state.version(), state.updatedAt(), () -> assembler.build(ns, state, memory));
     }
 
     /** {@link #graph(String, long, Instant, Supplier)} for a namespace whose last write time is not known. */
@@ -304,7 +271,7 @@ public final class GraphLoader implements AutoCloseable {
             if (c != null && c.trusted() && c.graph().version() >= version) {
                 return c.graph(); // another query built it meanwhile
             }
-            long epoch = keptEpoch.get();
+            long epoch = assembler.epoch();
             long t0 = ticker.nanoTime();
             MemoryGraph g;
             try {
@@ -319,10 +286,10 @@ public final class GraphLoader implements AutoCloseable {
                 g.release(); // built while closing: served to this caller only, never cached
                 return g;
             }
-            Parts kept = parts.get(ns);
-            long bytes = g.estimatedBytes() + (kept == null ? 0 : extraBytes(kept));
+            long keptBytes = assembler.keptBytes(ns);
+            long bytes = g.estimatedBytes() + keptBytes;
             // built from reads made before a restore of the stores: served, and built again at the next query
-            boolean trusted = keptEpoch.get() == epoch;
+            boolean trusted = assembler.epoch() == epoch;
             Cached previous = cache.put(ns, new Cached(g, now, now - t0, bytes, trusted));
             if (previous != null) {
                 previous.graph().release();
@@ -384,14 +351,14 @@ public final class GraphLoader implements AutoCloseable {
             }
             Cached c = cache.remove(ns);
             lastUsed.remove(ns);
-            parts.remove(ns);
+            assembler.drop(ns);
             if (c != null) {
                 c.graph().release();
                 LOG.debug("snapshot of namespace {} evicted ({}, {} bytes)", ns, why, c.bytes());
             }
             // Its index writer, reader and buffers go too (snapshots still in use keep their own reader); the index
             // stays on disk, and the namespace's next snapshot opens it again and writes only what changed.
-            closeVectors(ns);
+            vectors.close(ns);
             return c != null;
         } finally {
             lock.unlock();
@@ -400,46 +367,12 @@ public final class GraphLoader implements AutoCloseable {
 
     /** The namespace's vector indexes; they outlive snapshots, so each snapshot writes only what changed. */
     HnswVectors vectors(String ns) {
-        return vectors.computeIfAbsent(
-                ns,
-                n -> new HnswVectors(
-                        indexDir == null ? null : indexDir.resolve(n),
-                        search.minVectors(),
-                        search.ef(),
-                        search.maxConn(),
-                        search.beamWidth(),
-                        search.backgroundWrites() ? indexing : null,
-                        new HnswVectors.Listener() {
-                            @Override
-                            public void applied(long written, long deleted) {
-                                meters.vectorIndexWrites(written, deleted);
-                            }
-
-                            @Override
-                            public void failed(Exception e) {
-                                meters.vectorIndexWriteFailed();
-                                // a write that failed: the next snapshot writes its vectors itself, from the index's
-                                // last commit; an index found unreadable: started again empty (the message says which)
-                                LOG.warn("vector index of namespace {}: {}", n, e.toString());
-                                LOG.debug("vector index of namespace {}", n, e);
-                            }
-                        }));
+        return vectors.of(ns);
     }
 
     /** The namespaces whose vector indexes are open. */
     public Set<String> openVectorIndexes() {
-        return Set.copyOf(vectors.keySet());
-    }
-
-    private void closeVectors(String ns) {
-        HnswVectors v = vectors.remove(ns);
-        if (v != null) {
-            try {
-                v.close();
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("closing the vector index of namespace {}: {}", ns, e.toString());
-            }
-        }
+        return vectors.open();
     }
 
     @Override
@@ -459,7 +392,7 @@ public final class GraphLoader implements AutoCloseable {
             lock.lock();
             try {
                 Cached c = cache.remove(ns);
-                parts.remove(ns);
+                assembler.drop(ns);
                 if (c != null) {
                     c.graph().release();
                 }
@@ -467,387 +400,8 @@ public final class GraphLoader implements AutoCloseable {
                 lock.unlock();
             }
         }
-        Set.copyOf(vectors.keySet()).forEach(this::closeVectors);
-        parts.clear(); // a build that ended while closing may have kept its parts
-        indexing.shutdown(); // a write still running stops at its next vector when its index closes
-    }
-
-    /**
-     * The parts of a namespace's passages as its last snapshot read them, by passage id in id order (the order of the
-     * passages store), its surface entities, and the version they hold memory at. Only the build of the namespace,
-     * under its lock, reads and changes them; a build that fails drops them.
-     */
-    private record Parts(long version, TreeMap<String, Kept> byId, Surfaces surfaces, TermCache terms) {}
-
-    /**
-     * A passage's part, and the slot of each of its mentions' surfaces (in the order of its mentions): what a build
-     * resolves a mention by without looking its surface up.
-     */
-    private record Kept(PassagePart part, Surfaces.Slot[] slots) {
-
-        static Kept of(PassagePart part, Surfaces surfaces) {
-            Surfaces.Slot[] slots = new Surfaces.Slot[part.mentions().size()];
-            for (int i = 0; i < slots.length; i++) {
-                slots[i] = surfaces.slot(part.mentions().get(i).surfaceId());
-            }
-            return new Kept(part, slots);
-        }
-    }
-
-    /**
-     * A build reads every passage and surface when nothing is kept, or when the namespace's log does not reach back to
-     * the kept version; otherwise it reads only the passages and surfaces the log says changed since.
-     */
-    private MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
-        long epoch = keptEpoch.get();
-        // the version as memory holds it now, read after the epoch: lower than the caller's when memory was rolled back
-        // since (the caller read a transaction's state before it was aborted), and then what is read is that older one
-        long version = memory.namespace(ns).map(NamespaceState::version).orElse(state.version());
-        Parts last = parts.get(ns);
-        if (last != null && last.version() > version) {
-            last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted
-        }
-        if (last != null && last.surfaces().outgrown()) {
-            last = null; // slots of surfaces long gone: start afresh
-        }
-        MemoryReader.Changed changed = last == null
-                ? null
-                : memory.changed(ns, last.version(), version).orElse(null);
-        // names repeat across passages: normalize each once per build
-        Map<String, String> normalized = new HashMap<>();
-        Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
-        long read = 0;
-        Parts next;
-        try {
-            if (changed != null) {
-                // what is read is at least as new as the log says: a write under way is read again at the next build
-                Surfaces surfaces = last.surfaces();
-                for (String id : changed.passages()) {
-                    last.byId().remove(id);
-                    PassagePart part = memory.passage(ns, id)
-                            .map(p -> read(ns, p, version, memory, normalize))
-                            .orElse(null);
-                    if (part != null) {
-                        last.byId().put(id, Kept.of(part, surfaces));
-                        read += part.passage() == null ? 0 : 1;
-                    }
-                }
-                surfaces.update(ns, changed.surfaces(), memory);
-                next = new Parts(version, last.byId(), surfaces, last.terms());
-            } else {
-                TreeMap<String, Kept> byId = new TreeMap<>();
-                Surfaces surfaces = Surfaces.read(ns, memory);
-                long[] whole = {0};
-                memory.forEachPassage(ns, p -> {
-                    PassagePart part = read(ns, p, version, memory, normalize);
-                    if (part != null) {
-                        byId.put(p.passageId(), Kept.of(part, surfaces));
-                        whole[0] += part.passage() == null ? 0 : 1;
-                    }
-                });
-                read = whole[0];
-                next = new Parts(version, byId, surfaces, last == null ? new TermCache() : last.terms());
-            }
-        } catch (RuntimeException e) {
-            parts.remove(ns); // changed part of the way: not to be trusted
-            throw e;
-        }
-        List<Kept> ordered = new ArrayList<>(next.byId().values());
-        MemoryGraph g;
-        try {
-            g = assemble(ns, version, ordered, next.terms(), memory);
-        } catch (RuntimeException e) {
-            parts.remove(ns);
-            throw e;
-        }
-        long inSnapshot =
-                ordered.stream().filter(k -> k.part().passage() != null).count();
-        meters.snapshotPassages(read, inSnapshot - read);
-        if (!closed && keptEpoch.get() == epoch) {
-            parts.put(ns, next);
-            if (keptEpoch.get() != epoch) {
-                parts.remove(ns); // forgotten meanwhile
-            }
-        }
-        return g;
-    }
-
-    /** Heap the kept parts of a namespace hold beyond its snapshot, about. */
-    private static long extraBytes(Parts kept) {
-        long extra = 160L * kept.surfaces().size() + kept.terms().bytes();
-        for (Kept k : kept.byId().values()) {
-            extra += k.part().extraBytes() + 8L * k.slots().length;
-        }
-        return extra;
-    }
-
-    /**
-     * The part of a passage read from the stores; null when its vector is not there (written since, or deleted). A
-     * passage another model embedded is left out of snapshots: its part holds only its version and model.
-     */
-    private PassagePart read(
-            String ns, StoredPassage p, long version, MemoryReader memory, Function<String, String> normalize) {
-        if (otherModel(p.embedder())) {
-            return PassagePart.otherModel(version, p.embedder());
-        }
-        float[] vector = memory.passageVector(ns, p.passageId());
-        if (vector == null) {
-            return null; // written between the two reads; the next snapshot has it
-        }
-        return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize);
-    }
-
-    /** Whether vectors of {@code model} are not comparable with the query's (null: not known, taken as comparable). */
-    private boolean otherModel(String model) {
-        return embedder != null && model != null && !embedder.equals(model);
-    }
-
-    /** The entities of a relation's members, by their names in the passage: each once, in order, the unknown left out. */
-    private static int[] members(List<String> keys, Map<String, Integer> byName) {
-        int[] out = new int[keys.size()];
-        int n = 0;
-        for (String key : keys) {
-            int e = byName.getOrDefault(key, -1);
-            boolean seen = e < 0;
-            for (int i = 0; i < n && !seen; i++) {
-                seen = out[i] == e;
-            }
-            if (!seen) {
-                out[n++] = e;
-            }
-        }
-        return n == out.length ? out : Arrays.copyOf(out, n);
-    }
-
-    /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
-    private MemoryGraph assemble(String ns, long version, List<Kept> ordered, TermCache terms, MemoryReader memory) {
-        long build = builds.incrementAndGet();
-        HnswVectors hnsw = vectors(ns);
-        MemoryGraph.Builder b = MemoryGraph.builder(version).terms(terms).indexer(batches -> {
-            if (closed) {
-                return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
-            }
-            try {
-                return hnsw.index(batches);
-            } catch (RuntimeException e) {
-                meters.vectorIndexUnavailable();
-                // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
-                LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
-                return VectorIndexer.EXACT.index(batches);
-            }
-        });
-        long otherModel = 0;
-        for (Kept kept : ordered) {
-            PassagePart part = kept.part();
-            if (otherModel(part.embedder())) {
-                otherModel++;
-                continue;
-            }
-            int index = b.passage(part.passage(), part.vector());
-            if (part.session() != null) {
-                b.session(index, part.session(), part.time());
-            }
-            if (part.time() != Long.MIN_VALUE) {
-                b.time(index, part.time());
-            }
-            // Names of this passage's entities → their resolved entity's index in the graph.
-            Map<String, Integer> byName = new HashMap<>();
-            List<PassagePart.Mention> mentions = part.mentions();
-            for (int i = 0; i < mentions.size(); i++) {
-                PassagePart.Mention m = mentions.get(i);
-                Resolution r = kept.slots()[i].resolution;
-                if (r == null) {
-                    r = new Resolution(m.surfaceId(), m.name()); // a surface written since stands for itself
-                }
-                int entity = r.entity(b, build, m.type());
-                b.link(entity, index);
-                m.keys().forEach(k -> byName.putIfAbsent(k, entity));
-                if (m.vector() != null) {
-                    b.entityVector(entity, m.vector());
-                }
-            }
-            for (PassagePart.Relation r : part.relations()) {
-                int[] members = members(r.memberKeys(), byName);
-                if (members.length >= 2) {
-                    b.relation(r.text(), index, members);
-                }
-            }
-            if (part.questions() == null) {
-                continue;
-            }
-            b.questions(index, part.questions(), part.questionKeys());
-            for (PassagePart.Fact f : part.facts()) {
-                b.fact(
-                        f.text(),
-                        f.relation(),
-                        index,
-                        byName.getOrDefault(f.headKey(), -1),
-                        byName.getOrDefault(f.tailKey(), -1),
-                        f.confidence(),
-                        f.vector(),
-                        f.key());
-            }
-        }
-        Long logged = otherModelLogged.put(ns, otherModel);
-        if (otherModel > 0 && (logged == null || logged != otherModel)) {
-            // snapshots are rebuilt every second or so while a namespace changes: said again only when it changes
-            LOG.warn(
-                    "namespace {}: {} passages were embedded by another model than {} and are left out of retrieval"
-                            + " until their documents are sent again",
-                    ns,
-                    otherModel,
-                    embedder);
-        }
-        memory.themes(ns).ifPresent(themes -> {
-            for (ThemeSet.Theme t : themes.themes()) {
-                int[] members = t.passageIds().stream()
-                        .map(b::passageIndex)
-                        .filter(Objects::nonNull)
-                        .mapToInt(Integer::intValue)
-                        .toArray();
-                b.theme(t.rank(), t.eigenvalue(), members, t.summary());
-            }
-        });
-        return b.build();
-    }
-
-    /** What a snapshot needs of one surface entity: its resolved entity, its mentions and its name. */
-    private record Surface(String canonical, int mentions, String name) {
-
-        static Surface of(EntityRecord e) {
-            return new Surface(e.canonical(), e.mentions(), e.name());
-        }
-    }
-
-    /** The resolved entity of a surface, and that entity's name (its most mentioned surface's). */
-    private static final class Resolution {
-        final String canonical;
-        final String name;
-        /**
-         * The build that last declared the entity and its index there: a build declares each resolved entity once,
-         * and its other mentions take the index from here instead of a lookup by id. Only the namespace's build reads
-         * and writes them, under its lock.
-         */
-        private long build;
-
-        private int entity;
-
-        Resolution(String canonical, String name) {
-            this.canonical = canonical;
-            this.name = name;
-        }
-
-        /** The entity's index in the snapshot of build {@code build}, declared there if not yet. */
-        int entity(MemoryGraph.Builder b, long build, EntityType type) {
-            if (this.build != build) {
-                entity = b.entity(canonical, name, type);
-                this.build = build;
-            }
-            return entity;
-        }
-    }
-
-    /**
-     * A namespace's surface entities as memory resolves them, kept from build to build: a build reads again only the
-     * surfaces that changed, and names again only the resolved entities they left or joined.
-     */
-    private static final class Surfaces {
-
-        private final Map<String, Surface> byId = new HashMap<>();
-        /** Resolved entity → its surfaces, in id order: the first of equally mentioned surfaces names the entity. */
-        private final Map<String, TreeSet<String>> members = new HashMap<>();
-
-        private final Map<String, Resolution> byCanonical = new HashMap<>();
-
-        /**
-         * Per surface id any kept passage mentions, its resolution as it is now (null: no such surface), kept up to
-         * date as surfaces change, so that a build resolves a mention without a lookup. A surface that leaves keeps
-         * its slot (a kept passage may hold it) until the surfaces start afresh.
-         */
-        private final Map<String, Slot> slots = new HashMap<>();
-
-        /** Where a mention finds its surface's resolution. Only the namespace's build reads and writes it. */
-        static final class Slot {
-            Resolution resolution;
-        }
-
-        /** The slot of a surface id, made when first asked for. */
-        Slot slot(String surfaceId) {
-            return slots.computeIfAbsent(surfaceId, id -> {
-                Slot slot = new Slot();
-                Surface s = byId.get(id);
-                slot.resolution = s == null ? null : byCanonical.get(s.canonical());
-                return slot;
-            });
-        }
-
-        /** Whether slots of surfaces that left outnumber the surfaces: then the loader reads the namespace afresh. */
-        boolean outgrown() {
-            return slots.size() > 2L * byId.size() + 50_000;
-        }
-
-        /** Every surface of the namespace. */
-        static Surfaces read(String ns, MemoryReader memory) {
-            Surfaces out = new Surfaces();
-            memory.forEachEntity(ns, e -> out.add(e.id(), Surface.of(e)));
-            Set.copyOf(out.members.keySet()).forEach(out::name);
-            return out;
-        }
-
-        /** Reads the surfaces {@code ids} again (those no longer in memory leave). */
-        void update(String ns, Set<String> ids, MemoryReader memory) {
-            Set<String> touched = new HashSet<>();
-            for (String id : ids) {
-                Surface old = byId.remove(id);
-                if (old != null) {
-                    members.get(old.canonical()).remove(id);
-                    touched.add(old.canonical());
-                }
-                Slot slot = slots.get(id);
-                if (slot != null) {
-                    slot.resolution = null; // until it is read again below, or for good when it left
-                }
-                memory.entity(ns, id).ifPresent(e -> {
-                    Surface now = Surface.of(e);
-                    add(id, now);
-                    touched.add(now.canonical());
-                });
-            }
-            touched.forEach(this::name);
-        }
-
-        private void add(String id, Surface s) {
-            byId.put(id, s);
-            members.computeIfAbsent(s.canonical(), c -> new TreeSet<>()).add(id);
-        }
-
-        /** Names a resolved entity after its most mentioned surface (the first in id order of equally mentioned). */
-        private void name(String canonical) {
-            TreeSet<String> ids = members.get(canonical);
-            if (ids == null || ids.isEmpty()) {
-                members.remove(canonical);
-                byCanonical.remove(canonical);
-                return;
-            }
-            Surface best = null;
-            for (String id : ids) {
-                Surface s = byId.get(id);
-                if (best == null || s.mentions() > best.mentions()) {
-                    best = s;
-                }
-            }
-            Resolution r = new Resolution(canonical, best.name());
-            byCanonical.put(canonical, r);
-            for (String id : ids) {
-                Slot slot = slots.get(id);
-                if (slot != null) {
-                    slot.resolution = r;
-                }
-            }
-        }
-
-        int size() {
-            return byId.size();
-        }
+        vectors.closeAll();
+        assembler.dropAll(); // a build that ended while closing may have kept its parts
+        vectors.shutdown(); // a write still running stops at its next vector when its index closes
     }
 }

@@ -1,0 +1,326 @@
+package dev.engram.query;
+
+import dev.engram.metrics.Meters;
+import dev.engram.retrieval.HnswVectors;
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.TermCache;
+import dev.engram.retrieval.VectorIndexer;
+import dev.engram.stores.EntityNames;
+import dev.engram.stores.MemoryReader;
+import dev.engram.stores.NamespaceState;
+import dev.engram.stores.StoredPassage;
+import dev.engram.stores.ThemeSet;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Assembles a namespace's {@link MemoryGraph} from the state stores, reading only what changed since its previous
+ * snapshot: it keeps, per namespace, the parts of the passages and the surface entities that build read. The caller
+ * runs one build at a time per namespace (under the namespace's lock).
+ */
+final class SnapshotAssembler {
+
+    /** Logged under the loader's name, as the snapshots it assembles. */
+    private static final Logger LOG = LoggerFactory.getLogger(GraphLoader.class);
+
+    /** Snapshots assembled: each build's stamp (see {@link Surfaces.Resolution}). */
+    private final AtomicLong builds = new AtomicLong();
+
+    private final ConcurrentHashMap<String, Parts> parts = new ConcurrentHashMap<>();
+    /** Moves on each time kept parts are forgotten: a build that began before keeps nothing of what it read. */
+    private final AtomicLong keptEpoch = new AtomicLong();
+
+    private final Meters meters;
+    private final VectorIndexes vectors;
+    /** Whether the loader is closing: a build then keeps nothing, and its snapshot's vectors are searched exactly. */
+    private final BooleanSupplier closed;
+    /** The model of the query embedder; passages embedded by another are left out of snapshots (null: none are). */
+    private final String embedder;
+    /** Per namespace, how many passages of another model its last snapshot left out, as last logged. */
+    private final Map<String, Long> otherModelLogged = new ConcurrentHashMap<>();
+
+    SnapshotAssembler(String embedder, VectorIndexes vectors, Meters meters, BooleanSupplier closed) {
+        this.embedder = embedder;
+        this.vectors = vectors;
+        this.meters = meters;
+        this.closed = closed;
+    }
+
+    /** The current epoch of kept parts: a build that began at another keeps nothing of what it read. */
+    long epoch() {
+        return keptEpoch.get();
+    }
+
+    /** Forgets the parts kept for the namespaces {@code which} accepts, and moves the epoch on. */
+    void forget(Predicate<String> which) {
+        keptEpoch.incrementAndGet();
+        parts.keySet().removeIf(which);
+    }
+
+    /** Drops the parts kept for a namespace: its next build reads it whole. */
+    void drop(String ns) {
+        parts.remove(ns);
+    }
+
+    /** Drops the parts kept for every namespace. */
+    void dropAll() {
+        parts.clear();
+    }
+
+    /** Heap the parts kept for a namespace hold beyond its snapshot, about (0: none are kept). */
+    long keptBytes(String ns) {
+        Parts kept = parts.get(ns);
+        return kept == null ? 0 : extraBytes(kept);
+    }
+
+    /**
+     * The parts of a namespace's passages as its last snapshot read them, by passage id in id order (the order of the
+     * passages store), its surface entities, and the version they hold memory at. Only the build of the namespace,
+     * under its lock, reads and changes them; a build that fails drops them.
+     */
+    private record Parts(long version, TreeMap<String, Kept> byId, Surfaces surfaces, TermCache terms) {}
+
+    /**
+     * A passage's part, and the slot of each of its mentions' surfaces (in the order of its mentions): what a build
+     * resolves a mention by without looking its surface up.
+     */
+    private record Kept(PassagePart part, Surfaces.Slot[] slots) {
+
+        static Kept of(PassagePart part, Surfaces surfaces) {
+            Surfaces.Slot[] slots = new Surfaces.Slot[part.mentions().size()];
+            for (int i = 0; i < slots.length; i++) {
+                slots[i] = surfaces.slot(part.mentions().get(i).surfaceId());
+            }
+            return new Kept(part, slots);
+        }
+    }
+
+    /**
+     * A build reads every passage and surface when nothing is kept, or when the namespace's log does not reach back to
+     * the kept version; otherwise it reads only the passages and surfaces the log says changed since.
+     */
+    MemoryGraph build(String ns, NamespaceState state, MemoryReader memory) {
+        long epoch = keptEpoch.get();
+        // the version as memory holds it now, read after the epoch: lower than the caller's when memory was rolled back
+        // since (the caller read a transaction's state before it was aborted), and then what is read is that older one
+        long version = memory.namespace(ns).map(NamespaceState::version).orElse(state.version());
+        Parts last = parts.get(ns);
+        if (last != null && last.version() > version) {
+            last = null; // memory went back (its stores were restored to an earlier point): nothing kept is trusted
+        }
+        if (last != null && last.surfaces().outgrown()) {
+            last = null; // slots of surfaces long gone: start afresh
+        }
+        MemoryReader.Changed changed = last == null
+                ? null
+                : memory.changed(ns, last.version(), version).orElse(null);
+        // names repeat across passages: normalize each once per build
+        Map<String, String> normalized = new HashMap<>();
+        Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
+        long read = 0;
+        Parts next;
+        try {
+            if (changed != null) {
+                // what is read is at least as new as the log says: a write under way is read again at the next build
+                Surfaces surfaces = last.surfaces();
+                for (String id : changed.passages()) {
+                    last.byId().remove(id);
+                    PassagePart part = memory.passage(ns, id)
+                            .map(p -> read(ns, p, version, memory, normalize))
+                            .orElse(null);
+                    if (part != null) {
+                        last.byId().put(id, Kept.of(part, surfaces));
+                        read += part.passage() == null ? 0 : 1;
+                    }
+                }
+                surfaces.update(ns, changed.surfaces(), memory);
+                next = new Parts(version, last.byId(), surfaces, last.terms());
+            } else {
+                TreeMap<String, Kept> byId = new TreeMap<>();
+                Surfaces surfaces = Surfaces.read(ns, memory);
+                long[] whole = {0};
+                memory.forEachPassage(ns, p -> {
+                    PassagePart part = read(ns, p, version, memory, normalize);
+                    if (part != null) {
+                        byId.put(p.passageId(), Kept.of(part, surfaces));
+                        whole[0] += part.passage() == null ? 0 : 1;
+                    }
+                });
+                read = whole[0];
+                next = new Parts(version, byId, surfaces, last == null ? new TermCache() : last.terms());
+            }
+        } catch (RuntimeException e) {
+            parts.remove(ns); // changed part of the way: not to be trusted
+            throw e;
+        }
+        List<Kept> ordered = new ArrayList<>(next.byId().values());
+        MemoryGraph g;
+        try {
+            g = assemble(ns, version, ordered, next.terms(), memory);
+        } catch (RuntimeException e) {
+            parts.remove(ns);
+            throw e;
+        }
+        long inSnapshot =
+                ordered.stream().filter(k -> k.part().passage() != null).count();
+        meters.snapshotPassages(read, inSnapshot - read);
+        if (!closed.getAsBoolean() && keptEpoch.get() == epoch) {
+            parts.put(ns, next);
+            if (keptEpoch.get() != epoch) {
+                parts.remove(ns); // forgotten meanwhile
+            }
+        }
+        return g;
+    }
+
+    /** Heap the kept parts of a namespace hold beyond its snapshot, about. */
+    private static long extraBytes(Parts kept) {
+        long extra = 160L * kept.surfaces().size() + kept.terms().bytes();
+        for (Kept k : kept.byId().values()) {
+            extra += k.part().extraBytes() + 8L * k.slots().length;
+        }
+        return extra;
+    }
+
+    /**
+     * The part of a passage read from the stores; null when its vector is not there (written since, or deleted). A
+     * passage another model embedded is left out of snapshots: its part holds only its version and model.
+     */
+    private PassagePart read(
+            String ns, StoredPassage p, long version, MemoryReader memory, Function<String, String> normalize) {
+        if (otherModel(p.embedder())) {
+            return PassagePart.otherModel(version, p.embedder());
+        }
+        float[] vector = memory.passageVector(ns, p.passageId());
+        if (vector == null) {
+            return null; // written between the two reads; the next snapshot has it
+        }
+        return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize);
+    }
+
+    /** Whether vectors of {@code model} are not comparable with the query's (null: not known, taken as comparable). */
+    private boolean otherModel(String model) {
+        return embedder != null && model != null && !embedder.equals(model);
+    }
+
+    /** The entities of a relation's members, by their names in the passage: each once, in order, the unknown left out. */
+    private static int[] members(List<String> keys, Map<String, Integer> byName) {
+        int[] out = new int[keys.size()];
+        int n = 0;
+        for (String key : keys) {
+            int e = byName.getOrDefault(key, -1);
+            boolean seen = e < 0;
+            for (int i = 0; i < n && !seen; i++) {
+                seen = out[i] == e;
+            }
+            if (!seen) {
+                out[n++] = e;
+            }
+        }
+        return n == out.length ? out : Arrays.copyOf(out, n);
+    }
+
+    /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
+    private MemoryGraph assemble(String ns, long version, List<Kept> ordered, TermCache terms, MemoryReader memory) {
+        long build = builds.incrementAndGet();
+        HnswVectors hnsw = vectors.of(ns);
+        MemoryGraph.Builder b = MemoryGraph.builder(version).terms(terms).indexer(batches -> {
+            if (closed.getAsBoolean()) {
+                return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
+            }
+            try {
+                return hnsw.index(batches);
+            } catch (RuntimeException e) {
+                meters.vectorIndexUnavailable();
+                // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
+                LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
+                return VectorIndexer.EXACT.index(batches);
+            }
+        });
+        long otherModel = 0;
+        for (Kept kept : ordered) {
+            PassagePart part = kept.part();
+            if (otherModel(part.embedder())) {
+                otherModel++;
+                continue;
+            }
+            int index = b.passage(part.passage(), part.vector());
+            if (part.session() != null) {
+                b.session(index, part.session(), part.time());
+            }
+            if (part.time() != Long.MIN_VALUE) {
+                b.time(index, part.time());
+            }
+            // Names of this passage's entities → their resolved entity's index in the graph.
+            Map<String, Integer> byName = new HashMap<>();
+            List<PassagePart.Mention> mentions = part.mentions();
+            for (int i = 0; i < mentions.size(); i++) {
+                PassagePart.Mention m = mentions.get(i);
+                Surfaces.Resolution r = kept.slots()[i].resolution;
+                if (r == null) {
+                    r = new Surfaces.Resolution(m.surfaceId(), m.name()); // a surface written since stands for itself
+                }
+                int entity = r.entity(b, build, m.type());
+                b.link(entity, index);
+                m.keys().forEach(k -> byName.putIfAbsent(k, entity));
+                if (m.vector() != null) {
+                    b.entityVector(entity, m.vector());
+                }
+            }
+            for (PassagePart.Relation r : part.relations()) {
+                int[] members = members(r.memberKeys(), byName);
+                if (members.length >= 2) {
+                    b.relation(r.text(), index, members);
+                }
+            }
+            if (part.questions() == null) {
+                continue;
+            }
+            b.questions(index, part.questions(), part.questionKeys());
+            for (PassagePart.Fact f : part.facts()) {
+                b.fact(
+                        f.text(),
+                        f.relation(),
+                        index,
+                        byName.getOrDefault(f.headKey(), -1),
+                        byName.getOrDefault(f.tailKey(), -1),
+                        f.confidence(),
+                        f.vector(),
+                        f.key());
+            }
+        }
+        Long logged = otherModelLogged.put(ns, otherModel);
+        if (otherModel > 0 && (logged == null || logged != otherModel)) {
+            // snapshots are rebuilt every second or so while a namespace changes: said again only when it changes
+            LOG.warn(
+                    "namespace {}: {} passages were embedded by another model than {} and are left out of retrieval"
+                            + " until their documents are sent again",
+                    ns,
+                    otherModel,
+                    embedder);
+        }
+        memory.themes(ns).ifPresent(themes -> {
+            for (ThemeSet.Theme t : themes.themes()) {
+                int[] members = t.passageIds().stream()
+                        .map(b::passageIndex)
+                        .filter(Objects::nonNull)
+                        .mapToInt(Integer::intValue)
+                        .toArray();
+                b.theme(t.rank(), t.eigenvalue(), members, t.summary());
+            }
+        });
+        return b.build();
+    }
+}
