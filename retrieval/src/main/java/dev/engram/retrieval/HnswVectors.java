@@ -3,53 +3,17 @@ package dev.engram.retrieval;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.Executor;
-import java.util.function.Consumer;
-import org.apache.lucene.codecs.KnnVectorsFormat;
-import org.apache.lucene.codecs.lucene104.Lucene104Codec;
-import org.apache.lucene.document.Document;
-import org.apache.lucene.document.Field;
-import org.apache.lucene.document.KnnFloatVectorField;
-import org.apache.lucene.document.SortedDocValuesField;
-import org.apache.lucene.document.StoredField;
-import org.apache.lucene.document.StringField;
-import org.apache.lucene.index.CorruptIndexException;
 import org.apache.lucene.index.DirectoryReader;
-import org.apache.lucene.index.IndexFormatTooNewException;
-import org.apache.lucene.index.IndexFormatTooOldException;
 import org.apache.lucene.index.IndexWriter;
-import org.apache.lucene.index.IndexWriterConfig;
-import org.apache.lucene.index.LeafReaderContext;
-import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.SortedDocValues;
-import org.apache.lucene.index.StoredFields;
-import org.apache.lucene.index.Term;
-import org.apache.lucene.index.VectorSimilarityFunction;
-import org.apache.lucene.search.BooleanClause;
-import org.apache.lucene.search.BooleanQuery;
-import org.apache.lucene.search.IndexSearcher;
-import org.apache.lucene.search.KnnFloatVectorQuery;
-import org.apache.lucene.search.MatchAllDocsQuery;
-import org.apache.lucene.search.Query;
-import org.apache.lucene.search.ScoreDoc;
-import org.apache.lucene.search.TermInSetQuery;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
-import org.apache.lucene.util.Bits;
-import org.apache.lucene.util.BytesRef;
 import org.apache.lucene.util.IOUtils;
 
 /**
@@ -69,9 +33,6 @@ import org.apache.lucene.util.IOUtils;
  */
 public final class HnswVectors implements VectorIndexer, Closeable {
 
-    private static final String ID = "id";
-    private static final String KIND = "kind";
-    private static final String FINGERPRINT = "fp";
     private static final long COMMIT_EVERY_NANOS = 30_000_000_000L;
 
     /** Opens the directory of an index: on disk at a path, in memory without one. */
@@ -102,31 +63,17 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         public void failed(Exception e) {}
     };
 
-    private final Path path;
     private final int minVectors;
     private final int efSearch;
-    private final EngramHnswFormat format;
     /** Where snapshots' changes are written while they are served (null: each snapshot writes its own first). */
     private final Executor background;
 
     private final Listener listener;
-    private final Directories directories;
-    /** Written changes are committed when the last commit is older than this. */
-    private final long commitEveryNanos;
-    /**
-     * Per kind, per key: what the index's current reader holds for each vector (keys are not joined to their kind per
-     * snapshot). Changed only when a write of changes is published, with the reader.
-     */
-    private final Map<String, Map<String, Entry>> entries = new HashMap<>();
-    /** Comparisons with the entries made: stamps which entries the last one still had. */
-    private long syncs;
-    /** Publications of written changes (and reopenings): a comparison made before the last one is out of date. */
-    private long generation;
+    /** What the index holds, per kind and key: each vector's fingerprint. */
+    private final KnownVectors known;
+    /** The index's directory, writer and reader. */
+    private final HnswFiles files;
 
-    private int size;
-    private Directory directory;
-    private IndexWriter writer;
-    private DirectoryReader reader; // this store's reference; each snapshot takes one more
     private long written;
     private long deleted;
     /** Vectors (new, changed or deleted) the last snapshot found not yet written; read without the lock. */
@@ -137,18 +84,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     private Pending pending;
 
     private boolean scheduled;
-    /** Snapshots planned: a write of changes supersedes any plan made before it. */
-    private long plans;
     /** The newest plan whose changes were published: an older plan is never written after it. */
     private long publishedPlan;
     /** The newest snapshot that scans vectors beside its graph, and its plan: completed when that plan is published. */
-    private Served waitingView;
+    private ServedReader waitingView;
 
     private long waitingPlan;
-    /** Touched by the writing thread only. */
-    private long lastCommitNanos = System.nanoTime();
-
-    private boolean uncommitted;
     private volatile boolean closed;
 
     /** With the default graph parameters ({@link EngramHnswFormat}), each snapshot writing its own changes. */
@@ -209,14 +150,14 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (minVectors < 1 || efSearch < 1) {
             throw new IllegalArgumentException("minVectors and efSearch must be positive");
         }
-        this.format = new EngramHnswFormat(maxConn, beamWidth); // checks the graph's parameters
-        this.path = path;
+        EngramHnswFormat format = new EngramHnswFormat(maxConn, beamWidth); // checks the graph's parameters
         this.minVectors = minVectors;
         this.efSearch = efSearch;
         this.background = background;
         this.listener = Objects.requireNonNull(listener, "listener");
-        this.directories = Objects.requireNonNull(directories, "directories");
-        this.commitEveryNanos = commitEveryNanos;
+        this.known = new KnownVectors(minVectors);
+        this.files = new HnswFiles(
+                path, format, Objects.requireNonNull(directories, "directories"), commitEveryNanos, known);
     }
 
     /** Vectors written (new or changed) since this store was opened. */
@@ -231,12 +172,12 @@ public final class HnswVectors implements VectorIndexer, Closeable {
 
     /** Documents live in the index now, as Lucene counts them (for tests and diagnostics). */
     synchronized int liveDocs() {
-        return reader == null ? 0 : reader.numDocs();
+        return files.reader() == null ? 0 : files.reader().numDocs();
     }
 
     /** Vectors indexed now. */
     public synchronized int size() {
-        return size;
+        return known.size();
     }
 
     /**
@@ -254,59 +195,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
     }
 
-    /**
-     * A vector in the index: the fingerprint of its values, the last comparison whose snapshot had it, and the array
-     * last seen with these values (null when read back from disk): a later snapshot passing the very same array is
-     * known to hold the same values without reading them again, since a vector once passed is never changed.
-     */
-    private static final class Entry {
-        final long fingerprint;
-        long seen;
-        float[] vector;
-
-        Entry(long fingerprint, float[] vector) {
-            this.fingerprint = fingerprint;
-            this.vector = vector;
-        }
-    }
-
-    /**
-     * A snapshot's vectors sorted out: the batches searched exactly, and for the ones to index their width, each
-     * vector's fingerprint and whether it can be indexed (present and finite).
-     */
-    private record Plan(
-            long number,
-            List<Batch> batches,
-            Map<String, VectorIndex> exact,
-            Map<Batch, Integer> widths,
-            Map<Batch, long[]> prints,
-            Map<Batch, boolean[]> usable) {}
-
-    /**
-     * How a plan differs from the index's reader of {@code generation}: per indexed batch, the positions of the vectors
-     * to write (new or changed); per kind, the keys to delete; and per indexed kind, the keys whose vector in the
-     * reader is no longer the snapshot's (changed or deleted), which its graph searches leave out.
-     */
-    private record Diff(
-            long generation,
-            Map<Batch, int[]> writes,
-            Map<String, List<String>> deletes,
-            Map<String, List<String>> stale,
-            int most) {
-
-        int changes() {
-            int n = 0;
-            for (int[] w : writes.values()) {
-                n += w.length;
-            }
-            for (List<String> d : deletes.values()) {
-                n += d.size();
-            }
-            return n;
-        }
-    }
-
-    private record Pending(Plan plan, Diff diff) {}
+    private record Pending(KnownVectors.Plan plan, KnownVectors.Diff diff) {}
 
     /** A search found the index unreadable: the next snapshot starts it again empty (null: none did). */
     private volatile Throwable damage;
@@ -339,37 +228,31 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         }
         damage = null;
         incarnation++;
-        if (writer != null) {
-            reset(new IOException("vector index unreadable at a search", cause)); // lets go of it, and forgets it
+        if (files.isOpen()) {
+            files.reset(new IOException("vector index unreadable at a search", cause)); // lets go of it, and forgets it
         } else {
-            forget();
+            files.forget();
         }
-        if (path != null && Files.isDirectory(path)) {
-            try (Directory dir = directories.open(path)) {
-                for (String file : dir.listAll()) {
-                    dir.deleteFile(file);
-                }
-            }
-        }
+        files.deleteAll();
     }
 
     @Override
     public Indexed index(List<Batch> batches) {
         try {
-            Plan plan;
-            Diff diff;
+            KnownVectors.Plan plan;
+            KnownVectors.Diff diff;
             synchronized (this) {
                 if (closed) {
                     return EXACT.index(batches); // a snapshot built while shutting down
                 }
                 startAgainIfDamaged();
-                Found found = new Found(generation, new HashMap<>());
-                plan = plan(batches, found);
-                if (plan.widths().isEmpty() && writer == null && (path == null || !Files.isDirectory(path))) {
+                KnownVectors.Found found = known.found();
+                plan = known.plan(batches, found);
+                if (plan.widths().isEmpty() && !files.isOpen() && !files.onDisk()) {
                     return new Indexed(plan.exact(), () -> {}); // nothing to index, nothing indexed before
                 }
-                open();
-                diff = diff(plan, found);
+                files.open(listener);
+                diff = known.diff(plan, found);
                 if (background != null && diff.most() <= minVectors) {
                     Indexed served = view(plan, diff);
                     if (diff.changes() > 0 || applying) {
@@ -386,254 +269,48 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             Applied applied = apply(plan, diff);
             heard(applied);
             synchronized (this) {
-                if (closed || writer == null) {
+                if (closed || !files.isOpen()) {
                     return EXACT.index(batches); // closed meanwhile
                 }
                 // the index is this plan's if nothing was published since its write; otherwise compare again
                 return view(
-                        plan, applied != null && applied.generation() == generation ? written(plan) : diff(plan, null));
+                        plan,
+                        applied != null && applied.generation() == known.generation()
+                                ? known.written(plan)
+                                : known.diff(plan, null));
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("vector index at " + path + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("vector index at " + files.path() + ": " + e.getMessage(), e);
         }
-    }
-
-    /** Kinds indexed now: a kind stays indexed until it shrinks below half the threshold (no flapping around it). */
-    private final Set<String> indexedKinds = new HashSet<>();
-
-    /**
-     * The entries a plan found for the vectors of each indexed batch, by position (null: none), good for a comparison
-     * while the index's generation is still {@code generation}: each vector's key is then looked up once per snapshot.
-     */
-    private record Found(long generation, Map<Batch, Entry[]> byBatch) {}
-
-    private Plan plan(List<Batch> batches, Found found) {
-        Map<String, VectorIndex> out = new LinkedHashMap<>();
-        Map<Batch, Integer> widths = new LinkedHashMap<>();
-        // each vector's fingerprint, and whether it can be indexed: one pass over its values for both
-        Map<Batch, long[]> prints = new HashMap<>();
-        Map<Batch, boolean[]> usable = new HashMap<>();
-        for (Batch b : batches) {
-            int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
-            if (b.vectors().length < threshold) { // searched exactly whatever its vectors are: nothing to fingerprint
-                out.put(b.kind(), VectorIndex.exact(b.vectors()));
-                continue;
-            }
-            int dim = uniformDimension(b.vectors());
-            int count = 0;
-            long[] fp = new long[b.vectors().length];
-            boolean[] ok = new boolean[fp.length];
-            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
-            Entry[] looked = new Entry[fp.length];
-            found.byBatch().put(b, looked);
-            for (int i = 0; i < ok.length; i++) {
-                float[] v = b.vectors()[i];
-                Entry entry =
-                        v == null || known.isEmpty() ? null : known.get(b.keys().get(i));
-                looked[i] = entry;
-                if (entry != null && entry.vector == v) {
-                    fp[i] = entry.fingerprint; // the array fingerprinted before (and finite, as it was indexed)
-                    ok[i] = true;
-                } else {
-                    ok[i] = v != null && fingerprint(v, fp, i); // a missing or non-finite vector is never found
-                }
-                count += ok[i] ? 1 : 0;
-            }
-            prints.put(b, fp);
-            usable.put(b, ok);
-            if (count < threshold || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
-                out.put(b.kind(), VectorIndex.exact(b.vectors()));
-            } else {
-                widths.put(b, dim);
-            }
-        }
-        indexedKinds.clear();
-        widths.keySet().forEach(b -> indexedKinds.add(b.kind()));
-        return new Plan(++plans, batches, out, widths, prints, usable);
-    }
-
-    /**
-     * Compares a plan with what the index's reader holds now; {@code found}: what the plan found, used if the index has
-     * not changed since (null: look again).
-     */
-    private Diff diff(Plan plan, Found found) {
-        Map<Batch, Entry[]> lookedUp = found != null && found.generation() == generation ? found.byBatch() : Map.of();
-        long stamp = ++syncs;
-        Map<Batch, int[]> writes = new LinkedHashMap<>();
-        Map<String, List<String>> stale = new HashMap<>();
-        Map<String, Integer> perKind = new HashMap<>();
-        for (Map.Entry<Batch, Integer> e : plan.widths().entrySet()) {
-            Batch b = e.getKey();
-            boolean[] ok = plan.usable().get(b);
-            long[] fp = plan.prints().get(b);
-            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
-            Entry[] looked = lookedUp.get(b);
-            int[] w = new int[ok.length];
-            int n = 0;
-            for (int i = 0; i < ok.length; i++) {
-                if (!ok[i]) {
-                    continue;
-                }
-                Entry entry = looked != null ? looked[i] : known.get(b.keys().get(i));
-                if (entry == null || entry.fingerprint != fp[i]) {
-                    w[n++] = i;
-                    if (entry != null) {
-                        stale.computeIfAbsent(b.kind(), k -> new ArrayList<>())
-                                .add(b.keys().get(i));
-                    }
-                } else {
-                    entry.vector = b.vectors()[i]; // the same values: the next plan knows them by this array
-                }
-                if (entry != null) {
-                    entry.seen = stamp;
-                }
-            }
-            writes.put(b, Arrays.copyOf(w, n));
-            perKind.merge(b.kind(), n, Integer::sum);
-        }
-        // what this snapshot no longer has, including every vector of a kind it searches exactly now
-        Set<String> graphs = new HashSet<>();
-        plan.widths().keySet().forEach(b -> graphs.add(b.kind()));
-        Map<String, List<String>> deletes = new HashMap<>();
-        for (Map.Entry<String, Map<String, Entry>> kind : entries.entrySet()) {
-            for (Map.Entry<String, Entry> e : kind.getValue().entrySet()) {
-                if (e.getValue().seen != stamp) {
-                    deletes.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
-                            .add(e.getKey());
-                    if (graphs.contains(kind.getKey())) {
-                        stale.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
-                                .add(e.getKey());
-                    }
-                }
-            }
-        }
-        deletes.forEach((kind, keys) -> perKind.merge(kind, keys.size(), Integer::sum));
-        int most = perKind.values().stream().mapToInt(Integer::intValue).max().orElse(0);
-        return new Diff(generation, writes, deletes, stale, most);
-    }
-
-    /** The diff of a plan with the index that holds it: nothing to write, at the current generation. */
-    private Diff written(Plan plan) {
-        Map<Batch, int[]> none = new LinkedHashMap<>();
-        plan.widths().keySet().forEach(b -> none.put(b, new int[0]));
-        return new Diff(generation, none, Map.of(), Map.of(), 0);
     }
 
     /** The snapshot's indexes: each indexed kind's graph as the reader holds it, and what it lacks scanned beside. */
-    private Indexed view(Plan plan, Diff diff) {
+    private Indexed view(KnownVectors.Plan plan, KnownVectors.Diff diff) {
         Map<String, VectorIndex> out = new LinkedHashMap<>(plan.exact());
         waiting = diff.changes();
         if (plan.widths().isEmpty()) {
             return new Indexed(out, () -> {});
         }
         long of = incarnation;
-        Served served = new Served(reader, cause -> damaged(of, cause));
+        ServedReader served = new ServedReader(files.reader(), cause -> damaged(of, cause));
         if (diff.changes() > 0) {
             waitingView = served;
             waitingPlan = plan.number();
         }
         for (Map.Entry<Batch, Integer> e : plan.widths().entrySet()) {
             Batch b = e.getKey();
-            Map<String, Integer> positions = HashMap.newHashMap(b.keys().size());
-            boolean[] ok = plan.usable().get(b);
-            for (int i = 0; i < b.keys().size(); i++) {
-                if (ok[i]) {
-                    positions.put(b.keys().get(i), i);
-                }
-            }
-            List<String> stale = diff.stale().getOrDefault(b.kind(), List.of());
-            // a few stale vectors: the graph search gathers as many more candidates; many: it filters them out
-            Query leftOut = stale.size() <= efSearch
-                    ? null
-                    : new TermInSetQuery(
-                            ID,
-                            stale.stream()
-                                    .map(key -> new BytesRef(docId(b.kind(), key)))
-                                    .toList());
             out.put(
                     b.kind(),
-                    new Hnsw(
+                    HnswSearch.of(
                             served,
-                            field(b.kind(), e.getValue()),
-                            positions,
-                            b.vectors(),
+                            b,
+                            e.getValue(),
+                            plan.usable().get(b),
                             efSearch,
                             diff.writes().get(b),
-                            stale.size(),
-                            leftOut));
+                            diff.stale().getOrDefault(b.kind(), List.of())));
         }
         return new Indexed(out, served::release);
-    }
-
-    /**
-     * The reader a snapshot's searches use, shared by its kinds: first the index as the snapshot found it, with what
-     * the snapshot has beyond it scanned; once the background has published exactly the snapshot's vectors, the index
-     * that holds them, with nothing scanned, so a snapshot that keeps serving (its namespace went quiet) stops paying
-     * for the scan.
-     */
-    static final class Served {
-        /** A reader, and whether it holds exactly the snapshot's vectors (nothing to scan or leave out). */
-        record State(DirectoryReader reader, boolean complete) {}
-
-        private volatile State state;
-        private boolean released;
-        /** Set once a search of this reader failed: the snapshot's searches scan from then on. */
-        private volatile boolean broken;
-
-        private final Consumer<Throwable> onDamage;
-
-        Served(DirectoryReader reader, Consumer<Throwable> onDamage) {
-            reader.incRef();
-            this.state = new State(reader, false);
-            this.onDamage = onDamage;
-        }
-
-        /** A search of the reader failed: the snapshot scans, and the store hears of it once. */
-        void damaged(Throwable cause) {
-            if (!broken) {
-                broken = true;
-                onDamage.accept(cause);
-            }
-        }
-
-        boolean broken() {
-            return broken;
-        }
-
-        State state() {
-            return state;
-        }
-
-        /** Searches from now on use {@code complete}, which holds exactly the snapshot's vectors. */
-        void complete(DirectoryReader complete) throws IOException {
-            DirectoryReader old;
-            synchronized (this) {
-                if (released) {
-                    return;
-                }
-                complete.incRef();
-                old = state.reader();
-                state = new State(complete, true);
-            }
-            old.decRef(); // a search running on it holds a reference of its own
-        }
-
-        /** Once: a second release must not close a reader in use. */
-        void release() {
-            DirectoryReader r;
-            synchronized (this) {
-                if (released) {
-                    return;
-                }
-                released = true;
-                r = state.reader();
-            }
-            try {
-                r.decRef();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
     }
 
     /** Queues the newest snapshot's changes; a write queued or running takes them when it is done. */
@@ -708,7 +385,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
      * planned and served meanwhile. Null if nothing was published: the store closed, or a newer plan was published
      * first (whose state must not be written over).
      */
-    private Applied apply(Plan plan, Diff diff) throws IOException {
+    private Applied apply(KnownVectors.Plan plan, KnownVectors.Diff diff) throws IOException {
         synchronized (this) {
             while (applying) {
                 try {
@@ -728,53 +405,42 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         try {
             IndexWriter w;
             DirectoryReader base;
-            Diff d;
+            KnownVectors.Diff d;
             synchronized (this) {
-                open();
-                d = diff.generation() == generation ? diff : diff(plan, null);
-                w = writer;
-                base = reader;
+                files.open(listener);
+                d = diff.generation() == known.generation() ? diff : known.diff(plan, null);
+                w = files.writer();
+                base = files.reader();
             }
             long wrote = 0;
             for (Map.Entry<Batch, int[]> e : d.writes().entrySet()) {
                 Batch b = e.getKey();
-                String field = field(b.kind(), plan.widths().get(b));
+                String field = HnswFiles.field(b.kind(), plan.widths().get(b));
                 long[] fp = plan.prints().get(b);
                 for (int i : e.getValue()) {
                     if (closed) {
                         return null; // what was written is committed at close and read back on open
                     }
-                    String id = docId(b.kind(), b.keys().get(i));
-                    Document doc = new Document();
-                    doc.add(new StringField(ID, id, Field.Store.YES));
-                    doc.add(new SortedDocValuesField(ID, new BytesRef(id)));
-                    doc.add(new StringField(KIND, b.kind(), Field.Store.NO));
-                    doc.add(new StoredField(FINGERPRINT, fp[i]));
-                    doc.add(new KnnFloatVectorField(field, b.vectors()[i], VectorSimilarityFunction.DOT_PRODUCT));
-                    w.updateDocument(new Term(ID, id), doc);
+                    HnswFiles.write(w, b.kind(), b.keys().get(i), fp[i], field, b.vectors()[i]);
                     wrote++;
                 }
             }
             long removed = 0;
             for (Map.Entry<String, List<String>> e : d.deletes().entrySet()) {
                 for (String key : e.getValue()) {
-                    w.deleteDocuments(new Term(ID, docId(e.getKey(), key)));
+                    HnswFiles.delete(w, e.getKey(), key);
                     removed++;
                 }
             }
-            uncommitted |= wrote + removed > 0;
+            files.changed(wrote + removed > 0);
             fresh = DirectoryReader.openIfChanged(base, w);
-            if (uncommitted && System.nanoTime() - lastCommitNanos >= commitEveryNanos) {
-                w.commit();
-                uncommitted = false;
-                lastCommitNanos = System.nanoTime();
-            }
+            files.commitIfDue(w);
             synchronized (this) {
                 published = true; // from here on the reader is the store's, whatever publish does
                 publish(plan, d, fresh);
                 written += wrote;
                 deleted += removed;
-                return new Applied(generation, wrote, removed);
+                return new Applied(known.generation(), wrote, removed);
             }
         } catch (IOException | RuntimeException e) {
             if (!published) {
@@ -783,7 +449,7 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             // The writer may be gone (a full disk closes it) and the fingerprints no longer match what was written:
             // let go of everything; the next snapshot reopens from the last commit and writes the difference again.
             synchronized (this) {
-                reset(e);
+                files.reset(e);
             }
             throw e;
         } finally {
@@ -795,44 +461,19 @@ public final class HnswVectors implements VectorIndexer, Closeable {
     }
 
     /** Makes written changes the index's current state: its entries and its reader. */
-    private void publish(Plan plan, Diff d, DirectoryReader fresh) throws IOException {
+    private void publish(KnownVectors.Plan plan, KnownVectors.Diff d, DirectoryReader fresh) throws IOException {
         DirectoryReader old = null;
         if (fresh != null) { // first: whatever happens next, the store owns the new reader
-            old = reader;
-            reader = fresh;
+            old = files.replaceReader(fresh);
         }
-        for (Map.Entry<Batch, int[]> e : d.writes().entrySet()) {
-            Batch b = e.getKey();
-            long[] fp = plan.prints().get(b);
-            Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
-            for (int i : e.getValue()) {
-                if (known.put(b.keys().get(i), new Entry(fp[i], b.vectors()[i])) == null) {
-                    size++;
-                }
-            }
-        }
-        for (Map.Entry<String, List<String>> e : d.deletes().entrySet()) {
-            Map<String, Entry> known = entries.get(e.getKey());
-            if (known == null) {
-                continue;
-            }
-            for (String key : e.getValue()) {
-                if (known.remove(key) != null) {
-                    size--;
-                }
-            }
-            if (known.isEmpty()) {
-                entries.remove(e.getKey());
-            }
-        }
-        generation++;
+        known.published(plan, d);
         publishedPlan = Math.max(publishedPlan, plan.number());
         if (pending != null && pending.plan().number() < plan.number()) {
             pending = null; // superseded by what was just written
         }
         if (waitingView != null && waitingPlan <= plan.number()) {
             if (waitingPlan == plan.number()) {
-                waitingView.complete(reader);
+                waitingView.complete(files.reader());
             }
             waitingView = null; // a newer state than the snapshot's is not its own
             waiting = 0; // what the latest snapshot lacked is written
@@ -840,117 +481,6 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (old != null) {
             old.decRef();
         }
-    }
-
-    private void open() throws IOException {
-        if (writer != null) {
-            return;
-        }
-        if (path != null) {
-            Files.createDirectories(path);
-        }
-        Directory dir = directories.open(path);
-        try {
-            try {
-                load(dir);
-            } catch (CorruptIndexException | IndexFormatTooOldException | IndexFormatTooNewException e) {
-                // the index only holds what the stores hold: a damaged or unreadable one is started again empty, and
-                // the snapshot writes every vector into it
-                for (String file : dir.listAll()) {
-                    dir.deleteFile(file);
-                }
-                load(dir);
-                try {
-                    listener.failed(
-                            new IOException("vector index unreadable, started again empty: " + e.getMessage(), e));
-                } catch (RuntimeException ignored) {
-                    // the index is open: a listener's failure must not undo that
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            IOUtils.closeWhileHandlingException(dir);
-            throw e;
-        }
-    }
-
-    /** Opens a writer and a reader on the directory and reads what the index holds; closes them if that fails. */
-    private void load(Directory dir) throws IOException {
-        IndexWriter w = null;
-        DirectoryReader r = null;
-        Map<String, Map<String, Entry>> loaded = new HashMap<>();
-        int count = 0;
-        try {
-            IndexWriterConfig config = new IndexWriterConfig()
-                    .setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND)
-                    .setRAMBufferSizeMB(64)
-                    .setCodec(new Lucene104Codec() {
-                        @Override
-                        public KnnVectorsFormat getKnnVectorsFormatForField(String field) {
-                            return format;
-                        }
-                    });
-            w = new IndexWriter(dir, config);
-            r = DirectoryReader.open(w);
-            for (LeafReaderContext leaf : r.leaves()) {
-                Bits live = leaf.reader().getLiveDocs();
-                StoredFields stored = leaf.reader().storedFields();
-                for (int d = 0; d < leaf.reader().maxDoc(); d++) {
-                    if (live == null || live.get(d)) {
-                        Document doc = stored.document(d);
-                        String id = doc.get(ID);
-                        int cut = id.indexOf('\u0000');
-                        Entry entry = new Entry(
-                                doc.getField(FINGERPRINT).numericValue().longValue(), null);
-                        if (loaded.computeIfAbsent(id.substring(0, cut), k -> new HashMap<>())
-                                        .put(id.substring(cut + 1), entry)
-                                == null) {
-                            count++;
-                        }
-                    }
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            IOUtils.closeWhileHandlingException(r, w);
-            throw e;
-        }
-        directory = dir;
-        writer = w;
-        reader = r;
-        entries.clear();
-        entries.putAll(loaded);
-        size = count;
-        generation++; // what any earlier comparison was made against is gone
-        uncommitted = false;
-    }
-
-    /** Lets go of the writer, its reader and directory after a failure, keeping what was committed on disk. */
-    private void reset(Exception cause) {
-        if (writer == null) {
-            return;
-        }
-        try {
-            writer.rollback(); // drops what was not committed and closes the writer
-        } catch (IOException | RuntimeException e) {
-            cause.addSuppressed(e);
-        }
-        try {
-            reader.decRef();
-        } catch (IOException | RuntimeException e) {
-            cause.addSuppressed(e);
-        }
-        IOUtils.closeWhileHandlingException(directory);
-        forget();
-    }
-
-    /** Lets go of the writer, its reader and directory, and of what they were known to hold. */
-    private void forget() {
-        writer = null;
-        reader = null;
-        directory = null;
-        entries.clear();
-        size = 0;
-        indexedKinds.clear();
-        generation++;
     }
 
     /**
@@ -972,221 +502,6 @@ public final class HnswVectors implements VectorIndexer, Closeable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        if (writer == null) {
-            return;
-        }
-        IndexWriter w = writer;
-        DirectoryReader r = reader;
-        Directory dir = directory;
-        forget();
-        // each is closed whatever the others do; closing the writer commits what is pending
-        IOUtils.close(r::decRef, w, dir);
-    }
-
-    private static String docId(String kind, String key) {
-        return kind + '\u0000' + key;
-    }
-
-    /** One vector field per kind and width, so that a change of embedder never mixes widths in one graph. */
-    private static String field(String kind, int dim) {
-        return kind + "_" + dim;
-    }
-
-    private static int uniformDimension(float[][] vectors) {
-        int dim = 0;
-        for (float[] v : vectors) {
-            if (v == null) {
-                continue;
-            }
-            if (dim == 0) {
-                dim = v.length;
-            } else if (v.length != dim) {
-                return -1;
-            }
-        }
-        return dim;
-    }
-
-    /**
-     * FNV-1a over the float bits, which tells a changed vector from an unchanged one, into {@code out[at]}; and whether
-     * every value is finite (a vector that is not is never indexed), in the same pass over the values.
-     */
-    static boolean fingerprint(float[] v, long[] out, int at) {
-        long h = 0xcbf29ce484222325L ^ v.length;
-        boolean finite = true;
-        for (float x : v) {
-            int bits = Float.floatToIntBits(x);
-            finite &= (bits & 0x7f800000) != 0x7f800000; // all exponent bits set: infinite or NaN
-            h ^= bits;
-            h *= 0x100000001b3L;
-        }
-        out[at] = h;
-        return finite;
-    }
-
-    /**
-     * A snapshot's search over one kind: the graph of its reader, leaving out vectors the snapshot no longer has as
-     * they were, and a scan of the vectors the graph does not hold yet; falls back to a scan of everything once the
-     * snapshot has been released.
-     */
-    static final class Hnsw implements VectorIndex {
-        private final Served served;
-        private final String field;
-        private final Map<String, Integer> positions;
-        private final float[][] vectors;
-        private final int efSearch;
-        /** Positions of the vectors the graph does not hold (or holds with other values): scanned. */
-        private final int[] tail;
-        /** How many of the graph's vectors are stale (changed or gone): found, then left out. */
-        private final int staleCount;
-        /**
-         * Leaves the graph's stale documents out of its search, or null: then the search gathers {@link #staleCount}
-         * more candidates instead (a filter costs a pass over the index's documents per search, more than a few extra
-         * candidates).
-         */
-        private final Query stale;
-
-        private volatile VectorIndex exact; // made on first need: after the snapshot's release
-
-        Hnsw(
-                Served served,
-                String field,
-                Map<String, Integer> positions,
-                float[][] vectors,
-                int efSearch,
-                int[] tail,
-                int staleCount,
-                Query stale) {
-            this.served = served;
-            this.field = field;
-            this.positions = positions;
-            this.vectors = vectors;
-            this.efSearch = efSearch;
-            this.tail = tail;
-            this.staleCount = staleCount;
-            this.stale = stale == null
-                    ? null
-                    : new BooleanQuery.Builder()
-                            .add(new MatchAllDocsQuery(), BooleanClause.Occur.FILTER)
-                            .add(stale, BooleanClause.Occur.MUST_NOT)
-                            .build();
-        }
-
-        @Override
-        public String kind() {
-            return "hnsw";
-        }
-
-        /** A search gathers {@code max(k, efSearch)} candidates: the same ones for every {@code k} up to efSearch. */
-        @Override
-        public int headsAgreeUpTo() {
-            return efSearch;
-        }
-
-        /** Vectors scanned beside the graph. */
-        int tail() {
-            return served.state().complete() ? 0 : tail.length;
-        }
-
-        private VectorIndex scan() {
-            VectorIndex e = exact;
-            if (e == null) {
-                e = VectorIndex.exact(vectors);
-                exact = e;
-            }
-            return e;
-        }
-
-        /** Whether graph searches are still possible (false once the snapshot's reader is closed). */
-        boolean searchable() {
-            return served.state().reader().getRefCount() > 0;
-        }
-
-        @Override
-        public List<Retrieval.Scored> nearest(float[] query, int k) {
-            if (served.broken()) {
-                return scan().nearest(query, k);
-            }
-            Served.State state = served.state();
-            if (!state.reader().tryIncRef()) {
-                state = served.state(); // completed meanwhile, or released
-                if (!state.reader().tryIncRef()) {
-                    return scan().nearest(query, k);
-                }
-            }
-            DirectoryReader reader = state.reader();
-            if (k <= 0 || !field.endsWith("_" + query.length)) {
-                try {
-                    reader.decRef();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-                return scan().nearest(query, k); // a width mismatch gets the scan's clear error
-            }
-            List<Retrieval.Scored> found;
-            try {
-                found = search(reader, state.complete(), query, k);
-            } catch (IOException | RuntimeException | InternalError e) {
-                // the index's files cannot be read (damaged, gone, a disk that fails; a fault in a mapped file is an
-                // InternalError): the snapshot holds every vector, so it answers by a scan, and the store starts
-                // the index again
-                try {
-                    reader.decRef();
-                } catch (IOException | RuntimeException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-                served.damaged(e);
-                return scan().nearest(query, k);
-            }
-            try {
-                reader.decRef();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            return found;
-        }
-
-        private List<Retrieval.Scored> search(DirectoryReader reader, boolean complete, float[] query, int k)
-                throws IOException {
-            int n = Math.min(Math.max(k, efSearch), Math.max(1, positions.size()));
-            int stales = complete ? 0 : staleCount;
-            Query filter = complete ? null : stale;
-            int gathered = filter == null ? n + stales : n;
-            ScoreDoc[] hits = new IndexSearcher(reader)
-                    .search(new KnnFloatVectorQuery(field, query, gathered, filter), gathered)
-                    .scoreDocs;
-            // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
-            Arrays.sort(hits, Comparator.comparingInt((ScoreDoc h) -> h.doc));
-            List<LeafReaderContext> leaves = reader.leaves();
-            VectorIndex.TopK top = new VectorIndex.TopK(Math.min(k, positions.size()));
-            SortedDocValues ids = null;
-            int leaf = -1;
-            for (ScoreDoc hit : hits) {
-                int at = ReaderUtil.subIndex(hit.doc, leaves);
-                if (at != leaf) {
-                    leaf = at;
-                    ids = leaves.get(at).reader().getSortedDocValues(ID);
-                }
-                int doc = hit.doc - leaves.get(at).docBase;
-                if (ids == null || !ids.advanceExact(doc)) {
-                    continue;
-                }
-                String id = ids.lookupOrd(ids.ordValue()).utf8ToString();
-                Integer p = positions.get(id.substring(id.indexOf('\u0000') + 1));
-                if (p != null && (stales == 0 || !inTail(p))) {
-                    top.offer(p, Retrieval.dot(query, vectors[p])); // a changed vector is offered once, from the tail
-                }
-            }
-            if (!complete) {
-                for (int p : tail) {
-                    top.offer(p, Retrieval.dot(query, vectors[p]));
-                }
-            }
-            return top.drain();
-        }
-
-        private boolean inTail(int p) {
-            return Arrays.binarySearch(tail, p) >= 0; // ascending: positions in batch order
-        }
+        files.close();
     }
 }

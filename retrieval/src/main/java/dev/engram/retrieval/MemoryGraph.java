@@ -4,7 +4,6 @@ import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -111,9 +110,7 @@ public final class MemoryGraph {
      * The passages with an event time, in order of their day (UTC epoch day), and those days: what a question that
      * names a time reads ({@link #passagesBetween}).
      */
-    final int[] byDay;
-
-    final long[] days;
+    private final DatedPassages dated;
 
     private MemoryGraph(Builder b) {
         this.version = b.version;
@@ -129,28 +126,11 @@ public final class MemoryGraph {
         this.factVectors = b.factVectors.toArray(new float[0][]);
         // the links as flat arrays per node, without an object per link: a snapshot of 100k passages has millions
         this.entityPassages = b.links.grouped(entityIds.size(), passages.size());
-        Pairs byPassage = new Pairs();
-        for (int e = 0; e < entityPassages.length; e++) {
-            for (int p : entityPassages[e]) {
-                byPassage.add(p, e);
-            }
-        }
-        this.passageEntities = byPassage.grouped(passages.size(), entityIds.size());
+        this.passageEntities = EntityLinks.passageEntities(entityPassages, passages.size());
         this.previousInContext = new int[passages.size()];
         this.nextInContext = new int[passages.size()];
-        neighbours(b);
-        long[][] dated = new long[b.times.size()][];
-        int n = 0;
-        for (Map.Entry<Integer, Long> t : b.times.entrySet()) {
-            dated[n++] = new long[] {Math.floorDiv(t.getValue(), 86_400_000L), t.getKey()};
-        }
-        Arrays.sort(dated, (x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
-        this.byDay = new int[n];
-        this.days = new long[n];
-        for (int i = 0; i < n; i++) {
-            days[i] = dated[i][0];
-            byDay[i] = (int) dated[i][1];
-        }
+        ContextNeighbours.link(passages, b.sessions, previousInContext, nextInContext);
+        this.dated = new DatedPassages(b.times);
         // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
         // builder's caller for as long as the text does not change; without one, every text is read
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
@@ -168,24 +148,8 @@ public final class MemoryGraph {
         for (int e = 0; e < entityVectors.length; e++) {
             entityVectors[e] = b.entityVectors.get(e);
         }
-        Pairs ef = new Pairs();
-        for (int f = 0; f < facts.size(); f++) {
-            Fact fact = facts.get(f);
-            if (fact.head() >= 0) {
-                ef.add(fact.head(), f);
-            }
-            if (fact.tail() >= 0) {
-                ef.add(fact.tail(), f);
-            }
-        }
-        this.entityFacts = ef.grouped(entityIds.size(), facts.size());
-        Pairs er = new Pairs();
-        for (int r = 0; r < relations.size(); r++) {
-            for (int v : relations.get(r).entities()) {
-                er.add(v, r);
-            }
-        }
-        this.entityRelations = er.grouped(entityIds.size(), relations.size());
+        this.entityFacts = EntityLinks.entityFacts(facts, entityIds.size());
+        this.entityRelations = EntityLinks.entityRelations(relations, entityIds.size());
         List<String> names = new ArrayList<>(entityNames);
         facts.forEach(f -> names.add(f.text()));
         relations.forEach(r -> names.add(r.text()));
@@ -200,85 +164,27 @@ public final class MemoryGraph {
             List<float[]> qs = b.passageQuestions.get(i);
             passageQuestions[i] = qs == null ? new float[0][] : qs.toArray(new float[0][]);
         }
-        List<ThemeNode> ts = new ArrayList<>();
-        for (Builder.PendingTheme t : b.themes) {
-            int[] members = Arrays.stream(t.members())
-                    .filter(m -> m >= 0 && m < passages.size())
-                    .toArray();
-            if (members.length == 0) {
-                continue;
-            }
-            // A summary node's questions: each member's questions moved towards the theme's centroid.
-            float[] centroid = new float[passageVectors[members[0]].length];
-            for (int m : members) {
-                for (int k = 0; k < centroid.length; k++) {
-                    centroid[k] += passageVectors[m][k];
-                }
-            }
-            normalize(centroid);
-            List<float[]> qv = new ArrayList<>();
-            for (int m : members) {
-                for (float[] q : passageQuestions[m]) {
-                    float[] v = new float[centroid.length];
-                    for (int k = 0; k < v.length; k++) {
-                        v[k] = (q[k] + centroid[k]) / 2;
-                    }
-                    normalize(v);
-                    qv.add(v);
-                }
-            }
-            if (qv.isEmpty()) {
-                qv.add(centroid);
-            }
-            ts.add(new ThemeNode(t.rank(), t.eigenvalue(), members, t.summary(), qv.toArray(new float[0][])));
-        }
-        this.themes = List.copyOf(ts);
-        int questionCount = 0;
-        for (float[][] qs : passageQuestions) {
-            questionCount += qs.length;
-        }
-        float[][] qv = new float[questionCount][];
-        int[] qp = new int[questionCount];
-        List<String> qk = new ArrayList<>(questionCount);
-        for (int i = 0, at = 0; i < passageQuestions.length; i++) {
-            for (int j = 0; j < passageQuestions[i].length; j++, at++) {
-                qv[at] = passageQuestions[i][j];
-                qp[at] = i;
-                List<String> keys = b.questionKeys.get(i);
-                qk.add(keys != null ? keys.get(j) : questionKey(passages.get(i).id(), j));
-            }
-        }
-        int most = 1;
-        for (float[][] qs : passageQuestions) {
-            most = Math.max(most, qs.length);
-        }
-        this.maxQuestionsPerPassage = most;
-        this.questionVectors = qv;
-        this.questionPassage = qp;
-        List<String> passageIds = passages.stream().map(Passage::id).toList();
-        float[][] bare = new float[passages.size()][];
-        int bareCount = 0;
-        for (int i = 0; i < bare.length; i++) {
-            if (passageQuestions[i].length == 0) {
-                bare[i] = passageVectors[i];
-                bareCount++;
-            }
-        }
-        List<VectorIndexer.Batch> batches = new ArrayList<>(List.of(
-                new VectorIndexer.Batch("passage", passageIds, passageVectors),
-                new VectorIndexer.Batch("fact", List.copyOf(b.factKeys), factVectors),
-                new VectorIndexer.Batch("entity", entityIds, entityVectors),
-                new VectorIndexer.Batch("question", qk, questionVectors)));
-        boolean allBare = bareCount == passages.size();
-        if (!allBare) {
-            batches.add(new VectorIndexer.Batch("bare_passage", passageIds, bare));
-        }
-        VectorIndexer.Indexed indexed = b.indexer.index(batches);
+        this.themes = ThemeNodes.of(b.themes, passageVectors, passageQuestions);
+        UtilityQuestions questions = new UtilityQuestions(passageQuestions, b.questionKeys, passages);
+        this.maxQuestionsPerPassage = questions.mostPerPassage;
+        this.questionVectors = questions.vectors;
+        this.questionPassage = questions.passages;
+        VectorBatches laid = new VectorBatches(
+                passages,
+                passageVectors,
+                passageQuestions,
+                b.factKeys,
+                factVectors,
+                entityIds,
+                entityVectors,
+                questions.keys,
+                questionVectors);
+        VectorIndexer.Indexed indexed = b.indexer.index(laid.batches);
         this.passageSearch = indexed.byKind().get("passage");
         this.factSearch = indexed.byKind().get("fact");
         this.entitySearch = indexed.byKind().get("entity");
         this.questionSearch = indexed.byKind().get("question");
-        this.barePassageSearch = allBare ? passageSearch : indexed.byKind().get("bare_passage");
+        this.barePassageSearch = laid.allBare ? passageSearch : indexed.byKind().get("bare_passage");
         this.release = indexed.release();
     }
 
@@ -347,105 +253,14 @@ public final class MemoryGraph {
         return version;
     }
 
-    /** Links each passage to its neighbours in its context (see {@link #previousInContext}). */
-    private void neighbours(Builder b) {
-        Arrays.fill(previousInContext, -1);
-        Arrays.fill(nextInContext, -1);
-        Map<String, List<Integer>> contexts = new HashMap<>();
-        for (int i = 0; i < passages.size(); i++) {
-            Builder.Session s = b.sessions.get(i);
-            String key = s == null ? "d\u0000" + passages.get(i).documentId() : "s\u0000" + s.key();
-            contexts.computeIfAbsent(key, k -> new ArrayList<>(2)).add(i);
-        }
-        for (List<Integer> members : contexts.values()) {
-            if (members.size() < 2) {
-                continue;
-            }
-            // a document's passages by offset; a session's turns by time, then by document id in natural order
-            // ("turn-2" before "turn-10"), then by offset: never by the order the snapshot happens to hold them in
-            members.sort(Comparator.comparingLong((Integer i) -> {
-                        Builder.Session s = b.sessions.get(i);
-                        return s == null ? passages.get(i).start() : s.time();
-                    })
-                    .thenComparing((Integer i) -> passages.get(i).documentId(), MemoryGraph::natural)
-                    .thenComparingInt(i -> passages.get(i).start())
-                    .thenComparing((Integer i) -> passages.get(i).id()));
-            for (int k = 1; k < members.size(); k++) {
-                previousInContext[members.get(k)] = members.get(k - 1);
-                nextInContext[members.get(k - 1)] = members.get(k);
-            }
-        }
-    }
-
     /** The passages whose event time falls on the days {@code from} to {@code to} (UTC epoch days, inclusive). */
     public int[] passagesBetween(long from, long to) {
-        int lo = firstDay(from);
-        int hi = firstDay(to + 1);
-        return Arrays.copyOfRange(byDay, lo, Math.max(lo, hi));
+        return dated.between(from, to);
     }
 
     /** How many passages have an event time. */
     public int datedPassages() {
-        return byDay.length;
-    }
-
-    private int firstDay(long day) {
-        int lo = 0;
-        int hi = days.length;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (days[mid] < day) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /** Compares strings with their runs of digits as numbers: "d1-2" before "d1-10". */
-    static int natural(String a, String b) {
-        int i = 0;
-        int j = 0;
-        while (i < a.length() && j < b.length()) {
-            char x = a.charAt(i);
-            char y = b.charAt(j);
-            if (Character.isDigit(x) && Character.isDigit(y)) {
-                int ei = i;
-                while (ei < a.length() && Character.isDigit(a.charAt(ei))) {
-                    ei++;
-                }
-                int ej = j;
-                while (ej < b.length() && Character.isDigit(b.charAt(ej))) {
-                    ej++;
-                }
-                // without leading zeros, a longer run is a larger number
-                int si = i;
-                while (si < ei - 1 && a.charAt(si) == '0') {
-                    si++;
-                }
-                int sj = j;
-                while (sj < ej - 1 && b.charAt(sj) == '0') {
-                    sj++;
-                }
-                int c = Integer.compare(ei - si, ej - sj);
-                if (c == 0) {
-                    c = a.substring(si, ei).compareTo(b.substring(sj, ej));
-                }
-                if (c != 0) {
-                    return c;
-                }
-                i = ei;
-                j = ej;
-            } else {
-                if (x != y) {
-                    return Character.compare(x, y);
-                }
-                i++;
-                j++;
-            }
-        }
-        return Integer.compare(a.length() - i, b.length() - j);
+        return dated.count();
     }
 
     /** The passage before {@code p} in its document or session, or -1. */
@@ -582,10 +397,10 @@ public final class MemoryGraph {
         private VectorIndexer indexer = VectorIndexer.EXACT;
         private TermCache terms;
 
-        private record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
+        record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
 
         /** The session of a conversation's turn and its time (epoch milliseconds). */
-        private record Session(String key, long time) {}
+        record Session(String key, long time) {}
 
         private final Map<Integer, Session> sessions = new HashMap<>();
 

@@ -165,8 +165,8 @@ class HnswVectorsTest {
             // released (and no longer the store's reader), its reader closes and it scans its own vectors
             first.release().run();
             first.release().run(); // a second release changes nothing
-            assertThat(((HnswVectors.Hnsw) then).searchable()).isFalse();
-            assertThat(((HnswVectors.Hnsw) now).searchable()).isTrue();
+            assertThat(((HnswSearch) then).searchable()).isFalse();
+            assertThat(((HnswSearch) now).searchable()).isTrue();
             assertThat(top(then, before[9])).isEqualTo(9);
             assertThat(top(now, after[1500])).isEqualTo(1500);
             second.release().run();
@@ -252,7 +252,7 @@ class HnswVectorsTest {
             assertThat(store.written()).as("nothing written yet").isEqualTo(1500);
             assertThat(store.waiting()).isEqualTo(202);
             VectorIndex index = served.byKind().get("passage");
-            assertThat(((HnswVectors.Hnsw) index).tail()).isEqualTo(201);
+            assertThat(((HnswSearch) index).tail()).isEqualTo(201);
             assertThat(top(index, added[17])).isEqualTo(1517);
             assertThat(index.nearest(before[9], 3)).noneMatch(s -> s.passage() == 9);
             // the changed vector is found where it is now, once, and scored as it is now
@@ -268,14 +268,14 @@ class HnswVectorsTest {
             assertThat(heard.written.get()).isEqualTo(1701);
             assertThat(heard.deleted.get()).isEqualTo(1);
             // the snapshot still served now searches the graph that holds exactly its vectors, and scans nothing
-            assertThat(((HnswVectors.Hnsw) index).tail()).isZero();
+            assertThat(((HnswSearch) index).tail()).isZero();
             assertThat(store.waiting()).isZero();
             assertThat(top(index, added[17])).isEqualTo(1517);
             assertThat(index.nearest(before[9], 3)).noneMatch(s -> s.passage() == 9);
             assertThat(recall(index, after, queries, 10)).isGreaterThan(0.95);
             VectorIndexer.Indexed next = store.index(List.of(batch("passage", after)));
             assertThat(store.waiting()).isZero();
-            assertThat(((HnswVectors.Hnsw) next.byKind().get("passage")).tail()).isZero();
+            assertThat(((HnswSearch) next.byKind().get("passage")).tail()).isZero();
             assertThat(recall(next.byKind().get("passage"), after, queries, 10)).isGreaterThan(0.95);
             assertThat(store.liveDocs()).isEqualTo(1699);
             served.release().run();
@@ -360,10 +360,8 @@ class HnswVectorsTest {
             assertThat(store.waiting()).isEqualTo(400);
             assertThat(background.runAll()).isEqualTo(1);
             // the newest snapshot searches the graph of its own vectors; an older one keeps scanning what it lacks
-            assertThat(((HnswVectors.Hnsw) newest.byKind().get("passage")).tail())
-                    .isZero();
-            assertThat(((HnswVectors.Hnsw) older.byKind().get("passage")).tail())
-                    .isEqualTo(100);
+            assertThat(((HnswSearch) newest.byKind().get("passage")).tail()).isZero();
+            assertThat(((HnswSearch) older.byKind().get("passage")).tail()).isEqualTo(100);
             assertThat(top(older, all[1250])).isEqualTo(1250);
             assertThat(older.byKind().get("passage").nearest(all[1450], 3)).noneMatch(s -> s.passage() >= 1300);
             older.release().run();

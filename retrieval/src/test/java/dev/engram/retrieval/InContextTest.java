@@ -66,9 +66,9 @@ class InContextTest {
 
         assertThat(new int[] {g.previousInContext(t1), g.nextInContext(t1)}).containsExactly(-1, t2);
         assertThat(new int[] {g.previousInContext(t2), g.nextInContext(t2)}).containsExactly(t1, t10);
-        assertThat(MemoryGraph.natural("a007", "a7")).isZero();
-        assertThat(MemoryGraph.natural("x9", "x10")).isNegative();
-        assertThat(MemoryGraph.natural("x", "x1")).isNegative();
+        assertThat(ContextNeighbours.natural("a007", "a7")).isZero();
+        assertThat(ContextNeighbours.natural("x9", "x10")).isNegative();
+        assertThat(ContextNeighbours.natural("x", "x1")).isNegative();
     }
 
     @Test

@@ -1,0 +1,303 @@
+package dev.engram.retrieval;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What a namespace's HNSW index holds, per kind and key: each vector's fingerprint. Sorts a snapshot's vectors out
+ * (searched exactly or indexed, fingerprinted), compares them with what the index holds (what to write, to delete and
+ * to leave out of graph searches), and takes in what a write published. Not thread-safe: {@link HnswVectors} calls it
+ * under its lock.
+ */
+final class KnownVectors {
+
+    /**
+     * A vector in the index: the fingerprint of its values, the last comparison whose snapshot had it, and the array
+     * last seen with these values (null when read back from disk): a later snapshot passing the very same array is
+     * known to hold the same values without reading them again, since a vector once passed is never changed.
+     */
+    static final class Entry {
+        final long fingerprint;
+        long seen;
+        float[] vector;
+
+        Entry(long fingerprint, float[] vector) {
+            this.fingerprint = fingerprint;
+            this.vector = vector;
+        }
+    }
+
+    /**
+     * A snapshot's vectors sorted out: the batches searched exactly, and for the ones to index their width, each
+     * vector's fingerprint and whether it can be indexed (present and finite).
+     */
+    record Plan(
+            long number,
+            List<VectorIndexer.Batch> batches,
+            Map<String, VectorIndex> exact,
+            Map<VectorIndexer.Batch, Integer> widths,
+            Map<VectorIndexer.Batch, long[]> prints,
+            Map<VectorIndexer.Batch, boolean[]> usable) {}
+
+    /**
+     * How a plan differs from the index's reader of {@code generation}: per indexed batch, the positions of the vectors
+     * to write (new or changed); per kind, the keys to delete; and per indexed kind, the keys whose vector in the
+     * reader is no longer the snapshot's (changed or deleted), which its graph searches leave out.
+     */
+    record Diff(
+            long generation,
+            Map<VectorIndexer.Batch, int[]> writes,
+            Map<String, List<String>> deletes,
+            Map<String, List<String>> stale,
+            int most) {
+
+        int changes() {
+            int n = 0;
+            for (int[] w : writes.values()) {
+                n += w.length;
+            }
+            for (List<String> d : deletes.values()) {
+                n += d.size();
+            }
+            return n;
+        }
+    }
+
+    /**
+     * The entries a plan found for the vectors of each indexed batch, by position (null: none), good for a comparison
+     * while the index's generation is still {@code generation}: each vector's key is then looked up once per snapshot.
+     */
+    record Found(long generation, Map<VectorIndexer.Batch, Entry[]> byBatch) {}
+
+    private final int minVectors;
+    /**
+     * Per kind, per key: what the index's current reader holds for each vector (keys are not joined to their kind per
+     * snapshot). Changed only when a write of changes is published, with the reader.
+     */
+    private final Map<String, Map<String, Entry>> entries = new HashMap<>();
+    /** Comparisons with the entries made: stamps which entries the last one still had. */
+    private long syncs;
+    /** Publications of written changes (and reopenings): a comparison made before the last one is out of date. */
+    private long generation;
+
+    private int size;
+    /** Snapshots planned: a write of changes supersedes any plan made before it. */
+    private long plans;
+    /** Kinds indexed now: a kind stays indexed until it shrinks below half the threshold (no flapping around it). */
+    private final Set<String> indexedKinds = new HashSet<>();
+
+    /** @param minVectors the size from which a kind is indexed */
+    KnownVectors(int minVectors) {
+        this.minVectors = minVectors;
+    }
+
+    /** Vectors indexed now. */
+    int size() {
+        return size;
+    }
+
+    long generation() {
+        return generation;
+    }
+
+    /** An empty record of what a plan finds, for a comparison at the current generation. */
+    Found found() {
+        return new Found(generation, new HashMap<>());
+    }
+
+    Plan plan(List<VectorIndexer.Batch> batches, Found found) {
+        Map<String, VectorIndex> out = new LinkedHashMap<>();
+        Map<VectorIndexer.Batch, Integer> widths = new LinkedHashMap<>();
+        // each vector's fingerprint, and whether it can be indexed: one pass over its values for both
+        Map<VectorIndexer.Batch, long[]> prints = new HashMap<>();
+        Map<VectorIndexer.Batch, boolean[]> usable = new HashMap<>();
+        for (VectorIndexer.Batch b : batches) {
+            int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
+            if (b.vectors().length < threshold) { // searched exactly whatever its vectors are: nothing to fingerprint
+                out.put(b.kind(), VectorIndex.exact(b.vectors()));
+                continue;
+            }
+            int dim = uniformDimension(b.vectors());
+            int count = 0;
+            long[] fp = new long[b.vectors().length];
+            boolean[] ok = new boolean[fp.length];
+            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
+            Entry[] looked = new Entry[fp.length];
+            found.byBatch().put(b, looked);
+            for (int i = 0; i < ok.length; i++) {
+                float[] v = b.vectors()[i];
+                Entry entry =
+                        v == null || known.isEmpty() ? null : known.get(b.keys().get(i));
+                looked[i] = entry;
+                if (entry != null && entry.vector == v) {
+                    fp[i] = entry.fingerprint; // the array fingerprinted before (and finite, as it was indexed)
+                    ok[i] = true;
+                } else {
+                    ok[i] = v != null && fingerprint(v, fp, i); // a missing or non-finite vector is never found
+                }
+                count += ok[i] ? 1 : 0;
+            }
+            prints.put(b, fp);
+            usable.put(b, ok);
+            if (count < threshold || dim <= 0 || dim > EngramHnswFormat.MAX_DIMENSIONS) {
+                out.put(b.kind(), VectorIndex.exact(b.vectors()));
+            } else {
+                widths.put(b, dim);
+            }
+        }
+        indexedKinds.clear();
+        widths.keySet().forEach(b -> indexedKinds.add(b.kind()));
+        return new Plan(++plans, batches, out, widths, prints, usable);
+    }
+
+    /**
+     * Compares a plan with what the index's reader holds now; {@code found}: what the plan found, used if the index has
+     * not changed since (null: look again).
+     */
+    Diff diff(Plan plan, Found found) {
+        Map<VectorIndexer.Batch, Entry[]> lookedUp =
+                found != null && found.generation() == generation ? found.byBatch() : Map.of();
+        long stamp = ++syncs;
+        Map<VectorIndexer.Batch, int[]> writes = new LinkedHashMap<>();
+        Map<String, List<String>> stale = new HashMap<>();
+        Map<String, Integer> perKind = new HashMap<>();
+        for (Map.Entry<VectorIndexer.Batch, Integer> e : plan.widths().entrySet()) {
+            VectorIndexer.Batch b = e.getKey();
+            boolean[] ok = plan.usable().get(b);
+            long[] fp = plan.prints().get(b);
+            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
+            Entry[] looked = lookedUp.get(b);
+            int[] w = new int[ok.length];
+            int n = 0;
+            for (int i = 0; i < ok.length; i++) {
+                if (!ok[i]) {
+                    continue;
+                }
+                Entry entry = looked != null ? looked[i] : known.get(b.keys().get(i));
+                if (entry == null || entry.fingerprint != fp[i]) {
+                    w[n++] = i;
+                    if (entry != null) {
+                        stale.computeIfAbsent(b.kind(), k -> new ArrayList<>())
+                                .add(b.keys().get(i));
+                    }
+                } else {
+                    entry.vector = b.vectors()[i]; // the same values: the next plan knows them by this array
+                }
+                if (entry != null) {
+                    entry.seen = stamp;
+                }
+            }
+            writes.put(b, Arrays.copyOf(w, n));
+            perKind.merge(b.kind(), n, Integer::sum);
+        }
+        // what this snapshot no longer has, including every vector of a kind it searches exactly now
+        Set<String> graphs = new HashSet<>();
+        plan.widths().keySet().forEach(b -> graphs.add(b.kind()));
+        Map<String, List<String>> deletes = new HashMap<>();
+        for (Map.Entry<String, Map<String, Entry>> kind : entries.entrySet()) {
+            for (Map.Entry<String, Entry> e : kind.getValue().entrySet()) {
+                if (e.getValue().seen != stamp) {
+                    deletes.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
+                            .add(e.getKey());
+                    if (graphs.contains(kind.getKey())) {
+                        stale.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
+                                .add(e.getKey());
+                    }
+                }
+            }
+        }
+        deletes.forEach((kind, keys) -> perKind.merge(kind, keys.size(), Integer::sum));
+        int most = perKind.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+        return new Diff(generation, writes, deletes, stale, most);
+    }
+
+    /** The diff of a plan with the index that holds it: nothing to write, at the current generation. */
+    Diff written(Plan plan) {
+        Map<VectorIndexer.Batch, int[]> none = new LinkedHashMap<>();
+        plan.widths().keySet().forEach(b -> none.put(b, new int[0]));
+        return new Diff(generation, none, Map.of(), Map.of(), 0);
+    }
+
+    /** Takes in a diff's changes, written and published with a new reader: a new generation. */
+    void published(Plan plan, Diff d) {
+        for (Map.Entry<VectorIndexer.Batch, int[]> e : d.writes().entrySet()) {
+            VectorIndexer.Batch b = e.getKey();
+            long[] fp = plan.prints().get(b);
+            Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
+            for (int i : e.getValue()) {
+                if (known.put(b.keys().get(i), new Entry(fp[i], b.vectors()[i])) == null) {
+                    size++;
+                }
+            }
+        }
+        for (Map.Entry<String, List<String>> e : d.deletes().entrySet()) {
+            Map<String, Entry> known = entries.get(e.getKey());
+            if (known == null) {
+                continue;
+            }
+            for (String key : e.getValue()) {
+                if (known.remove(key) != null) {
+                    size--;
+                }
+            }
+            if (known.isEmpty()) {
+                entries.remove(e.getKey());
+            }
+        }
+        generation++;
+    }
+
+    /** What an index just opened holds ({@code count} vectors in all): a new generation. */
+    void loaded(Map<String, Map<String, Entry>> loaded, int count) {
+        entries.clear();
+        entries.putAll(loaded);
+        size = count;
+        generation++; // what any earlier comparison was made against is gone
+    }
+
+    /** The index is let go of: nothing is known to be in it, and no kind is indexed. */
+    void forget() {
+        entries.clear();
+        size = 0;
+        indexedKinds.clear();
+        generation++;
+    }
+
+    private static int uniformDimension(float[][] vectors) {
+        int dim = 0;
+        for (float[] v : vectors) {
+            if (v == null) {
+                continue;
+            }
+            if (dim == 0) {
+                dim = v.length;
+            } else if (v.length != dim) {
+                return -1;
+            }
+        }
+        return dim;
+    }
+
+    /**
+     * FNV-1a over the float bits, which tells a changed vector from an unchanged one, into {@code out[at]}; and whether
+     * every value is finite (a vector that is not is never indexed), in the same pass over the values.
+     */
+    static boolean fingerprint(float[] v, long[] out, int at) {
+        long h = 0xcbf29ce484222325L ^ v.length;
+        boolean finite = true;
+        for (float x : v) {
+            int bits = Float.floatToIntBits(x);
+            finite &= (bits & 0x7f800000) != 0x7f800000; // all exponent bits set: infinite or NaN
+            h ^= bits;
+            h *= 0x100000001b3L;
+        }
+        out[at] = h;
+        return finite;
+    }
+}
