@@ -12,14 +12,10 @@ import dev.engram.stores.StateStores;
 import dev.engram.understanding.ExtractionException;
 import dev.engram.understanding.Understander;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
-import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.errors.StreamsException;
@@ -31,7 +27,6 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,7 +65,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private final AtomicLong deferred;
 
     private ProcessorContext<Void, Emission> context;
-    private ReadOnlyKeyValueStore<String, Extraction> cache;
+    private ExtractionCache extractions;
     private Tally tally;
     private DeadLetters letters;
 
@@ -79,54 +74,10 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private long pendingCount;
     /** Pending passages without a worker slot (remote) or set aside (local), in their turns. */
     private final NamespaceTurns turns = new NamespaceTurns();
-    /** Local model: the thread's time each namespace used in the current window, and when the window began. */
-    private final Map<String, Long> used = new HashMap<>();
-
-    private long windowStart;
-
-    /**
-     * Passages holding a worker slot: in a call, or waiting to be tried again. Every slot taken is either a call whose
-     * outcome has not been settled yet, or a passage waiting here with no call: it goes back when that call's outcome
-     * is settled (or arrives after a close), or when the waiting passage leaves.
-     */
-    private final Map<String, Held> held = new HashMap<>();
-    /** This run of the processor (Streams may close a task and initialize it again, on the same object). */
-    private Generation generation;
-
-    /**
-     * A passage with a slot: in {@code call} (a token, matched against the outcome), or waiting with no call until
-     * {@code retryAtMs}; {@code failures} transient failures so far; {@code extraction} one already paid for, that the
-     * next attempt reuses.
-     */
-    private record Held(Object call, int failures, long retryAtMs, Extraction extraction) {}
-
-    /** An outcome, with the call it answers. */
-    private record Arrived(Object call, UnderstandingWorkers.Outcome outcome) {}
-
-    /** The outcomes of one run of the processor; once it is closed, an outcome only gives its slot back. */
-    private static final class Generation {
-        private final ConcurrentLinkedQueue<Arrived> inbox = new ConcurrentLinkedQueue<>();
-        private boolean closed;
-
-        synchronized void deliver(Arrived arrived, UnderstandingWorkers workers) {
-            if (closed) {
-                workers.release();
-            } else {
-                inbox.add(arrived);
-            }
-        }
-
-        synchronized void close(UnderstandingWorkers workers) {
-            closed = true;
-            while (inbox.poll() != null) {
-                workers.release();
-            }
-        }
-
-        Arrived next() {
-            return inbox.poll();
-        }
-    }
+    /** Local model: the thread's time each namespace used in the current window. */
+    private final ThreadShares shares;
+    /** Remote model: the passages holding a worker slot, and the outcomes of their calls. */
+    private final WorkerSlots slots;
 
     /**
      * How a local step keeps one namespace's backlog from holding up the others on its partition. A namespace that
@@ -177,6 +128,8 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         this.workers = workers;
         this.fairness = fairness;
         this.deferred = deferred;
+        this.shares = new ThreadShares(fairness);
+        this.slots = new WorkerSlots(workers);
     }
 
     /**
@@ -232,14 +185,13 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     @Override
     public void init(ProcessorContext<Void, Emission> context) {
         this.context = context;
-        this.cache = cacheStore == null ? null : context.getStateStore(cacheStore);
+        this.extractions = new ExtractionCache(context, cacheStore, understander, scope, meters);
         this.tally = new Tally(context, StateStores.UNDERSTAND_TALLY, meters);
         this.letters = new DeadLetters(context, DeadLetter.Stage.UNDERSTAND, tally, UnderstandProcessor::classify);
         pending = context.getStateStore(StateStores.UNDERSTAND_PENDING.name());
-        generation = new Generation();
-        held.clear();
+        slots.open();
         turns.clear();
-        used.clear();
+        shares.clear();
         pendingCount = 0;
         // nothing holds a slot yet: every pending passage waits for its turn (in key order, after a restart)
         try (KeyValueIterator<String, PendingPassage> it = pending.all()) {
@@ -303,29 +255,15 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         }
         boolean late = context.currentSystemTimeMs() - record.timestamp()
                 > fairness.lateAfter().toMillis();
-        if (turns.size() < fairness.maxDeferred() && (turns.hasWaiting(ns) || (late && overShare(ns)))) {
+        if (turns.size() < fairness.maxDeferred() && (turns.hasWaiting(ns) || (late && shares.overShare(ns)))) {
             pending.put(passageId, pendingOf(record, upsert));
             turns.add(ns, passageId);
             count(1);
             return;
         }
         long t0 = fairness.nanoTime().getAsLong();
-        understandInline(record, upsert, cached(key(upsert)));
-        charge(ns, fairness.nanoTime().getAsLong() - t0);
-    }
-
-    /** Whether {@code ns} used more than its share of the thread in the current window. */
-    private boolean overShare(String ns) {
-        long now = fairness.nanoTime().getAsLong();
-        if (now - windowStart > fairness.window().toNanos()) {
-            used.clear();
-            windowStart = now;
-        }
-        return used.getOrDefault(ns, 0L) > fairness.share().toNanos();
-    }
-
-    private void charge(String ns, long nanos) {
-        used.merge(ns, nanos, Long::sum);
+        understandInline(record, upsert, extractions.cached(extractions.key(upsert)));
+        shares.charge(ns, fairness.nanoTime().getAsLong() - t0);
     }
 
     /**
@@ -347,11 +285,11 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             long t0 = fairness.nanoTime().getAsLong();
             PassageEvent.Upsert upsert = p.passage();
             try {
-                String key = key(upsert);
-                Extraction extraction = cached(key);
+                String key = extractions.key(upsert);
+                Extraction extraction = extractions.cached(key);
                 if (extraction == null) {
                     extraction = understander.extract(upsert);
-                    extracted(p.timestamp(), new RecordHeaders(), upsert, key, extraction);
+                    extractions.extracted(p.timestamp(), new RecordHeaders(), upsert, key, extraction);
                 }
                 UnderstandingEvent event = understood(
                         upsert,
@@ -371,7 +309,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                         DeadLetters.utf8(passageId),
                         Json.toBytes(upsert));
             }
-            charge(upsert.namespace(), fairness.nanoTime().getAsLong() - t0);
+            shares.charge(upsert.namespace(), fairness.nanoTime().getAsLong() - t0);
         }
     }
 
@@ -391,43 +329,15 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     private void understandInline(Record<String, PassageEvent> record, PassageEvent.Upsert upsert, Extraction known) {
         long t0 = System.nanoTime();
         letters.call(record, DeadLetters.utf8(record.key()), () -> Json.toBytes(upsert), () -> {
-                    String key = key(upsert);
+                    String key = extractions.key(upsert);
                     Extraction extraction = known;
                     if (extraction == null) {
                         extraction = understander.extract(upsert);
-                        extracted(record.timestamp(), record.headers(), upsert, key, extraction);
+                        extractions.extracted(record.timestamp(), record.headers(), upsert, key, extraction);
                     }
                     return understood(upsert, understander.embed(upsert, extraction), System.nanoTime() - t0);
                 })
                 .ifPresent(event -> forward(record, new Emission.Understood(event)));
-    }
-
-    private String key(PassageEvent.Upsert upsert) {
-        return scope.key(upsert, understander.extractor().id(upsert.namespace()));
-    }
-
-    /** The cached extraction under {@code key} (counted as a hit or a miss), or null. */
-    private Extraction cached(String key) {
-        if (cache == null) {
-            return null;
-        }
-        Extraction extraction = cache.get(key);
-        meters.extractionCache(extraction != null);
-        return extraction;
-    }
-
-    /** Counts what an extraction cost and, when it is worth it, caches it. */
-    private void extracted(
-            long timestamp, Headers headers, PassageEvent.Upsert upsert, String key, Extraction extraction) {
-        meters.extractionUsage(upsert.namespace(), extraction);
-        // an agent construction that fell back for a passing reason (budget, busy, model away) is not cached: a
-        // replay tries the agent again
-        if (cache != null
-                && (extraction.construction() == null
-                        || extraction.construction().cacheable())) {
-            context.forward(
-                    new Record<Void, Emission>(null, new Emission.Extracted(key, extraction), timestamp, headers));
-        }
     }
 
     private UnderstandingEvent understood(PassageEvent.Upsert upsert, Understanding understanding, long nanos) {
@@ -440,7 +350,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
     /** Keeps an upsert pending (replacing an older one of the passage) and hands it to a worker if a slot is free. */
     private void hold(Record<String, PassageEvent> record, PassageEvent.Upsert upsert) {
         String passageId = record.key();
-        Extraction known = cached(key(upsert));
+        Extraction known = extractions.cached(extractions.key(upsert));
         if (known != null && !understander.embedder().remote()) {
             // A cached extraction and a local embedder: nothing remote to wait for.
             drop(passageId);
@@ -454,7 +364,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         pending.put(passageId, passage);
         // A held passage's call (or retry) finds the new upsert when it settles; a waiting one keeps its turn;
         // otherwise a free slot takes it now, and without one it waits for its namespace's turn in poll().
-        if (held.containsKey(passageId) || turns.waits(passageId)) {
+        if (slots.holds(passageId) || turns.waits(passageId)) {
             return;
         }
         if (turns.isEmpty() && workers.tryAcquire()) {
@@ -470,10 +380,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         if (pending.delete(passageId) != null) {
             count(-1);
         }
-        Held h = held.remove(passageId);
-        if (h != null && h.call() == null) {
-            workers.release();
-        }
+        slots.leave(passageId);
     }
 
     /**
@@ -481,13 +388,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
      * (cached, or paid for by an earlier attempt).
      */
     private void call(String passageId, PassageEvent.Upsert upsert, int failures, Extraction known) {
-        Object call = new Object();
-        Generation g = generation;
-        held.put(passageId, new Held(call, failures, 0, known));
-        if (!workers.submit(upsert, key(upsert), known, outcome -> g.deliver(new Arrived(call, outcome), workers))) {
-            held.remove(passageId);
-            workers.release();
-        }
+        slots.call(passageId, upsert, extractions.key(upsert), failures, known);
     }
 
     /** Settles the outcomes that arrived, then hands over what may go: retries that are due, then waiting passages. */
@@ -496,18 +397,20 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             drain();
             return;
         }
-        for (Arrived arrived; (arrived = generation.next()) != null; ) {
+        for (WorkerSlots.Arrived arrived; (arrived = slots.next()) != null; ) {
             settle(arrived, now);
         }
-        for (Map.Entry<String, Held> e : List.copyOf(held.entrySet())) {
-            Held h = e.getValue();
+        for (Map.Entry<String, WorkerSlots.Held> e : slots.all()) {
+            WorkerSlots.Held h = e.getValue();
             if (h.call() == null && h.retryAtMs() <= now) {
                 PendingPassage p = pending.get(e.getKey());
                 if (p == null) {
                     drop(e.getKey());
                 } else {
                     // a passage id is made from the content's hash: the extraction fits whatever upsert is pending
-                    Extraction known = h.extraction() != null ? h.extraction() : cached(key(p.passage()));
+                    Extraction known = h.extraction() != null
+                            ? h.extraction()
+                            : extractions.cached(extractions.key(p.passage()));
                     call(e.getKey(), p.passage(), h.failures(), known);
                 }
             }
@@ -523,33 +426,32 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             if (p == null) {
                 workers.release();
             } else {
-                call(passageId, p.passage(), 0, cached(key(p.passage())));
+                call(passageId, p.passage(), 0, extractions.cached(extractions.key(p.passage())));
             }
         }
     }
 
-    private void settle(Arrived arrived, long now) {
+    private void settle(WorkerSlots.Arrived arrived, long now) {
         UnderstandingWorkers.Outcome outcome = arrived.outcome();
         String passageId = outcome.passage().passageId();
         PendingPassage p = pending.get(passageId);
         if (outcome.paid() != null) {
             // Paid for, so counted and cached whatever becomes of the passage.
-            extracted(
+            extractions.extracted(
                     p == null ? now : p.timestamp(),
                     new RecordHeaders(),
                     outcome.passage(),
-                    key(outcome.passage()),
+                    extractions.key(outcome.passage()),
                     outcome.paid());
         }
-        Held h = held.get(passageId);
+        WorkerSlots.Held h = slots.held(passageId);
         if (h == null || h.call() != arrived.call()) {
             workers.release(); // the call of a passage dropped meanwhile
             return;
         }
         if (p == null || !p.passage().equals(outcome.passage())) {
             // replaced while in its call: the new upsert waits for its namespace's turn
-            held.remove(passageId);
-            workers.release();
+            slots.settled(passageId);
             if (p != null) {
                 turns.add(p.passage().namespace(), passageId);
             }
@@ -558,8 +460,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
         switch (outcome) {
             case UnderstandingWorkers.Understood u -> {
                 UnderstandingEvent event = understood(u.passage(), u.understanding(), u.nanos());
-                held.remove(passageId);
-                workers.release();
+                slots.settled(passageId);
                 drop(passageId);
                 context.forward(new Record<Void, Emission>(
                         null, new Emission.Understood(event), p.timestamp(), new RecordHeaders()));
@@ -575,7 +476,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                     int failures = h.failures() + 1;
                     Duration backoff = settings.backoff(failures);
                     Extraction known = f.paid() != null ? f.paid() : h.extraction();
-                    held.put(passageId, new Held(null, failures, now + Math.max(1, backoff.toMillis()), known));
+                    slots.retryAt(passageId, failures, now + Math.max(1, backoff.toMillis()), known);
                     meters.understandRetry();
                     LOG.warn(
                             "passage {} failed transiently ({} time(s) in a row); trying again in {}: {}",
@@ -591,8 +492,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                                 "the model kept failing for " + failing + ": "
                                         + f.error().getMessage())
                         : classify(f.error());
-                held.remove(passageId);
-                workers.release();
+                slots.settled(passageId);
                 drop(passageId);
                 letters.reject(
                         p.topic(),
@@ -631,13 +531,7 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
             return;
         }
         // Calls in flight give their slots back when they end; passages waiting with no call give theirs now.
-        generation.close(workers);
-        for (Held h : held.values()) {
-            if (h.call() == null) {
-                workers.release();
-            }
-        }
-        held.clear();
+        slots.close();
         workers.pending(-pendingCount);
         pendingCount = 0;
     }
