@@ -1,7 +1,6 @@
 package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.MirrorRecord;
@@ -10,7 +9,6 @@ import dev.engram.service.app.EngramConfig;
 import dev.engram.service.app.EngramService;
 import dev.engram.service.app.UnderstanderFactory;
 import dev.engram.service.cli.Corpus;
-import dev.engram.sinks.MirrorSink;
 import dev.engram.sinks.Neo4jMirror;
 import dev.engram.sinks.QdrantStandIn;
 import dev.engram.sinks.RawMerge;
@@ -20,17 +18,8 @@ import io.grpc.Grpc;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -41,22 +30,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerInterceptor;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The mirror sink against its physical limit, and its convergence after faults, in one run on loopback:
@@ -88,8 +67,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 public final class SinkBenchmark {
 
-    private static final String NS = "sinks";
-    private static final String APP = "engram-bench-sinks";
+    static final String NS = "sinks";
+    static final String APP = "engram-bench-sinks";
 
     private SinkBenchmark() {}
 
@@ -172,7 +151,7 @@ public final class SinkBenchmark {
             double linkedSeconds = Double.MAX_VALUE;
             List<Double> linkedRatios = new ArrayList<>();
             for (int round = 0; round < Math.max(2, rounds); round++) {
-                Replay sink = new Replay(Double.NaN, 0, Map.of());
+                SinkReplay sink = new SinkReplay(Double.NaN, 0, Map.of());
                 // the positions the sink and its graph writes without Kafka move
                 Map<String, String> positions =
                         Map.of("bench-replay-" + round, topics.mirror().name(), "bench-apply-" + round, "bench");
@@ -189,7 +168,8 @@ public final class SinkBenchmark {
                     cpu.start();
                     Map<String, Double> spent;
                     if (contestant.equals("sink")) {
-                        sink = replay(broker, topics, neo4j, batch, last, records.size(), "bench-replay-" + round, cpu);
+                        sink = SinkReplay.run(
+                                broker, topics, neo4j, batch, last, records.size(), "bench-replay-" + round, cpu);
                         spent = sink.cpu();
                     } else {
                         try (RawMerge raw = new RawMerge(neo4j.uri())) {
@@ -278,7 +258,7 @@ public final class SinkBenchmark {
             env.put("ENGRAM_SINK_BACKOFF_MS", "100");
             env.put("ENGRAM_SINK_PAUSE_MS", "1000");
             env.put("ENGRAM_MIRROR_REPAIR_INTERVAL_MS", "1000");
-            faults(env, understander, broker, neo4j, qdrant, corpus, last, result);
+            SinkFaults.run(env, understander, broker, neo4j, qdrant, corpus, last, result);
         } finally {
             qdrantServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             neo4j.close();
@@ -315,132 +295,6 @@ public final class SinkBenchmark {
             }
         }
         return out;
-    }
-
-    /**
-     * A replay: seconds from the sink's start until Neo4j holds its position past the last record, of which {@code
-     * startup} until the sink had its first records (constraints, consumer group join, positions, first fetch).
-     */
-    private record Replay(double seconds, double startup, Map<String, Double> cpu) {
-        double streaming() {
-            return seconds - startup;
-        }
-    }
-
-    /** Records when each consumer group's consumer first got records, by group id. */
-    public static final class FirstRecords implements ConsumerInterceptor<String, byte[]> {
-        static final Map<String, Long> AT = new ConcurrentHashMap<>();
-        private String group = "";
-
-        @Override
-        public void configure(Map<String, ?> configs) {
-            group = String.valueOf(configs.get(ConsumerConfig.GROUP_ID_CONFIG));
-        }
-
-        @Override
-        public ConsumerRecords<String, byte[]> onConsume(ConsumerRecords<String, byte[]> records) {
-            if (!records.isEmpty()) {
-                AT.putIfAbsent(group, System.nanoTime());
-            }
-            return records;
-        }
-
-        @Override
-        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {}
-
-        @Override
-        public void close() {}
-    }
-
-    /** Replays the whole mirror topic into Neo4j with a mirror sink of a new group. */
-    private static Replay replay(
-            EmbeddedKafkaBroker broker,
-            Topics topics,
-            Neo4jProcess neo4j,
-            int batch,
-            Map<TopicPartition, Long> last,
-            int expected,
-            String group,
-            CpuShares cpu)
-            throws Exception {
-        MirrorSink.Settings settings = new MirrorSink.Settings(
-                topics.mirror().name(),
-                topics.compensations().name(),
-                topics.deadLetters().name(),
-                group,
-                batch,
-                3,
-                Duration.ofMillis(100),
-                Duration.ofSeconds(1));
-        // the service's consumer, with an interceptor that notes when the first records arrive
-        Map<String, Object> c = settings.consumerConfig(
-                Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                EngramService.MAX_RECORD_BYTES);
-        c.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, FirstRecords.class.getName());
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (Neo4jMirror graph = graph(neo4j);
-                KafkaProducer<String, byte[]> producer =
-                        new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
-                MirrorSink sink = new MirrorSink(
-                        settings,
-                        new KafkaConsumer<>(c, new StringDeserializer(), new ByteArrayDeserializer()),
-                        producer,
-                        graph,
-                        null,
-                        new Meters(registry),
-                        Clock.systemUTC())) {
-            Thread thread = new Thread(sink, "bench-sink");
-            long t0 = System.nanoTime();
-            thread.start();
-            // the sink counts a batch's records once its transaction, which moves Neo4j's position, has committed;
-            // watched in memory, so that finding the end costs Neo4j nothing while the sink writes
-            List<Counter> counters = List.copyOf(registry.find(Meters.SINK_RECORDS)
-                    .tag("sink", Meters.Sink.NEO4J.tag())
-                    .counters());
-            long deadline = t0 + TimeUnit.MINUTES.toNanos(10);
-            long nextCheck = t0 + TimeUnit.SECONDS.toNanos(5);
-            while (counted(counters) < expected) {
-                long now = System.nanoTime();
-                if (!thread.isAlive() || now > deadline) {
-                    throw new IllegalStateException("the sink " + (thread.isAlive() ? "did not finish" : "stopped")
-                            + " after " + (long) counted(counters) + " of " + expected + " records");
-                }
-                // a batch Neo4j rejected is not counted: its records end up compensated, and the position moves
-                if (now > nextCheck) {
-                    if (caughtUp(graph, group, topics.mirror().name(), last)) {
-                        break;
-                    }
-                    nextCheck = now + TimeUnit.SECONDS.toNanos(5);
-                }
-                LockSupport.parkNanos(1_000_000);
-            }
-            long t1 = System.nanoTime();
-            if (!caughtUp(graph, group, topics.mirror().name(), last)) {
-                throw new IllegalStateException("the sink counted every record but Neo4j's position is behind");
-            }
-            double seconds = (t1 - t0) / 1e9;
-            // before the sink's threads end, so that their CPU is theirs
-            Map<String, Double> spent = cpu.secondsByThreadName();
-            Long first = FirstRecords.AT.remove(group);
-            double startup = first == null ? 0 : (first - t0) / 1e9;
-            sink.close();
-            thread.join(10_000);
-            DistributionSummary batches =
-                    registry.find("engram.sink.batch.records").summary();
-            Timer writes = registry.find("engram.sink.writes").timer();
-            System.err.printf(
-                    "replay %s: %.2f s (%.2f s until the first records), %d batches of %.0f records on average,"
-                            + " %.2f s in graph writes%n",
-                    group,
-                    seconds,
-                    startup,
-                    batches == null ? 0 : batches.count(),
-                    batches == null ? 0 : batches.mean(),
-                    writes == null ? 0 : writes.totalTime(TimeUnit.SECONDS));
-            return new Replay(seconds, startup, spent);
-        }
     }
 
     /**
@@ -490,97 +344,6 @@ public final class SinkBenchmark {
         }
     }
 
-    /** The records a sink has written to Neo4j or found superseded there. */
-    private static double counted(List<Counter> counters) {
-        double n = 0;
-        for (Counter c : counters) {
-            n += c.count();
-        }
-        return n;
-    }
-
-    private static boolean caughtUp(Neo4jMirror graph, String group, String topic, Map<TopicPartition, Long> last) {
-        for (Map.Entry<TopicPartition, Long> e : last.entrySet()) {
-            if (graph.position(group, topic, e.getKey().partition()).graph() <= e.getValue()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static void faults(
-            Map<String, String> env,
-            Understander understander,
-            EmbeddedKafkaBroker broker,
-            Neo4jProcess neo4j,
-            QdrantStandIn qdrant,
-            List<JsonNode> corpus,
-            Map<TopicPartition, Long> last,
-            Map<String, Object> result)
-            throws Exception {
-        try (EngramService service = EngramService.start(EngramConfig.local(env), understander);
-                Neo4jMirror graph = graph(neo4j);
-                KafkaProducer<String, byte[]> producer = Corpus.producer(broker.bootstrapServers())) {
-            await(service);
-            String mirror = service.topics().mirror().name();
-            String group = APP + "-mirror";
-            long total = last.values().stream().mapToLong(v -> v + 1).sum();
-            // Neo4j goes away a third of the way through the replay
-            while (last.keySet().stream()
-                            .mapToLong(tp -> Math.max(
-                                    0,
-                                    graph.position(group, mirror, tp.partition())
-                                            .graph()))
-                            .sum()
-                    < total / 3) {
-                TimeUnit.MILLISECONDS.sleep(20);
-            }
-            neo4j.stop();
-            // memory moves on while it is away: updates and deletes, and Qdrant fails a few calls
-            int changed = Math.min(5, corpus.size() / 4);
-            String documents = service.topics().documents().name();
-            for (int i = 0; i < changed; i++) {
-                ObjectNode d = corpus.get(i).deepCopy();
-                d.put("text", d.path("text").asText() + " It was revised later.");
-                Corpus.send(producer, documents, NS, d);
-                String deleted =
-                        corpus.get(corpus.size() - 1 - i).path("doc_id").asText();
-                producer.send(new ProducerRecord<>(
-                        documents, deleted, Json.toBytes(Map.of("namespace", NS, "id", deleted, "op", "delete"))));
-            }
-            producer.flush();
-            qdrant.failNext.set(6);
-            IngestBenchmark.awaitVerified(base(service), NS, corpus.size() - changed, Duration.ofMinutes(10));
-            TimeUnit.SECONDS.sleep(2);
-            neo4j.start();
-            long t0 = System.nanoTime();
-            HttpClient http = HttpClient.newHttpClient();
-            long deadline = t0 + TimeUnit.MINUTES.toNanos(10);
-            JsonNode report = null;
-            while (System.nanoTime() < deadline) {
-                HttpResponse<String> r = http.send(
-                        HttpRequest.newBuilder(URI.create(base(service) + "/v1/namespaces/" + NS + "/consistency"))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
-                    report = Json.mapper().readTree(r.body());
-                    if (report.path("consistent").asBoolean()) {
-                        break;
-                    }
-                }
-                TimeUnit.MILLISECONDS.sleep(250);
-            }
-            result.put("converge_seconds", (System.nanoTime() - t0) / 1e9);
-            result.put(
-                    "drift_after_faults",
-                    report == null ? -1 : report.path("drifting").asLong());
-            result.put(
-                    "faults",
-                    "Neo4j stopped mid-replay; " + changed + " updates and " + changed
-                            + " deletes while it was away; 6 failed Qdrant calls");
-        }
-    }
-
     private static double median(List<Double> sorted) {
         int mid = sorted.size() / 2;
         return sorted.size() % 2 == 1 ? sorted.get(mid) : (sorted.get(mid - 1) + sorted.get(mid)) / 2;
@@ -625,15 +388,15 @@ public final class SinkBenchmark {
         System.err.printf("statements planned in %.2f s%n", (System.nanoTime() - t0) / 1e9);
     }
 
-    private static Neo4jMirror graph(Neo4jProcess neo4j) {
+    static Neo4jMirror graph(Neo4jProcess neo4j) {
         return new Neo4jMirror(new Neo4jMirror.Settings(neo4j.uri(), null, null, null, Duration.ofSeconds(30)));
     }
 
-    private static String base(EngramService service) {
+    static String base(EngramService service) {
         return "http://localhost:" + service.httpPort();
     }
 
-    private static void await(EngramService service) throws InterruptedException {
+    static void await(EngramService service) throws InterruptedException {
         if (!service.awaitRunning(Duration.ofMinutes(2))) {
             throw new IllegalStateException("service did not start");
         }
