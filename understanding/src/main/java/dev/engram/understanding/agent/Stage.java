@@ -72,24 +72,17 @@ final class Stage {
     private final PassageEvent.Upsert passage;
     private final MemoryView memory;
     private final Carry carried;
-    private final Map<String, Entity> entities = new LinkedHashMap<>();
+    private final StagedEntities entities;
     private final Map<String, Relation> relations = new LinkedHashMap<>();
     private final List<Extraction.Claim> claims = new ArrayList<>();
-    private final Map<String, Todo> todos = new LinkedHashMap<>();
-    /** Entities memory returned to a search, by id. */
-    private final Map<String, MemoryView.KnownEntity> seen = new LinkedHashMap<>();
-    /** Names searched for or found (normalized). */
-    private final Set<String> searched = new LinkedHashSet<>();
+    private final Todos todos;
+    private final Searches searches = new Searches();
 
-    /** Most claims (review items to be) one paragraph may make, and most open todos of a document. */
+    /** Most claims (review items to be) one paragraph may make. */
     static final int MAX_CLAIMS = 20;
 
-    static final int MAX_TODOS = 50;
-
     private boolean read;
-    private int nextEntity = 1;
     private int nextRelation = 1;
-    private int nextTodo;
 
     /** What one paragraph hands to the next of its document: todos and the names it staged. */
     record Carry(List<Todo> todos, List<String> entities) {
@@ -106,11 +99,8 @@ final class Stage {
         this.passage = passage;
         this.memory = memory;
         this.carried = carried;
-        for (Todo t : carried.todos()) {
-            todos.put(t.id(), t);
-            nextTodo = Math.max(nextTodo, number(t.id()));
-        }
-        nextTodo++;
+        this.entities = new StagedEntities(passage.text());
+        this.todos = new Todos(carried.todos());
     }
 
     /** Whether the paragraph was read. */
@@ -143,7 +133,7 @@ final class Stage {
         o.set("headings", strings(passage.headings()));
         o.put("ordinal", passage.ordinal());
         o.set("entities_of_earlier_paragraphs", strings(carried.entities()));
-        o.set("open_todos", openTodos());
+        o.set("open_todos", todos.describeOpen());
         ArrayNode types = o.putArray("relation_types_in_use");
         for (MemoryView.RelationType t : memory.relationTypes(namespace, 30)) {
             types.addObject()
@@ -158,13 +148,10 @@ final class Stage {
         List<MemoryView.KnownEntity> found = "embedding".equals(by)
                 ? memory.entitiesLike(namespace, query, limit)
                 : memory.entitiesNamed(namespace, query, limit);
-        searched.add(key(query)); // only a search that answered counts
+        searches.answered(query, found);
         ObjectNode o = ok();
         ArrayNode out = o.putArray("memory");
         for (MemoryView.KnownEntity e : found) {
-            seen.put(e.id(), e);
-            searched.add(key(e.name()));
-            e.aliases().forEach(a -> searched.add(key(a)));
             out.addObject()
                     .put("id", e.id())
                     .put("name", e.name())
@@ -175,7 +162,7 @@ final class Stage {
         ArrayNode staged = o.putArray("staged");
         for (Entity e : entities.values()) {
             if (key(e.name).contains(key(query)) || e.aliases.stream().anyMatch(a -> key(a).contains(key(query)))) {
-                staged.add(describe(e));
+                staged.add(StagedEntities.describe(e));
             }
         }
         return o;
@@ -204,11 +191,11 @@ final class Stage {
         if (n.isEmpty()) {
             return error("an entity needs a name");
         }
-        Entity same = byName(n);
+        Entity same = entities.byName(n);
         if (same != null) {
             return error("'" + n + "' is staged already as " + same.ref + ": change it with update_entity");
         }
-        if (!searched.contains(key(n)) && aliases.stream().noneMatch(a -> searched.contains(key(a)))) {
+        if (!searches.covers(n) && aliases.stream().noneMatch(searches::covers)) {
             return error("search memory for '" + n + "' first (search_kg): it may hold it already");
         }
         List<String> forms = new ArrayList<>();
@@ -226,10 +213,11 @@ final class Stage {
                 return error("the alias '" + a + "' does not occur in the paragraph");
             }
         }
-        Entity e = new Entity("e" + nextEntity++, n, type(type), description == null ? "" : description.strip(), null);
+        Entity e = new Entity(
+                entities.nextRef(), n, type(type), description == null ? "" : description.strip(), null);
         e.aliases.addAll(forms);
-        entities.put(e.ref, e);
-        return ok().put("ref", e.ref).put("mentions", spans(e).size());
+        entities.put(e);
+        return ok().put("ref", e.ref).put("mentions", entities.spans(e).size());
     }
 
     ObjectNode updateEntity(String ref, String description, String type, List<String> addAliases) {
@@ -244,30 +232,30 @@ final class Stage {
         }
         Entity e = entities.get(ref);
         if (e == null) {
-            e = byName(ref);
+            e = entities.byName(ref);
         }
         if (e == null) {
-            e = attachedTo(ref);
+            e = entities.attachedTo(ref);
         }
-        MemoryView.KnownEntity known = e == null ? known(ref) : null;
+        MemoryView.KnownEntity known = e == null ? searches.known(ref) : null;
         if (known != null) {
-            e = attachedTo(known.id());
+            e = entities.attachedTo(known.id());
         }
         if (e == null) {
             if (known == null) {
                 return unknownEntity(ref);
             }
-            Entity attached = mention(known);
-            addAliases.forEach(a -> addAlias(attached, a));
-            if (spans(attached).isEmpty()) {
+            Entity attached = entities.mention(known);
+            addAliases.forEach(a -> StagedEntities.addAlias(attached, a));
+            if (entities.spans(attached).isEmpty()) {
                 return error("'" + known.name() + "' is not mentioned in this paragraph: pass the form the paragraph"
                         + " uses in add_aliases");
             }
-            entities.put(attached.ref, attached);
+            entities.put(attached);
             e = attached;
         } else {
             Entity target = e;
-            addAliases.forEach(a -> addAlias(target, a));
+            addAliases.forEach(a -> StagedEntities.addAlias(target, a));
         }
         if (description != null) {
             e.description = description.strip();
@@ -275,7 +263,7 @@ final class Stage {
         if (type != null) {
             e.type = type(type);
         }
-        return ok().put("ref", e.ref).set("entity", describe(e));
+        return ok().put("ref", e.ref).set("entity", StagedEntities.describe(e));
     }
 
     ObjectNode mergeEntities(String keepRef, String mergeRef, String quote, String reason) {
@@ -289,8 +277,8 @@ final class Stage {
         }
         Entity keep = stagedOrMention(keepRef);
         Entity merge = stagedOrMention(mergeRef);
-        String keepName = keep != null ? keep.name : knownName(keepRef);
-        String mergeName = merge != null ? merge.name : knownName(mergeRef);
+        String keepName = keep != null ? keep.name : searches.knownName(keepRef);
+        String mergeName = merge != null ? merge.name : searches.knownName(mergeRef);
         if (keepName == null) {
             return unknownEntity(keepRef);
         }
@@ -310,7 +298,7 @@ final class Stage {
             if (!key(merge.name).equals(key(keep.name))) {
                 keep.aliases.add(merge.name);
             }
-            merge.aliases.forEach(a -> addAlias(keep, a));
+            merge.aliases.forEach(a -> StagedEntities.addAlias(keep, a));
             if (keep.description.isEmpty()) {
                 keep.description = merge.description;
             }
@@ -323,7 +311,7 @@ final class Stage {
                 r.tail = r.tail == merge ? keep : r.tail;
             }
             relations.values().removeIf(r -> r.head == r.tail);
-            return ok().put("ref", keep.ref).set("entity", describe(keep));
+            return ok().put("ref", keep.ref).set("entity", StagedEntities.describe(keep));
         }
         // memory holds one of them, or their types differ: the rules of memory decide, never the stage. Nothing is
         // written but a claim, which the memory step checks once the record is resolved: a merge resolution did not
@@ -343,7 +331,7 @@ final class Stage {
     ObjectNode deleteEntity(String ref, String reason) {
         Entity e = entities.get(ref);
         if (e == null) {
-            e = byName(ref);
+            e = entities.byName(ref);
         }
         if (e != null) {
             Entity gone = e;
@@ -352,7 +340,7 @@ final class Stage {
             relations.values().removeIf(r -> r.head == gone || r.tail == gone);
             return ok().put("unstaged", gone.ref).put("relations_unstaged", before - relations.size());
         }
-        String name = knownName(ref);
+        String name = searches.knownName(ref);
         if (name == null) {
             return unknownEntity(ref);
         }
@@ -396,8 +384,8 @@ final class Stage {
             }
         }
         // an entity memory holds, mentioned here, is staged by the relation that needs it
-        entities.putIfAbsent(head.ref, head);
-        entities.putIfAbsent(tail.ref, tail);
+        entities.putIfAbsent(head);
+        entities.putIfAbsent(tail);
         Relation r = new Relation("r" + nextRelation++, head, rel, tail, evidence, confidence);
         relations.put(r.ref, r);
         return ok().put("ref", r.ref);
@@ -459,21 +447,11 @@ final class Stage {
     }
 
     ObjectNode createTodo(String text) {
-        if (todos.values().stream().filter(t -> !t.done()).count() >= MAX_TODOS) {
-            return error("there are " + MAX_TODOS + " open todos already: complete some first");
-        }
-        Todo t = new Todo("t" + nextTodo++, text.strip(), false);
-        todos.put(t.id(), t);
-        return ok().put("id", t.id());
+        return todos.create(text);
     }
 
     ObjectNode completeTodo(String id) {
-        Todo t = todos.get(id);
-        if (t == null) {
-            return error("no todo '" + id + "'");
-        }
-        todos.put(id, new Todo(id, t.text(), true));
-        return ok().put("id", id);
+        return todos.complete(id);
     }
 
     ObjectNode progress(int roundsUsed, int roundsLeft, long tokensUsed, long tokensLeft) {
@@ -482,7 +460,7 @@ final class Stage {
         o.put("rounds_used", roundsUsed).put("rounds_left", roundsLeft);
         o.put("tokens_used", tokensUsed).put("tokens_left", tokensLeft);
         ArrayNode es = o.putArray("entities");
-        entities.values().forEach(e -> es.add(describe(e)));
+        entities.values().forEach(e -> es.add(StagedEntities.describe(e)));
         ArrayNode rs = o.putArray("relations");
         for (Relation r : relations.values()) {
             rs.addObject()
@@ -492,7 +470,7 @@ final class Stage {
                     .put("tail", r.tail.ref);
         }
         o.put("claims", claims.size());
-        o.set("open_todos", openTodos());
+        o.set("open_todos", todos.describeOpen());
         return o;
     }
 
@@ -503,7 +481,7 @@ final class Stage {
             Extraction base, String extractor, String model, Extraction.TokenUsage usage, Extraction.Construction c) {
         List<Extraction.Entity> out = new ArrayList<>();
         for (Entity e : entities.values()) {
-            out.add(new Extraction.Entity(e.name, e.type, e.description, List.copyOf(e.aliases), spans(e)));
+            out.add(new Extraction.Entity(e.name, e.type, e.description, List.copyOf(e.aliases), entities.spans(e)));
         }
         List<Extraction.Fact> facts = new ArrayList<>();
         for (Relation r : relations.values()) {
@@ -526,7 +504,7 @@ final class Stage {
             }
         }
         int from = Math.max(0, names.size() - 100);
-        return new Carry(todos.values().stream().filter(t -> !t.done()).toList(), names.subList(from, names.size()));
+        return new Carry(todos.open(), names.subList(from, names.size()));
     }
 
     // ---- helpers
@@ -535,125 +513,30 @@ final class Stage {
         return read ? null : "read the paragraph first (read_paragraph)";
     }
 
-    private Entity byName(String name) {
-        String k = key(name);
-        for (Entity e : entities.values()) {
-            if (key(e.name).equals(k) || e.aliases.stream().anyMatch(a -> key(a).equals(k))) {
-                return e;
-            }
-        }
-        return null;
-    }
-
-    private Entity attachedTo(String memoryId) {
-        for (Entity e : entities.values()) {
-            if (memoryId.equals(e.memoryId)) {
-                return e;
-            }
-        }
-        return null;
-    }
-
     /** A staged entity by ref, memory id or name, or a new mention of a memory entity the paragraph names. */
     private Entity stagedOrMention(String ref) {
         Entity e = entities.get(ref);
         if (e == null) {
-            e = attachedTo(ref);
+            e = entities.attachedTo(ref);
         }
         if (e == null) {
-            e = byName(ref);
+            e = entities.byName(ref);
         }
-        MemoryView.KnownEntity known = e == null ? known(ref) : null;
+        MemoryView.KnownEntity known = e == null ? searches.known(ref) : null;
         if (known != null) {
-            Entity attached = attachedTo(known.id());
+            Entity attached = entities.attachedTo(known.id());
             if (attached != null) {
                 return attached;
             }
-            Entity m = mention(known);
-            e = spans(m).isEmpty() ? null : m;
+            Entity m = entities.mention(known);
+            e = entities.spans(m).isEmpty() ? null : m;
         }
         return e;
-    }
-
-    private Entity mention(MemoryView.KnownEntity known) {
-        Entity same = byName(known.name());
-        if (same != null) {
-            // one entity per name in a paragraph: the staged one becomes the mention of memory's
-            if (same.memoryId == null) {
-                same.memoryId = known.id();
-                if (same.description.isEmpty()) {
-                    same.description = known.description();
-                }
-            }
-            return same;
-        }
-        Entity e = new Entity("e" + nextEntity++, known.name(), type(known.type()), known.description(), known.id());
-        for (String a : known.aliases()) {
-            if (!TextSpans.occurrences(passage.text(), a).isEmpty()) {
-                addAlias(e, a);
-            }
-        }
-        return e;
-    }
-
-    private String knownName(String ref) {
-        MemoryView.KnownEntity known = known(ref);
-        return known == null ? null : known.name();
-    }
-
-    /** An entity a search returned, by its id, or by its name when one entity found has that name. */
-    private MemoryView.KnownEntity known(String ref) {
-        MemoryView.KnownEntity byId = seen.get(ref);
-        if (byId != null) {
-            return byId;
-        }
-        List<MemoryView.KnownEntity> named = seen.values().stream()
-                .filter(e -> key(e.name()).equals(key(ref)))
-                .toList();
-        return named.size() == 1 ? named.get(0) : null;
-    }
-
-    private static void addAlias(Entity e, String alias) {
-        String a = alias.strip();
-        if (!a.isEmpty() && !key(a).equals(key(e.name)) && e.aliases.stream().noneMatch(x -> key(x).equals(key(a)))) {
-            e.aliases.add(a);
-        }
     }
 
     private ObjectNode unknownEntity(String ref) {
         return error("no entity '" + ref + "' is staged, and no search returned it: search memory (search_kg) or"
                 + " create it");
-    }
-
-    private List<Span> spans(Entity e) {
-        return spans(e.name, List.copyOf(e.aliases));
-    }
-
-    private List<Span> spans(String name, List<String> aliases) {
-        List<Span> all = new ArrayList<>(TextSpans.occurrences(passage.text(), name));
-        aliases.forEach(a -> all.addAll(TextSpans.occurrences(passage.text(), a)));
-        return TextSpans.outermost(all);
-    }
-
-    private ObjectNode describe(Entity e) {
-        ObjectNode o = Json.mapper().createObjectNode();
-        o.put("ref", e.ref).put("name", e.name).put("type", e.type.name().toLowerCase(Locale.ROOT));
-        o.put("description", e.description);
-        o.set("aliases", strings(List.copyOf(e.aliases)));
-        if (e.memoryId != null) {
-            o.put("memory_id", e.memoryId);
-        }
-        return o;
-    }
-
-    private ArrayNode openTodos() {
-        ArrayNode out = Json.mapper().createArrayNode();
-        for (Todo t : todos.values()) {
-            if (!t.done()) {
-                out.addObject().put("id", t.id()).put("text", t.text());
-            }
-        }
-        return out;
     }
 
     static EntityType type(String name) {
@@ -678,15 +561,7 @@ final class Stage {
         return SPACES.matcher(s.strip().toLowerCase(Locale.ROOT)).replaceAll(" ");
     }
 
-    private static int number(String id) {
-        try {
-            return Integer.parseInt(id.substring(1));
-        } catch (RuntimeException e) {
-            return 0;
-        }
-    }
-
-    private static ArrayNode strings(List<String> values) {
+    static ArrayNode strings(List<String> values) {
         ArrayNode a = Json.mapper().createArrayNode();
         values.forEach(a::add);
         return a;
