@@ -240,15 +240,10 @@ public final class LoadBenchmark {
     /** Resident set size from /proc (Linux), or -1 elsewhere. */
     private static long rssMb() {
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.UTF_8)) {
-                if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.replaceAll("\\D", "")) >> 10;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
+            return ProcessFootprint.status().getOrDefault("VmRSS", -1L << 20) >> 20;
+        } catch (IOException e) {
             return -1;
         }
-        return -1;
     }
 
     private static long total(Map<Integer, AtomicLong> errors) {

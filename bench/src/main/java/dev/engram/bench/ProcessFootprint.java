@@ -3,6 +3,7 @@ package dev.engram.bench;
 import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,12 +47,8 @@ final class ProcessFootprint {
         System.gc();
         Map<String, Object> m = new LinkedHashMap<>();
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-        long rss = 0;
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                rss = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-            }
-        }
+        Map<String, Long> status = status();
+        long rss = status.getOrDefault("VmRSS", 0L);
         // by store: a Kafka Streams state directory holds <application>/<task>/rocksdb/<store>/…, summed over tasks
         Map<String, Long> byStore = new TreeMap<>();
         try (Stream<Path> files = Files.walk(state)) {
@@ -64,6 +61,10 @@ final class ProcessFootprint {
         m.put("passages", passages);
         m.put("heap_mb", heap / 1e6);
         m.put("rss_mb", rss / 1e6);
+        // anonymous memory (heap, RocksDB's caches and memtables, native buffers) apart from mapped files' pages,
+        // which the kernel can drop and read again
+        m.put("rss_anon_mb", status.getOrDefault("RssAnon", 0L) / 1e6);
+        m.put("rss_file_mb", status.getOrDefault("RssFile", 0L) / 1e6);
         m.put("state_dir_mb", disk / 1e6);
         m.put("heap_mb_per_10k_passages", heap / 1e6 * per10k);
         m.put("state_dir_mb_per_10k_passages", disk / 1e6 * per10k);
@@ -84,6 +85,30 @@ final class ProcessFootprint {
     }
 
     /** The store a file of the state directory belongs to: the directory under {@code rocksdb}, else its top one. */
+    /**
+     * This process's memory figures from {@code /proc/self/status} in bytes ({@code VmRSS}, {@code RssAnon},
+     * {@code RssFile}, ...): empty where there is no such file.
+     */
+    static Map<String, Long> status() throws IOException {
+        Map<String, Long> out = new LinkedHashMap<>();
+        Path file = Path.of("/proc/self/status");
+        if (!Files.isReadable(file)) {
+            return out;
+        }
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.endsWith(" kB")) {
+                String digits = line.substring(colon + 1, line.length() - 3).strip();
+                try {
+                    out.put(line.substring(0, colon), Long.parseLong(digits) * 1024);
+                } catch (NumberFormatException notAFigure) {
+                    // a line such as "VmFlags" carries no figure
+                }
+            }
+        }
+        return out;
+    }
+
     static String storeOf(Path relative) {
         for (int i = 0; i + 1 < relative.getNameCount() - 1; i++) {
             if (relative.getName(i).toString().equals("rocksdb")) {

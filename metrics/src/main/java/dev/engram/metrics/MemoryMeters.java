@@ -62,8 +62,7 @@ final class MemoryMeters extends AreaMeters {
     }
 
     private Counter resolutionCounter(MemoryChange.EntityDecision.Kind decision) {
-        return counter(
-                Meters.RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision.wireName());
+        return counter(Meters.RESOLUTION, "Entity-resolution decisions, by decision", "decision", decision.wireName());
     }
 
     private Counter skippedCounter() {

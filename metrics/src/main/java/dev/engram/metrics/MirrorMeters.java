@@ -176,8 +176,7 @@ final class MirrorMeters extends AreaMeters {
     }
 
     private Counter driftCounter(Meters.DriftFinding finding) {
-        return counter(
-                Meters.MIRROR_DRIFT, "Objects the consistency check found drifting", "finding", finding.tag());
+        return counter(Meters.MIRROR_DRIFT, "Objects the consistency check found drifting", "finding", finding.tag());
     }
 
     private Counter historyGapCounter() {

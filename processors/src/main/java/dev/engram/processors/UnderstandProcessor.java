@@ -408,9 +408,8 @@ public final class UnderstandProcessor implements Processor<String, PassageEvent
                     drop(e.getKey());
                 } else {
                     // a passage id is made from the content's hash: the extraction fits whatever upsert is pending
-                    Extraction known = h.extraction() != null
-                            ? h.extraction()
-                            : extractions.cached(extractions.key(p.passage()));
+                    Extraction known =
+                            h.extraction() != null ? h.extraction() : extractions.cached(extractions.key(p.passage()));
                     call(e.getKey(), p.passage(), h.failures(), known);
                 }
             }

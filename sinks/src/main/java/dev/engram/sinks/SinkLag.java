@@ -38,14 +38,13 @@ final class SinkLag {
 
     /** Registers the gauges of sink {@code s}: paused or not, records behind, age of the oldest one. */
     void gauges(Meters meters, Meters.Sink s) {
-        meters.sinkGauges(
-                s,
-                this,
-                m -> m.partitions.paused() ? 1 : 0,
-                m -> m.lagRecords,
-                m -> m.oldestPending == null
-                        ? 0
-                        : Duration.between(m.oldestPending, m.clock.instant()).toMillis() / 1000.0);
+        meters.sinkGauges(s, this, m -> m.partitions.paused() ? 1 : 0, m -> m.lagRecords, SinkLag::lagSeconds);
+    }
+
+    /** Seconds since the oldest record not yet written was produced; the field is read once, as it may be cleared. */
+    private double lagSeconds() {
+        Instant oldest = oldestPending;
+        return oldest == null ? 0 : Duration.between(oldest, clock.instant()).toMillis() / 1000.0;
     }
 
     /** Records waiting since {@code timestampMillis} were not applied, unless older ones wait already. */

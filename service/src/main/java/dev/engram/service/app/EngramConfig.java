@@ -156,7 +156,6 @@ public record EngramConfig(
         }
     }
 
-
     /** Where the HTTP API listens, and the address other instances reach it at (Kafka Streams application.server). */
     public record Http(
             String host,

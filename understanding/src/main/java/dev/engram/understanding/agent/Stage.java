@@ -213,8 +213,7 @@ final class Stage {
                 return error("the alias '" + a + "' does not occur in the paragraph");
             }
         }
-        Entity e = new Entity(
-                entities.nextRef(), n, type(type), description == null ? "" : description.strip(), null);
+        Entity e = new Entity(entities.nextRef(), n, type(type), description == null ? "" : description.strip(), null);
         e.aliases.addAll(forms);
         entities.put(e);
         return ok().put("ref", e.ref).put("mentions", entities.spans(e).size());

@@ -59,7 +59,8 @@ final class StagedEntities {
     Stage.Entity byName(String name) {
         String k = Stage.key(name);
         for (Stage.Entity e : entities.values()) {
-            if (Stage.key(e.name).equals(k) || e.aliases.stream().anyMatch(a -> Stage.key(a).equals(k))) {
+            if (Stage.key(e.name).equals(k)
+                    || e.aliases.stream().anyMatch(a -> Stage.key(a).equals(k))) {
                 return e;
             }
         }
