@@ -2,6 +2,7 @@ package dev.engram.bench;
 
 import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
+import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -65,6 +66,22 @@ final class ProcessFootprint {
         // which the kernel can drop and read again
         m.put("rss_anon_mb", status.getOrDefault("RssAnon", 0L) / 1e6);
         m.put("rss_file_mb", status.getOrDefault("RssFile", 0L) / 1e6);
+        // where the anonymous memory goes: the heap the collector keeps committed (not only what is live), the JVM's
+        // own areas (metaspace, code), NIO's direct buffers; the rest is native (RocksDB, the ONNX runtime, malloc)
+        long heapCommitted =
+                ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted();
+        long nonHeap =
+                ManagementFactory.getMemoryMXBean().getNonHeapMemoryUsage().getCommitted();
+        long direct = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+                .filter(b -> b.getName().equals("direct"))
+                .mapToLong(BufferPoolMXBean::getMemoryUsed)
+                .sum();
+        m.put("heap_committed_mb", heapCommitted / 1e6);
+        m.put("jvm_nonheap_mb", nonHeap / 1e6);
+        m.put("direct_buffers_mb", direct / 1e6);
+        m.put(
+                "native_other_mb",
+                Math.max(0, status.getOrDefault("RssAnon", 0L) - heapCommitted - nonHeap - direct) / 1e6);
         m.put("state_dir_mb", disk / 1e6);
         m.put("heap_mb_per_10k_passages", heap / 1e6 * per10k);
         m.put("state_dir_mb_per_10k_passages", disk / 1e6 * per10k);

@@ -30,6 +30,7 @@ class LinearPatternsTest {
             "understanding/src/main/java/dev/engram/understanding/EnglishNlp.java",
                     "at most the last 40 characters of a detected sentence",
             "service/src/main/java/dev/engram/service/app/EngramConfigReader.java", "the operator's settings",
+            "service/src/main/java/dev/engram/service/app/ConfigVariables.java", "the operator's settings",
             "service/src/main/java/dev/engram/service/http/ApiKeys.java", "the operator's key list",
             "service/src/main/java/dev/engram/service/cli/EvalCommand.java", "the operator's command line",
             "service/src/main/java/dev/engram/service/cli/ClientCommands.java",

@@ -161,7 +161,7 @@ public final class EnglishNlp {
         List<Sentence> out = new ArrayList<>();
         for (Span s : joinAbbreviations(text, p.sentences().sentPosDetect(text))) {
             String sentence = text.substring(s.getStart(), s.getEnd());
-            Span[] spans = tokenize(p.tokenizer(), sentence);
+            Span[] spans = finalPeriodApart(sentence, tokenize(p.tokenizer(), sentence));
             String[] words = new String[spans.length];
             for (int i = 0; i < spans.length; i++) {
                 words[i] = sentence.substring(spans[i].getStart(), spans[i].getEnd());
@@ -174,6 +174,33 @@ public final class EnglishNlp {
             }
             out.add(new Sentence(s.getStart(), s.getEnd(), List.copyOf(tokens)));
         }
+        return out;
+    }
+
+    /**
+     * The sentence's last token with its period apart, when the tokenizer left them together though the word is no
+     * abbreviation: it keeps the period on a word it does not know, more so one with capitals inside ("RocksDB.",
+     * "KRaft."), which would then be a name ending in a period. A known abbreviation ("Inc.", "St."), an initial
+     * ("M.") and a word with periods inside ("U.S.") keep theirs.
+     */
+    static Span[] finalPeriodApart(String sentence, Span[] spans) {
+        if (spans.length == 0) {
+            return spans;
+        }
+        Span last = spans[spans.length - 1];
+        String word = sentence.substring(last.getStart(), last.getEnd());
+        if (word.length() < 3 || !word.endsWith(".")) {
+            return spans;
+        }
+        String bare = word.substring(0, word.length() - 1);
+        if (bare.indexOf('.') >= 0
+                || !Character.isLetterOrDigit(bare.charAt(bare.length() - 1))
+                || ABBREVIATIONS.contains(bare.toLowerCase(Locale.ROOT))) {
+            return spans;
+        }
+        Span[] out = Arrays.copyOf(spans, spans.length + 1);
+        out[spans.length - 1] = new Span(last.getStart(), last.getEnd() - 1);
+        out[spans.length] = new Span(last.getEnd() - 1, last.getEnd());
         return out;
     }
 

@@ -135,6 +135,41 @@ final class EntityTyper {
         }
     }
 
+    /**
+     * The name is followed by a common noun it qualifies ("in KRaft mode", "at Google headquarters"): the noun, not
+     * the name, is what the preposition places.
+     */
+    private static boolean modifiesANoun(List<Token> tokens, int last) {
+        if (last + 1 >= tokens.size()) {
+            return false;
+        }
+        Token next = tokens.get(last + 1);
+        return next.is("NOUN")
+                && !next.text().isEmpty()
+                && Character.isLowerCase(next.text().charAt(0));
+    }
+
+    /**
+     * One word with a capital after a small letter inside ("RocksDB", "ZooKeeper", "KRaft", "iPhone"): the shape of a
+     * product's or a project's name, not a place's; "McAllen", "MacArthur", "DeKalb" and "LaGrange" keep the cue.
+     */
+    private static boolean productShaped(Mention m) {
+        if (m.firstToken != m.lastToken) {
+            return false;
+        }
+        String w = m.text;
+        for (int i = 1; i < w.length(); i++) {
+            if (Character.isUpperCase(w.charAt(i)) && Character.isLowerCase(w.charAt(i - 1))) {
+                String prefix = w.substring(0, i);
+                return !PLACE_PREFIXES.contains(prefix);
+            }
+        }
+        return false;
+    }
+
+    /** Prefixes of place and family names that are written with a capital after them. */
+    private static final Set<String> PLACE_PREFIXES = Set.of("Mc", "Mac", "De", "La", "Le", "Di", "Du", "Van", "Von");
+
     private EntityType cueType(Mention m) {
         List<Token> tokens = state.sentences.get(m.sentence).tokens();
         for (int t = m.firstToken; t <= m.lastToken; t++) {
@@ -164,7 +199,10 @@ final class EntityTyper {
         if (m.firstToken > 0) {
             Token before = tokens.get(m.firstToken - 1);
             String b = lower(before);
-            if (before.is("ADP") && (b.equals("in") || b.equals("near") || b.equals("at"))) {
+            if (before.is("ADP")
+                    && (b.equals("in") || b.equals("near") || b.equals("at"))
+                    && !modifiesANoun(tokens, m.lastToken)
+                    && !productShaped(m)) {
                 return EntityType.PLACE;
             }
         }

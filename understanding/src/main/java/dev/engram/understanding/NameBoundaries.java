@@ -104,6 +104,9 @@ final class NameBoundaries {
         if (t.is("PUNCT") || t.text().equals("'s")) {
             return false;
         }
+        if (t.is("PRON") && previous.endsWith(".")) {
+            return false; // "in the U.S. She moved": a sentence the sentence model did not end
+        }
         if (i >= 2 && gluedHyphen(tokens, i - 1)) {
             return true; // checked with the hyphen
         }

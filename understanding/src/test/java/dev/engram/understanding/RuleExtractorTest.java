@@ -430,6 +430,39 @@ class RuleExtractorTest {
         assertThat(x.memory()).isEqualTo("nothing here is a name, and nobody did anything to anyone.");
     }
 
+    @Test
+    void aSentencesLastWordLeavesItsPeriodUnlessItIsAnAbbreviation() {
+        assertThat(names(extract("Kafka Streams", "Kafka Streams keeps its state in RocksDB.")))
+                .contains("RocksDB")
+                .doesNotContain("RocksDB.");
+        assertThat(names(extract("", "Alice Smith worked for Acme Inc. Bob Jones lived in the U.S.")))
+                .contains("Acme Inc.", "U.S.");
+    }
+
+    @Test
+    void aPrepositionPlacesNeitherAProductShapedNameNorANounsModifier() {
+        Extraction x = extract(
+                "Kafka",
+                "Each store writes its files in RocksDB. In KRaft mode, brokers need no quorum. "
+                        + "Maria Lopez was born in McAllen, Texas.");
+
+        assertThat(x.entities())
+                .extracting(Extraction.Entity::name, Extraction.Entity::type)
+                .contains(tuple("McAllen", EntityType.PLACE), tuple("Texas", EntityType.PLACE))
+                .doesNotContain(tuple("RocksDB", EntityType.PLACE), tuple("KRaft", EntityType.PLACE));
+    }
+
+    @Test
+    void aPronounAfterAPeriodStartsNoNameWhereTheSentenceModelDidNotEndTheSentence() {
+        assertThat(names(extract("", "She lived in the U.S. She moved to Paris in 1990.")))
+                .contains("Paris")
+                .noneMatch(n -> n.endsWith(" She"));
+    }
+
+    private static List<String> names(Extraction x) {
+        return x.entities().stream().map(Extraction.Entity::name).toList();
+    }
+
     private static List<String> concat(String name, List<String> aliases) {
         return Stream.concat(Stream.of(name), aliases.stream()).toList();
     }

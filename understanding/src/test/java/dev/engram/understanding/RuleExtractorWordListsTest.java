@@ -161,6 +161,6 @@ class RuleExtractorWordListsTest {
      */
     @Test
     void theExtractorIdNamesTheRulesVersion() {
-        assertThat(RuleExtractor.ID).isEqualTo("embedded-rules/12");
+        assertThat(RuleExtractor.ID).isEqualTo("embedded-rules/13");
     }
 }
