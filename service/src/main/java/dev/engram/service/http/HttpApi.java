@@ -163,6 +163,7 @@ public final class HttpApi implements AutoCloseable {
     private final RequestSlots inFlight;
     private final Semaphore bodyBytes = new Semaphore(BODY_BUDGET_BYTES);
     private final Meters meters;
+    private volatile Duration idleTimeout = IDLE_TIMEOUT;
 
     /**
      * @param keys the API keys requests must carry, or null to serve without authentication
@@ -266,9 +267,18 @@ public final class HttpApi implements AutoCloseable {
             });
         });
         app.start();
+        idleTimeout(IDLE_TIMEOUT);
+    }
+
+    /**
+     * How long a connection may send nothing, its request's body included, before it is closed (a stalled body gets a
+     * 408); a handler still answering is not cut off. {@link #IDLE_TIMEOUT} unless a test shortens it.
+     */
+    void idleTimeout(Duration timeout) {
+        idleTimeout = timeout;
         for (var c : app.jettyServer().server().getConnectors()) {
             if (c instanceof ServerConnector connector) {
-                connector.setIdleTimeout(IDLE_TIMEOUT.toMillis());
+                connector.setIdleTimeout(timeout.toMillis());
             }
         }
     }
@@ -485,7 +495,7 @@ public final class HttpApi implements AutoCloseable {
                 throw new ApiException(
                         408,
                         "request_timeout",
-                        "the request body stopped arriving for " + IDLE_TIMEOUT.toSeconds() + " s");
+                        "the request body stopped arriving for " + idleTimeout.toMillis() + " ms");
             }
             throw ApiException.badRequest("the request body could not be read: " + e.getMessage());
         }

@@ -27,6 +27,7 @@ import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -383,6 +384,49 @@ class HttpApiTest {
             socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
             socket.getOutputStream().flush();
             return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
+     * A body that stops arriving is answered 408 once the connection is idle for the timeout, and the request slot it
+     * held is given back (the instance has one); a handler that takes longer than the timeout to answer is not cut
+     * off, since the connection is not idle while its request is being served.
+     */
+    @Test
+    void aStalledBodyIsA408ButASlowHandlerIsAnswered() throws Exception {
+        HttpApi.Route echo = new HttpApi.Route(
+                "POST",
+                "/echo",
+                ApiKeys.Role.READ,
+                false,
+                null,
+                r -> HttpApi.Reply.ok(Map.of("ok", true)),
+                1 << 20,
+                true);
+        HttpApi.Route slow = new HttpApi.Route("GET", "/slow", ApiKeys.Role.READ, false, null, r -> {
+            try {
+                Thread.sleep(1_500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return HttpApi.Reply.ok(Map.of("ok", true));
+        });
+        try (HttpApi one = keyless(1, echo, slow)) {
+            one.idleTimeout(Duration.ofMillis(500));
+            String stalled = raw(
+                    one.port(),
+                    "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                            + "Content-Length: 100\r\nConnection: close\r\n\r\n{\"a\": 1,");
+            assertThat(stalled).startsWith("HTTP/1.1 408").contains("\"request_timeout\"");
+
+            assertThat(ItSupport.get("http://127.0.0.1:" + one.port() + "/slow").status())
+                    .isEqualTo(200);
+            // after the slow one, the slot is free again: a whole body is read and answered
+            assertThat(raw(
+                            one.port(),
+                            "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                                    + "Content-Length: 8\r\nConnection: close\r\n\r\n{\"a\": 1}"))
+                    .startsWith("HTTP/1.1 200");
         }
     }
 
