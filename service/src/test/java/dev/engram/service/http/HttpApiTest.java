@@ -718,37 +718,30 @@ class HttpApiTest {
                         .filter(r -> r.template().equals("/v1/namespaces/{ns}/consistency"))
                         .findFirst()
                         .orElseThrow();
-        HttpApi.Request asReader = new HttpApi.Request(
-                "GET",
-                Map.of("ns", "ns"),
-                Map.of("full", List.of("true")),
-                new byte[0],
-                keys.authenticate("ns-reader").orElseThrow(),
-                "ns-reader");
+        HttpApi.Request asReader = consistencyRequest(keys, "ns-reader", "true");
         assertThatThrownBy(() -> route.handler().handle(asReader))
                 .isInstanceOfSatisfying(
                         ApiException.class, e -> assertThat(e.status()).isEqualTo(403));
-        HttpApi.Request badFlag = new HttpApi.Request(
-                "GET",
-                Map.of("ns", "ns"),
-                Map.of("full", List.of("yes")),
-                new byte[0],
-                keys.authenticate("root-key").orElseThrow(),
-                "root-key");
+        HttpApi.Request badFlag = consistencyRequest(keys, "root-key", "yes");
         assertThatThrownBy(() -> route.handler().handle(badFlag))
                 .isInstanceOfSatisfying(
                         ApiException.class, e -> assertThat(e.status()).isEqualTo(400));
-        HttpApi.Request asAdmin = new HttpApi.Request(
-                "GET",
-                Map.of("ns", "ns"),
-                Map.of("full", List.of("true")),
-                new byte[0],
-                keys.authenticate("root-key").orElseThrow(),
-                "root-key");
+        HttpApi.Request asAdmin = consistencyRequest(keys, "root-key", "true");
         // past the role check: this instance has no mirror to compare with
         assertThatThrownBy(() -> route.handler().handle(asAdmin))
                 .isInstanceOfSatisfying(
                         QueryException.class, e -> assertThat(e.kind()).isEqualTo(QueryException.Kind.NOT_CONFIGURED));
+    }
+
+    /** A consistency check of namespace "ns" with {@code full} as given, by the holder of {@code key}. */
+    private static HttpApi.Request consistencyRequest(ApiKeys keys, String key, String full) {
+        return new HttpApi.Request(
+                "GET",
+                Map.of("ns", "ns"),
+                Map.of("full", List.of(full)),
+                new byte[0],
+                keys.authenticate(key).orElseThrow(),
+                key);
     }
 
     /** A parameter given twice is a 400; counts are ASCII digits, without a sign or the digits of other scripts. */
