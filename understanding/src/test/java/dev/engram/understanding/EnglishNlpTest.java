@@ -38,6 +38,31 @@ class EnglishNlpTest {
         assertThat(alone).hasSize(2);
     }
 
+    /** The tokens {@link EnglishNlp#finalPeriodApart} makes of a sentence whose last token is {@code last}. */
+    private static List<String> lastTokens(String sentence, String last) {
+        int at = sentence.length() - last.length();
+        Span[] spans = EnglishNlp.finalPeriodApart(
+                sentence, new Span[] {new Span(0, at - 1), new Span(at, sentence.length())});
+        List<String> out = new ArrayList<>();
+        for (int i = 1; i < spans.length; i++) {
+            out.add(sentence.substring(spans[i].getStart(), spans[i].getEnd()));
+        }
+        return out;
+    }
+
+    @Test
+    void aLastWordLeavesItsPeriodUnlessAnAbbreviationInitialOrDottedWordNeedsIt() {
+        assertThat(lastTokens("stored in RocksDB.", "RocksDB.")).containsExactly("RocksDB", ".");
+        assertThat(lastTokens("runs KRaft v2.", "v2.")).containsExactly("v2", ".");
+        assertThat(lastTokens("worked for Acme Inc.", "Inc.")).containsExactly("Inc.");
+        assertThat(lastTokens("lived in the U.S.", "U.S.")).containsExactly("U.S.");
+        assertThat(lastTokens("and so on, e.g.", "e.g.")).containsExactly("e.g.");
+        assertThat(lastTokens("Iain M.", "M.")).containsExactly("M.");
+        assertThat(lastTokens("it trailed off ...", "...")).containsExactly("...");
+        assertThat(lastTokens("a quote \u201cdone\u201d.", "\u201d.")).containsExactly("\u201d.");
+        assertThat(EnglishNlp.finalPeriodApart("", new Span[0])).isEmpty();
+    }
+
     private static List<String> sentences(String text, Span... detected) {
         return EnglishNlp.joinAbbreviations(text, detected).stream()
                 .map(s -> text.substring(s.getStart(), s.getEnd()))
