@@ -13,6 +13,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
+import javax.management.JMException;
+import javax.management.ObjectName;
 
 /**
  * What the benchmark's process holds and does at a namespace size: its heap after a collection, its resident memory
@@ -90,6 +92,7 @@ final class ProcessFootprint {
                 .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
                 .forEach(e -> stores.put(e.getKey(), e.getValue() / 1e6));
         m.put("state_mb_by_store", stores);
+        m.put("heap_top_classes_mb", heapTopClasses(12));
         System.err.printf(
                 Locale.ROOT,
                 "%d passages: heap %.0f MB, RSS %.0f MB, state %.0f MB (by store: %s)%n",
@@ -101,7 +104,38 @@ final class ProcessFootprint {
         return m;
     }
 
-    /** The store a file of the state directory belongs to: the directory under {@code rocksdb}, else its top one. */
+    /**
+     * The classes whose live instances hold the most heap, in MB, largest first: the JVM's class histogram (which
+     * collects first), empty where the JVM has no such diagnostic command.
+     */
+    static Map<String, Double> heapTopClasses(int top) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        String histogram;
+        try {
+            histogram = (String) ManagementFactory.getPlatformMBeanServer()
+                    .invoke(
+                            new ObjectName("com.sun.management:type=DiagnosticCommand"),
+                            "gcClassHistogram",
+                            new Object[] {new String[0]},
+                            new String[] {String[].class.getName()});
+        } catch (JMException | RuntimeException e) {
+            return out;
+        }
+        // lines as "   1:   123456   78901234  [F (java.base@21)"; the header and the total line do not parse
+        for (String line : histogram.split("\n")) {
+            String[] cols = line.strip().split("\\s+");
+            if (out.size() >= top || cols.length < 4 || !cols[0].endsWith(":")) {
+                continue;
+            }
+            try {
+                out.put(cols[3], Long.parseLong(cols[2]) / 1e6);
+            } catch (NumberFormatException notARow) {
+                // a header line
+            }
+        }
+        return out;
+    }
+
     /**
      * This process's memory figures from {@code /proc/self/status} in bytes ({@code VmRSS}, {@code RssAnon},
      * {@code RssFile}, ...): empty where there is no such file.
@@ -126,6 +160,7 @@ final class ProcessFootprint {
         return out;
     }
 
+    /** The store a file of the state directory belongs to: the directory under {@code rocksdb}, else its top one. */
     static String storeOf(Path relative) {
         for (int i = 0; i + 1 < relative.getNameCount() - 1; i++) {
             if (relative.getName(i).toString().equals("rocksdb")) {

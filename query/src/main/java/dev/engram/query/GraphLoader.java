@@ -112,6 +112,8 @@ public final class GraphLoader implements AutoCloseable {
      * @param buildShare while a namespace is written, rebuilding its snapshot takes at most about this share of one
      *     core: a snapshot that took {@code b} to build serves for at least {@code b × (1 − share) / share} (1: no
      *     bound beyond {@code maxStaleness})
+     * @param compactBytes a namespace's snapshot vectors (kept off the heap, in an arena: see {@code VectorArena}) are
+     *     copied into a new arena once most of them are no longer used and they take at least this many bytes
      */
     public record Settings(
             long maxStalenessMillis,
@@ -120,35 +122,72 @@ public final class GraphLoader implements AutoCloseable {
             long budgetBytes,
             Duration idle,
             String embedder,
-            double buildShare) {
+            double buildShare,
+            long compactBytes) {
+
+        /** The default of {@code compactBytes}: a namespace's vectors are not compacted below 16 MiB. */
+        public static final long COMPACT_BYTES = 16L << 20;
 
         public Settings {
             if (!(buildShare > 0 && buildShare <= 1)) {
                 throw new IllegalArgumentException("buildShare must be in (0, 1]: " + buildShare);
             }
             Objects.requireNonNull(idle, "idle");
+            if (compactBytes < 0) {
+                throw new IllegalArgumentException("compactBytes must not be negative: " + compactBytes);
+            }
         }
 
         /** Snapshots in memory, without a budget, an idle time, an embedder to match or a bound on build time. */
         public static Settings of(long maxStalenessMillis, long inlineBuildMillis) {
             return new Settings(
-                    maxStalenessMillis, inlineBuildMillis, null, Long.MAX_VALUE, Duration.ofDays(365), null, 1.0);
+                    maxStalenessMillis,
+                    inlineBuildMillis,
+                    null,
+                    Long.MAX_VALUE,
+                    Duration.ofDays(365),
+                    null,
+                    1.0,
+                    COMPACT_BYTES);
         }
 
         public Settings withIndexDir(Path dir) {
-            return new Settings(maxStalenessMillis, inlineBuildMillis, dir, budgetBytes, idle, embedder, buildShare);
+            return new Settings(
+                    maxStalenessMillis, inlineBuildMillis, dir, budgetBytes, idle, embedder, buildShare, compactBytes);
         }
 
         public Settings withBudget(long bytes, Duration idleTime) {
-            return new Settings(maxStalenessMillis, inlineBuildMillis, indexDir, bytes, idleTime, embedder, buildShare);
+            return new Settings(
+                    maxStalenessMillis,
+                    inlineBuildMillis,
+                    indexDir,
+                    bytes,
+                    idleTime,
+                    embedder,
+                    buildShare,
+                    compactBytes);
         }
 
         public Settings withEmbedder(String model) {
-            return new Settings(maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, model, buildShare);
+            return new Settings(
+                    maxStalenessMillis,
+                    inlineBuildMillis,
+                    indexDir,
+                    budgetBytes,
+                    idle,
+                    model,
+                    buildShare,
+                    compactBytes);
         }
 
         public Settings withBuildShare(double share) {
-            return new Settings(maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, embedder, share);
+            return new Settings(
+                    maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, embedder, share, compactBytes);
+        }
+
+        public Settings withCompaction(long bytes) {
+            return new Settings(
+                    maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, embedder, buildShare, bytes);
         }
     }
 
@@ -166,7 +205,8 @@ public final class GraphLoader implements AutoCloseable {
         this.maxStalenessNanos = settings.maxStalenessMillis() * 1_000_000L;
         this.inlineBuildNanos = settings.inlineBuildMillis() * 1_000_000L;
         this.vectors = new VectorIndexes(settings.indexDir(), search, meters);
-        this.assembler = new SnapshotAssembler(settings.embedder(), vectors, meters, () -> closed);
+        this.assembler =
+                new SnapshotAssembler(settings.embedder(), settings.compactBytes(), vectors, meters, () -> closed);
         meters.vectorIndexWaiting(this, GraphLoader::waitingVectors);
     }
 

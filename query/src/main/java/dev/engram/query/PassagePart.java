@@ -1,6 +1,7 @@
 package dev.engram.query;
 
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.VectorArena;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
@@ -8,11 +9,15 @@ import dev.engram.stores.StoredPassage;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 
 /**
  * What a query snapshot takes from one passage, decoded from the stores: the passage, its vectors, and what was
  * extracted from it with names already normalized. A namespace's snapshots keep the parts of unchanged passages from
  * one build to the next (see {@link GraphLoader}), so a build reads from the stores only what changed since the last.
+ *
+ * <p>Its vectors are handles into the namespace's {@link VectorArena}, not values: a namespace of 100k passages has
+ * some millions of vectors, which stay out of the heap.
  *
  * <p>Entities are referred to by surface id and facts and relations by normalized name: which resolved entity a
  * surface belongs to can change without the passage changing (a merge), so that is looked up at each build.
@@ -21,11 +26,12 @@ import java.util.function.Function;
  * @param embedder the model that embedded the passage (null: not known)
  * @param passage the passage; null (and no vectors, mentions or facts) for one embedded by another model than the
  *     query's, which snapshots leave out
- * @param extraBytes about how much heap the part holds beyond what a snapshot of it holds too: the vectors of mentions
- *     whose entity gets its vector from another passage (counted all, as which ones is known only at the build), names
- *     and keys
+ * @param vector the handle of the passage's vector
+ * @param extraBytes about how much heap the part holds beyond what a snapshot of it holds too: names, keys and
+ *     handles
  * @param mentions the passage's mentions that are linked to a surface entity, in the order extracted
- * @param questions the vectors of its utility questions; null when the passage has no embeddings beside its own
+ * @param questions the handles of its utility questions' vectors; null when the passage has no embeddings beside its
+ *     own
  * @param questionKeys the keys of those vectors in the vector index ({@link MemoryGraph#questionKey}), made once and
  *     kept with the part
  * @param facts its facts with their vectors; empty when the passage has no embeddings beside its own
@@ -36,10 +42,10 @@ record PassagePart(
         long version,
         String embedder,
         MemoryGraph.Passage passage,
-        float[] vector,
+        long vector,
         List<Mention> mentions,
         List<Relation> relations,
-        List<float[]> questions,
+        long[] questions,
         List<String> questionKeys,
         List<Fact> facts,
         long extraBytes,
@@ -47,31 +53,32 @@ record PassagePart(
         long time) {
 
     /**
-     * A mention of a surface entity: its name and type as extracted, its "name: description" vector (null when the
-     * passage has none), and the normalized name and aliases the passage's facts and relations may name it by.
+     * A mention of a surface entity: its name and type as extracted, the handle of its "name: description" vector
+     * ({@link VectorArena#NONE} when the passage has none), and the normalized name and aliases the passage's facts and
+     * relations may name it by.
      */
-    record Mention(String surfaceId, String name, EntityType type, float[] vector, List<String> keys) {}
+    record Mention(String surfaceId, String name, EntityType type, long vector, List<String> keys) {}
 
     /** A relation among entities, by the normalized names of its members. */
     record Relation(String text, List<String> memberKeys) {}
 
     /** A fact, its head and tail by normalized name, and the key of its vector ({@link MemoryGraph#factKey}). */
     record Fact(
-            String text,
-            String relation,
-            String headKey,
-            String tailKey,
-            double confidence,
-            float[] vector,
-            String key) {}
+            String text, String relation, String headKey, String tailKey, double confidence, long vector, String key) {}
 
     /**
-     * The part of a stored passage, its own vector and its other embeddings (null when it has none).
+     * The part of a stored passage, its own vector and its other embeddings (null when it has none), whose values are
+     * appended to {@code arena}.
      *
      * @param normalize a name's normalized form (the build's cache of {@code EntityNames::normalize})
      */
     static PassagePart of(
-            long version, StoredPassage p, float[] vector, Embeddings emb, Function<String, String> normalize) {
+            long version,
+            StoredPassage p,
+            float[] vector,
+            Embeddings emb,
+            Function<String, String> normalize,
+            VectorArena arena) {
         Extraction x = p.extraction();
         List<String> surfaceIds = p.surfaceIdsByMention();
         List<Mention> mentions = new ArrayList<>();
@@ -85,7 +92,8 @@ record PassagePart(
             e.aliases().forEach(a -> keys.add(normalize.apply(a)));
             float[] entityVector =
                     emb != null && i < emb.entities().size() ? emb.entities().get(i) : null;
-            mentions.add(new Mention(surfaceIds.get(i), e.name(), e.type(), entityVector, List.copyOf(keys)));
+            mentions.add(
+                    new Mention(surfaceIds.get(i), e.name(), e.type(), arena.add(entityVector), List.copyOf(keys)));
         }
         List<Relation> relations = new ArrayList<>(x.relations().size());
         for (Extraction.Relation r : x.relations()) {
@@ -103,7 +111,7 @@ record PassagePart(
                         normalize.apply(fact.head()),
                         normalize.apply(fact.tail()),
                         fact.confidence(),
-                        emb.facts().get(f),
+                        arena.add(emb.facts().get(f)),
                         MemoryGraph.factKey(p.passageId(), f + 1)));
             }
         }
@@ -113,10 +121,10 @@ record PassagePart(
                 version,
                 p.embedder(),
                 passage,
-                vector,
+                arena.add(vector),
                 List.copyOf(mentions),
                 List.copyOf(relations),
-                emb == null ? null : List.copyOf(emb.questions()),
+                emb == null ? null : added(emb.questions(), arena),
                 emb == null ? null : questionKeys(p.passageId(), emb.questions().size()),
                 List.copyOf(facts),
                 extraBytes(mentions, relations, facts),
@@ -130,7 +138,82 @@ record PassagePart(
      */
     static PassagePart otherModel(long version, String embedder) {
         return new PassagePart(
-                version, embedder, null, null, List.of(), List.of(), null, null, List.of(), 96, null, Long.MIN_VALUE);
+                version,
+                embedder,
+                null,
+                VectorArena.NONE,
+                List.of(),
+                List.of(),
+                null,
+                null,
+                List.of(),
+                96,
+                null,
+                Long.MIN_VALUE);
+    }
+
+    private static long[] added(List<float[]> vectors, VectorArena arena) {
+        long[] handles = new long[vectors.size()];
+        for (int i = 0; i < handles.length; i++) {
+            handles[i] = arena.add(vectors.get(i));
+        }
+        return handles;
+    }
+
+    /** Counts this part's vectors as no longer used in {@code arena}: the passage changed or went. */
+    void retire(VectorArena arena) {
+        forEachHandle(arena::retire);
+    }
+
+    private void forEachHandle(LongConsumer each) {
+        each.accept(vector);
+        mentions.forEach(m -> each.accept(m.vector()));
+        if (questions != null) {
+            for (long q : questions) {
+                each.accept(q);
+            }
+        }
+        facts.forEach(f -> each.accept(f.vector()));
+    }
+
+    /** This part with its vectors copied from {@code from} into {@code to}: what a compaction of the arena keeps. */
+    PassagePart movedTo(VectorArena from, VectorArena to) {
+        if (passage == null) {
+            return this;
+        }
+        List<Mention> ms = mentions.stream()
+                .map(m -> new Mention(m.surfaceId(), m.name(), m.type(), to.add(from.get(m.vector())), m.keys()))
+                .toList();
+        long[] qs = null;
+        if (questions != null) {
+            qs = new long[questions.length];
+            for (int i = 0; i < qs.length; i++) {
+                qs[i] = to.add(from.get(questions[i]));
+            }
+        }
+        List<Fact> fs = facts.stream()
+                .map(f -> new Fact(
+                        f.text(),
+                        f.relation(),
+                        f.headKey(),
+                        f.tailKey(),
+                        f.confidence(),
+                        to.add(from.get(f.vector())),
+                        f.key()))
+                .toList();
+        return new PassagePart(
+                version,
+                embedder,
+                passage,
+                to.add(from.get(vector)),
+                ms,
+                relations,
+                qs,
+                questionKeys,
+                fs,
+                extraBytes,
+                session,
+                time);
     }
 
     private static List<String> questionKeys(String passageId, int count) {
@@ -144,9 +227,7 @@ record PassagePart(
     private static long extraBytes(List<Mention> mentions, List<Relation> relations, List<Fact> facts) {
         long bytes = 96;
         for (Mention m : mentions) {
-            bytes += 64
-                    + (m.vector() == null ? 0 : 16 + 4L * m.vector().length)
-                    + 2L * m.name().length();
+            bytes += 72 + 2L * m.name().length();
             for (String k : m.keys()) {
                 bytes += 40 + 2L * k.length();
             }
@@ -155,7 +236,7 @@ record PassagePart(
             bytes += 48 + 2L * r.text().length() + 48L * r.memberKeys().size();
         }
         for (Fact f : facts) {
-            bytes += 64 + 2L * (f.headKey().length() + f.tailKey().length());
+            bytes += 72 + 2L * (f.headKey().length() + f.tailKey().length());
         }
         return bytes;
     }

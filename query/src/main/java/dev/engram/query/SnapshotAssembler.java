@@ -4,18 +4,21 @@ import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.TermCache;
+import dev.engram.retrieval.VectorArena;
 import dev.engram.retrieval.VectorIndexer;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -42,16 +45,39 @@ final class SnapshotAssembler {
     /** Moves on each time kept parts are forgotten: a build that began before keeps nothing of what it read. */
     private final AtomicLong keptEpoch = new AtomicLong();
 
+    /**
+     * The share of an arena's values no longer used (their passages changed or went) past which a build copies the
+     * used ones into a new arena, so that a namespace written for long holds about twice its vectors at most.
+     */
+    private static final double COMPACT_GARBAGE = 0.5;
+
     private final Meters meters;
     private final VectorIndexes vectors;
+    /** A new, empty arena for a namespace's vectors. */
+    private final Function<String, VectorArena> arenaFactory;
     /** Whether the loader is closing: a build then keeps nothing, and its snapshot's vectors are searched exactly. */
     private final BooleanSupplier closed;
     /** The model of the query embedder; passages embedded by another are left out of snapshots (null: none are). */
     private final String embedder;
+    /**
+     * Per namespace, the arena its kept parts' vectors are in. Changed only by a build or a drop, under the
+     * namespace's lock: an arena forgotten with its parts is closed by the next build, which starts a new one.
+     */
+    private final Map<String, VectorArena> arenas = new ConcurrentHashMap<>();
+
+    /** Per namespace, the last arena whose spill to the heap was logged. */
+    private final Map<String, VectorArena> spilledLogged = new ConcurrentHashMap<>();
+
     /** Per namespace, how many passages of another model its last snapshot left out, as last logged. */
     private final Map<String, Long> otherModelLogged = new ConcurrentHashMap<>();
 
-    SnapshotAssembler(String embedder, VectorIndexes vectors, Meters meters, BooleanSupplier closed) {
+    /** Arenas of fewer values than this are not compacted: there is little to win. */
+    private final long compactFloats;
+
+    SnapshotAssembler(
+            String embedder, long compactBytes, VectorIndexes vectors, Meters meters, BooleanSupplier closed) {
+        this.compactFloats = compactBytes / Float.BYTES;
+        this.arenaFactory = vectors::newArena;
         this.embedder = embedder;
         this.vectors = vectors;
         this.meters = meters;
@@ -69,14 +95,25 @@ final class SnapshotAssembler {
         parts.keySet().removeIf(which);
     }
 
-    /** Drops the parts kept for a namespace: its next build reads it whole. */
+    /**
+     * Drops the parts kept for a namespace, and their arena: its next build reads it whole. Under the namespace's
+     * lock; a snapshot still served goes on reading the arena's values until it is let go of.
+     */
     void drop(String ns) {
         parts.remove(ns);
+        spilledLogged.remove(ns);
+        VectorArena arena = arenas.remove(ns);
+        if (arena != null) {
+            arena.close();
+        }
     }
 
-    /** Drops the parts kept for every namespace. */
+    /** Drops the parts kept for every namespace, and their arenas. */
     void dropAll() {
         parts.clear();
+        for (String ns : Set.copyOf(arenas.keySet())) {
+            drop(ns);
+        }
     }
 
     /** Heap the parts kept for a namespace hold beyond its snapshot, about (0: none are kept). */
@@ -90,7 +127,8 @@ final class SnapshotAssembler {
      * passages store), its surface entities, and the version they hold memory at. Only the build of the namespace,
      * under its lock, reads and changes them; a build that fails drops them.
      */
-    private record Parts(long version, TreeMap<String, Kept> byId, Surfaces surfaces, TermCache terms) {}
+    private record Parts(
+            long version, TreeMap<String, Kept> byId, Surfaces surfaces, TermCache terms, VectorArena arena) {}
 
     /**
      * A passage's part, and the slot of each of its mentions' surfaces (in the order of its mentions): what a build
@@ -126,6 +164,8 @@ final class SnapshotAssembler {
         MemoryReader.Changed changed = last == null
                 ? null
                 : memory.changed(ns, last.version(), version).orElse(null);
+        // a whole read starts a new arena; the one it replaces is closed once the build is done
+        VectorArena arena = changed != null ? last.arena() : arenaFactory.apply(ns);
         // names repeat across passages: normalize each once per build
         Map<String, String> normalized = new HashMap<>();
         Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
@@ -136,9 +176,12 @@ final class SnapshotAssembler {
                 // what is read is at least as new as the log says: a write under way is read again at the next build
                 Surfaces surfaces = last.surfaces();
                 for (String id : changed.passages()) {
-                    last.byId().remove(id);
+                    Kept gone = last.byId().remove(id);
+                    if (gone != null) {
+                        gone.part().retire(arena);
+                    }
                     PassagePart part = memory.passage(ns, id)
-                            .map(p -> read(ns, p, version, memory, normalize))
+                            .map(p -> read(ns, p, version, memory, normalize, arena))
                             .orElse(null);
                     if (part != null) {
                         last.byId().put(id, Kept.of(part, surfaces));
@@ -146,29 +189,43 @@ final class SnapshotAssembler {
                     }
                 }
                 surfaces.update(ns, changed.surfaces(), memory);
-                next = new Parts(version, last.byId(), surfaces, last.terms());
+                next = compacted(ns, new Parts(version, last.byId(), surfaces, last.terms(), arena));
             } else {
                 TreeMap<String, Kept> byId = new TreeMap<>();
                 Surfaces surfaces = Surfaces.read(ns, memory);
                 long[] whole = {0};
                 memory.forEachPassage(ns, p -> {
-                    PassagePart part = read(ns, p, version, memory, normalize);
+                    PassagePart part = read(ns, p, version, memory, normalize, arena);
                     if (part != null) {
                         byId.put(p.passageId(), Kept.of(part, surfaces));
                         whole[0] += part.passage() == null ? 0 : 1;
                     }
                 });
                 read = whole[0];
-                next = new Parts(version, byId, surfaces, last == null ? new TermCache() : last.terms());
+                next = new Parts(version, byId, surfaces, last == null ? new TermCache() : last.terms(), arena);
             }
         } catch (RuntimeException e) {
             parts.remove(ns); // changed part of the way: not to be trusted
+            if (changed == null) {
+                arena.close();
+            }
             throw e;
+        }
+        VectorArena previous = arenas.put(ns, next.arena());
+        if (previous != null && previous != next.arena()) {
+            previous.close(); // the snapshot still served reads on from its mapped pages until it is let go of
+        }
+        IOException spilled = next.arena().spilled();
+        if (spilled != null && spilledLogged.put(ns, next.arena()) != next.arena()) {
+            LOG.warn(
+                    "namespace {}: the file of its snapshot vectors could not grow, new ones are kept in the heap: {}",
+                    ns,
+                    spilled.toString());
         }
         List<Kept> ordered = new ArrayList<>(next.byId().values());
         MemoryGraph g;
         try {
-            g = assemble(ns, version, ordered, next.terms(), memory);
+            g = assemble(ns, version, ordered, next.terms(), next.arena(), memory);
         } catch (RuntimeException e) {
             parts.remove(ns);
             throw e;
@@ -185,6 +242,29 @@ final class SnapshotAssembler {
         return g;
     }
 
+    /**
+     * The kept parts, with their vectors copied into a new arena when most of their arena's values are no longer used;
+     * the old arena is closed by the caller once the new one is in place.
+     */
+    private Parts compacted(String ns, Parts kept) {
+        VectorArena from = kept.arena();
+        if (from.floats() < compactFloats || from.garbage() < COMPACT_GARBAGE) {
+            return kept;
+        }
+        VectorArena to = arenaFactory.apply(ns);
+        try {
+            for (Map.Entry<String, Kept> e : kept.byId().entrySet()) {
+                e.setValue(new Kept(
+                        e.getValue().part().movedTo(from, to), e.getValue().slots()));
+            }
+        } catch (RuntimeException e) {
+            to.close();
+            throw e;
+        }
+        LOG.debug("namespace {}: vectors compacted, {} of {} values kept", ns, to.floats(), from.floats());
+        return new Parts(kept.version(), kept.byId(), kept.surfaces(), kept.terms(), to);
+    }
+
     /** Heap the kept parts of a namespace hold beyond its snapshot, about. */
     private static long extraBytes(Parts kept) {
         long extra = 160L * kept.surfaces().size() + kept.terms().bytes();
@@ -199,7 +279,12 @@ final class SnapshotAssembler {
      * passage another model embedded is left out of snapshots: its part holds only its version and model.
      */
     private PassagePart read(
-            String ns, StoredPassage p, long version, MemoryReader memory, Function<String, String> normalize) {
+            String ns,
+            StoredPassage p,
+            long version,
+            MemoryReader memory,
+            Function<String, String> normalize,
+            VectorArena arena) {
         if (otherModel(p.embedder())) {
             return PassagePart.otherModel(version, p.embedder());
         }
@@ -207,7 +292,7 @@ final class SnapshotAssembler {
         if (vector == null) {
             return null; // written between the two reads; the next snapshot has it
         }
-        return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize);
+        return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize, arena);
     }
 
     /** Whether vectors of {@code model} are not comparable with the query's (null: not known, taken as comparable). */
@@ -233,22 +318,27 @@ final class SnapshotAssembler {
     }
 
     /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
-    private MemoryGraph assemble(String ns, long version, List<Kept> ordered, TermCache terms, MemoryReader memory) {
+    private MemoryGraph assemble(
+            String ns, long version, List<Kept> ordered, TermCache terms, VectorArena arena, MemoryReader memory) {
         long build = builds.incrementAndGet();
         HnswVectors hnsw = vectors.of(ns);
-        MemoryGraph.Builder b = MemoryGraph.builder(version).terms(terms).indexer(batches -> {
-            if (closed.getAsBoolean()) {
-                return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
-            }
-            try {
-                return hnsw.index(batches);
-            } catch (RuntimeException e) {
-                meters.vectorIndexUnavailable();
-                // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
-                LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
-                return VectorIndexer.EXACT.index(batches);
-            }
-        });
+        MemoryGraph.Builder b = MemoryGraph.builder(version)
+                .arena(arena)
+                .terms(terms)
+                .indexer(batches -> {
+                    if (closed.getAsBoolean()) {
+                        return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
+                    }
+                    try {
+                        return hnsw.index(batches);
+                    } catch (RuntimeException e) {
+                        meters.vectorIndexUnavailable();
+                        // the index cannot be written (a full disk, a lock held elsewhere): search stays exact
+                        // meanwhile
+                        LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
+                        return VectorIndexer.EXACT.index(batches);
+                    }
+                });
         long otherModel = 0;
         for (Kept kept : ordered) {
             PassagePart part = kept.part();
@@ -275,7 +365,7 @@ final class SnapshotAssembler {
                 int entity = r.entity(b, build, m.type());
                 b.link(entity, index);
                 m.keys().forEach(k -> byName.putIfAbsent(k, entity));
-                if (m.vector() != null) {
+                if (m.vector() != VectorArena.NONE) {
                     b.entityVector(entity, m.vector());
                 }
             }

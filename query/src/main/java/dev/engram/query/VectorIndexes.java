@@ -2,12 +2,16 @@ package dev.engram.query;
 
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
+import dev.engram.retrieval.VectorArena;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +32,9 @@ final class VectorIndexes {
         return t;
     });
 
+    /** The folder of the arenas under the index directory; '@' is not allowed in a namespace's name. */
+    static final String ARENAS = "@arenas";
+
     private final Path indexDir;
     private final VectorSearch search;
     private final Meters meters;
@@ -40,6 +47,9 @@ final class VectorIndexes {
         this.indexDir = indexDir;
         this.search = search;
         this.meters = meters;
+        if (indexDir != null) {
+            clearArenas(indexDir.resolve(ARENAS));
+        }
     }
 
     /** Vectors the namespaces' latest snapshots scan beside their graphs while the background writes them. */
@@ -75,6 +85,22 @@ final class VectorIndexes {
                         }));
     }
 
+    /**
+     * A new, empty arena for a namespace's snapshot vectors: a file under the index directory (in a folder whose name
+     * no namespace can have), or the heap when indexes are kept in memory.
+     */
+    VectorArena newArena(String ns) {
+        if (indexDir == null) {
+            return VectorArena.onHeap();
+        }
+        try {
+            return VectorArena.mapped(indexDir.resolve(ARENAS), ns);
+        } catch (UncheckedIOException e) {
+            LOG.warn("namespace {}: no file for its snapshot vectors, they are kept in the heap: {}", ns, e.toString());
+            return VectorArena.onHeap();
+        }
+    }
+
     /** The namespaces whose vector indexes are open. */
     Set<String> open() {
         return Set.copyOf(vectors.keySet());
@@ -95,6 +121,20 @@ final class VectorIndexes {
     /** Closes every namespace's indexes. */
     void closeAll() {
         open().forEach(this::close);
+    }
+
+    /** Deletes what an earlier process left of its arenas: they are scratch, read again from the stores. */
+    private static void clearArenas(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.deleteIfExists(f);
+            }
+        } catch (IOException e) {
+            LOG.warn("could not clear the vector arenas of an earlier run in {}: {}", dir, e.toString());
+        }
     }
 
     /** Stops the writing thread: a write still running stops at its next vector when its index closes. */

@@ -71,7 +71,7 @@ final class Bridge {
         }
         List<float[]> probes = composed
                 ? cues.stream()
-                        .map(cue -> composed(q.vector(), g.entityVectors[cue]))
+                        .map(cue -> composed(q.vector(), g.entityVectors.get(cue)))
                         .toList()
                 : q.embedAll(cues.stream()
                         .map(cue -> q.text() + " " + g.entityNames.get(cue))

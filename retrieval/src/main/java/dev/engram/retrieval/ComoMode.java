@@ -265,9 +265,10 @@ final class ComoMode implements Retrieval.Mode {
     }
 
     private static float[] mean(MemoryGraph g, int[] passages) {
-        float[] out = new float[g.passageVectors[passages[0]].length];
+        float[] out = new float[g.passageVectors.length(passages[0])];
+        float[] v = new float[out.length];
         for (int p : passages) {
-            float[] v = g.passageVectors[p];
+            g.passageVectors.read(p, v);
             for (int i = 0; i < out.length; i++) {
                 out[i] += v[i];
             }

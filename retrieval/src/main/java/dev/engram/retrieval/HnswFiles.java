@@ -160,7 +160,7 @@ final class HnswFiles {
                         String id = doc.get(ID);
                         int cut = id.indexOf('\u0000');
                         KnownVectors.Entry entry = new KnownVectors.Entry(
-                                doc.getField(FINGERPRINT).numericValue().longValue(), null);
+                                doc.getField(FINGERPRINT).numericValue().longValue(), null, VectorArena.NONE);
                         if (loaded.computeIfAbsent(id.substring(0, cut), k -> new HashMap<>())
                                         .put(id.substring(cut + 1), entry)
                                 == null) {

@@ -31,7 +31,7 @@ final class HnswSearch implements VectorIndex {
     private final ServedReader served;
     private final String field;
     private final Map<String, Integer> positions;
-    private final float[][] vectors;
+    private final Vectors vectors;
     private final int efSearch;
     /** Positions of the vectors the graph does not hold (or holds with other values): scanned. */
     private final int[] tail;
@@ -50,7 +50,7 @@ final class HnswSearch implements VectorIndex {
             ServedReader served,
             String field,
             Map<String, Integer> positions,
-            float[][] vectors,
+            Vectors vectors,
             int efSearch,
             int[] tail,
             int staleCount,
@@ -203,12 +203,12 @@ final class HnswSearch implements VectorIndex {
             String id = ids.lookupOrd(ids.ordValue()).utf8ToString();
             Integer p = positions.get(id.substring(id.indexOf('\u0000') + 1));
             if (p != null && (stales == 0 || !inTail(p))) {
-                top.offer(p, Retrieval.dot(query, vectors[p])); // a changed vector is offered once, from the tail
+                top.offer(p, vectors.dot(p, query)); // a changed vector is offered once, from the tail
             }
         }
         if (!complete) {
             for (int p : tail) {
-                top.offer(p, Retrieval.dot(query, vectors[p]));
+                top.offer(p, vectors.dot(p, query));
             }
         }
         return top.drain();

@@ -421,7 +421,13 @@ public final class HnswVectors implements VectorIndexer, Closeable {
                     if (closed) {
                         return null; // what was written is committed at close and read back on open
                     }
-                    HnswFiles.write(w, b.kind(), b.keys().get(i), fp[i], field, b.vectors()[i]);
+                    HnswFiles.write(
+                            w,
+                            b.kind(),
+                            b.keys().get(i),
+                            fp[i],
+                            field,
+                            b.vectors().get(i));
                     wrote++;
                 }
             }

@@ -54,7 +54,7 @@ final class InContext {
         if (p < 0) {
             return 0;
         }
-        return known.computeIfAbsent(p, i -> Retrieval.dot(query, g.passageVectors[i]));
+        return known.computeIfAbsent(p, i -> g.passageVectors.dot(i, query));
     }
 
     /** Whether any passage of the snapshot has a neighbour (else reading in context changes nothing). */

@@ -30,7 +30,7 @@ final class InTime {
         }
         List<Retrieval.Scored> out = new ArrayList<>(to - from);
         for (int i = from; i < to; i++) {
-            out.add(new Retrieval.Scored(in[i], Retrieval.dot(query, g.passageVectors[in[i]])));
+            out.add(new Retrieval.Scored(in[i], g.passageVectors.dot(in[i], query)));
         }
         out.sort((a, b) -> a.score() != b.score()
                 ? Double.compare(b.score(), a.score())

@@ -25,11 +25,25 @@ final class KnownVectors {
     static final class Entry {
         final long fingerprint;
         long seen;
-        float[] vector;
+        /** The arena and handle last seen with these values (null arena: read back from disk). */
+        VectorArena arena;
 
-        Entry(long fingerprint, float[] vector) {
+        long handle;
+
+        Entry(long fingerprint, VectorArena arena, long handle) {
             this.fingerprint = fingerprint;
-            this.vector = vector;
+            this.arena = arena;
+            this.handle = handle;
+        }
+
+        /** Whether the batch's vector {@code i} is the one last seen: the same handle in the same arena. */
+        boolean sameAs(Vectors vectors, int i) {
+            return arena == vectors.arena() && handle == vectors.handle(i);
+        }
+
+        void seenAs(Vectors vectors, int i) {
+            arena = vectors.arena();
+            handle = vectors.handle(i);
         }
     }
 
@@ -119,27 +133,31 @@ final class KnownVectors {
         Map<VectorIndexer.Batch, boolean[]> usable = new HashMap<>();
         for (VectorIndexer.Batch b : batches) {
             int threshold = indexedKinds.contains(b.kind()) ? Math.max(1, minVectors / 2) : minVectors;
-            if (b.vectors().length < threshold) { // searched exactly whatever its vectors are: nothing to fingerprint
+            if (b.vectors().size() < threshold) { // searched exactly whatever its vectors are: nothing to fingerprint
                 out.put(b.kind(), VectorIndex.exact(b.vectors()));
                 continue;
             }
             int dim = uniformDimension(b.vectors());
             int count = 0;
-            long[] fp = new long[b.vectors().length];
+            long[] fp = new long[b.vectors().size()];
             boolean[] ok = new boolean[fp.length];
             Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
             Entry[] looked = new Entry[fp.length];
             found.byBatch().put(b, looked);
+            float[] v = new float[Math.max(0, dim)];
             for (int i = 0; i < ok.length; i++) {
-                float[] v = b.vectors()[i];
+                boolean present = b.vectors().has(i);
                 Entry entry =
-                        v == null || known.isEmpty() ? null : known.get(b.keys().get(i));
+                        !present || known.isEmpty() ? null : known.get(b.keys().get(i));
                 looked[i] = entry;
-                if (entry != null && entry.vector == v) {
-                    fp[i] = entry.fingerprint; // the array fingerprinted before (and finite, as it was indexed)
+                if (entry != null && entry.sameAs(b.vectors(), i)) {
+                    fp[i] = entry.fingerprint; // the vector fingerprinted before (and finite, as it was indexed)
                     ok[i] = true;
+                } else if (present && dim > 0) {
+                    b.vectors().read(i, v);
+                    ok[i] = fingerprint(v, fp, i); // a non-finite vector is never found
                 } else {
-                    ok[i] = v != null && fingerprint(v, fp, i); // a missing or non-finite vector is never found
+                    ok[i] = false; // missing, or of mixed widths (the kind is then scanned, not indexed)
                 }
                 count += ok[i] ? 1 : 0;
             }
@@ -187,7 +205,7 @@ final class KnownVectors {
                                 .add(b.keys().get(i));
                     }
                 } else {
-                    entry.vector = b.vectors()[i]; // the same values: the next plan knows them by this array
+                    entry.seenAs(b.vectors(), i); // the same values: the next plan knows them by this handle
                 }
                 if (entry != null) {
                     entry.seen = stamp;
@@ -231,7 +249,11 @@ final class KnownVectors {
             long[] fp = plan.prints().get(b);
             Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
             for (int i : e.getValue()) {
-                if (known.put(b.keys().get(i), new Entry(fp[i], b.vectors()[i])) == null) {
+                if (known.put(
+                                b.keys().get(i),
+                                new Entry(
+                                        fp[i], b.vectors().arena(), b.vectors().handle(i)))
+                        == null) {
                     size++;
                 }
             }
@@ -269,15 +291,15 @@ final class KnownVectors {
         generation++;
     }
 
-    private static int uniformDimension(float[][] vectors) {
+    private static int uniformDimension(Vectors vectors) {
         int dim = 0;
-        for (float[] v : vectors) {
-            if (v == null) {
+        for (int i = 0; i < vectors.size(); i++) {
+            if (!vectors.has(i)) {
                 continue;
             }
             if (dim == 0) {
-                dim = v.length;
-            } else if (v.length != dim) {
+                dim = vectors.length(i);
+            } else if (vectors.length(i) != dim) {
                 return -1;
             }
         }

@@ -45,7 +45,9 @@ public final class MemoryGraph {
 
     final long version;
     final List<Passage> passages;
-    final float[][] passageVectors;
+    /** The vectors' values live in the namespace's arena (a mapped file for a namespace on disk), not in the heap. */
+    final Vectors passageVectors;
+
     final List<String> entityIds;
     final List<String> entityNames;
     /** Each entity's type, as its extractor gave it (the first one seen for a resolved entity). */
@@ -59,10 +61,10 @@ public final class MemoryGraph {
     /** Relation type → passages that state a fact of it; counted once per snapshot, when first asked. */
     private volatile Map<String, Integer> relationTypes;
 
-    final float[][] factVectors;
+    final Vectors factVectors;
     final Bm25 bm25;
     final List<Relation> relations;
-    final float[][] entityVectors;
+    final Vectors entityVectors;
     final int[][] entityFacts;
     final int[][] entityRelations;
     /** BM25 over the names of knowledge units: entities, then facts, then relations (IGMiRAG's name corpus). */
@@ -71,8 +73,11 @@ public final class MemoryGraph {
     final Scratch unitScratch;
     /** Per-node arrays of the passage–entity graph (entities, then passages) that queries on this snapshot reuse. */
     final Scratch nodeScratch;
-    /** Per passage, its utility questions' vectors (mean of question and passage, normalized); may be empty. */
-    final float[][][] passageQuestions;
+    /**
+     * Per passage, the handles of its utility questions' vectors (mean of question and passage, normalized) in the
+     * arena of {@link #questionVectors}; may be empty.
+     */
+    final long[][] passageQuestions;
 
     final List<ThemeNode> themes;
 
@@ -80,7 +85,7 @@ public final class MemoryGraph {
     final int maxQuestionsPerPassage;
 
     /** Every utility question's vector, and the passage it belongs to. */
-    final float[][] questionVectors;
+    final Vectors questionVectors;
 
     final int[] questionPassage;
 
@@ -115,7 +120,8 @@ public final class MemoryGraph {
     private MemoryGraph(Builder b) {
         this.version = b.version;
         this.passages = List.copyOf(b.passages);
-        this.passageVectors = b.passageVectors.toArray(new float[0][]);
+        VectorArena arena = b.arena();
+        this.passageVectors = new Vectors(arena, b.passageVectors.toArray());
         this.entityIds = List.copyOf(b.entityIds);
         this.entityNames = List.copyOf(b.entityNames);
         this.entityTypes = List.copyOf(b.entityTypes);
@@ -123,7 +129,7 @@ public final class MemoryGraph {
         this.entityIndexById = Collections.unmodifiableMap(b.entityIndex);
         this.facts = List.copyOf(b.facts);
         this.factRelations = List.copyOf(b.factRelations);
-        this.factVectors = b.factVectors.toArray(new float[0][]);
+        this.factVectors = new Vectors(arena, b.factVectors.toArray());
         // the links as flat arrays per node, without an object per link: a snapshot of 100k passages has millions
         this.entityPassages = b.links.grouped(entityIds.size(), passages.size());
         this.passageEntities = EntityLinks.passageEntities(entityPassages, passages.size());
@@ -144,10 +150,7 @@ public final class MemoryGraph {
                 1.2,
                 0.75);
         this.relations = List.copyOf(b.relations);
-        this.entityVectors = new float[entityIds.size()][];
-        for (int e = 0; e < entityVectors.length; e++) {
-            entityVectors[e] = b.entityVectors.get(e);
-        }
+        this.entityVectors = new Vectors(arena, b.entityVectors.toArray());
         this.entityFacts = EntityLinks.entityFacts(facts, entityIds.size());
         this.entityRelations = EntityLinks.entityRelations(relations, entityIds.size());
         List<String> names = new ArrayList<>(entityNames);
@@ -159,13 +162,13 @@ public final class MemoryGraph {
         }
         this.unitScratch = new Scratch(names.size());
         this.nodeScratch = new Scratch(entityNames.size() + passages.size());
-        this.passageQuestions = new float[passages.size()][][];
+        this.passageQuestions = new long[passages.size()][];
         for (int i = 0; i < passageQuestions.length; i++) {
-            List<float[]> qs = b.passageQuestions.get(i);
-            passageQuestions[i] = qs == null ? new float[0][] : qs.toArray(new float[0][]);
+            long[] qs = b.passageQuestions.get(i);
+            passageQuestions[i] = qs == null ? new long[0] : qs;
         }
         this.themes = ThemeNodes.of(b.themes, passageVectors, passageQuestions);
-        UtilityQuestions questions = new UtilityQuestions(passageQuestions, b.questionKeys, passages);
+        UtilityQuestions questions = new UtilityQuestions(arena, passageQuestions, b.questionKeys, passages);
         this.maxQuestionsPerPassage = questions.mostPerPassage;
         this.questionVectors = questions.vectors;
         this.questionPassage = questions.passages;
@@ -222,15 +225,21 @@ public final class MemoryGraph {
     }
 
     /**
-     * About how much heap the snapshot holds: its vectors and texts (the BM25 postings and adjacency add a fraction of
+     * About how much heap the snapshot holds: its vectors (their handles, and their values when its arena is on the
+     * heap) and texts (the BM25 postings and adjacency add a fraction of
      * that). Used to keep the snapshots of an instance within a memory budget.
      */
     public long estimatedBytes() {
         long bytes = 0;
-        for (float[][] vectors : List.of(passageVectors, factVectors, entityVectors, questionVectors)) {
-            for (float[] v : vectors) {
-                bytes += v == null ? 8 : 16 + 4L * v.length;
+        for (Vectors vectors : List.of(passageVectors, factVectors, entityVectors, questionVectors)) {
+            bytes += vectors.heapBytes();
+            boolean onHeap = !vectors.arena().mapped();
+            for (int i = 0; onHeap && i < vectors.size(); i++) {
+                bytes += 16 + 4L * vectors.length(i); // values on the heap too
             }
+        }
+        for (long[] qs : passageQuestions) {
+            bytes += 16 + 8L * qs.length;
         }
         for (Passage p : passages) {
             // text and memory, and about as much again for the BM25 postings of the text
@@ -372,7 +381,7 @@ public final class MemoryGraph {
     public static final class Builder {
         private final long version;
         private final List<Passage> passages = new ArrayList<>();
-        private final List<float[]> passageVectors = new ArrayList<>();
+        private final Handles passageVectors = new Handles();
         private final Map<String, Integer> passageIndex = new HashMap<>();
         private final List<String> entityIds = new ArrayList<>();
         private final List<String> entityNames = new ArrayList<>();
@@ -382,10 +391,10 @@ public final class MemoryGraph {
         private final Pairs links = new Pairs();
 
         private final List<Fact> facts = new ArrayList<>();
-        private final List<float[]> factVectors = new ArrayList<>();
+        private final Handles factVectors = new Handles();
         private final List<Relation> relations = new ArrayList<>();
-        private final List<float[]> entityVectors = new ArrayList<>();
-        private final Map<Integer, List<float[]>> passageQuestions = new HashMap<>();
+        private final Handles entityVectors = new Handles();
+        private final Map<Integer, long[]> passageQuestions = new HashMap<>();
         private final List<PendingTheme> themes = new ArrayList<>();
         private final List<String> factKeys = new ArrayList<>();
         private final Map<Integer, List<String>> questionKeys = new HashMap<>();
@@ -396,6 +405,8 @@ public final class MemoryGraph {
 
         private VectorIndexer indexer = VectorIndexer.EXACT;
         private TermCache terms;
+        /** Where the vectors given by value are appended, and the handles given refer to; on the heap unless set. */
+        private VectorArena arena;
 
         record PendingTheme(int rank, double eigenvalue, int[] members, String summary) {}
 
@@ -413,11 +424,38 @@ public final class MemoryGraph {
 
         /** Adds a passage; returns its index. */
         public int passage(Passage p, float[] vector) {
+            return passage(p, arena().add(Objects.requireNonNull(vector, "a passage's vector")));
+        }
+
+        /** Adds a passage whose vector is in the builder's {@link #arena(VectorArena) arena}; returns its index. */
+        public int passage(Passage p, long vector) {
+            if (vector == VectorArena.NONE) {
+                throw new IllegalArgumentException("passage " + p.id() + " has no vector");
+            }
             int i = passages.size();
             passages.add(p);
             passageVectors.add(vector);
             passageIndex.put(p.id(), i);
             return i;
+        }
+
+        /**
+         * The arena the vectors passed by handle are in, and where those passed by value are appended; set before any
+         * vector is added (unset: a new one on the heap).
+         */
+        public Builder arena(VectorArena a) {
+            if (arena != null && arena != a) {
+                throw new IllegalStateException("the builder's vectors are already in another arena");
+            }
+            this.arena = a;
+            return this;
+        }
+
+        VectorArena arena() {
+            if (arena == null) {
+                arena = VectorArena.onHeap();
+            }
+            return arena;
         }
 
         /**
@@ -448,14 +486,21 @@ public final class MemoryGraph {
                 entityIds.add(id);
                 entityNames.add(name);
                 entityTypes.add(type == null ? EntityType.OTHER : type);
-                entityVectors.add(null);
+                entityVectors.add(VectorArena.NONE);
                 return entityIds.size() - 1;
             });
         }
 
         /** Gives an entity its "name: description" vector, unless it has one. */
         public void entityVector(int entity, float[] vector) {
-            if (entityVectors.get(entity) == null) {
+            if (entityVectors.get(entity) == VectorArena.NONE) {
+                entityVectors.set(entity, arena().add(vector));
+            }
+        }
+
+        /** Gives an entity its vector by handle in the builder's arena, unless it has one. */
+        public void entityVector(int entity, long vector) {
+            if (entityVectors.get(entity) == VectorArena.NONE) {
                 entityVectors.set(entity, vector);
             }
         }
@@ -497,6 +542,19 @@ public final class MemoryGraph {
                 double confidence,
                 float[] vector,
                 String key) {
+            fact(text, relation, passage, head, tail, confidence, arena().add(vector), key);
+        }
+
+        /** Adds a fact as above, its vector by handle in the builder's arena ({@link VectorArena#NONE}: none). */
+        public void fact(
+                String text,
+                String relation,
+                int passage,
+                int head,
+                int tail,
+                double confidence,
+                long vector,
+                String key) {
             Objects.checkIndex(passage, passages.size());
             if (head >= entityIds.size() || tail >= entityIds.size()) {
                 throw new IndexOutOfBoundsException("no entity " + Math.max(head, tail) + " of " + entityIds.size());
@@ -532,8 +590,16 @@ public final class MemoryGraph {
 
         /** The vectors of a passage's utility questions (GEM-RAG: mean of question and passage, normalized). */
         public void questions(int passage, List<float[]> vectors) {
-            passageQuestions.put(passage, List.copyOf(vectors));
+            passageQuestions.put(passage, added(vectors));
             questionKeys.remove(passage);
+        }
+
+        private long[] added(List<float[]> vectors) {
+            long[] handles = new long[vectors.size()];
+            for (int i = 0; i < handles.length; i++) {
+                handles[i] = arena().add(Objects.requireNonNull(vectors.get(i), "a question's vector"));
+            }
+            return handles;
         }
 
         /**
@@ -544,7 +610,19 @@ public final class MemoryGraph {
             if (keys.size() != vectors.size()) {
                 throw new IllegalArgumentException(keys.size() + " keys for " + vectors.size() + " question vectors");
             }
-            passageQuestions.put(passage, List.copyOf(vectors));
+            passageQuestions.put(passage, added(vectors));
+            questionKeys.put(passage, List.copyOf(keys));
+        }
+
+        /**
+         * The handles of a passage's utility questions' vectors in the builder's arena, with their keys ({@link
+         * #questionKey}, one per vector), as the caller keeps them from one snapshot to the next.
+         */
+        public void questions(int passage, long[] vectors, List<String> keys) {
+            if (keys.size() != vectors.length) {
+                throw new IllegalArgumentException(keys.size() + " keys for " + vectors.length + " question vectors");
+            }
+            passageQuestions.put(passage, vectors.clone());
             questionKeys.put(passage, List.copyOf(keys));
         }
 
@@ -565,6 +643,33 @@ public final class MemoryGraph {
             }
             built = true;
             return new MemoryGraph(this);
+        }
+    }
+
+    /** A growable array of vector handles. */
+    static final class Handles {
+        private long[] values = new long[16];
+        private int size;
+
+        void add(long h) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = h;
+        }
+
+        long get(int i) {
+            Objects.checkIndex(i, size);
+            return values[i];
+        }
+
+        void set(int i, long h) {
+            Objects.checkIndex(i, size);
+            values[i] = h;
+        }
+
+        long[] toArray() {
+            return Arrays.copyOf(values, size);
         }
     }
 }

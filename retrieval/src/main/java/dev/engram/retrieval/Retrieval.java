@@ -226,7 +226,7 @@ public final class Retrieval {
 
     /** Cosine of the query with one passage (vectors are unit length). */
     static double cosine(MemoryGraph g, int passage, float[] q) {
-        float[] v = g.passageVectors[passage];
+        float[] v = g.passageVectors.get(passage);
         if (v.length != q.length) {
             throw new IllegalStateException("passage " + g.passages.get(passage).id() + " has " + v.length
                     + " dimensions but the query has " + q.length + "; re-embed the namespace");

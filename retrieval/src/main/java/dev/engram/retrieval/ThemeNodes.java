@@ -14,26 +14,30 @@ final class ThemeNodes {
      * questions moved towards the theme's centroid (the centroid itself when they have none).
      */
     static List<MemoryGraph.ThemeNode> of(
-            List<MemoryGraph.Builder.PendingTheme> themes, float[][] passageVectors, float[][][] passageQuestions) {
+            List<MemoryGraph.Builder.PendingTheme> themes, Vectors passageVectors, long[][] passageQuestions) {
+        VectorArena arena = passageVectors.arena();
         List<MemoryGraph.ThemeNode> ts = new ArrayList<>();
         for (MemoryGraph.Builder.PendingTheme t : themes) {
             int[] members = Arrays.stream(t.members())
-                    .filter(m -> m >= 0 && m < passageVectors.length)
+                    .filter(m -> m >= 0 && m < passageVectors.size())
                     .toArray();
             if (members.length == 0) {
                 continue;
             }
             // A summary node's questions: each member's questions moved towards the theme's centroid.
-            float[] centroid = new float[passageVectors[members[0]].length];
+            float[] centroid = new float[passageVectors.length(members[0])];
+            float[] member = new float[centroid.length];
             for (int m : members) {
+                passageVectors.read(m, member);
                 for (int k = 0; k < centroid.length; k++) {
-                    centroid[k] += passageVectors[m][k];
+                    centroid[k] += member[k];
                 }
             }
             MemoryGraph.normalize(centroid);
             List<float[]> qv = new ArrayList<>();
             for (int m : members) {
-                for (float[] q : passageQuestions[m]) {
+                for (long question : passageQuestions[m]) {
+                    float[] q = arena.get(question);
                     float[] v = new float[centroid.length];
                     for (int k = 0; k < v.length; k++) {
                         v[k] = (q[k] + centroid[k]) / 2;

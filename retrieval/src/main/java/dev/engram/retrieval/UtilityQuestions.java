@@ -10,26 +10,28 @@ import java.util.Map;
  */
 final class UtilityQuestions {
 
-    final float[][] vectors;
+    final Vectors vectors;
     final int[] passages;
     final List<String> keys;
     /** The most utility questions any passage has (at least 1). */
     final int mostPerPassage;
 
     /**
-     * @param passageQuestions per passage, its questions' vectors
+     * @param arena where the questions' vectors are
+     * @param passageQuestions per passage, the handles of its questions' vectors
      * @param questionKeys per passage, its questions' keys as the builder's caller gave them (absent: made here)
      * @param passageList the snapshot's passages, whose ids make the keys not given
      */
     UtilityQuestions(
-            float[][][] passageQuestions,
+            VectorArena arena,
+            long[][] passageQuestions,
             Map<Integer, List<String>> questionKeys,
             List<MemoryGraph.Passage> passageList) {
         int questionCount = 0;
-        for (float[][] qs : passageQuestions) {
+        for (long[] qs : passageQuestions) {
             questionCount += qs.length;
         }
-        float[][] qv = new float[questionCount][];
+        long[] qv = new long[questionCount];
         int[] qp = new int[questionCount];
         List<String> qk = new ArrayList<>(questionCount);
         for (int i = 0, at = 0; i < passageQuestions.length; i++) {
@@ -44,11 +46,11 @@ final class UtilityQuestions {
             }
         }
         int most = 1;
-        for (float[][] qs : passageQuestions) {
+        for (long[] qs : passageQuestions) {
             most = Math.max(most, qs.length);
         }
         this.mostPerPassage = most;
-        this.vectors = qv;
+        this.vectors = new Vectors(arena, qv);
         this.passages = qp;
         this.keys = qk;
     }

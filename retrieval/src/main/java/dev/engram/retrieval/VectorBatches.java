@@ -15,23 +15,20 @@ final class VectorBatches {
 
     VectorBatches(
             List<MemoryGraph.Passage> passages,
-            float[][] passageVectors,
-            float[][][] passageQuestions,
+            Vectors passageVectors,
+            long[][] passageQuestions,
             List<String> factKeys,
-            float[][] factVectors,
+            Vectors factVectors,
             List<String> entityIds,
-            float[][] entityVectors,
+            Vectors entityVectors,
             List<String> questionKeys,
-            float[][] questionVectors) {
+            Vectors questionVectors) {
         List<String> passageIds = passages.stream().map(MemoryGraph.Passage::id).toList();
-        float[][] bare = new float[passages.size()][];
         int bareCount = 0;
-        for (int i = 0; i < bare.length; i++) {
-            if (passageQuestions[i].length == 0) {
-                bare[i] = passageVectors[i];
-                bareCount++;
-            }
+        for (long[] qs : passageQuestions) {
+            bareCount += qs.length == 0 ? 1 : 0;
         }
+        Vectors bare = passageVectors.only(i -> passageQuestions[i].length == 0);
         List<VectorIndexer.Batch> all = new ArrayList<>(List.of(
                 new VectorIndexer.Batch("passage", passageIds, passageVectors),
                 new VectorIndexer.Batch("fact", List.copyOf(factKeys), factVectors),

@@ -36,27 +36,44 @@ public interface VectorIndex {
 
     /** A full scan: exact, and the fastest choice below some thousands of vectors. */
     static VectorIndex exact(float[][] vectors) {
+        return new Exact(Vectors.of(vectors));
+    }
+
+    /** A full scan of a snapshot's vectors. */
+    static VectorIndex exact(Vectors vectors) {
         return new Exact(vectors);
     }
 
     /** Scans every vector; keeps the best {@code k} in a bounded heap. */
     final class Exact implements VectorIndex {
-        private final float[][] vectors;
+        private final Vectors vectors;
+        /** Positions whose vector has a non-finite value (a broken embedding): never found, as it scores NaN. */
+        private final boolean[] broken;
 
-        Exact(float[][] vectors) {
-            // a non-finite vector (a broken embedding) is never found: it would score NaN against any query
-            float[][] usable = vectors.clone();
-            for (int i = 0; i < usable.length; i++) {
-                if (usable[i] != null && !finite(usable[i])) {
-                    usable[i] = null;
+        Exact(Vectors vectors) {
+            this.vectors = vectors;
+            this.broken = new boolean[vectors.size()];
+            float[] v = new float[0];
+            for (int i = 0; i < broken.length; i++) {
+                int length = vectors.length(i);
+                if (length == 0) {
+                    continue;
                 }
+                if (v.length < length) {
+                    v = new float[length];
+                }
+                vectors.read(i, v);
+                broken[i] = !finite(v, length);
             }
-            this.vectors = usable;
         }
 
         static boolean finite(float[] v) {
-            for (float x : v) {
-                if (!Float.isFinite(x)) {
+            return finite(v, v.length);
+        }
+
+        private static boolean finite(float[] v, int length) {
+            for (int i = 0; i < length; i++) {
+                if (!Float.isFinite(v[i])) {
                     return false;
                 }
             }
@@ -79,13 +96,18 @@ public interface VectorIndex {
             float[][] qs = queries.toArray(float[][]::new);
             TopK[] tops = new TopK[qs.length];
             for (int j = 0; j < qs.length; j++) {
-                tops[j] = new TopK(Math.min(k, vectors.length));
+                tops[j] = new TopK(Math.min(k, vectors.size()));
             }
-            for (int i = 0; i < vectors.length; i++) {
-                float[] v = vectors[i];
-                if (v == null) {
+            float[] v = null;
+            for (int i = 0; i < vectors.size(); i++) {
+                int length = vectors.length(i);
+                if (!vectors.has(i) || broken[i]) {
                     continue;
                 }
+                if (v == null || v.length != length) {
+                    v = new float[length];
+                }
+                vectors.read(i, v);
                 for (int j = 0; j < qs.length; j++) {
                     if (v.length != qs[j].length) {
                         throw new IllegalStateException("a stored vector has " + v.length

@@ -8,15 +8,20 @@ import java.util.Map;
 public interface VectorIndexer {
 
     /**
-     * The vectors of one kind in a snapshot: {@code keys[i]} names {@code vectors[i]} stably across snapshots (a
-     * passage id, say); a null vector is left out. A vector's array is never changed once passed: an indexer may tell
-     * an unchanged vector by its array alone, and a changed one comes in a new array.
+     * The vectors of one kind in a snapshot: {@code keys[i]} names vector {@code i} stably across snapshots (a passage
+     * id, say); an absent vector is left out. A vector in an arena is never changed once added: an indexer may tell an
+     * unchanged vector by its arena and handle alone, and a changed one comes with a new handle.
      */
-    record Batch(String kind, List<String> keys, float[][] vectors) {
+    record Batch(String kind, List<String> keys, Vectors vectors) {
         public Batch {
-            if (keys.size() != vectors.length) {
-                throw new IllegalArgumentException("a key per vector: " + keys.size() + " keys, " + vectors.length);
+            if (keys.size() != vectors.size()) {
+                throw new IllegalArgumentException("a key per vector: " + keys.size() + " keys, " + vectors.size());
             }
+        }
+
+        /** A batch of vectors given by value, copied into an arena on the heap. */
+        public Batch(String kind, List<String> keys, float[][] vectors) {
+            this(kind, keys, Vectors.of(vectors));
         }
 
         /** A batch is itself only: comparing (and hashing) its keys would read all of them at every map lookup. */

@@ -17,12 +17,16 @@ import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.understanding.Chunker;
 import dev.engram.understanding.Understander;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.stream.Stream;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -68,7 +72,27 @@ class IncrementalSnapshotTest {
                 props);
         documents = TestTopics.input(driver, TOPICS.documents());
         memory = new MemoryReader(name -> driver.<String, Object>getKeyValueStore(name));
-        incremental = loader(meters);
+        incremental = new GraphLoader(
+                GraphLoader.Settings.of(0, 60_000).withIndexDir(indexDir()).withCompaction(0),
+                new VectorSearch(1, 100),
+                meters);
+    }
+
+    /**
+     * Where the incremental loader keeps its indexes and its vector arenas: on disk, as an instance does. Its arenas are
+     * compacted as soon as half their values are no longer used, so that every test's updates and deletes compact them.
+     */
+    private Path indexDir() {
+        return stateDir.resolve("vector-index");
+    }
+
+    /** The incremental loader's arena files. */
+    private List<String> arenaFiles() {
+        try (Stream<Path> files = Files.list(indexDir().resolve("@arenas"))) {
+            return files.map(f -> f.getFileName().toString()).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @AfterEach
@@ -407,6 +431,43 @@ class IncrementalSnapshotTest {
                     .as("none put into a snapshot")
                     .isZero();
         }
+    }
+
+    /**
+     * A passage written again and again leaves values its snapshots no longer use in its namespace's arena: once they
+     * are half of it, a build copies the used ones into a new arena and deletes the old one's file, and the snapshots
+     * answer as before.
+     */
+    @Test
+    void anArenaMostlyOfOldVectorsIsCompactedAndItsFileDeleted() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        assertSameAsFromScratch();
+        List<String> first = arenaFiles();
+        assertThat(first).hasSize(1);
+        List<String> seen = new ArrayList<>(first);
+        for (int i = 0; i < 6; i++) {
+            upsert("engine", "Babbage built the Difference Engine number " + i + " in London.");
+            assertSameAsFromScratch();
+            List<String> now = arenaFiles();
+            assertThat(now)
+                    .as("one arena per namespace, the replaced one deleted")
+                    .hasSize(1);
+            if (!seen.contains(now.get(0))) {
+                seen.add(now.get(0));
+            }
+        }
+        assertThat(seen).as("compacted into new arenas").hasSizeGreaterThan(1);
+        readSinceLastBuild();
+        upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        delete("program");
+        assertSameAsFromScratch();
+        assertThat(readSinceLastBuild())
+                .as("still incremental after compactions")
+                .isEqualTo(1);
+        incremental.close();
+        assertThat(arenaFiles()).as("closing the loader deletes its arenas").isEmpty();
+        incremental = loader(meters);
     }
 
     private long read = 0;

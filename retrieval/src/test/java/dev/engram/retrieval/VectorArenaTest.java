@@ -1,0 +1,177 @@
+package dev.engram.retrieval;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Vectors appended once and read by handle, on the heap or in a mapped scratch file. */
+class VectorArenaTest {
+
+    @TempDir
+    Path dir;
+
+    private static float[] vector(Random random, int length) {
+        float[] v = new float[length];
+        for (int i = 0; i < length; i++) {
+            v[i] = random.nextFloat() - 0.5f;
+        }
+        return v;
+    }
+
+    private List<VectorArena> arenas() {
+        return List.of(VectorArena.onHeap(), VectorArena.mapped(dir, "ns"));
+    }
+
+    @Test
+    void everyVectorReadsBackAsAddedAcrossChunksOfGrowingSize() {
+        for (VectorArena arena : arenas()) {
+            Random random = new Random(7);
+            List<float[]> added = new ArrayList<>();
+            List<Long> handles = new ArrayList<>();
+            // 384 values each: ~ 6 MiB in all, over chunks of 64 KiB, 128 KiB, ...; odd lengths leave chunk tails
+            // unused
+            for (int i = 0; i < 4_000; i++) {
+                float[] v = vector(random, i % 97 == 0 ? 1_000 : 384);
+                added.add(v);
+                handles.add(arena.add(v));
+            }
+            for (int i = 0; i < added.size(); i++) {
+                assertThat(arena.get(handles.get(i))).isEqualTo(added.get(i));
+                assertThat(VectorArena.length(handles.get(i))).isEqualTo(added.get(i).length);
+            }
+            assertThat(arena.floats())
+                    .isEqualTo(added.stream().mapToLong(v -> v.length).sum());
+            arena.close();
+        }
+    }
+
+    @Test
+    void noVectorIsTheNoneHandleAndAnEmptyOneHasNoValues() {
+        VectorArena arena = VectorArena.onHeap();
+        assertThat(arena.add(null)).isEqualTo(VectorArena.NONE);
+        assertThat(arena.get(VectorArena.NONE)).isNull();
+        assertThat(VectorArena.length(VectorArena.NONE)).isZero();
+        long empty = arena.add(new float[0]);
+        assertThat(empty).isNotEqualTo(VectorArena.NONE);
+        assertThat(arena.get(empty)).isEmpty();
+    }
+
+    @Test
+    void aVectorLongerThanTheLimitIsRefusedAndOneAtTheLimitKept() {
+        VectorArena arena = VectorArena.onHeap();
+        float[] longest = new float[VectorArena.MAX_LENGTH];
+        longest[longest.length - 1] = 3f;
+        assertThat(arena.get(arena.add(longest))).isEqualTo(longest);
+        assertThatThrownBy(() -> arena.add(new float[VectorArena.MAX_LENGTH + 1]))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most");
+    }
+
+    @Test
+    void aClosedArenaDeletesItsFileRefusesNewVectorsAndStillReadsTheOldOnes() throws Exception {
+        VectorArena arena = VectorArena.mapped(dir, "ns");
+        float[] v = vector(new Random(1), 384);
+        long h = arena.add(v);
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.toList()).hasSize(1);
+        }
+        arena.close();
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.toList()).as("the scratch file is gone").isEmpty();
+        }
+        // a snapshot built before still reads its vectors: the mapping outlives the file's name
+        assertThat(arena.get(h)).isEqualTo(v);
+        assertThatThrownBy(() -> arena.add(v)).isInstanceOf(IllegalStateException.class);
+        arena.close(); // twice is harmless
+    }
+
+    @Test
+    void twoArenasOfOneNamespaceNeverShareAFile() {
+        VectorArena a = VectorArena.mapped(dir, "ns");
+        VectorArena b = VectorArena.mapped(dir, "ns");
+        float[] v = vector(new Random(2), 8);
+        long ha = a.add(v);
+        b.add(vector(new Random(3), 8));
+        b.close();
+        assertThat(a.get(ha)).isEqualTo(v);
+        a.close();
+    }
+
+    @Test
+    void aLongNamespaceNameStillMakesAFile() {
+        VectorArena arena = VectorArena.mapped(dir, "n".repeat(250));
+        float[] v = {1f, 2f};
+        assertThat(arena.get(arena.add(v))).isEqualTo(v);
+        arena.close();
+    }
+
+    @Test
+    void retiredValuesAreCountedAsGarbage() {
+        VectorArena arena = VectorArena.onHeap();
+        long a = arena.add(new float[30]);
+        arena.add(new float[10]);
+        assertThat(arena.garbage()).isZero();
+        arena.retire(a);
+        assertThat(arena.garbage()).isEqualTo(0.75);
+        arena.retire(VectorArena.NONE);
+        assertThat(arena.garbage()).isEqualTo(0.75);
+    }
+
+    /** Readers of published handles read whole vectors while a writer appends and grows the chunks. */
+    @Test
+    void readersOfPublishedHandlesSeeWholeVectorsWhileAWriterAppends() throws Exception {
+        VectorArena arena = VectorArena.mapped(dir, "ns");
+        int n = 20_000;
+        long[] handles = new long[n];
+        AtomicInteger published = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            Future<?> writer = pool.submit(() -> {
+                for (int i = 0; i < n; i++) {
+                    float[] v = new float[64];
+                    Arrays.fill(v, i);
+                    handles[i] = arena.add(v);
+                    published.set(i + 1); // a volatile write publishes the handle
+                }
+            });
+            List<Future<?>> readers = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                readers.add(pool.submit(() -> {
+                    Random random = new Random();
+                    while (published.get() < n) {
+                        int upTo = published.get();
+                        if (upTo == 0) {
+                            continue;
+                        }
+                        int i = random.nextInt(upTo);
+                        float[] v = arena.get(handles[i]);
+                        for (float x : v) {
+                            assertThat(x).isEqualTo((float) i);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            writer.get();
+            for (Future<?> r : readers) {
+                r.get();
+            }
+        } finally {
+            pool.shutdownNow();
+            arena.close();
+        }
+    }
+}
