@@ -71,6 +71,18 @@ final class CopyEmbedder implements Embedder {
         return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * r.nextDouble());
     }
 
+    /**
+     * About how much heap the vectors of base texts kept here hold, with their texts: the benchmark's own, which its
+     * memory figures set apart from the service's.
+     */
+    long heapBytes() {
+        long bytes = 0;
+        for (Map.Entry<String, float[]> e : base.entrySet()) {
+            bytes += 32 + 40 + e.getKey().length() + 16 + 4L * e.getValue().length;
+        }
+        return bytes;
+    }
+
     @Override
     public void close() {
         model.close();

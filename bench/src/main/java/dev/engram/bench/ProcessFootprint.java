@@ -46,7 +46,11 @@ final class ProcessFootprint {
         return waited;
     }
 
-    static Map<String, Object> memory(long passages, Path state) throws IOException {
+    /**
+     * @param benchBytes heap the benchmark itself holds (its cache of base texts' vectors), set apart in {@code
+     *     service_heap_mb}
+     */
+    static Map<String, Object> memory(long passages, Path state, long benchBytes) throws IOException {
         System.gc();
         Map<String, Object> m = new LinkedHashMap<>();
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
@@ -63,6 +67,8 @@ final class ProcessFootprint {
         double per10k = 10_000.0 / Math.max(1, passages);
         m.put("passages", passages);
         m.put("heap_mb", heap / 1e6);
+        m.put("bench_heap_mb", benchBytes / 1e6);
+        m.put("service_heap_mb", (heap - benchBytes) / 1e6);
         m.put("rss_mb", rss / 1e6);
         // anonymous memory (heap, RocksDB's caches and memtables, native buffers) apart from mapped files' pages,
         // which the kernel can drop and read again

@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ToIntFunction;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.ReaderUtil;
@@ -30,7 +31,11 @@ final class HnswSearch implements VectorIndex {
 
     private final ServedReader served;
     private final String field;
-    private final Map<String, Integer> positions;
+    /** The position of a key in the snapshot's batch, -1 when it has none or its vector cannot be found. */
+    private final ToIntFunction<String> positions;
+    /** How many of the batch's vectors can be found. */
+    private final int usable;
+
     private final Vectors vectors;
     private final int efSearch;
     /** Positions of the vectors the graph does not hold (or holds with other values): scanned. */
@@ -49,7 +54,8 @@ final class HnswSearch implements VectorIndex {
     HnswSearch(
             ServedReader served,
             String field,
-            Map<String, Integer> positions,
+            ToIntFunction<String> positions,
+            int usable,
             Vectors vectors,
             int efSearch,
             int[] tail,
@@ -58,6 +64,7 @@ final class HnswSearch implements VectorIndex {
         this.served = served;
         this.field = field;
         this.positions = positions;
+        this.usable = usable;
         this.vectors = vectors;
         this.efSearch = efSearch;
         this.tail = tail;
@@ -83,11 +90,25 @@ final class HnswSearch implements VectorIndex {
             int efSearch,
             int[] tail,
             List<String> stale) {
-        Map<String, Integer> positions = HashMap.newHashMap(b.keys().size());
-        for (int i = 0; i < b.keys().size(); i++) {
-            if (usable[i]) {
-                positions.put(b.keys().get(i), i);
+        int count = 0;
+        for (boolean u : usable) {
+            count += u ? 1 : 0;
+        }
+        ToIntFunction<String> positions;
+        if (b.locate() != null) {
+            ToIntFunction<String> locate = b.locate();
+            positions = key -> {
+                int p = locate.applyAsInt(key);
+                return p >= 0 && p < usable.length && usable[p] ? p : -1;
+            };
+        } else {
+            Map<String, Integer> byKey = HashMap.newHashMap(count);
+            for (int i = 0; i < b.keys().size(); i++) {
+                if (usable[i]) {
+                    byKey.put(b.keys().get(i), i);
+                }
             }
+            positions = key -> byKey.getOrDefault(key, -1);
         }
         // a few stale vectors: the graph search gathers as many more candidates; many: it filters them out
         Query leftOut = stale.size() <= efSearch
@@ -98,7 +119,15 @@ final class HnswSearch implements VectorIndex {
                                 .map(key -> new BytesRef(HnswFiles.docId(b.kind(), key)))
                                 .toList());
         return new HnswSearch(
-                served, HnswFiles.field(b.kind(), dim), positions, b.vectors(), efSearch, tail, stale.size(), leftOut);
+                served,
+                HnswFiles.field(b.kind(), dim),
+                positions,
+                count,
+                b.vectors(),
+                efSearch,
+                tail,
+                stale.size(),
+                leftOut);
     }
 
     @Override
@@ -177,7 +206,7 @@ final class HnswSearch implements VectorIndex {
 
     private List<Retrieval.Scored> search(DirectoryReader reader, boolean complete, float[] query, int k)
             throws IOException {
-        int n = Math.min(Math.max(k, efSearch), Math.max(1, positions.size()));
+        int n = Math.min(Math.max(k, efSearch), Math.max(1, usable));
         int stales = complete ? 0 : staleCount;
         Query filter = complete ? null : stale;
         int gathered = filter == null ? n + stales : n;
@@ -187,7 +216,7 @@ final class HnswSearch implements VectorIndex {
         // keys from doc values, leaf by leaf in doc order (their iterators only go forward)
         Arrays.sort(hits, Comparator.comparingInt((ScoreDoc h) -> h.doc));
         List<LeafReaderContext> leaves = reader.leaves();
-        VectorIndex.TopK top = new VectorIndex.TopK(Math.min(k, positions.size()));
+        VectorIndex.TopK top = new VectorIndex.TopK(Math.min(k, usable));
         SortedDocValues ids = null;
         int leaf = -1;
         for (ScoreDoc hit : hits) {
@@ -201,8 +230,8 @@ final class HnswSearch implements VectorIndex {
                 continue;
             }
             String id = ids.lookupOrd(ids.ordValue()).utf8ToString();
-            Integer p = positions.get(id.substring(id.indexOf('\u0000') + 1));
-            if (p != null && (stales == 0 || !inTail(p))) {
+            int p = positions.applyAsInt(id.substring(id.indexOf('\u0000') + 1));
+            if (p >= 0 && (stales == 0 || !inTail(p))) {
                 top.offer(p, vectors.dot(p, query)); // a changed vector is offered once, from the tail
             }
         }

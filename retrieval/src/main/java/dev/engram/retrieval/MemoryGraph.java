@@ -174,11 +174,14 @@ public final class MemoryGraph {
         this.questionPassage = questions.passages;
         VectorBatches laid = new VectorBatches(
                 passages,
+                Collections.unmodifiableMap(b.passageIndex),
                 passageVectors,
                 passageQuestions,
+                facts,
                 b.factKeys,
                 factVectors,
                 entityIds,
+                entityIndexById,
                 entityVectors,
                 questions.keys,
                 questionVectors);

@@ -3,6 +3,7 @@ package dev.engram.retrieval;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ToIntFunction;
 
 /** Makes the {@link VectorIndex}es of a snapshot from its keyed vectors, one batch per kind of vector. */
 public interface VectorIndexer {
@@ -10,13 +11,20 @@ public interface VectorIndexer {
     /**
      * The vectors of one kind in a snapshot: {@code keys[i]} names vector {@code i} stably across snapshots (a passage
      * id, say); an absent vector is left out. A vector in an arena is never changed once added: an indexer may tell an
-     * unchanged vector by its arena and handle alone, and a changed one comes with a new handle.
+     * unchanged vector by its arena and handle alone, and a changed one comes with a new handle. {@code locate} gives
+     * the position of a key (-1: none) without a map of a snapshot's keys, which would cost some tens of bytes of heap
+     * per vector; null: a search makes such a map.
      */
-    record Batch(String kind, List<String> keys, Vectors vectors) {
+    record Batch(String kind, List<String> keys, Vectors vectors, ToIntFunction<String> locate) {
         public Batch {
             if (keys.size() != vectors.size()) {
                 throw new IllegalArgumentException("a key per vector: " + keys.size() + " keys, " + vectors.size());
             }
+        }
+
+        /** A batch whose keys are found by a map of them, made by each search that needs it. */
+        public Batch(String kind, List<String> keys, Vectors vectors) {
+            this(kind, keys, vectors, null);
         }
 
         /** A batch of vectors given by value, copied into an arena on the heap. */
