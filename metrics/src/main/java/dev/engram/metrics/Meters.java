@@ -39,6 +39,8 @@ public final class Meters {
     public static final String UNDERSTAND_PENDING = "engram.understand.pending";
     /** Vectors the latest query snapshots scan beside their HNSW graphs while the graphs are written; a gauge. */
     public static final String VECTOR_INDEX_WAITING = "engram.vector.index.waiting";
+
+    public static final String SNAPSHOT_VECTOR_ARENA = "engram.snapshot.vector.arena";
     /** Background writes of snapshots' vectors into the HNSW indexes that failed; a counter. */
     public static final String VECTOR_INDEX_WRITE_FAILURES = "engram.vector.index.write.failures";
 
@@ -438,6 +440,14 @@ public final class Meters {
      */
     public <T> void vectorIndexWaiting(T state, ToDoubleFunction<T> waiting) {
         query.vectorIndexWaiting(state, waiting);
+    }
+
+    /**
+     * The gauge of bytes of values in the namespaces' snapshot vector arenas (used and retired), read from {@code
+     * state} whenever scraped.
+     */
+    public <T> void snapshotVectorArena(T state, ToDoubleFunction<T> bytes) {
+        query.snapshotVectorArena(state, bytes);
     }
 
     /** A background write of snapshots' vectors into an HNSW index failed (the next snapshot writes them itself). */

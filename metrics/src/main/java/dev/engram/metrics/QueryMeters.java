@@ -73,6 +73,13 @@ final class QueryMeters extends AreaMeters {
         writeFailureCounter(); // exported from the start, at zero
     }
 
+    <T> void snapshotVectorArena(T state, ToDoubleFunction<T> bytes) {
+        Gauge.builder(Meters.SNAPSHOT_VECTOR_ARENA, state, bytes)
+                .description("Bytes of values in the namespaces' snapshot vector arenas, used and retired")
+                .baseUnit("bytes")
+                .register(registry);
+    }
+
     void vectorIndexWriteFailed() {
         writeFailureCounter().increment();
     }

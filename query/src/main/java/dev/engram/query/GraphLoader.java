@@ -208,6 +208,7 @@ public final class GraphLoader implements AutoCloseable {
         this.assembler =
                 new SnapshotAssembler(settings.embedder(), settings.compactBytes(), vectors, meters, () -> closed);
         meters.vectorIndexWaiting(this, GraphLoader::waitingVectors);
+        meters.snapshotVectorArena(assembler, SnapshotAssembler::arenaBytes);
     }
 
     /**

@@ -27,8 +27,7 @@ import java.util.function.LongConsumer;
  * @param passage the passage; null (and no vectors, mentions or facts) for one embedded by another model than the
  *     query's, which snapshots leave out
  * @param vector the handle of the passage's vector
- * @param extraBytes about how much heap the part holds beyond what a snapshot of it holds too: names, keys and
- *     handles
+ * @param extraBytes about how much heap the part holds beyond what a snapshot of it holds too: names and keys
  * @param mentions the passage's mentions that are linked to a surface entity, in the order extracted
  * @param questions the handles of its utility questions' vectors; null when the passage has no embeddings beside its
  *     own

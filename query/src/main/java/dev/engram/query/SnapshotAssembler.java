@@ -104,7 +104,7 @@ final class SnapshotAssembler {
         spilledLogged.remove(ns);
         VectorArena arena = arenas.remove(ns);
         if (arena != null) {
-            arena.close();
+            close(ns, arena);
         }
     }
 
@@ -114,6 +114,11 @@ final class SnapshotAssembler {
         for (String ns : Set.copyOf(arenas.keySet())) {
             drop(ns);
         }
+    }
+
+    /** Bytes of values in the namespaces' arenas, used and retired. */
+    long arenaBytes() {
+        return arenas.values().stream().mapToLong(a -> Float.BYTES * a.floats()).sum();
     }
 
     /** Heap the parts kept for a namespace hold beyond its snapshot, about (0: none are kept). */
@@ -204,16 +209,23 @@ final class SnapshotAssembler {
                 read = whole[0];
                 next = new Parts(version, byId, surfaces, last == null ? new TermCache() : last.terms(), arena);
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             parts.remove(ns); // changed part of the way: not to be trusted
             if (changed == null) {
-                arena.close();
+                close(ns, arena);
             }
             throw e;
         }
-        VectorArena previous = arenas.put(ns, next.arena());
-        if (previous != null && previous != next.arena()) {
-            previous.close(); // the snapshot still served reads on from its mapped pages until it is let go of
+        if (closed.getAsBoolean()) {
+            // the loader is closing and drops the arenas it knows: a new one is served to this build's caller only
+            if (arenas.get(ns) != next.arena()) {
+                close(ns, next.arena());
+            }
+        } else {
+            VectorArena previous = arenas.put(ns, next.arena());
+            if (previous != null && previous != next.arena()) {
+                close(ns, previous); // the snapshot still served reads on from its mapped pages until it is let go of
+            }
         }
         IOException spilled = next.arena().spilled();
         if (spilled != null && spilledLogged.put(ns, next.arena()) != next.arena()) {
@@ -226,7 +238,7 @@ final class SnapshotAssembler {
         MemoryGraph g;
         try {
             g = assemble(ns, version, ordered, next.terms(), next.arena(), memory);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             parts.remove(ns);
             throw e;
         }
@@ -252,17 +264,31 @@ final class SnapshotAssembler {
             return kept;
         }
         VectorArena to = arenaFactory.apply(ns);
+        // into a new map, which replaces the kept one only once every part is moved: a failure part of the way (an
+        // error of the disk, a full heap) leaves the kept parts all in the old arena
+        TreeMap<String, Kept> moved = new TreeMap<>();
         try {
             for (Map.Entry<String, Kept> e : kept.byId().entrySet()) {
-                e.setValue(new Kept(
-                        e.getValue().part().movedTo(from, to), e.getValue().slots()));
+                moved.put(
+                        e.getKey(),
+                        new Kept(
+                                e.getValue().part().movedTo(from, to),
+                                e.getValue().slots()));
             }
-        } catch (RuntimeException e) {
-            to.close();
+        } catch (RuntimeException | Error e) {
+            close(ns, to);
             throw e;
         }
         LOG.debug("namespace {}: vectors compacted, {} of {} values kept", ns, to.floats(), from.floats());
-        return new Parts(kept.version(), kept.byId(), kept.surfaces(), kept.terms(), to);
+        return new Parts(kept.version(), moved, kept.surfaces(), kept.terms(), to);
+    }
+
+    /** Closes an arena no longer used; its file is deleted, or cleared at the next start if it cannot be now. */
+    private static void close(String ns, VectorArena arena) {
+        arena.close();
+        if (arena.deleteFailed() != null) {
+            LOG.debug("namespace {}: an arena's file is left until the next start: {}", ns, arena.deleteFailed());
+        }
     }
 
     /** Heap the kept parts of a namespace hold beyond its snapshot, about. */

@@ -266,9 +266,8 @@ final class ComoMode implements Retrieval.Mode {
 
     private static float[] mean(MemoryGraph g, int[] passages) {
         float[] out = new float[g.passageVectors.length(passages[0])];
-        float[] v = new float[out.length];
         for (int p : passages) {
-            g.passageVectors.read(p, v);
+            float[] v = g.passageVectors.get(p);
             for (int i = 0; i < out.length; i++) {
                 out[i] += v[i];
             }

@@ -18,9 +18,10 @@ import java.util.Set;
 final class KnownVectors {
 
     /**
-     * A vector in the index: the fingerprint of its values, the last comparison whose snapshot had it, and the array
-     * last seen with these values (null when read back from disk): a later snapshot passing the very same array is
-     * known to hold the same values without reading them again, since a vector once passed is never changed.
+     * A vector in the index: the fingerprint of its values, the last comparison whose snapshot had it, and the arena and
+     * handle last seen with these values (no arena when read back from disk): a later snapshot passing the very same
+     * handle of the same arena is known to hold the same values without reading them again, since a value once
+     * appended to an arena is never changed and a handle never reused within it.
      */
     static final class Entry {
         final long fingerprint;

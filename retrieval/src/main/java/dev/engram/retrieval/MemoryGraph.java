@@ -228,19 +228,17 @@ public final class MemoryGraph {
     }
 
     /**
-     * About how much heap the snapshot holds: its vectors (their handles, and their values when its arena is on the
-     * heap) and texts (the BM25 postings and adjacency add a fraction of
+     * About how much heap the snapshot holds: its vectors (their handles, and their arena's chunks that are on the heap,
+     * retired values and room to grow included) and texts (the BM25 postings and adjacency add a fraction of
      * that). Used to keep the snapshots of an instance within a memory budget.
      */
     public long estimatedBytes() {
         long bytes = 0;
         for (Vectors vectors : List.of(passageVectors, factVectors, entityVectors, questionVectors)) {
             bytes += vectors.heapBytes();
-            boolean onHeap = !vectors.arena().mapped();
-            for (int i = 0; onHeap && i < vectors.size(); i++) {
-                bytes += 16 + 4L * vectors.length(i); // values on the heap too
-            }
         }
+        // the values, where the arena keeps them on the heap (one arena for all kinds)
+        bytes += passageVectors.arena().heapBytes();
         for (long[] qs : passageQuestions) {
             bytes += 16 + 8L * qs.length;
         }

@@ -26,10 +26,9 @@ final class ThemeNodes {
             }
             // A summary node's questions: each member's questions moved towards the theme's centroid.
             float[] centroid = new float[passageVectors.length(members[0])];
-            float[] member = new float[centroid.length];
             for (int m : members) {
-                passageVectors.read(m, member);
-                for (int k = 0; k < centroid.length; k++) {
+                float[] member = passageVectors.get(m);
+                for (int k = 0; k < Math.min(centroid.length, member.length); k++) {
                     centroid[k] += member[k];
                 }
             }

@@ -30,6 +30,12 @@ public final class VectorArena implements Closeable {
     /** The handle of no vector. */
     public static final long NONE = -1;
 
+    /** The handle of every vector without values: it takes no room, and no real vector's handle is 0. */
+    private static final long EMPTY = 0;
+
+    /** At most this many chunks, so that a handle stays positive (about 32 TiB of values). */
+    private static final int MAX_CHUNKS = 1 << 19;
+
     /** The longest vector an arena keeps, in floats. */
     public static final int MAX_LENGTH = (1 << 20) - 1;
 
@@ -48,6 +54,9 @@ public final class VectorArena implements Closeable {
     private long fileBytes;
     /** The next free position in the last chunk. */
     private int position;
+
+    /** Why closing did not delete the file, or null. */
+    private IOException deleteFailed;
 
     /** Why new chunks are on the heap although the arena has a file, or null. */
     private IOException spilled;
@@ -97,8 +106,14 @@ public final class VectorArena implements Closeable {
         if (closed) {
             throw new IllegalStateException("the vector arena is closed");
         }
+        if (v.length == 0) {
+            return EMPTY;
+        }
         FloatBuffer[] cs = chunks;
         if (cs.length == 0 || cs[cs.length - 1].capacity() - position < v.length) {
+            if (cs.length == MAX_CHUNKS) {
+                throw new IllegalStateException("the vector arena is full: " + MAX_CHUNKS + " chunks");
+            }
             cs = grow(cs, v.length);
         }
         int chunk = cs.length - 1;
@@ -174,9 +189,15 @@ public final class VectorArena implements Closeable {
         return out;
     }
 
-    /** Reads the vector's values into the start of {@code into}, which is at least as long. */
+    /**
+     * Reads the vector's values into the start of {@code into}, which is at least as long; nothing for {@link #NONE} or
+     * a vector without values.
+     */
     public void read(long handle, float[] into) {
         int length = length(handle);
+        if (length == 0) {
+            return;
+        }
         int chunk = (int) (handle >>> (POSITION_BITS + LENGTH_BITS));
         int at = (int) ((handle >>> LENGTH_BITS) & ((1L << POSITION_BITS) - 1));
         chunks[chunk].get(at, into, 0, length);
@@ -197,6 +218,20 @@ public final class VectorArena implements Closeable {
         return appended;
     }
 
+    /** Heap the arena's chunks hold: those on the heap (all of them without a file, or after a spill). */
+    public long heapBytes() {
+        long bytes = 0;
+        for (FloatBuffer c : chunks) {
+            bytes += c.isDirect() ? 0 : 16 + 4L * c.capacity();
+        }
+        return bytes;
+    }
+
+    /** Why the closed arena's file could not be deleted, or null. */
+    public synchronized IOException deleteFailed() {
+        return deleteFailed;
+    }
+
     /**
      * Closes the file and deletes it: no more vectors are added. Chunks already mapped stay readable until nothing
      * refers to them (a snapshot still served reads on), as a mapping outlives its file's name and channel.
@@ -212,7 +247,8 @@ public final class VectorArena implements Closeable {
                 channel.close();
                 Files.deleteIfExists(file);
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot close the vector arena " + file, e);
+                // a mapped file that cannot be deleted yet (so on Windows): the next start clears it
+                deleteFailed = e;
             }
         }
     }

@@ -73,9 +73,11 @@ final class VectorBatches {
 
     /**
      * Finds a key made as {@code <passage id>#<tag><ordinal>} ({@link MemoryGraph#factKey}, {@link
-     * MemoryGraph#questionKey}) at its passage's first position plus its ordinal, and checks it is there. A key whose
-     * passage or ordinal the snapshot does not have is not in it; one that is not where its ordinal says (a builder's
-     * caller that added them in another order) is looked up in a map of the keys, made once.
+     * MemoryGraph#questionKey}: a passage's keys numbered from the first ordinal without gaps, as the builder's callers
+     * must give them) at its passage's first position plus its ordinal, and checks it is there. A key whose passage
+     * the snapshot does not have, or whose ordinal is past its passage's count, is not in it (a stale key of the
+     * index); one that is not where its ordinal says (a builder's caller that added a passage's keys apart from each
+     * other) is looked up in a map of the keys, made once.
      */
     private static final class Ordinals implements ToIntFunction<String> {
         private final List<String> keys;

@@ -9,6 +9,9 @@ import java.util.function.IntPredicate;
  */
 public final class Vectors {
 
+    /** Per thread, the buffer {@link #dot} reads a vector into (the dot product wants arrays of one length). */
+    private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
+
     private final VectorArena arena;
     private final long[] handles;
 
@@ -51,10 +54,22 @@ public final class Vectors {
         arena.read(handles[i], into);
     }
 
-    /** The inner product of {@code query} with the vector at {@code i} (0 when it has none). */
+    /**
+     * The inner product of {@code query} with the vector at {@code i} (0 when it has none), read into a buffer of the
+     * calling thread's rather than a new array.
+     */
     public double dot(int i, float[] query) {
-        float[] v = get(i);
-        return v == null ? 0 : Retrieval.dot(query, v);
+        if (!has(i)) {
+            return 0;
+        }
+        int length = length(i);
+        float[] v = SCRATCH.get();
+        if (v.length != length) {
+            v = new float[length];
+            SCRATCH.set(v);
+        }
+        arena.read(handles[i], v);
+        return Retrieval.dot(query, v);
     }
 
     /** The handle at {@code i} in {@link #arena()}. */

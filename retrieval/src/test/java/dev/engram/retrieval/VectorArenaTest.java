@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -64,9 +65,42 @@ class VectorArenaTest {
         assertThat(arena.add(null)).isEqualTo(VectorArena.NONE);
         assertThat(arena.get(VectorArena.NONE)).isNull();
         assertThat(VectorArena.length(VectorArena.NONE)).isZero();
+        float[] into = {5f};
+        arena.read(VectorArena.NONE, into); // reads nothing
+        assertThat(into).containsExactly(5f);
         long empty = arena.add(new float[0]);
         assertThat(empty).isNotEqualTo(VectorArena.NONE);
         assertThat(arena.get(empty)).isEmpty();
+    }
+
+    /**
+     * A chunk filled to its last value: an empty vector after it takes no room, and the next vector starts the next
+     * chunk; every handle reads back its own values.
+     */
+    @Test
+    void aFullChunkIsFollowedByEmptyVectorsAndANewChunk() {
+        for (VectorArena arena : arenas()) {
+            List<float[]> added = new ArrayList<>();
+            List<Long> handles = new ArrayList<>();
+            for (int i = 0; i < 16; i++) { // 16 × 1,024 values: exactly the first chunk (16 Ki values)
+                float[] v = new float[1024];
+                Arrays.fill(v, i);
+                added.add(v);
+                handles.add(arena.add(v));
+            }
+            long empty = arena.add(new float[0]);
+            float[] next = {42f, 43f};
+            long after = arena.add(next);
+            for (int i = 0; i < added.size(); i++) {
+                assertThat(arena.get(handles.get(i))).isEqualTo(added.get(i));
+            }
+            assertThat(arena.get(empty)).isEmpty();
+            assertThat(arena.get(after)).containsExactly(42f, 43f);
+            assertThat(arena.heapBytes())
+                    .as("values on the heap only without a file")
+                    .isEqualTo(arena.mapped() ? 0 : 16 + 4L * (16 << 10) + 16 + 4L * (32 << 10));
+            arena.close();
+        }
     }
 
     @Test
@@ -138,19 +172,24 @@ class VectorArenaTest {
         long[] handles = new long[n];
         AtomicInteger published = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(3);
+        CountDownLatch readersRunning = new CountDownLatch(2);
+        AtomicInteger reads = new AtomicInteger();
         try {
             Future<?> writer = pool.submit(() -> {
+                readersRunning.await(); // the reads overlap the appends
                 for (int i = 0; i < n; i++) {
                     float[] v = new float[64];
                     Arrays.fill(v, i);
                     handles[i] = arena.add(v);
                     published.set(i + 1); // a volatile write publishes the handle
                 }
+                return null;
             });
             List<Future<?>> readers = new ArrayList<>();
             for (int r = 0; r < 2; r++) {
                 readers.add(pool.submit(() -> {
                     Random random = new Random();
+                    readersRunning.countDown();
                     while (published.get() < n) {
                         int upTo = published.get();
                         if (upTo == 0) {
@@ -161,6 +200,7 @@ class VectorArenaTest {
                         for (float x : v) {
                             assertThat(x).isEqualTo((float) i);
                         }
+                        reads.incrementAndGet();
                     }
                     return null;
                 }));
@@ -169,6 +209,7 @@ class VectorArenaTest {
             for (Future<?> r : readers) {
                 r.get();
             }
+            assertThat(reads.get()).as("reads made while the writer appended").isPositive();
         } finally {
             pool.shutdownNow();
             arena.close();

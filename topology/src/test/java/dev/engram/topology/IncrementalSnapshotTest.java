@@ -446,9 +446,13 @@ class IncrementalSnapshotTest {
         List<String> first = arenaFiles();
         assertThat(first).hasSize(1);
         List<String> seen = new ArrayList<>(first);
+        readSinceLastBuild();
         for (int i = 0; i < 6; i++) {
             upsert("engine", "Babbage built the Difference Engine number " + i + " in London.");
             assertSameAsFromScratch();
+            assertThat(readSinceLastBuild())
+                    .as("a compaction reads nothing again")
+                    .isEqualTo(1);
             List<String> now = arenaFiles();
             assertThat(now)
                     .as("one arena per namespace, the replaced one deleted")
@@ -465,8 +469,13 @@ class IncrementalSnapshotTest {
         assertThat(readSinceLastBuild())
                 .as("still incremental after compactions")
                 .isEqualTo(1);
+        assertThat(meters.registry().get(Meters.SNAPSHOT_VECTOR_ARENA).gauge().value())
+                .as("the gauge of the arenas' values")
+                .isPositive();
         incremental.close();
         assertThat(arenaFiles()).as("closing the loader deletes its arenas").isEmpty();
+        assertThat(meters.registry().get(Meters.SNAPSHOT_VECTOR_ARENA).gauge().value())
+                .isZero();
         incremental = loader(meters);
     }
 
