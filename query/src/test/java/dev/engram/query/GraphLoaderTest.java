@@ -8,6 +8,7 @@ import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.retrieval.VectorIndexer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -399,6 +400,22 @@ class GraphLoaderTest {
             VectorIndexer.Indexed indexed = again.index(List.of(new VectorIndexer.Batch("passage", keys, vectors)));
             assertThat(again.written()).as("all forty were committed at close").isZero();
             indexed.release().run();
+        }
+    }
+
+    /**
+     * An instance killed (SIGKILL) while its snapshots' vector arenas were open leaves their files behind: they are
+     * scratch, and the next loader on the same directory deletes them before it builds anything.
+     */
+    @Test
+    void arenaFilesLeftByAKilledInstanceAreDeletedAtStart(@TempDir Path dir) throws Exception {
+        Path arenas = dir.resolve(VectorIndexes.ARENAS);
+        Files.createDirectories(arenas);
+        Path left = Files.write(arenas.resolve("wiki@8123.f32"), new byte[4096]);
+        try (GraphLoader loader =
+                new GraphLoader(GraphLoader.Settings.of(0, 60_000).withIndexDir(dir), SEARCH, meters)) {
+            assertThat(left).doesNotExist();
+            assertThat(loader.cachedNamespaces()).isEmpty();
         }
     }
 }
