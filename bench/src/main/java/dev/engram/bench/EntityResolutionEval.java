@@ -2,6 +2,7 @@ package dev.engram.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.engram.metrics.Meters;
+import dev.engram.processors.MergeModel;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.Span;
@@ -19,6 +20,7 @@ import dev.engram.topology.EngramTopology;
 import dev.engram.topology.Topics;
 import dev.engram.understanding.Understander;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,6 +73,9 @@ public final class EntityResolutionEval {
                 args,
                 "--conversations",
                 "--corpora",
+                "--fit",
+                "--l2",
+                "--model",
                 "--out",
                 "--pairs",
                 "--passages",
@@ -141,6 +146,7 @@ public final class EntityResolutionEval {
             }
         }
 
+        MergeModel model = model(opts.getOrDefault("--model", "shipped"));
         EngramConfig config = EngramConfig.local(System.getenv());
         Understander understander = UnderstanderFactory.create(config, Meters.detached());
         long t0 = System.nanoTime();
@@ -188,9 +194,10 @@ public final class EntityResolutionEval {
         // the first round warms the JIT up; the second is timed and scored
         double memorySeconds = 0;
         Fingerprint ordered = null;
+        List<Example> examples = new ArrayList<>();
         for (int round = 0; round < 2; round++) {
             try (TopologyTestDriver memory = new TopologyTestDriver(
-                    topology(config, understander, EngramTopology.Part.MEMORY), properties("memory-" + round))) {
+                    memoryTopology(config, understander, model), properties("memory-" + round))) {
                 TestInputTopic<byte[], byte[]> input = memory.createInputTopic(
                         TOPICS.understandings().name(), new ByteArraySerializer(), new ByteArraySerializer());
                 long m0 = System.nanoTime();
@@ -216,14 +223,22 @@ public final class EntityResolutionEval {
                     }
                     result.put("decisions", lookup.decisionCounts());
                     ordered = Fingerprint.of(memory);
+                    examples = lookup.examples(pairs);
                 }
             }
+        }
+        result.put("model", model.id());
+        if (opts.containsKey("--fit")) {
+            double l2 = Double.parseDouble(opts.getOrDefault("--l2", "1"));
+            result.put(
+                    "fit", fit(config, understander, understandings, pairs, examples, l2, Path.of(opts.get("--fit"))));
         }
         result.put(
                 "order_independence",
                 shuffledRound(
                         config,
                         understander,
+                        model,
                         understandings,
                         ordered,
                         Long.parseLong(opts.getOrDefault("--seed", "20261128"))));
@@ -246,6 +261,7 @@ public final class EntityResolutionEval {
     private static Map<String, Object> shuffledRound(
             EngramConfig config,
             Understander understander,
+            MergeModel model,
             List<TestRecord<byte[], byte[]>> understandings,
             Fingerprint ordered,
             long seed)
@@ -260,8 +276,8 @@ public final class EntityResolutionEval {
         List<List<TestRecord<byte[], byte[]>>> documents = new ArrayList<>(byDocument.values());
         Collections.shuffle(documents, new Random(seed));
         Fingerprint shuffled;
-        try (TopologyTestDriver memory = new TopologyTestDriver(
-                topology(config, understander, EngramTopology.Part.MEMORY), properties("memory-shuffled"))) {
+        try (TopologyTestDriver memory =
+                new TopologyTestDriver(memoryTopology(config, understander, model), properties("memory-shuffled"))) {
             TestInputTopic<byte[], byte[]> input = memory.createInputTopic(
                     TOPICS.understandings().name(), new ByteArraySerializer(), new ByteArraySerializer());
             documents.forEach(d -> d.forEach(input::pipeInput));
@@ -311,14 +327,126 @@ public final class EntityResolutionEval {
     }
 
     private static Topology topology(EngramConfig config, Understander understander, EngramTopology.Part part) {
+        return EngramTopology.build(settings(config).withPart(part), understander, Meters.detached());
+    }
+
+    private static Topology memoryTopology(EngramConfig config, Understander understander, MergeModel model) {
         return EngramTopology.build(
-                EngramTopology.Settings.of(
-                                TOPICS,
-                                config.ingest().maxDocumentBytes(),
-                                config.ingest().chunkMaxTokens())
-                        .withPart(part),
+                settings(config).withPart(EngramTopology.Part.MEMORY).withMergeModel(model),
                 understander,
                 Meters.detached());
+    }
+
+    private static EngramTopology.Settings settings(EngramConfig config) {
+        return EngramTopology.Settings.of(
+                TOPICS, config.ingest().maxDocumentBytes(), config.ingest().chunkMaxTokens());
+    }
+
+    /** {@code rules}, {@code shipped} or the path of a model's JSON. */
+    private static MergeModel model(String which) throws IOException {
+        return switch (which) {
+            case "rules" -> MergeModel.RULES;
+            case "shipped" -> MergeModel.shipped();
+            default -> {
+                try (InputStream in = Files.newInputStream(Path.of(which))) {
+                    yield MergeModel.read(in);
+                }
+            }
+        };
+    }
+
+    /** A labelled pair the merge score decides: the features of its two surfaces' stored decision. */
+    private record Example(
+            String id, String dataset, Map<String, Double> features, boolean same, String rule, String decision) {}
+
+    /**
+     * Fits the merge score to every example and writes it to {@code out}, after measuring it leave-one-source-out:
+     * for each source, a model fit on the examples of the others runs the memory step, and that source's labelled
+     * pairs are scored (groups, as the bench scores the shipped model).
+     */
+    private static Map<String, Object> fit(
+            EngramConfig config,
+            Understander understander,
+            List<TestRecord<byte[], byte[]>> understandings,
+            List<JsonNode> pairs,
+            List<Example> examples,
+            double l2,
+            Path out)
+            throws IOException {
+        Set<String> sources = new TreeSet<>();
+        examples.forEach(e -> sources.add(e.dataset()));
+        Map<String, Object> held = new LinkedHashMap<>();
+        List<Map<String, Object>> scoredExamples = new ArrayList<>();
+        for (String source : sources) {
+            List<Example> train =
+                    examples.stream().filter(e -> !e.dataset().equals(source)).toList();
+            MergeModel m = fitOn("merge-score/without-" + source, train, l2);
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("examples", examples.size() - train.size());
+            List<Example> test =
+                    examples.stream().filter(e -> e.dataset().equals(source)).toList();
+            int scoredMerge = 0;
+            int scoredRight = 0;
+            for (Example e : test) {
+                double p = m.probability(e.features());
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("id", e.id());
+                row.put("dataset", e.dataset());
+                row.put("same", e.same());
+                row.put("rule", e.rule());
+                row.put("decision", e.decision());
+                row.put("held_out_probability", Math.round(p * 1000) / 1000.0);
+                row.put("features", e.features());
+                scoredExamples.add(row);
+                row.put("merges", m.merges(e.features()));
+                if (m.merges(e.features())) {
+                    scoredMerge++;
+                    scoredRight += e.same() ? 1 : 0;
+                }
+            }
+            s.put("examples_scored_merge", scoredMerge);
+            s.put("examples_scored_merge_right", scoredRight);
+            List<JsonNode> of = pairs.stream()
+                    .filter(p -> p.path("dataset").asText().equals(source))
+                    .toList();
+            try (TopologyTestDriver memory = new TopologyTestDriver(
+                    memoryTopology(config, understander, m), properties("memory-without-" + source))) {
+                TestInputTopic<byte[], byte[]> input = memory.createInputTopic(
+                        TOPICS.understandings().name(), new ByteArraySerializer(), new ByteArraySerializer());
+                understandings.forEach(input::pipeInput);
+                Map<String, Object> scored = score(of, new Lookup(memory), false);
+                scored.remove("by_kind");
+                scored.remove("baseline_exact_name");
+                s.putAll(scored);
+            }
+            held.put(source, s);
+        }
+        MergeModel all = fitOn("merge-score/1", examples, l2);
+        Map<String, Object> how = new LinkedHashMap<>();
+        how.put("pairs", "bench/data/er-pairs.jsonl");
+        how.put("examples", examples.size());
+        how.put("same", examples.stream().filter(Example::same).count());
+        Map<String, Long> bySource = new TreeMap<>();
+        examples.forEach(e -> bySource.merge(e.dataset(), 1L, Long::sum));
+        how.put("examples_by_source", bySource);
+        how.put("l2", l2);
+        how.put("leave_one_source_out", held);
+        how.put("command", "./engram bench resolution --model rules --fit <file> --l2 " + l2);
+        MergeModel written = all.withFit(how);
+        Files.write(out, Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(written));
+        Map<String, Object> result = new LinkedHashMap<>(how);
+        result.put("intercept", written.intercept());
+        result.put("weights", written.weights());
+        result.put("held_out_examples", scoredExamples);
+        return result;
+    }
+
+    private static MergeModel fitOn(String id, List<Example> examples, double l2) {
+        return MergeModel.fit(
+                id,
+                examples.stream().map(Example::features).toList(),
+                examples.stream().map(Example::same).toList(),
+                l2);
     }
 
     private static Properties properties(String name) throws IOException {
@@ -485,6 +613,42 @@ public final class EntityResolutionEval {
             }
             PairDecision d = pairs.get(Keys.of(ns, a.surfaceId(), b.surfaceId()));
             return d == null ? "no candidate pair" : d.decision().wireName() + "/" + d.rule() + " " + d.evidence();
+        }
+
+        /**
+         * The labelled pairs whose surfaces have a decision that the merge score reads (features stored), once per
+         * pair of surfaces and label.
+         */
+        List<Example> examples(List<JsonNode> labelled) {
+            Map<String, Example> out = new TreeMap<>();
+            for (JsonNode pair : labelled) {
+                String ns = pair.path("dataset").asText();
+                Mention a = find(ns, pair.path("a"));
+                Mention b = find(ns, pair.path("b"));
+                if (a == null || b == null || a.surfaceId().equals(b.surfaceId())) {
+                    continue;
+                }
+                PairDecision d = pairs.get(Keys.of(ns, a.surfaceId(), b.surfaceId()));
+                if (d == null || d.features().isEmpty()) {
+                    continue;
+                }
+                boolean same = pair.path("same").asBoolean();
+                String key = ns + " "
+                        + (a.surfaceId().compareTo(b.surfaceId()) < 0
+                                ? a.surfaceId() + " " + b.surfaceId()
+                                : b.surfaceId() + " " + a.surfaceId())
+                        + " " + same;
+                out.putIfAbsent(
+                        key,
+                        new Example(
+                                pair.path("id").asText(),
+                                ns,
+                                d.features(),
+                                same,
+                                d.rule(),
+                                d.decision().wireName()));
+            }
+            return new ArrayList<>(out.values());
         }
 
         Map<String, Integer> decisionCounts() {

@@ -61,6 +61,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private final Fault fault;
     private final Duration repairInterval;
     private final int repairsPerRound;
+    private final MergeModel model;
     /** Parsed entity names, kept across records. */
     private final PairDecider.Names names = new PairDecider.Names();
     /** Passages, retractions and manifests applied to memory. */
@@ -76,18 +77,15 @@ public final class ConstructProcessor implements Processor<String, Understanding
     private String owner;
 
     public ConstructProcessor(Meters meters) {
-        this(meters, Fault.NONE, REPAIR_INTERVAL);
+        this(meters, Fault.NONE, REPAIR_INTERVAL, REPAIRS_PER_ROUND, MergeModel.shipped());
     }
 
-    ConstructProcessor(Meters meters, Fault fault, Duration repairInterval) {
-        this(meters, fault, repairInterval, REPAIRS_PER_ROUND);
-    }
-
-    ConstructProcessor(Meters meters, Fault fault, Duration repairInterval, int repairsPerRound) {
+    ConstructProcessor(Meters meters, Fault fault, Duration repairInterval, int repairsPerRound, MergeModel model) {
         this.meters = meters;
         this.fault = fault;
         this.repairInterval = repairInterval;
         this.repairsPerRound = repairsPerRound;
+        this.model = model;
         this.documents = new DocumentUpdates(meters);
     }
 
@@ -99,7 +97,13 @@ public final class ConstructProcessor implements Processor<String, Understanding
     /** The memory step, re-emitting objects a mirror rejected every {@code repairInterval} (with backoff). */
     public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
             Meters meters, Duration repairInterval) {
-        return supplier(meters, Fault.NONE, repairInterval);
+        return supplier(meters, repairInterval, MergeModel.shipped());
+    }
+
+    /** The memory step, its entity resolution merging by {@code model}. */
+    public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
+            Meters meters, Duration repairInterval, MergeModel model) {
+        return supplier(meters, Fault.NONE, repairInterval, REPAIRS_PER_ROUND, model);
     }
 
     static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters, Fault fault) {
@@ -113,10 +117,15 @@ public final class ConstructProcessor implements Processor<String, Understanding
 
     static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
             Meters meters, Fault fault, Duration repairInterval, int repairsPerRound) {
+        return supplier(meters, fault, repairInterval, repairsPerRound, MergeModel.shipped());
+    }
+
+    static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
+            Meters meters, Fault fault, Duration repairInterval, int repairsPerRound, MergeModel model) {
         return new ProcessorSupplier<>() {
             @Override
             public Processor<String, UnderstandingEvent, Void, Emission> get() {
-                return new ConstructProcessor(meters, fault, repairInterval, repairsPerRound);
+                return new ConstructProcessor(meters, fault, repairInterval, repairsPerRound, model);
             }
 
             @Override
@@ -313,7 +322,7 @@ public final class ConstructProcessor implements Processor<String, Understanding
 
     /** Everything one record does to memory, staged in its transaction. */
     private void apply(MemoryTransaction tx, UnderstandingEvent event) {
-        EntityResolver entities = new EntityResolver(tx, meters, names);
+        EntityResolver entities = new EntityResolver(tx, meters, names, model);
         switch (event) {
             case UnderstandingEvent.Understood u -> documents.addPassage(tx, entities, u);
             case UnderstandingEvent.Retracted r -> documents.removePassage(tx, entities, r.retraction());

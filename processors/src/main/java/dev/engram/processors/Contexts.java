@@ -7,7 +7,6 @@ import dev.engram.stores.StoredVectors;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -28,15 +27,6 @@ final class Contexts {
     /** Passages of a surface whose embeddings are compared with the other surface's. */
     static final int CONTEXT_VECTORS = 8;
 
-    /**
-     * The cosine above which two passages are about one subject: passages about different subjects of one field
-     * (two footballers, two films) stay below it.
-     */
-    static final double ALIKE_PASSAGES = 0.8;
-
-    /** How shared context that is a shared document starts. */
-    static final String SAME_DOCUMENT = "both in document ";
-
     private final MemoryTransaction tx;
     private final Map<String, Context> contexts = new HashMap<>();
 
@@ -44,54 +34,50 @@ final class Contexts {
         this.tx = tx;
     }
 
-    /** Shared context of the two surfaces (a document, co-mentioned entities); empty when there is none. */
-    List<String> shared(String a, String b) {
+    /** What the two surfaces share of their context; {@link SharedContext#NONE} when nothing. */
+    SharedContext shared(String a, String b) {
         Context ca = context(a);
         Context cb = context(b);
-        List<String> out = new ArrayList<>();
+        String document = null;
         for (String d : ca.documents) {
             if (cb.documents.contains(d)) {
-                out.add(SAME_DOCUMENT + d);
+                document = d;
                 break;
             }
         }
-        if (!out.isEmpty()) {
-            return out;
-        }
         // the turns of one session of a conversation support each other, as the passages of one document do
-        for (String session : ca.sessions) {
-            if (cb.sessions.contains(session)) {
-                int end = session.indexOf('\u0000');
-                return List.of("both in session " + (end < 0 ? session : session.substring(0, end)));
+        String session = null;
+        for (String s : ca.sessions) {
+            if (cb.sessions.contains(s)) {
+                int end = s.indexOf('\u0000');
+                session = end < 0 ? s : s.substring(0, end);
+                break;
             }
         }
-        // Years and numbers are shared by unrelated things and count for nothing; places are mentioned with everything,
-        // so one shared place is not enough, two are.
-        List<String> shared = new ArrayList<>();
-        boolean specific = false;
+        // Years and numbers are shared by unrelated things and count for nothing; places are mentioned with everything.
+        List<String> neighbours = new ArrayList<>();
+        int specific = 0;
         for (Map.Entry<String, Neighbour> n : ca.neighbours.entrySet()) {
             String t = n.getValue().type();
             if (t.equals(EntityType.DATE.wireName()) || t.equals(EntityType.NUMBER.wireName())) {
                 continue;
             }
             if (!n.getKey().equals(a) && !n.getKey().equals(b) && cb.neighbours.containsKey(n.getKey())) {
-                shared.add("both mentioned with \"" + n.getValue().name() + "\"");
-                specific |= !t.equals(EntityType.PLACE.wireName());
+                neighbours.add(n.getValue().name());
+                specific += t.equals(EntityType.PLACE.wireName()) ? 0 : 1;
             }
         }
-        if (specific || shared.size() >= 2) {
-            return shared.subList(0, Math.min(3, shared.size()));
-        }
         // the passages that mention them say the same things
-        double best = -1;
+        double best = 0;
         for (float[] va : ca.vectors) {
             for (float[] vb : cb.vectors) {
                 best = Math.max(best, PairRules.cosine(va, vb));
             }
         }
-        return best >= ALIKE_PASSAGES
-                ? List.of(String.format(Locale.ROOT, "their passages alike (cosine %.2f)", best))
-                : List.of();
+        if (document == null && session == null && neighbours.isEmpty() && best == 0) {
+            return SharedContext.NONE;
+        }
+        return new SharedContext(document, session, neighbours, specific, best);
     }
 
     /** The documents, sessions and co-mentioned surfaces of a surface's first passages (by passage id). */

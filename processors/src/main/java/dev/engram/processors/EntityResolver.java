@@ -30,12 +30,12 @@ final class EntityResolver {
     /** Surfaces an operator's command names. */
     private final Set<String> commanded = new TreeSet<>();
 
-    /** The resolver of one record; {@code names} is the processor's cache of parsed names. */
-    EntityResolver(MemoryTransaction tx, Meters meters, PairDecider.Names names) {
+    /** The resolver of one record; {@code names} is the processor's cache of parsed names; {@code model} merges. */
+    EntityResolver(MemoryTransaction tx, Meters meters, PairDecider.Names names, MergeModel model) {
         this.tx = tx;
         this.ledger = new MentionLedger(tx);
         this.index = new BlockingIndex(tx, () -> tx.onCommit(meters::blockSkipped));
-        this.decider = new PairDecider(tx, index, new Contexts(tx), names);
+        this.decider = new PairDecider(tx, index, new Contexts(tx), names, model);
         this.grouper = new Grouper(tx);
     }
 

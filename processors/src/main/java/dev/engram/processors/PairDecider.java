@@ -34,14 +34,16 @@ final class PairDecider {
     private final BlockingIndex index;
     private final Contexts contexts;
     private final Names names;
+    private final MergeModel model;
     /** Surface views and ambiguity counts: memory does not change while pairs are decided. */
     private final Map<String, Optional<PairRules.Surface>> views = new HashMap<>();
 
     private final Map<String, Integer> ambiguities = new HashMap<>();
     private final Map<String, Integer> referentCounts = new HashMap<>();
 
-    PairDecider(MemoryTransaction tx, BlockingIndex index, Contexts contexts, Names names) {
+    PairDecider(MemoryTransaction tx, BlockingIndex index, Contexts contexts, Names names, MergeModel model) {
         this.tx = tx;
+        this.model = model;
         this.index = index;
         this.contexts = contexts;
         this.names = names;
@@ -201,11 +203,19 @@ final class PairDecider {
             }
             // Decided in one orientation (smaller id first), so a pair reads the same whichever side asks.
             boolean selfFirst = e.id().compareTo(candidate) < 0;
-            PairRules.decide(selfFirst ? self : o, selfFirst ? o : self, lookup)
+            PairRules.decide(selfFirst ? self : o, selfFirst ? o : self, lookup, model)
                     .ifPresent(d -> now.put(
                             candidate,
                             new PairDecision(
-                                    ns, e.id(), candidate, d.decision(), d.rule(), d.score(), d.evidence(), tx.now())));
+                                    ns,
+                                    e.id(),
+                                    candidate,
+                                    d.decision(),
+                                    d.rule(),
+                                    d.score(),
+                                    d.evidence(),
+                                    tx.now(),
+                                    d.features())));
         }
         Set<String> changed = new TreeSet<>();
         for (Map.Entry<String, PairDecision> old : stored.entrySet()) {
@@ -408,7 +418,7 @@ final class PairDecider {
         }
 
         @Override
-        public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
+        public SharedContext shared(PairRules.Surface a, PairRules.Surface b) {
             return contexts.shared(a.id(), b.id());
         }
 

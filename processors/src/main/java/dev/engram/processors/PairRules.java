@@ -7,8 +7,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.commons.text.similarity.JaroWinklerSimilarity;
 
@@ -94,8 +96,8 @@ public final class PairRules {
         /** The number of surfaces (other than {@code shortSide}) that {@code shortSide} matches as this family. */
         int ambiguity(Surface shortSide, ShortForm family);
 
-        /** Shared context of the two surfaces (documents, co-mentioned entities); empty when there is none. */
-        List<String> sharedContext(Surface a, Surface b);
+        /** What the two surfaces share of their context (documents, sessions, co-mentioned entities, passages). */
+        SharedContext shared(Surface a, Surface b);
 
         /**
          * How many referents the described surfaces of {@code bare}'s name (same loose form, compatible type) stand
@@ -104,7 +106,31 @@ public final class PairRules {
         int referents(Surface bare);
     }
 
-    public record Decision(PairDecision.Kind decision, String rule, double score, List<String> evidence) {}
+    /**
+     * A decision about a pair: its kind, the rule (the family of names it read) and score, the evidence shown with it,
+     * and the features the merge score read (empty where a rule decided alone).
+     */
+    public record Decision(
+            PairDecision.Kind decision,
+            String rule,
+            double score,
+            List<String> evidence,
+            Map<String, Double> features) {
+
+        public Decision {
+            features = features == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(features));
+        }
+
+        Decision(PairDecision.Kind decision, String rule, double score, List<String> evidence) {
+            this(decision, rule, score, evidence, Map.of());
+        }
+    }
+
+    /**
+     * Rules whose decision stands whatever the score: two types that cannot be one thing, descriptions that name two
+     * referents, a short name that could stand for several entities, and names alike only in their embeddings.
+     */
+    static final Set<String> CONSTRAINTS = Set.of("type_conflict", "namesake", "ambiguous", "embedding");
 
     /** How {@code shortSide} could stand for {@code longSide}, or null; used for decisions and ambiguity counts. */
     public static ShortForm shortForm(Surface shortSide, Surface longSide) {
@@ -180,7 +206,102 @@ public final class PairRules {
         return a.type() == EntityType.PERSON || b.type() == EntityType.PERSON;
     }
 
+    /** Decides a pair by the rules alone, as {@link MergeModel#RULES} does. */
     public static Optional<Decision> decide(Surface a, Surface b, Lookup lookup) {
+        return decide(a, b, lookup, MergeModel.RULES);
+    }
+
+    /**
+     * Decides a pair: the rules find how the names relate and apply the {@link #CONSTRAINTS}; where no constraint
+     * decides, the merge score does — a merge when the model's probability is at least {@link MergeModel#MERGE_AT}, and
+     * otherwise the rules' review or deferral (review where the rules alone would merge). With {@link
+     * MergeModel#RULES}, the rules' decision stands, with the features shown.
+     */
+    public static Optional<Decision> decide(Surface a, Surface b, Lookup lookup, MergeModel model) {
+        Lookup once = new OneShared(lookup);
+        Optional<Decision> byRules = rules(a, b, once);
+        if (byRules.isEmpty() || CONSTRAINTS.contains(byRules.get().rule())) {
+            return byRules;
+        }
+        Decision d = byRules.get();
+        Map<String, Double> features = MergeFeatures.of(a, b, once);
+        if (model.byRulesAlone()) {
+            return Optional.of(new Decision(d.decision(), d.rule(), d.score(), d.evidence(), features));
+        }
+        double p = model.probability(features);
+        String withheld = withheld(features);
+        boolean merge = p >= MergeModel.MERGE_AT && withheld == null;
+        List<String> evidence = new ArrayList<>(d.evidence());
+        evidence.add(String.format(
+                Locale.ROOT,
+                "merge score %.3f %s %.2f (%s)",
+                p,
+                p >= MergeModel.MERGE_AT ? "at or above" : "below",
+                MergeModel.MERGE_AT,
+                model.id()));
+        if (withheld != null && p >= MergeModel.MERGE_AT) {
+            evidence.add("not merged: " + withheld);
+        }
+        PairDecision.Kind kind = merge
+                ? PairDecision.Kind.MERGE
+                : d.decision() == PairDecision.Kind.MERGE ? PairDecision.Kind.REVIEW : d.decision();
+        return Optional.of(new Decision(kind, d.rule(), p, evidence, features));
+    }
+
+    /**
+     * Why a pair may not merge whatever its score, or null: knowledge no labelled source holds enough examples of to
+     * be learned, so a score fit without such examples would not have it. Descriptions that name two referents keep
+     * them apart outside one document; and a name that is only part of the other, alike to it, or bare beside a
+     * described one merges only with evidence beyond the name (a shared document, session, co-mentioned entity or
+     * passage, or descriptions that agree). An acronym, a declared alias and one name written two ways need none.
+     */
+    static String withheld(Map<String, Double> f) {
+        boolean sameDocument = f.get("same_document") > 0;
+        if (f.get("descriptions_conflict") > 0 && !sameDocument) {
+            return "their descriptions name different referents";
+        }
+        boolean nameOnly = f.get("partial") > 0
+                || f.get("similar") > 0
+                || f.get("one_described") > 0
+                || (f.get("same_name") > 0 && f.get("untyped") > 0 && f.get("one_word") > 0);
+        boolean beyondName = sameDocument
+                || f.get("same_session") > 0
+                || f.get("co_mentioned") > 0
+                || f.get("places") >= 2 / 3.0
+                || f.get("passage_cosine") >= SharedContext.ALIKE_PASSAGES
+                || f.get("descriptions_agree") > 0;
+        return nameOnly && !beyondName ? "nothing beyond the name says they are one" : null;
+    }
+
+    /** A lookup that reads the shared context of the pair being decided once. */
+    private static final class OneShared implements Lookup {
+        private final Lookup delegate;
+        private SharedContext shared;
+
+        OneShared(Lookup delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public int ambiguity(Surface shortSide, ShortForm family) {
+            return delegate.ambiguity(shortSide, family);
+        }
+
+        @Override
+        public SharedContext shared(Surface a, Surface b) {
+            if (shared == null) {
+                shared = delegate.shared(a, b);
+            }
+            return shared;
+        }
+
+        @Override
+        public int referents(Surface bare) {
+            return delegate.referents(bare);
+        }
+    }
+
+    private static Optional<Decision> rules(Surface a, Surface b, Lookup lookup) {
         boolean compatible = NameForms.compatible(a.type(), b.type());
         String looseA = a.name().loose();
         String looseB = b.name().loose();
@@ -200,7 +321,7 @@ public final class PairRules {
             // contexts decide; a longer name is seldom two things of different kinds.
             boolean oneWord =
                     Math.min(a.name().tokens().size(), b.name().tokens().size()) == 1;
-            List<String> context = oneWord ? lookup.sharedContext(a, b) : List.of();
+            List<String> context = oneWord ? lookup.shared(a, b).evidence() : List.of();
             if (oneWord && context.isEmpty()) {
                 return review(
                         "untyped_name",
@@ -236,8 +357,9 @@ public final class PairRules {
      */
     private static Optional<Decision> sameName(Surface a, Surface b, List<String> nameEvidence, Lookup lookup) {
         List<String> evidence = new ArrayList<>(nameEvidence);
-        List<String> context = lookup.sharedContext(a, b);
-        boolean sameDocument = context.stream().anyMatch(c -> c.startsWith(Contexts.SAME_DOCUMENT));
+        SharedContext shared = lookup.shared(a, b);
+        List<String> context = shared.evidence();
+        boolean sameDocument = shared.document() != null;
         DescriptionSense senseA = a.sense();
         DescriptionSense senseB = b.sense();
         if (!senseA.isNone() && !senseB.isNone()) {
@@ -302,7 +424,8 @@ public final class PairRules {
                     ? review("ambiguous", 0.5, evidence, List.of("could stand for " + ambiguity + " entities"))
                     : Optional.empty();
         }
-        List<String> context = new ArrayList<>(lookup.sharedContext(shortSide, longSide));
+        List<String> context =
+                new ArrayList<>(lookup.shared(shortSide, longSide).evidence());
         double cosine = context.isEmpty() && shortSide.name().tokens().size() >= 2
                 ? cosine(shortSide.vector(), longSide.vector())
                 : 0;
@@ -335,7 +458,7 @@ public final class PairRules {
                 similarity,
                 quoted(a.written()),
                 quoted(b.written()))));
-        List<String> context = lookup.sharedContext(a, b);
+        List<String> context = lookup.shared(a, b).evidence();
         double cosine = cosine(a.vector(), b.vector());
         boolean person = a.type() == EntityType.PERSON || b.type() == EntityType.PERSON;
         if (!context.isEmpty() || (!person && cosine >= EMBEDDING_SUPPORT)) {

@@ -53,13 +53,13 @@ class ContextsTest {
         mention(tx, "c", "p3", "d3", new float[] {0.6f, 0.8f, 0});
         Contexts contexts = new Contexts(tx);
 
-        assertThat(contexts.shared("a", "b")).containsExactly("their passages alike (cosine 0.95)");
-        assertThat(contexts.shared("a", "c"))
+        assertThat(contexts.shared("a", "b").evidence()).containsExactly("their passages alike (cosine 0.95)");
+        assertThat(contexts.shared("a", "c").evidence())
                 .as("cosine 0.6: about other things")
                 .isEmpty();
         // a shared document comes first, and says so
         mention(tx, "e", "p4", "d1", new float[] {0, 0, 1});
-        assertThat(new Contexts(tx).shared("a", "e")).containsExactly(Contexts.SAME_DOCUMENT + "d1");
+        assertThat(new Contexts(tx).shared("a", "e").evidence()).containsExactly(SharedContext.SAME_DOCUMENT + "d1");
     }
 
     @Test
@@ -72,11 +72,11 @@ class ContextsTest {
         mentionIn(tx, "c", "p3", "turn-3", new Conversation("Jon", List.of("Jon", "Gina"), "3").sessionKey());
         mentionIn(tx, "d", "p4", "turn-4", new Conversation("Caroline", List.of("Melanie"), "4").sessionKey());
 
-        assertThat(new Contexts(tx).shared("a", "b")).containsExactly("both in session 3");
-        assertThat(new Contexts(tx).shared("a", "c"))
+        assertThat(new Contexts(tx).shared("a", "b").evidence()).containsExactly("both in session 3");
+        assertThat(new Contexts(tx).shared("a", "c").evidence())
                 .as("session 3 of another conversation")
                 .isEmpty();
-        assertThat(new Contexts(tx).shared("a", "d")).isEmpty();
+        assertThat(new Contexts(tx).shared("a", "d").evidence()).isEmpty();
     }
 
     @Test
@@ -84,7 +84,7 @@ class ContextsTest {
         MemoryTransaction tx = memory.begin();
         mention(tx, "a", "p1", "d1", new float[] {1, 0, 0});
         mentionOnly(tx, "b", "p9", "d9");
-        assertThat(new Contexts(tx).shared("a", "b")).isEmpty();
+        assertThat(new Contexts(tx).shared("a", "b").evidence()).isEmpty();
     }
 
     @Test
@@ -95,18 +95,18 @@ class ContextsTest {
         String common = "y2010 date 2010\nn5 number 5\nus place United States";
         tx.passageEntities().put(Keys.of(NS, "p1"), "a person Fort Dodge\n" + common);
         tx.passageEntities().put(Keys.of(NS, "p2"), "b place Fort Dodge\n" + common);
-        assertThat(new Contexts(tx).shared("a", "b"))
+        assertThat(new Contexts(tx).shared("a", "b").evidence())
                 .as("a year, a number and one place in common")
                 .isEmpty();
 
         tx.passageEntities().put(Keys.of(NS, "p1"), "a person Fort Dodge\n" + common + "\nia place Iowa");
         tx.passageEntities().put(Keys.of(NS, "p2"), "b place Fort Dodge\n" + common + "\nia place Iowa");
-        assertThat(new Contexts(tx).shared("a", "b"))
+        assertThat(new Contexts(tx).shared("a", "b").evidence())
                 .containsExactly("both mentioned with \"Iowa\"", "both mentioned with \"United States\"");
 
         tx.passageEntities().put(Keys.of(NS, "p1"), "a person Fort Dodge\n" + common + "\nw person Webster");
         tx.passageEntities().put(Keys.of(NS, "p2"), "b place Fort Dodge\n" + common + "\nw person Webster");
-        assertThat(new Contexts(tx).shared("a", "b"))
+        assertThat(new Contexts(tx).shared("a", "b").evidence())
                 .as("one specific entity in common is enough")
                 .containsExactly("both mentioned with \"United States\"", "both mentioned with \"Webster\"");
     }

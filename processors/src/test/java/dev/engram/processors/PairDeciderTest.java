@@ -31,7 +31,7 @@ class PairDeciderTest {
     private final class Step {
         final MemoryTransaction tx = memory.begin();
         final BlockingIndex index = new BlockingIndex(tx, () -> {});
-        final PairDecider decider = new PairDecider(tx, index, new Contexts(tx), names);
+        final PairDecider decider = new PairDecider(tx, index, new Contexts(tx), names, MergeModel.RULES);
         final MentionLedger ledger = new MentionLedger(tx);
 
         /** Stores and indexes surfaces as they are. */

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.engram.schemas.EntityType;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.PairDecision;
-import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -13,11 +13,11 @@ import org.junit.jupiter.api.Test;
 class PairRulesTest {
 
     /** A lookup where every short form is unambiguous and the two surfaces share a co-mentioned person. */
-    private static final PairRules.Lookup UNAMBIGUOUS_WITH_CONTEXT = lookup(1, List.of("both mentioned with \"X\""));
+    private static final PairRules.Lookup UNAMBIGUOUS_WITH_CONTEXT = lookup(1, SharedContext.mentionedWith("X"));
 
-    private static final PairRules.Lookup UNAMBIGUOUS_NO_CONTEXT = lookup(1, List.of());
+    private static final PairRules.Lookup UNAMBIGUOUS_NO_CONTEXT = lookup(1, SharedContext.NONE);
 
-    private static PairRules.Lookup lookup(int ambiguity, List<String> context) {
+    private static PairRules.Lookup lookup(int ambiguity, SharedContext context) {
         return new PairRules.Lookup() {
             @Override
             public int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
@@ -25,7 +25,7 @@ class PairRulesTest {
             }
 
             @Override
-            public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
+            public SharedContext shared(PairRules.Surface a, PairRules.Surface b) {
                 return context;
             }
 
@@ -59,7 +59,7 @@ class PairRulesTest {
     }
 
     /** A lookup where a bare name has this many described referents, with this shared context. */
-    private static PairRules.Lookup referents(int referents, List<String> context) {
+    private static PairRules.Lookup referents(int referents, SharedContext context) {
         return new PairRules.Lookup() {
             @Override
             public int ambiguity(PairRules.Surface shortSide, PairRules.ShortForm family) {
@@ -67,7 +67,7 @@ class PairRulesTest {
             }
 
             @Override
-            public List<String> sharedContext(PairRules.Surface a, PairRules.Surface b) {
+            public SharedContext shared(PairRules.Surface a, PairRules.Surface b) {
                 return context;
             }
 
@@ -84,16 +84,18 @@ class PairRulesTest {
         PairRules.Surface author = described("Richard Wright", EntityType.PERSON, "American author");
         PairRules.Surface keeper = described("Richard Wright", EntityType.PERSON, "English goalkeeper and footballer");
 
-        assertThat(decide(footballer, author, referents(2, List.of()))).get().satisfies(d -> {
-            assertThat(d.decision()).isEqualTo(PairDecision.Kind.SPLIT);
-            assertThat(d.rule()).isEqualTo("namesake");
-            assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("different qualifiers"));
-        });
-        assertThat(decide(footballer, keeper, referents(2, List.of())))
+        assertThat(decide(footballer, author, referents(2, SharedContext.NONE)))
+                .get()
+                .satisfies(d -> {
+                    assertThat(d.decision()).isEqualTo(PairDecision.Kind.SPLIT);
+                    assertThat(d.rule()).isEqualTo("namesake");
+                    assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("different qualifiers"));
+                });
+        assertThat(decide(footballer, keeper, referents(2, SharedContext.NONE)))
                 .get()
                 .extracting(PairRules.Decision::decision, PairRules.Decision::rule)
                 .containsExactly(PairDecision.Kind.MERGE, "same_name");
-        assertThat(decide(footballer, author, referents(2, List.of(Contexts.SAME_DOCUMENT + "d1"))))
+        assertThat(decide(footballer, author, referents(2, SharedContext.inDocument("d1"))))
                 .get()
                 .extracting(PairRules.Decision::decision)
                 .isEqualTo(PairDecision.Kind.MERGE);
@@ -104,7 +106,7 @@ class PairRulesTest {
         PairRules.Surface bare = surface("Richard Wright", EntityType.PERSON);
         PairRules.Surface author = described("Richard Wright", EntityType.PERSON, "American author");
 
-        assertThat(decide(bare, author, referents(1, List.of())))
+        assertThat(decide(bare, author, referents(1, SharedContext.NONE)))
                 .as("even the only described referent: the bare mention may be an undescribed namesake")
                 .get()
                 .satisfies(d -> {
@@ -112,20 +114,21 @@ class PairRulesTest {
                     assertThat(d.rule()).isEqualTo("ambiguous_name");
                     assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("not a namesake"));
                 });
-        assertThat(decide(bare, author, referents(1, List.of("their passages alike (cosine 0.91)"))))
+        assertThat(decide(bare, author, referents(1, SharedContext.alikePassages(0.91))))
                 .get()
                 .extracting(PairRules.Decision::decision, PairRules.Decision::rule)
                 .containsExactly(PairDecision.Kind.MERGE, "same_name");
-        assertThat(decide(author, bare, referents(2, List.of()))).get().satisfies(d -> {
+        assertThat(decide(author, bare, referents(2, SharedContext.NONE))).get().satisfies(d -> {
             assertThat(d.decision()).isEqualTo(PairDecision.Kind.REVIEW);
             assertThat(d.rule()).isEqualTo("ambiguous_name");
             assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("2 described referents"));
         });
-        assertThat(decide(bare, author, referents(2, List.of("both mentioned with \"Native Son\""))))
+        assertThat(decide(bare, author, referents(2, SharedContext.mentionedWith("Native Son"))))
                 .get()
                 .extracting(PairRules.Decision::decision)
                 .isEqualTo(PairDecision.Kind.MERGE);
-        assertThat(decide(bare, described("Richard Wright", EntityType.PLACE, "town"), referents(1, List.of())))
+        assertThat(decide(
+                        bare, described("Richard Wright", EntityType.PLACE, "town"), referents(1, SharedContext.NONE)))
                 .as("types still decide first")
                 .get()
                 .extracting(PairRules.Decision::rule)
@@ -219,7 +222,7 @@ class PairRulesTest {
         var network = surface("Convolutional Neural Network", EntityType.OTHER);
         assertThat(decide(cnn, network, UNAMBIGUOUS_NO_CONTEXT))
                 .hasValueSatisfying(x -> assertThat(x.rule()).isEqualTo("acronym"));
-        assertThat(decide(cnn, network, lookup(2, List.of())))
+        assertThat(decide(cnn, network, lookup(2, SharedContext.NONE)))
                 .hasValueSatisfying(x -> assertThat(x.decision()).isEqualTo(PairDecision.Kind.REVIEW));
         // A lower-case word is not an acronym.
         assertThat(decide(surface("Cnn", EntityType.OTHER), network, UNAMBIGUOUS_NO_CONTEXT))
@@ -320,5 +323,89 @@ class PairRulesTest {
         assertThat(NameForms.loose(EntityNames.normalize("The Beatles"))).isEqualTo(NameForms.loose("beatles"));
         assertThat(NameForms.initials("bank of america")).contains("ba", "boa");
         assertThat(NameForms.asAcronym("u s", "U.S.")).isEqualTo("us");
+    }
+
+    @Test
+    void whereNoConstraintDecidesTheScoreDoesAndSaysSo() {
+        MergeModel always = new MergeModel("always", 50, Map.of(), Map.of());
+        MergeModel never = new MergeModel("never", -50, Map.of(), Map.of());
+        PairRules.Surface babbage = surface("Babbage", EntityType.PERSON);
+        PairRules.Surface charles = surface("Charles Babbage", EntityType.PERSON);
+
+        Optional<PairRules.Decision> merged = PairRules.decide(babbage, charles, UNAMBIGUOUS_WITH_CONTEXT, always);
+        assertThat(merged).get().satisfies(d -> {
+            assertThat(d.decision()).isEqualTo(PairDecision.Kind.MERGE);
+            assertThat(d.rule()).isEqualTo("partial_name");
+            assertThat(d.score()).isGreaterThan(0.99);
+            assertThat(d.features()).containsEntry("partial", 1.0).containsEntry("co_mentioned", 1 / 3.0);
+            assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("merge score 1.000 at or above 0.90"));
+        });
+        assertThat(PairRules.decide(babbage, charles, UNAMBIGUOUS_WITH_CONTEXT, never))
+                .as("what the rules alone would merge goes to review below the score")
+                .get()
+                .satisfies(d -> {
+                    assertThat(d.decision()).isEqualTo(PairDecision.Kind.REVIEW);
+                    assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("below 0.90 (never)"));
+                });
+        assertThat(PairRules.decide(babbage, charles, UNAMBIGUOUS_NO_CONTEXT, always))
+                .as("nothing beyond the name: the score cannot merge it")
+                .get()
+                .satisfies(d -> {
+                    assertThat(d.decision()).isEqualTo(PairDecision.Kind.DEFER);
+                    assertThat(d.evidence()).anySatisfy(e -> assertThat(e).contains("nothing beyond the name"));
+                });
+        assertThat(PairRules.decide(
+                        surface("NATO", EntityType.ORGANIZATION),
+                        surface("North Atlantic Treaty Organization", EntityType.ORGANIZATION),
+                        UNAMBIGUOUS_NO_CONTEXT,
+                        always))
+                .get()
+                .extracting(PairRules.Decision::decision)
+                .isEqualTo(PairDecision.Kind.MERGE);
+    }
+
+    @Test
+    void constraintsStandWhateverTheScore() {
+        MergeModel always = new MergeModel("always", 50, Map.of(), Map.of());
+        PairRules.Surface footballer = described("Richard Wright", EntityType.PERSON, "English footballer");
+        PairRules.Surface author = described("Richard Wright", EntityType.PERSON, "American author");
+        assertThat(PairRules.decide(footballer, author, referents(2, SharedContext.mentionedWith("X")), always))
+                .get()
+                .satisfies(d -> {
+                    assertThat(d.decision()).isEqualTo(PairDecision.Kind.SPLIT);
+                    assertThat(d.features())
+                            .as("a constraint decided, not the score")
+                            .isEmpty();
+                });
+        assertThat(PairRules.decide(
+                        surface("Washington", EntityType.PERSON),
+                        surface("Washington", EntityType.PLACE),
+                        UNAMBIGUOUS_WITH_CONTEXT,
+                        always))
+                .get()
+                .extracting(PairRules.Decision::decision)
+                .isEqualTo(PairDecision.Kind.REVIEW);
+        assertThat(PairRules.decide(
+                        surface("Smith", EntityType.PERSON),
+                        surface("John Smith", EntityType.PERSON),
+                        lookup(2, SharedContext.mentionedWith("X")),
+                        always))
+                .as("a short name that could stand for two")
+                .get()
+                .extracting(PairRules.Decision::rule)
+                .isEqualTo("ambiguous");
+    }
+
+    @Test
+    void withTheRulesAloneTheFeaturesAreShownAndTheRulesDecide() {
+        PairRules.Surface babbage = surface("Babbage", EntityType.PERSON);
+        PairRules.Surface charles = surface("Charles Babbage", EntityType.PERSON);
+        assertThat(PairRules.decide(babbage, charles, UNAMBIGUOUS_WITH_CONTEXT))
+                .get()
+                .satisfies(d -> {
+                    assertThat(d.decision()).isEqualTo(PairDecision.Kind.MERGE);
+                    assertThat(d.score()).isEqualTo(0.8);
+                    assertThat(d.features()).containsKeys(MergeFeatures.NAMES.toArray(String[]::new));
+                });
     }
 }

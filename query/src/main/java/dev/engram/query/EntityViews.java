@@ -274,6 +274,7 @@ public final class EntityViews {
                 d.rule(),
                 d.score(),
                 d.evidence(),
+                d.features(),
                 d.at());
     }
 

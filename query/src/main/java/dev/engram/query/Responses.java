@@ -103,7 +103,10 @@ public final class Responses {
     /** Entity pairs waiting for a person (review) or for more evidence (defer). */
     public record PendingPairs(long total, List<Decision> pairs) {}
 
-    /** A resolution decision about two surface entities, with their names. */
+    /**
+     * A resolution decision about two surface entities, with their names; {@code features} are what the merge score
+     * read (empty where a rule or an operator decided alone).
+     */
     public record Decision(
             String entityId,
             String entityName,
@@ -113,6 +116,7 @@ public final class Responses {
             String rule,
             double score,
             List<String> evidence,
+            Map<String, Double> features,
             Instant at) {}
 
     /** {@code GET /v1/namespaces/{ns}/entities?name=}. */

@@ -2,14 +2,19 @@ package dev.engram.stores;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What entity resolution decided about two surface entities that the blocking indexes made candidates: {@code merge},
  * {@code review} (a person should look), {@code defer} (plausible, waiting for supporting evidence) or {@code split}
  * (an operator keeps them apart; rule {@code operator}, as for an operator's merge), with the rule
  * that decided, its score and the evidence, so every merge can be audited. Pairs with no decision are not stored.
+ * {@code features} are the numbers the merge score read (empty where a rule or an operator decided alone, and in
+ * decisions stored before there was a score).
  */
 public record PairDecision(
         String namespace,
@@ -19,7 +24,8 @@ public record PairDecision(
         String rule,
         double score,
         List<String> evidence,
-        Instant at) {
+        Instant at,
+        Map<String, Double> features) {
 
     /** What was decided about the pair (stored by its lowercase name). */
     public enum Kind {
@@ -44,11 +50,25 @@ public record PairDecision(
 
     public PairDecision {
         evidence = evidence == null ? List.of() : List.copyOf(evidence);
+        features = features == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(features));
+    }
+
+    /** A decision without features. */
+    public PairDecision(
+            String namespace,
+            String entityId,
+            String otherId,
+            Kind decision,
+            String rule,
+            double score,
+            List<String> evidence,
+            Instant at) {
+        this(namespace, entityId, otherId, decision, rule, score, evidence, at, Map.of());
     }
 
     /** The same decision seen from the other surface. */
     public PairDecision mirrored() {
-        return new PairDecision(namespace, otherId, entityId, decision, rule, score, evidence, at);
+        return new PairDecision(namespace, otherId, entityId, decision, rule, score, evidence, at, features);
     }
 
     /** Equal in everything but the time it was made. */
@@ -57,6 +77,7 @@ public record PairDecision(
                 && decision == o.decision
                 && rule.equals(o.rule)
                 && Double.compare(score, o.score) == 0
-                && evidence.equals(o.evidence);
+                && evidence.equals(o.evidence)
+                && features.equals(o.features);
     }
 }

@@ -4,6 +4,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.processors.ConstructProcessor;
 import dev.engram.processors.Emission;
 import dev.engram.processors.ExtractionCacheScope;
+import dev.engram.processors.MergeModel;
 import dev.engram.processors.ReadProcessor;
 import dev.engram.processors.UnderstandProcessor;
 import dev.engram.processors.UnderstandingWorkers;
@@ -64,9 +65,11 @@ public final class EngramTopology {
             int chunkMaxTokens,
             Part part,
             Duration repairInterval,
-            ExtractionCacheScope cacheScope) {
+            ExtractionCacheScope cacheScope,
+            MergeModel mergeModel) {
 
         public Settings {
+            Objects.requireNonNull(mergeModel, "mergeModel");
             Objects.requireNonNull(topics, "topics");
             Objects.requireNonNull(part, "part");
             Objects.requireNonNull(repairInterval, "repairInterval");
@@ -81,19 +84,26 @@ public final class EngramTopology {
                     chunkMaxTokens,
                     Part.ALL,
                     ConstructProcessor.REPAIR_INTERVAL,
-                    ExtractionCacheScope.NAMESPACE);
+                    ExtractionCacheScope.NAMESPACE,
+                    MergeModel.shipped());
         }
 
         public Settings withPart(Part steps) {
-            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, steps, repairInterval, cacheScope);
+            return new Settings(
+                    topics, maxDocumentBytes, chunkMaxTokens, steps, repairInterval, cacheScope, mergeModel);
         }
 
         public Settings withRepairInterval(Duration interval) {
-            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, part, interval, cacheScope);
+            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, part, interval, cacheScope, mergeModel);
         }
 
         public Settings withCacheScope(ExtractionCacheScope scope) {
-            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, part, repairInterval, scope);
+            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, part, repairInterval, scope, mergeModel);
+        }
+
+        /** Entity resolution merging by {@code model} ({@link MergeModel#RULES}: by the rules alone). */
+        public Settings withMergeModel(MergeModel model) {
+            return new Settings(topics, maxDocumentBytes, chunkMaxTokens, part, repairInterval, cacheScope, model);
         }
     }
 
@@ -119,7 +129,7 @@ public final class EngramTopology {
             buildIngest(builder, topics, maxDocumentBytes, chunkMaxTokens, understander, workers, cacheScope, meters);
         }
         if (part != Part.INGEST) {
-            buildMemory(builder, topics, meters, repairInterval);
+            buildMemory(builder, topics, meters, repairInterval, settings.mergeModel());
         }
         return builder.build();
     }
@@ -166,7 +176,8 @@ public final class EngramTopology {
         route(understood, "understand", topics);
     }
 
-    private static void buildMemory(StreamsBuilder builder, Topics topics, Meters meters, Duration repairInterval) {
+    private static void buildMemory(
+            StreamsBuilder builder, Topics topics, Meters meters, Duration repairInterval, MergeModel mergeModel) {
         // Operators' commands join the understandings (same key, same partition count): one writer per namespace.
         KStream<String, UnderstandingEvent> commands = builder.stream(
                         topics.memoryCommands().name(),
@@ -186,7 +197,7 @@ public final class EngramTopology {
                         topics.understandings().name(), topics.understandings().consumed("understandings-source"))
                 .merge(commands, Named.as("memory-inputs"))
                 .merge(feedback, Named.as("memory-feedback"))
-                .process(ConstructProcessor.supplier(meters, repairInterval), Named.as("construct"));
+                .process(ConstructProcessor.supplier(meters, repairInterval, mergeModel), Named.as("construct"));
         route(constructed, "construct", topics);
     }
 

@@ -128,8 +128,11 @@ class EntityResolutionTest {
         assertThat(pair(turing, turring).rule()).isEqualTo("similar_name");
         assertThat(turring.canonical()).isNotEqualTo(turing.canonical());
 
-        upsert("turring", "Alan Turring played chess with Hugh Alexander.");
-        upsert("turing", "Alan Turing studied mathematics. He worked with Hugh Alexander.");
+        // the merge score asks more of names alike than of one name: three people both were with
+        upsert("turring", "Alan Turring played chess with Hugh Alexander, Gordon Welchman and Dilly Knox.");
+        upsert(
+                "turing",
+                "Alan Turing studied mathematics. He worked with Hugh Alexander, Gordon Welchman and Dilly Knox.");
         assertThat(pair(surface("alan turing"), surface("alan turring")).decision())
                 .isEqualTo(PairDecision.Kind.MERGE);
         assertThat(surface("alan turring").canonical())
