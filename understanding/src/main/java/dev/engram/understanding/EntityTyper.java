@@ -167,6 +167,26 @@ final class EntityTyper {
         return false;
     }
 
+    /**
+     * One word of capitals each followed by a period, the last one's period perhaps taken by the sentence's end:
+     * "U.S.", "U.K.", "U.N".
+     */
+    static boolean dottedInitialism(Mention m) {
+        if (m.firstToken != m.lastToken) {
+            return false;
+        }
+        String w = m.text.endsWith(".") ? m.text : m.text + ".";
+        if (w.length() < 4 || w.length() % 2 != 0) {
+            return false;
+        }
+        for (int i = 0; i < w.length(); i += 2) {
+            if (!Character.isUpperCase(w.charAt(i)) || w.charAt(i + 1) != '.') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Prefixes of place and family names that are written with a capital after them. */
     private static final Set<String> PLACE_PREFIXES = Set.of("Mc", "Mac", "De", "La", "Le", "Di", "Du", "Van", "Von");
 
@@ -191,7 +211,8 @@ final class EntityTyper {
                                 lower(tokens.get(m.firstToken - 1)).replace(".", "")))) {
             return EntityType.PERSON;
         }
-        for (int t = m.lastToken + 1; t < Math.min(tokens.size(), m.lastToken + 4); t++) {
+        // "the U.S. raised tariffs": a dotted initialism names a country or a body, never a person alone
+        for (int t = m.lastToken + 1; t < Math.min(tokens.size(), m.lastToken + 4) && !dottedInitialism(m); t++) {
             if (PERSON_VERBS.contains(lower(tokens.get(t)))) {
                 return EntityType.PERSON;
             }

@@ -28,7 +28,7 @@ import java.util.Set;
  */
 public final class RuleExtractor implements Extractor {
 
-    public static final String ID = "embedded-rules/13";
+    public static final String ID = "embedded-rules/14";
 
     // Word lists: one resource file per list under dev/engram/understanding/rules/ (see WordLists), read once.
     static final Set<String> CONNECTORS = WordLists.load("connectors");

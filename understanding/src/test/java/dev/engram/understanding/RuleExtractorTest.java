@@ -453,6 +453,17 @@ class RuleExtractorTest {
     }
 
     @Test
+    void aDottedInitialismBeforeAPersonsVerbIsNoPerson() {
+        Extraction x = extract("", "The U.S. raised its tariffs in 2019. Later the U.K. raised its own.");
+
+        assertThat(names(x)).contains("U.S.").anyMatch(n -> n.startsWith("U.K"));
+        assertThat(x.entities()).noneMatch(e -> e.type() == EntityType.PERSON);
+        assertThat(extract("", "Alan Turing was raised in London.").entities())
+                .extracting(Extraction.Entity::name, Extraction.Entity::type)
+                .contains(tuple("Alan Turing", EntityType.PERSON));
+    }
+
+    @Test
     void aPronounAfterAPeriodStartsNoNameWhereTheSentenceModelDidNotEndTheSentence() {
         assertThat(names(extract("", "She lived in the U.S. She moved to Paris in 1990.")))
                 .contains("Paris")

@@ -1,6 +1,7 @@
 package dev.engram.service.app;
 
 import dev.engram.processors.ExtractionCacheScope;
+import dev.engram.processors.MergeModel;
 import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.VectorSearch;
 import dev.engram.service.http.ApiKeys;
@@ -197,7 +198,7 @@ public record EngramConfig(
      * LLM understanding without an embeddings API); {@code embedReuseTexts} entity and fact texts keep their vectors for reuse;
      * {@code llm} is set whenever an LLM is configured; {@code workers} bound the
      * passages a remote model understands at once and how long one waits through an outage; {@code cacheScope} says
-     * which passages share a cached extraction.
+     * which passages share a cached extraction; {@code mergeModel} is how entity resolution merges.
      */
     public record Understanding(
             Kind kind,
@@ -209,7 +210,8 @@ public record EngramConfig(
             LlmConfig llm,
             UnderstandingWorkers.Settings workers,
             ExtractionCacheScope cacheScope,
-            Agent agent) {
+            Agent agent,
+            MergeModel mergeModel) {
 
         /** The extractor of passages. */
         public enum Kind {
@@ -226,6 +228,7 @@ public record EngramConfig(
             if (agent != null && llm == null) {
                 throw new IllegalArgumentException("the agent construction needs an LLM");
             }
+            Objects.requireNonNull(mergeModel, "mergeModel");
         }
     }
 

@@ -4,6 +4,7 @@ import static dev.engram.service.app.ConfigVariables.checkedList;
 import static dev.engram.service.app.ConfigVariables.invalid;
 
 import dev.engram.processors.ExtractionCacheScope;
+import dev.engram.processors.MergeModel;
 import dev.engram.processors.UnderstandingWorkers;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.EngramHnswFormat;
@@ -15,7 +16,10 @@ import dev.engram.sinks.QdrantMirror;
 import dev.engram.understanding.LocalModel;
 import dev.engram.understanding.PassageUnderstander;
 import dev.engram.understanding.llm.LlmConfig;
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -120,7 +124,8 @@ final class EngramConfigReader {
                     case "global" -> ExtractionCacheScope.GLOBAL;
                     default -> throw invalid("ENGRAM_EXTRACTION_CACHE_SCOPE", "must be 'namespace' or 'global'");
                 },
-                agent);
+                agent,
+                mergeModel(env.string("ENGRAM_MERGE_MODEL", "score")));
         EngramConfig.Query query = new EngramConfig.Query(
                 new VectorSearch(
                         env.integer("ENGRAM_ANN_MIN_VECTORS", 20_000, 1, Integer.MAX_VALUE),
@@ -134,6 +139,24 @@ final class EngramConfigReader {
                 Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)),
                 env.integer("ENGRAM_SNAPSHOT_BUILD_PERCENT", 25, 1, 100) / 100.0);
         return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env), mirrors(env));
+    }
+
+    /** {@code score} (the shipped merge score), {@code rules} (the rules alone) or the path of a fitted model. */
+    private static MergeModel mergeModel(String value) {
+        switch (value) {
+            case "score":
+                return MergeModel.shipped();
+            case "rules":
+                return MergeModel.RULES;
+            default:
+                try (InputStream in = Files.newInputStream(Path.of(value))) {
+                    return MergeModel.read(in);
+                } catch (IOException | RuntimeException e) {
+                    throw invalid(
+                            "ENGRAM_MERGE_MODEL",
+                            "must be 'score', 'rules' or a readable merge model (" + e.getMessage() + ")");
+                }
+        }
     }
 
     private static LocalModel embedder(ConfigVariables env) {

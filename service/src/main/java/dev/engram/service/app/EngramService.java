@@ -135,7 +135,8 @@ public final class EngramService implements AutoCloseable {
                         config.ingest().maxDocumentBytes(),
                         config.ingest().chunkMaxTokens())
                 .withRepairInterval(config.mirrors().repairInterval())
-                .withCacheScope(config.understanding().cacheScope());
+                .withCacheScope(config.understanding().cacheScope())
+                .withMergeModel(config.understanding().mergeModel());
         Topology memory = EngramTopology.build(steps.withPart(EngramTopology.Part.MEMORY), understander, meters);
         Topology ingesting =
                 EngramTopology.build(steps.withPart(EngramTopology.Part.INGEST), understander, workers, meters);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.engram.metrics.Meters;
 import dev.engram.processors.ExtractionCacheScope;
+import dev.engram.processors.MergeModel;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.EngramHnswFormat;
 import dev.engram.schemas.Extraction;
@@ -109,6 +110,30 @@ class EngramConfigTest {
                 .hasMessageContaining("engram.lan:8080");
         assertThatThrownBy(() -> from(Map.of("ENGRAM_HTTP_ALLOWED_ORIGINS", "app.example.com")))
                 .hasMessageContaining("ENGRAM_HTTP_ALLOWED_ORIGINS");
+    }
+
+    @Test
+    void entityResolutionMergesByTheShippedScoreByTheRulesOrByAFittedModel(@TempDir Path dir) throws Exception {
+        assertThat(from(Map.of()).understanding().mergeModel()).isEqualTo(MergeModel.shipped());
+        assertThat(from(Map.of("ENGRAM_MERGE_MODEL", "rules"))
+                        .understanding()
+                        .mergeModel()
+                        .byRulesAlone())
+                .isTrue();
+        Path fitted = dir.resolve("model.json");
+        Files.writeString(fitted, "{\"id\":\"ours/1\",\"intercept\":-3,\"weights\":{\"co_mentioned\":9}}");
+        assertThat(from(Map.of("ENGRAM_MERGE_MODEL", fitted.toString()))
+                        .understanding()
+                        .mergeModel()
+                        .id())
+                .isEqualTo("ours/1");
+        Files.writeString(fitted, "{\"id\":\"ours/2\",\"intercept\":0,\"weights\":{\"shoe_size\":1}}");
+        for (String bad :
+                new String[] {fitted.toString(), dir.resolve("missing.json").toString()}) {
+            assertThatThrownBy(() -> from(Map.of("ENGRAM_MERGE_MODEL", bad)))
+                    .as(bad)
+                    .hasMessageContaining("ENGRAM_MERGE_MODEL");
+        }
     }
 
     @Test
