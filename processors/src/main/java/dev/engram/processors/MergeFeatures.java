@@ -31,6 +31,7 @@ final class MergeFeatures {
             "descriptions_agree",
             "descriptions_conflict",
             "one_described",
+            "both_bare",
             "description_cosine",
             "same_document",
             "same_session",
@@ -93,6 +94,8 @@ final class MergeFeatures {
             f.put(conflict ? "descriptions_conflict" : "descriptions_agree", 1.0);
         } else if (senseA.isNone() != senseB.isNone()) {
             f.put("one_described", 1.0);
+        } else {
+            f.put("both_bare", 1.0);
         }
         f.put("description_cosine", PairRules.cosine(a.vector(), b.vector()));
         SharedContext shared = lookup.shared(a, b);

@@ -253,7 +253,9 @@ public final class PairRules {
      * be learned, so a score fit without such examples would not have it. Descriptions that name two referents keep
      * them apart outside one document; and a name that is only part of the other, alike to it, or bare beside a
      * described one merges only with evidence beyond the name (a shared document, session, co-mentioned entity or
-     * passage, or descriptions that agree). An acronym, a declared alias and one name written two ways need none.
+     * passage, descriptions that agree, or for a part of a name or an alike name of several words, embeddings of name
+     * and description that agree).
+     * An acronym, a declared alias and one name written two ways need none.
      */
     static String withheld(Map<String, Double> f) {
         boolean sameDocument = f.get("same_document") > 0;
@@ -269,7 +271,12 @@ public final class PairRules {
                 || f.get("co_mentioned") > 0
                 || f.get("places") >= 2 / 3.0
                 || f.get("passage_cosine") >= SharedContext.ALIKE_PASSAGES
-                || f.get("descriptions_agree") > 0;
+                || f.get("descriptions_agree") > 0
+                // a part of a name, or an alike name, of more than one word whose "name: description" embeddings
+                // agree, as the rules read them (a bare name beside a described one needs shared context)
+                || ((f.get("partial") > 0 || f.get("similar") > 0)
+                        && f.get("one_word") == 0
+                        && f.get("description_cosine") >= EMBEDDING_SUPPORT);
         return nameOnly && !beyondName ? "nothing beyond the name says they are one" : null;
     }
 
