@@ -216,6 +216,13 @@ class ExplorerIT {
         // an operator command from a merge decision's buttons: accepted with the admin key, refused with a reader's
         browser.get(base + "/#/ns/" + NS + "/entity/" + entityId("USN"));
         until.until(ExpectedConditions.textToBePresentInElementLocated(By.id("view"), "acronym"));
+        // the decision shows its merge score, and the features the score read on hover
+        assertThat(browser.findElements(By.cssSelector("th")))
+                .extracting(WebElement::getText)
+                .contains("Rule", "Score", "Evidence");
+        assertThat(browser.findElements(By.cssSelector("td span[title]")))
+                .extracting(e -> e.getAttribute("title"))
+                .anySatisfy(t -> assertThat(t).contains("acronym 1"));
         WebElement split = until.until(ExpectedConditions.elementToBeClickable(By.cssSelector("button.split")));
         browser.findElement(By.id("reason")).sendKeys("two people");
         split.click();

@@ -405,6 +405,7 @@ async function entityPage(nav, ns, id) {
         ["Other", (d) => h("a", { href: entityHref(ns, d.other_id) }, d.other_name)],
         ["Decision", (d) => d.decision],
         ["Rule", (d) => d.rule],
+        ["Score", (d) => h("span", { title: features(d.features) }, typeof d.score === "number" ? d.score.toFixed(3) : "")],
         ["Evidence", (d) => (d.evidence || []).join("; ")],
         ["Operator", (d) => [
           h("button", { type: "button", class: "merge", onclick: () => command(ns, "merge", d.entity_id, d.other_id, message) }, "Merge"), " ",
@@ -413,6 +414,14 @@ async function entityPage(nav, ns, id) {
       ],
       e.decisions,
       "No decisions touch this entity."));
+}
+
+/** The features a merge score read, those that are not zero, as "name value" lines (shown on hover). */
+function features(f) {
+  return Object.entries(f || {})
+    .filter(([, v]) => v !== 0)
+    .map(([k, v]) => k + " " + (Math.round(v * 1000) / 1000))
+    .join("\n");
 }
 
 async function command(ns, op, entityId, otherId, message) {
