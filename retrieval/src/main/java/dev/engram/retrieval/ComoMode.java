@@ -45,12 +45,14 @@ final class ComoMode implements Retrieval.Mode {
                 "per_layer", new double[] {1, 100},
                 "probes", new double[] {1, 10},
                 "decay", new double[] {0, 1},
-                "rrf_k", new double[] {0, 1000});
+                "rrf_k", new double[] {0, 1000},
+                "cue_max_degree", new double[] {2, 1_000_000_000});
     }
 
     @Override
     public Map<String, Double> defaults() {
-        return Map.of("iterations", 3.0, "per_layer", 5.0, "probes", 3.0, "decay", 0.8, "rrf_k", 10.0);
+        return Map.of(
+                "iterations", 3.0, "per_layer", 5.0, "probes", 3.0, "decay", 0.8, "rrf_k", 10.0, "cue_max_degree", 1e9);
     }
 
     @Override
@@ -70,7 +72,9 @@ final class ComoMode implements Retrieval.Mode {
         rounds.add(Map.of("round", 0, "probes", List.of(q.text())));
         double weight = 1.0;
         for (int t = 1; t <= p.integer("iterations"); t++) {
-            List<Integer> cues = Bridge.cues(g, pool, 10, probed, q.text(), p.integer("probes"), Integer.MAX_VALUE);
+            // an entity linked to more passages than cue_max_degree is a hub, no cue (as hybrid's bridge_max_degree)
+            List<Integer> cues =
+                    Bridge.cues(g, pool, 10, probed, q.text(), p.integer("probes"), p.integer("cue_max_degree"));
             if (cues.isEmpty()) {
                 break;
             }
