@@ -105,7 +105,7 @@ public final class Responses {
 
     /**
      * A resolution decision about two surface entities, with their names; {@code features} are what the merge score
-     * read (empty where a rule or an operator decided alone).
+     * read, those that are not zero (empty where a rule or an operator decided alone).
      */
     public record Decision(
             String entityId,

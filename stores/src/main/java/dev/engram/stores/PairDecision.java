@@ -13,8 +13,8 @@ import java.util.TreeMap;
  * {@code review} (a person should look), {@code defer} (plausible, waiting for supporting evidence) or {@code split}
  * (an operator keeps them apart; rule {@code operator}, as for an operator's merge), with the rule
  * that decided, its score and the evidence, so every merge can be audited. Pairs with no decision are not stored.
- * {@code features} are the numbers the merge score read (empty where a rule or an operator decided alone, and in
- * decisions stored before there was a score).
+ * {@code features} are the numbers the merge score read, those that are not zero (empty where a rule or an operator
+ * decided alone, and in decisions stored before there was a score).
  */
 public record PairDecision(
         String namespace,
@@ -50,7 +50,16 @@ public record PairDecision(
 
     public PairDecision {
         evidence = evidence == null ? List.of() : List.copyOf(evidence);
-        features = features == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(features));
+        // only the features that are not zero are kept: a feature absent is zero, and most are zero for any one pair
+        TreeMap<String, Double> kept = new TreeMap<>();
+        if (features != null) {
+            features.forEach((k, v) -> {
+                if (v != null && v != 0) {
+                    kept.put(k, v);
+                }
+            });
+        }
+        features = Collections.unmodifiableMap(kept);
     }
 
     /** A decision without features. */
