@@ -44,6 +44,7 @@ final class ComoMode implements Retrieval.Mode {
                 "iterations", new double[] {0, 10},
                 "per_layer", new double[] {1, 100},
                 "probes", new double[] {1, 10},
+                "cues", new double[] {1, 10},
                 "decay", new double[] {0, 1},
                 "rrf_k", new double[] {0, 1000},
                 "cue_max_degree", new double[] {2, 1_000_000_000});
@@ -56,9 +57,12 @@ final class ComoMode implements Retrieval.Mode {
                 3.0,
                 "per_layer",
                 5.0,
-                // one probe a round: chosen leave-one-set-out over the four dev sets among 3 (the paper's), one
-                // round, a faster decay, no hubs as cues and one probe; every fold chose it (docs/evaluation.md)
                 "probes",
+                3.0,
+                // without an LLM, one cue (one probe) a round: chosen leave-one-set-out over the four dev sets among 3
+                // (as the LLM's probes), one round, a faster decay, no hubs as cues and one cue; every fold chose it
+                // (docs/evaluation.md)
+                "cues",
                 1.0,
                 "decay",
                 0.8,
@@ -87,7 +91,7 @@ final class ComoMode implements Retrieval.Mode {
         for (int t = 1; t <= p.integer("iterations"); t++) {
             // an entity linked to more passages than cue_max_degree is a hub, no cue (as hybrid's bridge_max_degree)
             List<Integer> cues =
-                    Bridge.cues(g, pool, 10, probed, q.text(), p.integer("probes"), p.integer("cue_max_degree"));
+                    Bridge.cues(g, pool, 10, probed, q.text(), p.integer("cues"), p.integer("cue_max_degree"));
             if (cues.isEmpty()) {
                 break;
             }
