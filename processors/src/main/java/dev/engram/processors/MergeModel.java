@@ -38,6 +38,18 @@ public record MergeModel(String id, double intercept, Map<String, Double> weight
 
     public MergeModel {
         Objects.requireNonNull(id, "id");
+        // a weight that is no number would fail every decision that reads it, and stall the memory step: refuse it here
+        if (!Double.isFinite(intercept)) {
+            throw new IllegalArgumentException("the merge model's intercept is not a finite number");
+        }
+        if (weights != null) {
+            weights.forEach((name, w) -> {
+                if (w == null || !Double.isFinite(w)) {
+                    throw new IllegalArgumentException(
+                            "the merge model's weight of " + name + " is not a finite number");
+                }
+            });
+        }
         weights = Collections.unmodifiableMap(new TreeMap<>(weights == null ? Map.of() : weights));
         fit = fit == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(fit));
     }
@@ -66,7 +78,17 @@ public record MergeModel(String id, double intercept, Map<String, Double> weight
 
     /** A model from its JSON form. */
     public static MergeModel read(InputStream in) throws IOException {
-        MergeModel m = Json.fromBytes(in.readAllBytes(), MergeModel.class);
+        MergeModel m;
+        try {
+            m = Json.fromBytes(in.readAllBytes(), MergeModel.class);
+        } catch (UncheckedIOException e) {
+            // Jackson wraps what the constructor refused; the refusal is the message worth showing
+            Throwable cause = e;
+            while (cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            throw new IllegalArgumentException("not a merge model: " + cause.getMessage(), e);
+        }
         for (String name : m.weights().keySet()) {
             if (!MergeFeatures.NAMES.contains(name)) {
                 throw new IllegalArgumentException("the merge model weighs an unknown feature: " + name);

@@ -65,6 +65,23 @@ class MergeModelTest {
     }
 
     @Test
+    void aModelWithAWeightThatIsNoNumberIsRefusedWhenReadNotWhenItDecides() {
+        for (String json : new String[] {
+            "{\"id\":\"x\",\"intercept\":0,\"weights\":{\"co_mentioned\":null}}",
+            "{\"intercept\":0,\"weights\":{}}",
+            "{\"id\":\"x\",\"intercept\":\"many\",\"weights\":{}}",
+            "not json"
+        }) {
+            assertThatThrownBy(() -> MergeModel.read(new ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8))))
+                    .as(json)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("not a merge model");
+        }
+        assertThatThrownBy(() -> new MergeModel("x", Double.NaN, Map.of(), Map.of()))
+                .hasMessageContaining("intercept");
+    }
+
+    @Test
     void aModelWeighingAnUnknownFeatureIsRefused() {
         String json = "{\"id\":\"x\",\"intercept\":0,\"weights\":{\"shoe_size\":1}}";
         assertThatThrownBy(() -> MergeModel.read(new ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8))))
