@@ -148,7 +148,7 @@ public final class Retrieval {
                 new Bm25Mode(),
                 // with_dense per mode chosen leave-one-set-out over the dev sets (docs/evaluation.md)
                 new GuardedMode(new FusionMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5),
-                new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 0),
+                new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 1),
                 new HybridMode(),
                 new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5),
                 new GuardedMode(new ComoMode(), 0, 0),

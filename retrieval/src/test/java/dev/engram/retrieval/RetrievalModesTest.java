@@ -268,7 +268,8 @@ class RetrievalModesTest {
 
     @Test
     void cogitoDiffusionBringsTheSecondHopAboveDistractors() {
-        List<String> ranked = run("cogito", "When was the director of Agni born?", Map.of(), 0);
+        // the paper's ranking alone (by default the dense one is fused with it)
+        List<String> ranked = run("cogito", "When was the director of Agni born?", Map.of("with_dense", 0.0), 0);
 
         assertThat(ranked.subList(0, 2)).containsExactlyInAnyOrder("p0", "p1");
     }
@@ -423,10 +424,14 @@ class RetrievalModesTest {
                     Retrieval.Query.of("q", QUERY, t -> QUERY).withEntities(new int[] {0}),
                     Retrieval.params(m, Map.of()),
                     4);
-            // with the dense ranking fused in where the mode does (pabd, fusion), alone where it does not (cogito)
-            assertThat(anchored.explanation())
-                    .as(mode)
-                    .containsEntry("path", mode.equals("cogito") ? mode : mode + "+dense");
+            // with the dense ranking fused in (each of the three does by default), alone with with_dense 0
+            assertThat(anchored.explanation()).as(mode).containsEntry("path", mode + "+dense");
+            Retrieval.Result alone = m.retrieve(
+                    g,
+                    Retrieval.Query.of("q", QUERY, t -> QUERY).withEntities(new int[] {0}),
+                    Retrieval.params(m, Map.of("with_dense", 0.0)),
+                    4);
+            assertThat(alone.explanation()).as(mode).containsEntry("path", mode);
             assertThat(anchored.explanation()).containsEntry("anchor_support", 1.0);
         }
     }
