@@ -3,15 +3,17 @@ package dev.engram.query;
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.PassageWords;
+import dev.engram.retrieval.TermCache;
 import dev.engram.retrieval.VectorArena;
 import dev.engram.retrieval.VectorIndexer;
-import dev.engram.retrieval.Words;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.MemoryReader;
 import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -23,7 +25,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -71,10 +72,10 @@ final class SnapshotAssembler {
      * Per namespace, the words of its kept parts' passages: written by each build with what it read, published before
      * its snapshot is served. Changed only by a build or a drop, under the namespace's lock.
      */
-    private final Map<String, SnapshotWords> words = new ConcurrentHashMap<>();
+    private final Map<String, PassageWords> words = new ConcurrentHashMap<>();
 
-    /** A namespace's words of one kind, empty. */
-    private final BiFunction<String, String, Words> wordsFactory;
+    /** A namespace's passage words, empty. */
+    private final Function<String, PassageWords> wordsFactory;
 
     /** Per namespace, the last arena whose spill to the heap was logged. */
     private final Map<String, VectorArena> spilledLogged = new ConcurrentHashMap<>();
@@ -130,42 +131,76 @@ final class SnapshotAssembler {
         Set.copyOf(words.keySet()).forEach(this::closeWords);
     }
 
-    /** Closes a namespace's words; a search of a snapshot still served then finds nothing by words. */
+    /** Closes a namespace's passage words; a search of a snapshot still served then finds nothing by words. */
     private void closeWords(String ns) {
-        SnapshotWords w = words.remove(ns);
+        PassageWords w = words.remove(ns);
         if (w != null) {
-            w.close();
+            try {
+                w.close();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("namespace {}: closing its passages' words: {}", ns, e.toString());
+            }
         }
     }
 
     /**
-     * The namespace's words with the parts this build read written, passage words published: every kept part after a
-     * whole read (or when none were kept), else the changed ones. Null while the loader closes: the snapshot then
-     * indexes its own.
+     * The namespace's passage words with what this build read written and published: every kept passage after a whole
+     * read (or when none were kept), else the changed ones. Where they cannot be written (a full disk), they are
+     * written again in memory, and stay there until the namespace is dropped. Null while the loader closes: the
+     * snapshot then indexes its own.
      */
-    private SnapshotWords words(String ns, Collection<String> changed, Map<String, Kept> byId) {
+    private PassageWords words(String ns, Collection<String> changed, Map<String, Kept> byId) {
         if (closed.getAsBoolean()) {
             return null;
         }
-        SnapshotWords w = words.get(ns);
-        if (w == null) {
-            w = new SnapshotWords(ns, kind -> wordsFactory.apply(ns, kind));
-            words.put(ns, w);
-            changed = null;
+        PassageWords w = words.get(ns);
+        try {
+            if (w == null) {
+                w = wordsFactory.apply(ns);
+                words.put(ns, w);
+                changed = null;
+            }
+            write(w, changed, byId);
+            return w;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn(
+                    "namespace {}: its passages' words could not be written, they are kept in the heap: {}",
+                    ns,
+                    e.toString());
+            closeWords(ns);
+            PassageWords inMemory = PassageWords.inMemory();
+            try {
+                write(inMemory, null, byId);
+            } catch (IOException impossible) {
+                throw new UncheckedIOException(impossible); // in memory: no I/O
+            }
+            words.put(ns, inMemory);
+            return inMemory;
         }
-        w.parts(changed, new SnapshotWords.Source() {
-            @Override
-            public PassagePart part(String passageId) {
-                Kept k = byId.get(passageId);
-                return k == null ? null : k.part();
-            }
+    }
 
-            @Override
-            public Collection<PassagePart> all() {
-                return byId.values().stream().map(Kept::part).toList();
+    /** Writes the passages {@code changed} names (null: all of them, after clearing the words) and publishes them. */
+    private static void write(PassageWords w, Collection<String> changed, Map<String, Kept> byId) throws IOException {
+        if (changed == null) {
+            w.clear();
+            for (Kept k : byId.values()) {
+                MemoryGraph.Passage p = k.part().passage();
+                if (p != null) {
+                    w.put(p.id(), p.title(), p.text());
+                }
             }
-        });
-        return w;
+        } else {
+            for (String id : changed) {
+                Kept k = byId.get(id);
+                MemoryGraph.Passage p = k == null ? null : k.part().passage();
+                if (p == null) {
+                    w.remove(id);
+                } else {
+                    w.put(p.id(), p.title(), p.text());
+                }
+            }
+        }
+        w.publish();
     }
 
     /** Bytes of values in the namespaces' arenas, used and retired. */
@@ -184,7 +219,8 @@ final class SnapshotAssembler {
      * passages store), its surface entities, and the version they hold memory at. Only the build of the namespace,
      * under its lock, reads and changes them; a build that fails drops them.
      */
-    private record Parts(long version, TreeMap<String, Kept> byId, Surfaces surfaces, VectorArena arena) {}
+    private record Parts(
+            long version, TreeMap<String, Kept> byId, Surfaces surfaces, TermCache terms, VectorArena arena) {}
 
     /**
      * A passage's part, and the slot of each of its mentions' surfaces (in the order of its mentions): what a build
@@ -245,7 +281,7 @@ final class SnapshotAssembler {
                     }
                 }
                 surfaces.update(ns, changed.surfaces(), memory);
-                next = compacted(ns, new Parts(version, last.byId(), surfaces, arena));
+                next = compacted(ns, new Parts(version, last.byId(), surfaces, last.terms(), arena));
             } else {
                 TreeMap<String, Kept> byId = new TreeMap<>();
                 Surfaces surfaces = Surfaces.read(ns, memory);
@@ -258,7 +294,7 @@ final class SnapshotAssembler {
                     }
                 });
                 read = whole[0];
-                next = new Parts(version, byId, surfaces, arena);
+                next = new Parts(version, byId, surfaces, last == null ? new TermCache() : last.terms(), arena);
             }
         } catch (RuntimeException | Error e) {
             parts.remove(ns); // changed part of the way: not to be trusted
@@ -288,8 +324,8 @@ final class SnapshotAssembler {
         List<Kept> ordered = new ArrayList<>(next.byId().values());
         MemoryGraph g;
         try {
-            SnapshotWords snapshotWords = words(ns, changed == null ? null : changed.passages(), next.byId());
-            g = assemble(ns, version, ordered, next.arena(), snapshotWords, memory);
+            PassageWords passageWords = words(ns, changed == null ? null : changed.passages(), next.byId());
+            g = assemble(ns, version, ordered, next.terms(), next.arena(), passageWords, memory);
         } catch (RuntimeException | Error e) {
             parts.remove(ns);
             throw e;
@@ -332,7 +368,7 @@ final class SnapshotAssembler {
             throw e;
         }
         LOG.debug("namespace {}: vectors compacted, {} of {} values kept", ns, to.floats(), from.floats());
-        return new Parts(kept.version(), moved, kept.surfaces(), to);
+        return new Parts(kept.version(), moved, kept.surfaces(), kept.terms(), to);
     }
 
     /** Closes an arena no longer used; its file is deleted, or cleared at the next start if it cannot be now. */
@@ -345,7 +381,7 @@ final class SnapshotAssembler {
 
     /** Heap the kept parts of a namespace hold beyond its snapshot, about. */
     private static long extraBytes(Parts kept) {
-        long extra = 160L * kept.surfaces().size();
+        long extra = 160L * kept.surfaces().size() + kept.terms().bytes();
         for (Kept k : kept.byId().values()) {
             extra += k.part().extraBytes() + 8L * k.slots().length;
         }
@@ -400,15 +436,16 @@ final class SnapshotAssembler {
             String ns,
             long version,
             List<Kept> ordered,
+            TermCache terms,
             VectorArena arena,
-            SnapshotWords snapshotWords,
+            PassageWords passageWords,
             MemoryReader memory) {
         long build = builds.incrementAndGet();
         HnswVectors hnsw = vectors.of(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version)
                 .arena(arena)
-                .words(snapshotWords == null ? null : snapshotWords.passages())
-                .units(snapshotWords == null ? null : snapshotWords.units())
+                .terms(terms)
+                .words(passageWords)
                 .indexer(batches -> {
                     if (closed.getAsBoolean()) {
                         return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
@@ -453,16 +490,10 @@ final class SnapshotAssembler {
                     b.entityVector(entity, m.vector());
                 }
             }
-            List<PassagePart.Relation> relations = part.relations();
-            for (int i = 0; i < relations.size(); i++) {
-                PassagePart.Relation r = relations.get(i);
+            for (PassagePart.Relation r : part.relations()) {
                 int[] members = members(r.memberKeys(), byName);
                 if (members.length >= 2) {
-                    b.relation(
-                            r.text(),
-                            index,
-                            members,
-                            SnapshotWords.relationKey(part.passage().id(), i));
+                    b.relation(r.text(), index, members);
                 }
             }
             if (part.questions() == null) {
@@ -501,9 +532,6 @@ final class SnapshotAssembler {
                 b.theme(t.rank(), t.eigenvalue(), members, t.summary());
             }
         });
-        if (snapshotWords != null) {
-            snapshotWords.entities(b.entityIds(), b.entityNames());
-        }
         return b.build();
     }
 }

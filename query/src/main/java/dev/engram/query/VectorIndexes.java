@@ -2,8 +2,8 @@ package dev.engram.query;
 
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
+import dev.engram.retrieval.PassageWords;
 import dev.engram.retrieval.VectorArena;
-import dev.engram.retrieval.Words;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -102,20 +102,23 @@ final class VectorIndexes {
         }
     }
 
+    /** The folder of the passages' words under the index directory, a folder per namespace. */
+    static final String WORDS = "@words";
+
     /**
-     * A namespace's words of one kind ("words": its passages'; "units": its knowledge units' names), empty: in a folder
-     * {@code @<kind>/<namespace>} under the index directory (replacing what an earlier process left there; '@' is not
-     * allowed in a namespace's name), or in memory when indexes are kept in memory or the folder cannot be opened.
+     * A namespace's passage words, empty: in a folder under the index directory (replacing what an earlier process
+     * left there), or in memory when indexes are kept in memory or the folder cannot be opened.
      */
-    Words newWords(String ns, String kind) {
+    PassageWords newWords(String ns) {
         if (indexDir == null) {
-            return Words.inMemory();
+            return PassageWords.inMemory();
         }
         try {
-            return Words.open(indexDir.resolve("@" + kind).resolve(ns));
+            return PassageWords.open(indexDir.resolve(WORDS).resolve(ns));
         } catch (IOException | RuntimeException e) {
-            LOG.warn("namespace {}: no folder for its {}, kept in the heap: {}", ns, kind, e.toString());
-            return Words.inMemory();
+            LOG.warn(
+                    "namespace {}: no folder for its passages' words, they are kept in the heap: {}", ns, e.toString());
+            return PassageWords.inMemory();
         }
     }
 

@@ -33,6 +33,6 @@ final class Bm25Mode implements Retrieval.Mode {
                 }
             }
         }
-        return new Retrieval.Result(ranked, Map.of("terms", Words.tokens(q.text())));
+        return new Retrieval.Result(ranked, Map.of("terms", Bm25.tokens(q.text())));
     }
 }

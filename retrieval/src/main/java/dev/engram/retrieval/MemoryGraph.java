@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.ToIntFunction;
 
 /**
  * An immutable, compact in-memory snapshot of one namespace's memory: passages with their vectors, entities and
@@ -65,26 +64,15 @@ public final class MemoryGraph {
     private volatile Map<String, Integer> relationTypes;
 
     final Vectors factVectors;
-    /** BM25 over each passage's title and text: the namespace's {@link Words}, or one of this snapshot's own. */
-    final Words.Search words;
+    /** BM25 over each passage's title and text: the namespace's {@link PassageWords}, or one of this snapshot's own. */
+    final PassageWords.Search words;
 
     final List<Relation> relations;
     final Vectors entityVectors;
     final int[][] entityFacts;
     final int[][] entityRelations;
-    /**
-     * BM25 over the names of knowledge units (IGMiRAG's name corpus), as unit ordinals: entities, then facts, then
-     * relations. The namespace's unit {@link Words}, or this snapshot's own.
-     */
-    final Words.Search unitNames;
-
-    /** Each relation's key ({@link #unitKey}), and the relations by key, made when first asked. */
-    private final List<String> relationKeys;
-
-    private volatile Map<String, Integer> relationIndex;
-
-    /** A fact's ordinal by its key, without a map of every key (see {@link VectorBatches}). */
-    private final ToIntFunction<String> factOrdinal;
+    /** BM25 over the names of knowledge units: entities, then facts, then relations (IGMiRAG's name corpus). */
+    final Bm25 unitNames;
     /** Per-unit arrays (entities, facts, relations) that queries on this snapshot reuse. */
     final Scratch unitScratch;
     /** Per-node arrays of the passage–entity graph (entities, then passages) that queries on this snapshot reuse. */
@@ -153,6 +141,11 @@ public final class MemoryGraph {
         this.nextInContext = new int[passages.size()];
         ContextNeighbours.link(passages, b.sessions, previousInContext, nextInContext);
         this.dated = new DatedPassages(b.times);
+        // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
+        // builder's caller for as long as the text does not change; without one, every text is read
+        TermCache terms = b.terms == null ? new TermCache() : b.terms;
+        boolean kept = b.terms != null;
+        terms.begin();
         Map<String, Integer> passageIndex = Collections.unmodifiableMap(b.passageIndex);
         this.words =
                 (b.words != null ? b.words : ownWords(passages)).searchFor(id -> passageIndex.getOrDefault(id, -1));
@@ -160,8 +153,14 @@ public final class MemoryGraph {
         this.entityVectors = new Vectors(arena, b.entityVectors.toArray());
         this.entityFacts = EntityLinks.entityFacts(facts, entityIds.size());
         this.entityRelations = EntityLinks.entityRelations(relations, entityIds.size());
-        this.relationKeys = List.copyOf(b.relationKeys);
-        this.unitScratch = new Scratch(entityIds.size() + facts.size() + relations.size());
+        List<String> names = new ArrayList<>(entityNames);
+        facts.forEach(f -> names.add(f.text()));
+        relations.forEach(r -> names.add(r.text()));
+        this.unitNames = new Bm25(names.size(), names::get, kept ? names::get : null, terms, 1.2, 0.75);
+        if (kept) {
+            terms.built(unitNames.termCount());
+        }
+        this.unitScratch = new Scratch(names.size());
         this.nodeScratch = new Scratch(entityNames.size() + passages.size());
         this.passageQuestions = new long[passages.size()][];
         for (int i = 0; i < passageQuestions.length; i++) {
@@ -192,11 +191,6 @@ public final class MemoryGraph {
         this.entitySearch = indexed.byKind().get("entity");
         this.questionSearch = indexed.byKind().get("question");
         this.barePassageSearch = laid.allBare ? passageSearch : indexed.byKind().get("bare_passage");
-        this.factOrdinal = laid.factOrdinal;
-        Words units = b.units != null
-                ? b.units
-                : ownUnits(entityIds, entityNames, b.factKeys, facts, relationKeys, relations);
-        this.unitNames = units.searchFor(this::unitOrdinal);
         this.release = indexed.release();
     }
 
@@ -220,81 +214,17 @@ public final class MemoryGraph {
     }
 
     /** The words of a snapshot built without its namespace's: indexed in memory, once, for it alone. */
-    private static Words ownWords(List<Passage> passages) {
-        Words own = Words.inMemory();
+    private static PassageWords ownWords(List<Passage> passages) {
+        PassageWords own = PassageWords.inMemory();
         try {
             for (Passage p : passages) {
-                own.putPassage(p.id(), p.title(), p.text());
+                own.put(p.id(), p.title(), p.text());
             }
             own.publish();
         } catch (IOException e) {
             throw new UncheckedIOException(e); // in memory: no I/O
         }
         return own; // on the heap alone: nothing to close
-    }
-
-    /** The key of a knowledge unit in the unit words: its kind ('e', 'f' or 'r'), a colon, and its id or key. */
-    public static String unitKey(char kind, String key) {
-        return kind + ":" + key;
-    }
-
-    /** The ordinal of a unit by its {@link #unitKey}: entities, then facts, then relations; -1 when not in here. */
-    private int unitOrdinal(String key) {
-        if (key.length() < 2 || key.charAt(1) != ':') {
-            return -1;
-        }
-        String id = key.substring(2);
-        switch (key.charAt(0)) {
-            case 'e':
-                return entityIndexById.getOrDefault(id, -1);
-            case 'f': {
-                int f = factOrdinal.applyAsInt(id);
-                return f < 0 ? -1 : entityIds.size() + f;
-            }
-            case 'r': {
-                Map<String, Integer> byKey = relationIndex;
-                if (byKey == null) {
-                    byKey = HashMap.newHashMap(relationKeys.size());
-                    for (int r = 0; r < relationKeys.size(); r++) {
-                        byKey.put(relationKeys.get(r), r);
-                    }
-                    relationIndex = byKey;
-                }
-                Integer r = byKey.get(id);
-                return r == null ? -1 : entityIds.size() + facts.size() + r;
-            }
-            default:
-                return -1;
-        }
-    }
-
-    /** The unit names of a snapshot built without its namespace's: indexed in memory, once, for it alone. */
-    private static Words ownUnits(
-            List<String> entityIds,
-            List<String> entityNames,
-            List<String> factKeys,
-            List<Fact> facts,
-            List<String> relationKeys,
-            List<Relation> relations) {
-        Words own = Words.inMemory();
-        try {
-            for (int e = 0; e < entityIds.size(); e++) {
-                own.put(unitKey('e', entityIds.get(e)), null, entityNames.get(e));
-            }
-            for (int f = 0; f < facts.size(); f++) {
-                own.put(unitKey('f', factKeys.get(f)), null, facts.get(f).text());
-            }
-            for (int r = 0; r < relations.size(); r++) {
-                own.put(
-                        unitKey('r', relationKeys.get(r)),
-                        null,
-                        relations.get(r).text());
-            }
-            own.publish();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // in memory: no I/O
-        }
-        return own;
     }
 
     /** Scales {@code v} to unit length in place (a zero vector stays as it is). */
@@ -334,7 +264,7 @@ public final class MemoryGraph {
             bytes += 48 + 2L * f.text().length();
         }
         // the arrays its queries reuse, as many as it may keep
-        bytes += unitScratch.maxBytes() + nodeScratch.maxBytes();
+        bytes += unitScratch.maxBytes() + nodeScratch.maxBytes() + unitNames.scratchBytes();
         return bytes;
     }
 
@@ -488,11 +418,8 @@ public final class MemoryGraph {
         private int[] factsPerPassage = new int[256];
 
         private VectorIndexer indexer = VectorIndexer.EXACT;
-        private Words words;
-        private Words units;
-        private final List<String> relationKeys = new ArrayList<>();
-        /** Per passage, how many relations it has so far (what numbers a relation's key). */
-        private final Map<Integer, Integer> relationsPerPassage = new HashMap<>();
+        private TermCache terms;
+        private PassageWords words;
         /** Where the vectors given by value are appended, and the handles given refer to; on the heap unless set. */
         private VectorArena arena;
 
@@ -593,29 +520,9 @@ public final class MemoryGraph {
             }
         }
 
-        /** The ids of the entities declared so far, in order of their index. */
-        public List<String> entityIds() {
-            return Collections.unmodifiableList(entityIds);
-        }
-
-        /** The names of the entities declared so far, in order of their index. */
-        public List<String> entityNames() {
-            return Collections.unmodifiableList(entityNames);
-        }
-
         /** Adds a relation among entities (indices) of a passage. */
         public void relation(String text, int passage, int[] entities) {
-            relation(text, passage, entities, null);
-        }
-
-        /**
-         * Adds a relation as {@link #relation(String, int, int[])}, with its key in the unit words (null: its passage's
-         * id and its ordinal among the passage's relations, made here).
-         */
-        public void relation(String text, int passage, int[] entities, String key) {
-            int ordinal = relationsPerPassage.merge(passage, 1, Integer::sum) - 1;
             relations.add(new Relation(text, passage, entities));
-            relationKeys.add(key != null ? key : passages.get(passage).id() + "#r" + ordinal);
         }
 
         /** Links an entity to a passage. */
@@ -688,21 +595,16 @@ public final class MemoryGraph {
          * record or name string it has not seen (none is read again while the caller passes the same objects).
          */
         /**
-         * How the snapshot searches its passages' words: the namespace's {@link Words}, where every passage of
+         * How the snapshot searches its passages' words: the namespace's {@link PassageWords}, where every passage of
          * the builder was published before it builds (unset: the snapshot indexes its passages in memory itself).
          */
-        public Builder words(Words words) {
+        public Builder words(PassageWords words) {
             this.words = words;
             return this;
         }
 
-        /**
-         * How the snapshot searches its units' names: the namespace's unit {@link Words}, keyed by {@link #unitKey} (a
-         * fact by its key, a relation by the key given to {@link #relation(String, int, int[], String)}), where every
-         * unit of the builder was published before it builds (unset: the snapshot indexes them in memory itself).
-         */
-        public Builder units(Words units) {
-            this.units = units;
+        public Builder terms(TermCache cache) {
+            this.terms = cache;
             return this;
         }
 

@@ -18,9 +18,6 @@ final class VectorBatches {
     /** Whether no passage has utility questions: then there is no batch of bare passages, they are all passages. */
     final boolean allBare;
 
-    /** A fact's position by its key (-1: not in the snapshot). */
-    final ToIntFunction<String> factOrdinal;
-
     VectorBatches(
             List<MemoryGraph.Passage> passages,
             Map<String, Integer> passageIndex,
@@ -54,10 +51,13 @@ final class VectorBatches {
             questionCount[i] = passageQuestions[i].length;
         }
         List<String> factKeyList = List.copyOf(factKeys);
-        this.factOrdinal = new Ordinals(factKeyList, passageIndex, factStart, factCount, 'f', 1);
         List<VectorIndexer.Batch> all = new ArrayList<>(List.of(
                 new VectorIndexer.Batch("passage", passageIds, passageVectors, passage),
-                new VectorIndexer.Batch("fact", factKeyList, factVectors, factOrdinal),
+                new VectorIndexer.Batch(
+                        "fact",
+                        factKeyList,
+                        factVectors,
+                        new Ordinals(factKeyList, passageIndex, factStart, factCount, 'f', 1)),
                 new VectorIndexer.Batch("entity", entityIds, entityVectors, id -> entityIndex.getOrDefault(id, -1)),
                 new VectorIndexer.Batch(
                         "question",

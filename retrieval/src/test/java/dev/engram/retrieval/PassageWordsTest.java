@@ -12,13 +12,11 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.function.ToIntFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class WordsTest {
+class PassageWordsTest {
 
     private static final String[] WORDS = {"the", "of", "river", "paris", "born", "x", "film", "a", "queen", "zürich"};
 
@@ -28,10 +26,10 @@ class WordsTest {
     private static double[] reference(List<String> docs, String query) {
         double k1 = 1.2;
         double b = 0.75;
-        List<List<String>> tokens = docs.stream().map(Words::tokens).toList();
+        List<List<String>> tokens = docs.stream().map(Bm25::tokens).toList();
         double average = tokens.stream().mapToInt(List::size).average().orElse(0);
         double[] out = new double[docs.size()];
-        List<String> asked = Words.tokens(query);
+        List<String> asked = Bm25.tokens(query);
         for (String t : asked.stream().distinct().toList()) {
             long df = tokens.stream().filter(d -> d.contains(t)).count();
             double idf = Math.log(1 + (docs.size() - df + 0.5) / (df + 0.5));
@@ -57,59 +55,22 @@ class WordsTest {
         return sb.toString();
     }
 
-    /** The definition the tokenizer must match: runs of letters, digits and underscores, each lowercased. */
-    private static List<String> byRegex(String text) {
-        Matcher m = Pattern.compile("[\\p{L}\\p{N}_]+").matcher(text);
-        List<String> out = new ArrayList<>();
-        while (m.find()) {
-            StringBuilder lower = new StringBuilder();
-            m.group().codePoints().map(Character::toLowerCase).forEach(lower::appendCodePoint);
-            out.add(lower.toString());
-        }
-        return out;
-    }
-
-    @Test
-    void tokensAreLowercaseRunsOfLettersDigitsAndUnderscores() {
-        assertThat(Words.tokens("Zürich's naïve O'Brien paid £3.14 for snake_case, Ⅻ² 東京 İstanbul 🙂x"))
-                .isEqualTo(byRegex("Zürich's naïve O'Brien paid £3.14 for snake_case, Ⅻ² 東京 İstanbul 🙂x"))
-                .contains("zürich", "naïve", "snake_case", "東京", "istanbul");
-        assertThat(Words.tokens("")).isEmpty();
-        assertThat(Words.tokens("--")).isEmpty();
-        // random text over ASCII, Latin-1, combining marks, numbers of other scripts and surrogate pairs
-        String alphabet = "aZ9_ -.,'\u00e9\u00df\u0301\u0660\u2163\u00b2\u4e2d\u0130\ud83d\ude42\ud835\udc00";
-        Random r = new Random(5);
-        for (int n = 0; n < 500; n++) {
-            StringBuilder sb = new StringBuilder();
-            for (int i = 0; i < 30; i++) {
-                int at = r.nextInt(alphabet.length());
-                char c = alphabet.charAt(at);
-                sb.append(c);
-                if (Character.isHighSurrogate(c) && at + 1 < alphabet.length()) {
-                    sb.append(alphabet.charAt(at + 1));
-                }
-            }
-            String text = sb.toString();
-            assertThat(Words.tokens(text)).as(text).isEqualTo(byRegex(text));
-        }
-    }
-
     /** Short documents, whose lengths Lucene's norms keep exactly: the ranking and scores of the definition. */
     @Test
     void ranksAndScoresAsOkapiBm25() throws IOException {
         Random r = new Random(7);
         for (int round = 0; round < 20; round++) {
             List<String> docs = new ArrayList<>();
-            try (Words words = Words.inMemory()) {
+            try (PassageWords words = PassageWords.inMemory()) {
                 int n = 1 + r.nextInt(40);
                 for (int d = 0; d < n; d++) {
                     String title = words(r, 0, 2);
                     String text = words(r, 1, 12);
                     docs.add(title + "\n" + text);
-                    words.putPassage("p" + d, title, text);
+                    words.put("p" + d, title, text);
                 }
                 words.publish();
-                Words.Search search = words.searchFor(BY_NUMBER);
+                PassageWords.Search search = words.searchFor(BY_NUMBER);
                 for (int q = 0; q < 10; q++) {
                     String query = words(r, 1, 5);
                     double[] expected = reference(docs, query);
@@ -136,17 +97,17 @@ class WordsTest {
 
     @Test
     void aPassageWrittenAgainIsFoundByItsNewWordsAndARemovedOneNotAtAllOncePublished() throws IOException {
-        try (Words words = Words.inMemory()) {
-            Words.Search search = words.searchFor(BY_NUMBER);
-            words.putPassage("p0", "Copper", "Copper is mined in Chile.");
-            words.putPassage("p1", "Rivers", "The Rhine flows to the sea.");
+        try (PassageWords words = PassageWords.inMemory()) {
+            PassageWords.Search search = words.searchFor(BY_NUMBER);
+            words.put("p0", "Copper", "Copper is mined in Chile.");
+            words.put("p1", "Rivers", "The Rhine flows to the sea.");
             assertThat(search.top("copper", 5)).as("not yet published").isEmpty();
             words.publish();
             assertThat(search.top("copper", 5))
                     .extracting(Retrieval.Scored::passage)
                     .containsExactly(0);
 
-            words.putPassage("p0", "Tin", "Tin is mined in Bolivia.");
+            words.put("p0", "Tin", "Tin is mined in Bolivia.");
             words.remove("p1");
             words.remove("p7"); // never written: nothing to remove
             assertThat(search.top("rhine", 5)).as("still the published state").hasSize(1);
@@ -172,7 +133,7 @@ class WordsTest {
     @Test
     void wordsWrittenOverTimeRankExactlyAsTheSamePassagesIndexedAtOnce() throws IOException {
         Random r = new Random(11);
-        try (Words overTime = Words.inMemory()) {
+        try (PassageWords overTime = PassageWords.inMemory()) {
             Map<Integer, String[]> live = new TreeMap<>();
             for (int step = 0; step < 400; step++) {
                 int d = r.nextInt(60);
@@ -181,7 +142,7 @@ class WordsTest {
                     live.remove(d);
                 } else {
                     String[] words = {words(r, 0, 2), words(r, 1, 30)};
-                    overTime.putPassage("p" + d, words[0], words[1]);
+                    overTime.put("p" + d, words[0], words[1]);
                     live.put(d, words);
                 }
                 if (r.nextInt(25) == 0) {
@@ -194,15 +155,15 @@ class WordsTest {
             for (int i = 0; i < 4; i++) {
                 int d = held.get(i);
                 String[] words = {"", words(r, 1, 30)};
-                overTime.putPassage("p" + d, words[0], words[1]);
+                overTime.put("p" + d, words[0], words[1]);
                 live.put(d, words);
             }
             overTime.remove("p" + held.get(4));
             live.remove(held.get(4));
             overTime.publish();
-            try (Words atOnce = Words.inMemory()) {
+            try (PassageWords atOnce = PassageWords.inMemory()) {
                 for (var e : live.entrySet()) {
-                    atOnce.putPassage("p" + e.getKey(), e.getValue()[0], e.getValue()[1]);
+                    atOnce.put("p" + e.getKey(), e.getValue()[0], e.getValue()[1]);
                 }
                 atOnce.publish();
                 assertThat(overTime.published()).isEqualTo(atOnce.published()).isEqualTo(live.size());
@@ -220,37 +181,14 @@ class WordsTest {
         }
     }
 
-    /** A passage's units are written under its id as their group, and removed together when it changes or leaves. */
-    @Test
-    void aGroupsTextsAreRemovedTogether() throws IOException {
-        try (Words units = Words.inMemory()) {
-            units.put("e:1", null, "Ada Lovelace");
-            units.put("f:a#f1", "a", "Ada Lovelace wrote the first program");
-            units.put("r:a#r0", "a", "wrote: Ada Lovelace, program");
-            units.put("f:b#f1", "b", "Babbage built the engine");
-            units.publish();
-            ToIntFunction<String> ordinal =
-                    key -> List.of("e:1", "f:a#f1", "r:a#r0", "f:b#f1").indexOf(key);
-            assertThat(units.searchFor(ordinal).top("ada program engine", 10))
-                    .extracting(Retrieval.Scored::passage)
-                    .containsExactlyInAnyOrder(0, 1, 2, 3);
-            units.removeGroup("a");
-            units.removeGroup("nothing of that name");
-            units.publish();
-            assertThat(units.searchFor(ordinal).top("ada program engine", 10))
-                    .extracting(Retrieval.Scored::passage)
-                    .containsExactlyInAnyOrder(0, 3);
-        }
-    }
-
     /** Passages of one score rank in the snapshot's order, whatever order they were written in. */
     @Test
     void tiesRankByPassage() throws IOException {
-        try (Words words = Words.inMemory()) {
+        try (PassageWords words = PassageWords.inMemory()) {
             for (int d = 9; d >= 0; d--) {
-                words.putPassage("p" + d, "", "copper mine");
+                words.put("p" + d, "", "copper mine");
             }
-            words.putPassage("p10", "", "tin mine");
+            words.put("p10", "", "tin mine");
             words.publish();
             assertThat(words.searchFor(BY_NUMBER).top("copper", 3))
                     .extracting(Retrieval.Scored::passage)
@@ -261,15 +199,15 @@ class WordsTest {
     /** Passages written after a snapshot are passed over by its searches, however many rank above its own. */
     @Test
     void aSnapshotsSearchPassesOverPassagesItDoesNotHold() throws IOException {
-        try (Words words = Words.inMemory()) {
+        try (PassageWords words = PassageWords.inMemory()) {
             for (int d = 0; d < 300; d++) {
-                words.putPassage("new" + d, "", "river river river " + d);
+                words.put("new" + d, "", "river river river " + d);
             }
             for (int d = 0; d < 3; d++) {
-                words.putPassage("p" + d, "", "river and a long text of many other words " + d);
+                words.put("p" + d, "", "river and a long text of many other words " + d);
             }
             words.publish();
-            Words.Search old = words.searchFor(id -> id.startsWith("p") ? BY_NUMBER.applyAsInt(id) : -1);
+            PassageWords.Search old = words.searchFor(id -> id.startsWith("p") ? BY_NUMBER.applyAsInt(id) : -1);
             assertThat(old.top("river", 2))
                     .extracting(Retrieval.Scored::passage)
                     .hasSize(2)
@@ -282,10 +220,10 @@ class WordsTest {
 
     @Test
     void questionsWithoutWordsFindNothingAndOneOfThousandsOfWordsIsCutNotRefused() throws IOException {
-        try (Words words = Words.inMemory()) {
-            words.putPassage("p0", "Copper", "Copper is mined in Chile.");
+        try (PassageWords words = PassageWords.inMemory()) {
+            words.put("p0", "Copper", "Copper is mined in Chile.");
             words.publish();
-            Words.Search search = words.searchFor(BY_NUMBER);
+            PassageWords.Search search = words.searchFor(BY_NUMBER);
             assertThat(search.top("", 5)).isEmpty();
             assertThat(search.top("-- ?! …", 5)).isEmpty();
             assertThat(search.top("copper", 0)).isEmpty();
@@ -303,22 +241,22 @@ class WordsTest {
 
     @Test
     void aClosedIndexFindsNothing() throws IOException {
-        Words words = Words.inMemory();
-        words.putPassage("p0", "Copper", "Copper is mined in Chile.");
+        PassageWords words = PassageWords.inMemory();
+        words.put("p0", "Copper", "Copper is mined in Chile.");
         words.publish();
-        Words.Search search = words.searchFor(BY_NUMBER);
+        PassageWords.Search search = words.searchFor(BY_NUMBER);
         words.close();
         assertThat(search.top("copper", 5)).isEmpty();
     }
 
     @Test
     void onDiskWhatAnEarlierProcessLeftIsReplaced(@TempDir Path dir) throws IOException {
-        try (Words words = Words.open(dir.resolve("ns"))) {
-            words.putPassage("p0", "Copper", "Copper is mined in Chile.");
+        try (PassageWords words = PassageWords.open(dir.resolve("ns"))) {
+            words.put("p0", "Copper", "Copper is mined in Chile.");
             words.publish();
             assertThat(words.searchFor(BY_NUMBER).top("chile", 5)).hasSize(1);
         }
-        try (Words words = Words.open(dir.resolve("ns"))) {
+        try (PassageWords words = PassageWords.open(dir.resolve("ns"))) {
             assertThat(words.published()).isZero();
             assertThat(words.searchFor(BY_NUMBER).top("chile", 5)).isEmpty();
         }

@@ -54,47 +54,43 @@ import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.BytesRef;
 
 /**
- * Short texts of a namespace by key, in a Lucene index ranked by Okapi BM25 (k1 1.2, b 0.75): each passage's title and
- * text, or the names of its knowledge units (entities, facts, relations). On disk, or in memory. It outlives snapshots:
- * each snapshot build writes the texts that changed and {@link #publish publishes} them, so the heap holds no postings
- * and no build indexes every text again.
+ * The words of a namespace's passages (title and text) in a Lucene index, ranked by Okapi BM25 (k1 1.2, b 0.75): on
+ * disk, or in memory. It outlives snapshots: each snapshot build writes the passages that changed and {@link #publish
+ * publishes} them, so the heap holds no postings and no build indexes every passage again.
  *
- * <p>Searches read the newest published state and give the texts of one snapshot ({@link #searchFor}): a key the
- * snapshot does not hold (written after it) is passed over. Tokens are lowercase runs of letters, digits and
- * underscores, for texts and questions alike.
+ * <p>Searches read the newest published state and give the passages of one snapshot ({@link #searchFor}): a passage
+ * the snapshot does not hold (written after it) is passed over. Tokens are lowercase runs of letters, digits and
+ * underscores, for documents and questions alike.
  *
- * <p>Scores are those of the texts held now, whatever the index's history: Lucene counts a replaced or removed text in
- * its statistics until a merge drops it, so where the published state has any, the document frequencies and the
- * average length are counted again over the live texts. Texts written one by one therefore rank exactly as the same
- * texts indexed at once; ties rank by the snapshot's order.
+ * <p>Scores are those of the passages in memory, whatever the index's history: Lucene counts a replaced or removed
+ * passage in its statistics until a merge drops it, so where the published state has any, the document frequencies
+ * and the average length are counted again over the live passages. A namespace written passage by passage therefore
+ * ranks exactly as one indexed at once; ties rank by the snapshot's passage order.
  */
-public final class Words implements Closeable {
+public final class PassageWords implements Closeable {
 
     private static final String ID = "id";
-    /** What a text belongs to (a passage, for its units): all of a group's texts are removed at once. */
-    private static final String GROUP = "group";
-
     private static final String TEXT = "text";
-    /** A text's length in tokens, for the statistics over live texts. */
+    /** A passage's length in tokens, for the statistics over live passages. */
     private static final String LENGTH = "length";
 
-    /** Texts by the words of a question, best first, as the snapshot's ordinals. */
+    /** Passages by the words of a question, best first. */
     @FunctionalInterface
     public interface Search {
         List<Retrieval.Scored> top(String query, int k);
     }
 
-    /** Lowercase runs of letters, digits and underscores ({@code [\\p{L}\\p{N}_]+}, lowercased). */
+    /** The same tokens as {@link Bm25}: lowercase runs of letters, digits and underscores. */
     private static final Analyzer WORDS = new Analyzer() {
         @Override
         protected TokenStreamComponents createComponents(String field) {
-            Tokenizer words = CharTokenizer.fromTokenCharPredicate(Words::wordChar);
+            Tokenizer words = CharTokenizer.fromTokenCharPredicate(Bm25::wordChar);
             return new TokenStreamComponents(words, new LowerCaseFilter(words));
         }
     };
 
     /**
-     * The most hits one search reads while passing over texts its snapshot does not hold: a snapshot is at most a
+     * The most hits one search reads while passing over passages its snapshot does not hold: a snapshot is at most a
      * build behind what was published, so a few more than asked are almost always enough.
      */
     private static final int MOST_READ = 4096;
@@ -104,13 +100,13 @@ public final class Words implements Closeable {
     private final SearcherManager searchers;
     private final String where;
 
-    private Words(Directory directory, String where) throws IOException {
+    private PassageWords(Directory directory, String where) throws IOException {
         this.directory = directory;
         this.where = where;
         IndexWriterConfig config = new IndexWriterConfig(WORDS)
                 .setOpenMode(IndexWriterConfig.OpenMode.CREATE) // read again from the stores at each start
                 .setSimilarity(new BM25Similarity())
-                // each build publishes what it wrote: the buffer holds one build's texts at most
+                // each build publishes what it wrote: the buffer holds one build's passages at most
                 .setRAMBufferSizeMB(8)
                 .setCommitOnClose(false);
         IndexWriter w = null;
@@ -136,78 +132,32 @@ public final class Words implements Closeable {
     }
 
     /** The words kept in {@code dir}, replacing whatever an earlier process left there. */
-    public static Words open(Path dir) throws IOException {
-        return new Words(FSDirectory.open(dir), dir.toString());
+    public static PassageWords open(Path dir) throws IOException {
+        return new PassageWords(FSDirectory.open(dir), dir.toString());
     }
 
     /** The words kept in memory (on the heap). */
-    public static Words inMemory() {
+    public static PassageWords inMemory() {
         try {
-            return new Words(new ByteBuffersDirectory(), "memory");
+            return new PassageWords(new ByteBuffersDirectory(), "memory");
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a directory in memory does no I/O
         }
     }
 
-    /** Writes a passage's words (its title and text) under its id, replacing those it had. */
-    public void putPassage(String passageId, String title, String text) throws IOException {
-        put(passageId, null, (title == null ? "" : title) + "\n" + (text == null ? "" : text));
-    }
-
-    /** Writes the text of {@code key}, replacing the one it had; {@code group} (may be null) is what it belongs to. */
-    public void put(String key, String group, String text) throws IOException {
+    /** Writes a passage's words, replacing those it had. */
+    public void put(String passageId, String title, String text) throws IOException {
+        String words = (title == null ? "" : title) + "\n" + (text == null ? "" : text);
         Document d = new Document();
-        d.add(new StringField(ID, key, Field.Store.NO));
-        d.add(new SortedDocValuesField(ID, new BytesRef(key)));
-        if (group != null) {
-            d.add(new StringField(GROUP, group, Field.Store.NO));
-        }
-        d.add(new TextField(TEXT, text, Field.Store.NO));
-        d.add(new NumericDocValuesField(LENGTH, length(text)));
-        writer.updateDocument(new Term(ID, key), d);
-    }
-
-    /** Removes every text of a group. */
-    public void removeGroup(String group) throws IOException {
-        writer.deleteDocuments(new Term(GROUP, group));
-    }
-
-    /** The tokens of a text, in order: what the index reads of texts and questions. */
-    public static List<String> tokens(String text) {
-        List<String> out = new ArrayList<>();
-        try (TokenStream tokens = WORDS.tokenStream(TEXT, text)) {
-            CharTermAttribute term = tokens.addAttribute(CharTermAttribute.class);
-            tokens.reset();
-            while (tokens.incrementToken()) {
-                out.add(term.toString());
-            }
-            tokens.end();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a string is read without I/O
-        }
-        return out;
-    }
-
-    /** Letters, digits and underscores make tokens; anything else parts them. */
-    static boolean wordChar(int cp) {
-        if (cp < 128) {
-            return (cp >= 'a' && cp <= 'z') || (cp >= '0' && cp <= '9') || cp == '_' || (cp >= 'A' && cp <= 'Z');
-        }
-        return switch (Character.getType(cp)) {
-            case Character.UPPERCASE_LETTER,
-                    Character.LOWERCASE_LETTER,
-                    Character.TITLECASE_LETTER,
-                    Character.MODIFIER_LETTER,
-                    Character.OTHER_LETTER,
-                    Character.DECIMAL_DIGIT_NUMBER,
-                    Character.LETTER_NUMBER,
-                    Character.OTHER_NUMBER -> true;
-            default -> false;
-        };
+        d.add(new StringField(ID, passageId, Field.Store.NO));
+        d.add(new SortedDocValuesField(ID, new BytesRef(passageId)));
+        d.add(new TextField(TEXT, words, Field.Store.NO));
+        d.add(new NumericDocValuesField(LENGTH, tokens(words)));
+        writer.updateDocument(new Term(ID, passageId), d);
     }
 
     /** How many tokens a text has, as the index counts its length. */
-    private static int length(String text) throws IOException {
+    private static int tokens(String text) throws IOException {
         int n = 0;
         try (TokenStream tokens = WORDS.tokenStream(TEXT, text)) {
             tokens.reset();
@@ -220,8 +170,8 @@ public final class Words implements Closeable {
     }
 
     /**
-     * A searcher whose BM25 statistics count only the live texts: each asked term's documents that are not deleted, and
-     * the live texts' number and summed length (counted once, when the searcher is made at a publish).
+     * A searcher whose BM25 statistics count only the live passages: each asked term's documents that are not deleted,
+     * and the live passages' number and summed length (counted once, when the searcher is made at a publish).
      */
     private static final class LiveStatistics extends IndexSearcher {
         private final long docCount;
@@ -279,17 +229,17 @@ public final class Words implements Closeable {
                     }
                 }
             }
-            // a term of deleted texts alone matches no live one: its statistics do not matter
+            // a term of deleted passages alone matches no live one: its statistics do not matter
             return super.termStatistics(term, liveDocs > 0 ? (int) liveDocs : docFreq, totalTermFreq);
         }
     }
 
-    /** Removes the text of a key (a passage's words). */
-    public void remove(String key) throws IOException {
-        writer.deleteDocuments(new Term(ID, key));
+    /** Removes a passage's words. */
+    public void remove(String passageId) throws IOException {
+        writer.deleteDocuments(new Term(ID, passageId));
     }
 
-    /** Removes every text: a build that reads the whole namespace writes them again. */
+    /** Removes every passage's words: a build that reads the whole namespace writes them again. */
     public void clear() throws IOException {
         writer.deleteAll();
     }
@@ -300,9 +250,9 @@ public final class Words implements Closeable {
     }
 
     /**
-     * The search of a snapshot: BM25 over the published texts, each hit given as {@code ordinal} of its key (below 0:
-     * a text the snapshot does not hold, passed over). Searching once this index is closed (its namespace was let go of
-     * while a query still ran) finds nothing.
+     * The search of a snapshot: BM25 over the published words, each hit given as {@code ordinal} of its passage's id
+     * (below 0: a passage the snapshot does not hold, passed over). Searching once this index is closed (its namespace
+     * was let go of while a query still ran) finds nothing.
      */
     public Search searchFor(ToIntFunction<String> ordinal) {
         return (text, k) -> {
@@ -316,12 +266,12 @@ public final class Words implements Closeable {
             } catch (AlreadyClosedException e) {
                 return List.of();
             } catch (IOException e) {
-                throw new UncheckedIOException("words at " + where + ": " + e.getMessage(), e);
+                throw new UncheckedIOException("passage words at " + where + ": " + e.getMessage(), e);
             }
             try {
                 return top(searcher, query, k, ordinal);
             } catch (IOException e) {
-                throw new UncheckedIOException("words at " + where + ": " + e.getMessage(), e);
+                throw new UncheckedIOException("passage words at " + where + ": " + e.getMessage(), e);
             } finally {
                 try {
                     searchers.release(searcher);
@@ -333,8 +283,8 @@ public final class Words implements Closeable {
     }
 
     /**
-     * The best {@code k} of the snapshot's texts, score descending and then by ordinal: hits are read until {@code k}
-     * texts of the snapshot are found and every hit tied with the last of them is read too (at most {@link
+     * The best {@code k} of the snapshot's passages, score descending and then by passage: hits are read until {@code
+     * k} passages of the snapshot are found and every hit tied with the last of them is read too (at most {@link
      * #MOST_READ}).
      */
     private static List<Retrieval.Scored> top(IndexSearcher searcher, Query query, int k, ToIntFunction<String> ordinal)
@@ -377,10 +327,18 @@ public final class Words implements Closeable {
      */
     static Query query(String text) {
         Map<String, Integer> counts = new LinkedHashMap<>();
-        for (String t : tokens(text)) {
-            if (counts.containsKey(t) || counts.size() < IndexSearcher.getMaxClauseCount()) {
-                counts.merge(t, 1, Integer::sum);
+        try (TokenStream tokens = WORDS.tokenStream(TEXT, text)) {
+            CharTermAttribute term = tokens.addAttribute(CharTermAttribute.class);
+            tokens.reset();
+            while (tokens.incrementToken()) {
+                String t = term.toString();
+                if (counts.containsKey(t) || counts.size() < IndexSearcher.getMaxClauseCount()) {
+                    counts.merge(t, 1, Integer::sum);
+                }
             }
+            tokens.end();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a string is read without I/O
         }
         if (counts.isEmpty()) {
             return null;
@@ -403,7 +361,7 @@ public final class Words implements Closeable {
         }
     }
 
-    /** Replaced and removed texts the published state still holds until a merge drops them (for tests). */
+    /** Replaced and removed passages the published state still holds until a merge drops them (for tests). */
     int deletedButHeld() throws IOException {
         IndexSearcher s = searchers.acquire();
         try {
