@@ -3,7 +3,6 @@ package dev.engram.query;
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
-import dev.engram.retrieval.PassageWords;
 import dev.engram.retrieval.TermCache;
 import dev.engram.retrieval.VectorArena;
 import dev.engram.retrieval.VectorIndexer;
@@ -13,10 +12,8 @@ import dev.engram.stores.NamespaceState;
 import dev.engram.stores.StoredPassage;
 import dev.engram.stores.ThemeSet;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,15 +65,6 @@ final class SnapshotAssembler {
      */
     private final Map<String, VectorArena> arenas = new ConcurrentHashMap<>();
 
-    /**
-     * Per namespace, the words of its kept parts' passages: written by each build with what it read, published before
-     * its snapshot is served. Changed only by a build or a drop, under the namespace's lock.
-     */
-    private final Map<String, PassageWords> words = new ConcurrentHashMap<>();
-
-    /** A namespace's passage words, empty. */
-    private final Function<String, PassageWords> wordsFactory;
-
     /** Per namespace, the last arena whose spill to the heap was logged. */
     private final Map<String, VectorArena> spilledLogged = new ConcurrentHashMap<>();
 
@@ -90,7 +78,6 @@ final class SnapshotAssembler {
             String embedder, long compactBytes, VectorIndexes vectors, Meters meters, BooleanSupplier closed) {
         this.compactFloats = compactBytes / Float.BYTES;
         this.arenaFactory = vectors::newArena;
-        this.wordsFactory = vectors::newWords;
         this.embedder = embedder;
         this.vectors = vectors;
         this.meters = meters;
@@ -115,7 +102,6 @@ final class SnapshotAssembler {
     void drop(String ns) {
         parts.remove(ns);
         spilledLogged.remove(ns);
-        closeWords(ns);
         VectorArena arena = arenas.remove(ns);
         if (arena != null) {
             close(ns, arena);
@@ -128,79 +114,6 @@ final class SnapshotAssembler {
         for (String ns : Set.copyOf(arenas.keySet())) {
             drop(ns);
         }
-        Set.copyOf(words.keySet()).forEach(this::closeWords);
-    }
-
-    /** Closes a namespace's passage words; a search of a snapshot still served then finds nothing by words. */
-    private void closeWords(String ns) {
-        PassageWords w = words.remove(ns);
-        if (w != null) {
-            try {
-                w.close();
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("namespace {}: closing its passages' words: {}", ns, e.toString());
-            }
-        }
-    }
-
-    /**
-     * The namespace's passage words with what this build read written and published: every kept passage after a whole
-     * read (or when none were kept), else the changed ones. Where they cannot be written (a full disk), they are
-     * written again in memory, and stay there until the namespace is dropped. Null while the loader closes: the
-     * snapshot then indexes its own.
-     */
-    private PassageWords words(String ns, Collection<String> changed, Map<String, Kept> byId) {
-        if (closed.getAsBoolean()) {
-            return null;
-        }
-        PassageWords w = words.get(ns);
-        try {
-            if (w == null) {
-                w = wordsFactory.apply(ns);
-                words.put(ns, w);
-                changed = null;
-            }
-            write(w, changed, byId);
-            return w;
-        } catch (IOException | RuntimeException e) {
-            LOG.warn(
-                    "namespace {}: its passages' words could not be written, they are kept in the heap: {}",
-                    ns,
-                    e.toString());
-            closeWords(ns);
-            PassageWords inMemory = PassageWords.inMemory();
-            try {
-                write(inMemory, null, byId);
-            } catch (IOException impossible) {
-                throw new UncheckedIOException(impossible); // in memory: no I/O
-            }
-            words.put(ns, inMemory);
-            return inMemory;
-        }
-    }
-
-    /** Writes the passages {@code changed} names (null: all of them, after clearing the words) and publishes them. */
-    private static void write(PassageWords w, Collection<String> changed, Map<String, Kept> byId) throws IOException {
-        if (changed == null) {
-            w.clear();
-            for (Kept k : byId.values()) {
-                MemoryGraph.Passage p = k.part().passage();
-                if (p != null) {
-                    w.put(p.id(), p.title(), p.text());
-                }
-            }
-        } else {
-            for (String id : changed) {
-                Kept k = byId.get(id);
-                MemoryGraph.Passage p = k == null ? null : k.part().passage();
-                if (p == null) {
-                    w.remove(id);
-                } else {
-                    w.put(p.id(), p.title(), p.text());
-                }
-            }
-        }
-        w.publish();
     }
 
     /** Bytes of values in the namespaces' arenas, used and retired. */
@@ -324,8 +237,7 @@ final class SnapshotAssembler {
         List<Kept> ordered = new ArrayList<>(next.byId().values());
         MemoryGraph g;
         try {
-            PassageWords passageWords = words(ns, changed == null ? null : changed.passages(), next.byId());
-            g = assemble(ns, version, ordered, next.terms(), next.arena(), passageWords, memory);
+            g = assemble(ns, version, ordered, next.terms(), next.arena(), memory);
         } catch (RuntimeException | Error e) {
             parts.remove(ns);
             throw e;
@@ -433,19 +345,12 @@ final class SnapshotAssembler {
 
     /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
     private MemoryGraph assemble(
-            String ns,
-            long version,
-            List<Kept> ordered,
-            TermCache terms,
-            VectorArena arena,
-            PassageWords passageWords,
-            MemoryReader memory) {
+            String ns, long version, List<Kept> ordered, TermCache terms, VectorArena arena, MemoryReader memory) {
         long build = builds.incrementAndGet();
         HnswVectors hnsw = vectors.of(ns);
         MemoryGraph.Builder b = MemoryGraph.builder(version)
                 .arena(arena)
                 .terms(terms)
-                .words(passageWords)
                 .indexer(batches -> {
                     if (closed.getAsBoolean()) {
                         return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be

@@ -2,7 +2,6 @@ package dev.engram.query;
 
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
-import dev.engram.retrieval.PassageWords;
 import dev.engram.retrieval.VectorArena;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -99,26 +98,6 @@ final class VectorIndexes {
         } catch (UncheckedIOException e) {
             LOG.warn("namespace {}: no file for its snapshot vectors, they are kept in the heap: {}", ns, e.toString());
             return VectorArena.onHeap();
-        }
-    }
-
-    /** The folder of the passages' words under the index directory, a folder per namespace. */
-    static final String WORDS = "@words";
-
-    /**
-     * A namespace's passage words, empty: in a folder under the index directory (replacing what an earlier process
-     * left there), or in memory when indexes are kept in memory or the folder cannot be opened.
-     */
-    PassageWords newWords(String ns) {
-        if (indexDir == null) {
-            return PassageWords.inMemory();
-        }
-        try {
-            return PassageWords.open(indexDir.resolve(WORDS).resolve(ns));
-        } catch (IOException | RuntimeException e) {
-            LOG.warn(
-                    "namespace {}: no folder for its passages' words, they are kept in the heap: {}", ns, e.toString());
-            return PassageWords.inMemory();
         }
     }
 

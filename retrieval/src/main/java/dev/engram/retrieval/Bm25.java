@@ -241,7 +241,7 @@ final class Bm25 {
         }
     }
 
-    static boolean wordChar(int cp) {
+    private static boolean wordChar(int cp) {
         if (cp < 128) {
             return (cp >= 'a' && cp <= 'z') || (cp >= '0' && cp <= '9') || cp == '_' || (cp >= 'A' && cp <= 'Z');
         }

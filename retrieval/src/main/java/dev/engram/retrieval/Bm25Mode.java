@@ -22,7 +22,7 @@ final class Bm25Mode implements Retrieval.Mode {
     @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params params, int topK) {
         int k = Math.min(topK, g.passageCount());
-        List<Retrieval.Scored> ranked = new ArrayList<>(g.words.top(q.text(), k));
+        List<Retrieval.Scored> ranked = new ArrayList<>(g.bm25.top(q.text(), k));
         if (ranked.size() < k) {
             // fewer passages share a word with the question than asked for: the rest score 0, in passage order
             Set<Integer> taken = new HashSet<>();

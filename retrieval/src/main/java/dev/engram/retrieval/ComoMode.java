@@ -224,9 +224,12 @@ final class ComoMode implements Retrieval.Mode {
         for (int i = 0; i < dense.size(); i++) {
             score[dense.get(i).passage()] += 1 / (k0 + i + 1);
         }
-        List<Retrieval.Scored> words = g.words.top(text, k);
-        for (int i = 0; i < words.size(); i++) {
-            score[words.get(i).passage()] += 1 / (k0 + i + 1);
+        double[] lexical = g.bm25.scores(text);
+        int[] words = Retrieval.top(lexical, k);
+        for (int i = 0; i < words.length; i++) {
+            if (lexical[words[i]] > 0) {
+                score[words[i]] += 1 / (k0 + i + 1);
+            }
         }
         // semantic: facts
         List<Retrieval.Scored> topFacts = g.factSearch.nearest(vector, k);

@@ -1,8 +1,6 @@
 package dev.engram.retrieval;
 
 import dev.engram.schemas.EntityType;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -64,9 +62,7 @@ public final class MemoryGraph {
     private volatile Map<String, Integer> relationTypes;
 
     final Vectors factVectors;
-    /** BM25 over each passage's title and text: the namespace's {@link PassageWords}, or one of this snapshot's own. */
-    final PassageWords.Search words;
-
+    final Bm25 bm25;
     final List<Relation> relations;
     final Vectors entityVectors;
     final int[][] entityFacts;
@@ -146,9 +142,13 @@ public final class MemoryGraph {
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
         boolean kept = b.terms != null;
         terms.begin();
-        Map<String, Integer> passageIndex = Collections.unmodifiableMap(b.passageIndex);
-        this.words =
-                (b.words != null ? b.words : ownWords(passages)).searchFor(id -> passageIndex.getOrDefault(id, -1));
+        this.bm25 = new Bm25(
+                passages.size(),
+                i -> passages.get(i).title() + "\n" + passages.get(i).text(),
+                kept ? passages::get : null,
+                terms,
+                1.2,
+                0.75);
         this.relations = List.copyOf(b.relations);
         this.entityVectors = new Vectors(arena, b.entityVectors.toArray());
         this.entityFacts = EntityLinks.entityFacts(facts, entityIds.size());
@@ -158,7 +158,7 @@ public final class MemoryGraph {
         relations.forEach(r -> names.add(r.text()));
         this.unitNames = new Bm25(names.size(), names::get, kept ? names::get : null, terms, 1.2, 0.75);
         if (kept) {
-            terms.built(unitNames.termCount());
+            terms.built((long) bm25.termCount() + unitNames.termCount());
         }
         this.unitScratch = new Scratch(names.size());
         this.nodeScratch = new Scratch(entityNames.size() + passages.size());
@@ -174,7 +174,7 @@ public final class MemoryGraph {
         this.questionPassage = questions.passages;
         VectorBatches laid = new VectorBatches(
                 passages,
-                passageIndex,
+                Collections.unmodifiableMap(b.passageIndex),
                 passageVectors,
                 passageQuestions,
                 facts,
@@ -213,20 +213,6 @@ public final class MemoryGraph {
         }
     }
 
-    /** The words of a snapshot built without its namespace's: indexed in memory, once, for it alone. */
-    private static PassageWords ownWords(List<Passage> passages) {
-        PassageWords own = PassageWords.inMemory();
-        try {
-            for (Passage p : passages) {
-                own.put(p.id(), p.title(), p.text());
-            }
-            own.publish();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // in memory: no I/O
-        }
-        return own; // on the heap alone: nothing to close
-    }
-
     /** Scales {@code v} to unit length in place (a zero vector stays as it is). */
     static void normalize(float[] v) {
         double n = 0;
@@ -243,7 +229,8 @@ public final class MemoryGraph {
 
     /**
      * About how much heap the snapshot holds: its vectors (their handles, and their arena's chunks that are on the heap,
-     * retired values and room to grow included) and texts (the adjacency adds a fraction of that). Used to keep the snapshots of an instance within a memory budget.
+     * retired values and room to grow included) and texts (the BM25 postings and adjacency add a fraction of
+     * that). Used to keep the snapshots of an instance within a memory budget.
      */
     public long estimatedBytes() {
         long bytes = 0;
@@ -256,15 +243,15 @@ public final class MemoryGraph {
             bytes += 16 + 8L * qs.length;
         }
         for (Passage p : passages) {
-            // text and memory (the words' postings are in the namespace's index, off the heap), its two
-            // neighbours, its day and its place among the dated
-            bytes += 64 + 2L * p.text().length() + 2L * p.memory().length() + 20;
+            // text and memory, and about as much again for the BM25 postings of the text
+            // and its two neighbours, its day and its place among the dated
+            bytes += 64 + 4L * p.text().length() + 2L * p.memory().length() + 20;
         }
         for (Fact f : facts) {
             bytes += 48 + 2L * f.text().length();
         }
         // the arrays its queries reuse, as many as it may keep
-        bytes += unitScratch.maxBytes() + nodeScratch.maxBytes() + unitNames.scratchBytes();
+        bytes += unitScratch.maxBytes() + nodeScratch.maxBytes() + unitNames.scratchBytes() + bm25.scratchBytes();
         return bytes;
     }
 
@@ -419,7 +406,6 @@ public final class MemoryGraph {
 
         private VectorIndexer indexer = VectorIndexer.EXACT;
         private TermCache terms;
-        private PassageWords words;
         /** Where the vectors given by value are appended, and the handles given refer to; on the heap unless set. */
         private VectorArena arena;
 
@@ -594,15 +580,6 @@ public final class MemoryGraph {
          * The namespace's term cache, kept between its snapshots: the BM25 indexes read only texts whose passage
          * record or name string it has not seen (none is read again while the caller passes the same objects).
          */
-        /**
-         * How the snapshot searches its passages' words: the namespace's {@link PassageWords}, where every passage of
-         * the builder was published before it builds (unset: the snapshot indexes its passages in memory itself).
-         */
-        public Builder words(PassageWords words) {
-            this.words = words;
-            return this;
-        }
-
         public Builder terms(TermCache cache) {
             this.terms = cache;
             return this;

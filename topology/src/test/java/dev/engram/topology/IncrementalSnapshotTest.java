@@ -23,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -208,43 +207,6 @@ class IncrementalSnapshotTest {
         log.delete(MemoryLogEntry.key("wiki", namespace().version()));
         assertSameAsFromScratch();
         assertThat(readSinceLastBuild()).as("read whole").isEqualTo(7);
-    }
-
-    /**
-     * The passages' words are kept on disk beside the vector indexes, written by each build with what changed; where
-     * their folder cannot be made (a file is in the way, a read-only disk), they are kept on the heap and the answers
-     * are the same.
-     */
-    @Test
-    void passageWordsAreWrittenOnDiskAndKeptOnTheHeapWhereTheDiskRefuses() throws IOException {
-        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
-        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
-        assertSameAsFromScratch();
-        assertThat(indexDir().resolve("@words").resolve("wiki")).isDirectory();
-        incremental.close();
-
-        try (Stream<Path> words = Files.walk(indexDir().resolve("@words"))) {
-            words.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-        }
-        Files.writeString(indexDir().resolve("@words"), "in the way");
-        incremental = new GraphLoader(
-                GraphLoader.Settings.of(0, 60_000).withIndexDir(indexDir()).withCompaction(0),
-                new VectorSearch(1, 100),
-                meters);
-        assertSameAsFromScratch();
-        upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
-        delete("bio");
-        assertSameAsFromScratch();
-        MemoryGraph g = incremental.graph("wiki", namespace(), memory);
-        Retrieval.Mode bm25 = Retrieval.mode("bm25");
-        assertThat(bm25.retrieve(
-                                g,
-                                Retrieval.Query.of("difference engine", new float[0], t -> new float[0]),
-                                Retrieval.params(bm25, Map.of()),
-                                1)
-                        .ranked())
-                .extracting(s -> g.passage(s.passage()).documentId())
-                .containsExactly("engine");
     }
 
     /** Once told that memory's stores were restored, the loader reads memory whole at the next build. */
