@@ -3,6 +3,7 @@ package dev.engram.query;
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.MemoryGraphBuilder;
 import dev.engram.retrieval.TermCache;
 import dev.engram.retrieval.VectorArena;
 import dev.engram.retrieval.VectorIndexer;
@@ -348,7 +349,7 @@ final class SnapshotAssembler {
             String ns, long version, List<Kept> ordered, TermCache terms, VectorArena arena, MemoryReader memory) {
         long build = builds.incrementAndGet();
         HnswVectors hnsw = vectors.of(ns);
-        MemoryGraph.Builder b = MemoryGraph.builder(version)
+        MemoryGraphBuilder b = MemoryGraph.builder(version)
                 .arena(arena)
                 .terms(terms)
                 .indexer(batches -> {

@@ -1,6 +1,6 @@
 package dev.engram.query;
 
-import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.MemoryGraphBuilder;
 import dev.engram.schemas.EntityType;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MemoryReader;
@@ -140,7 +140,7 @@ final class Surfaces {
         }
 
         /** The entity's index in the snapshot of build {@code build}, declared there if not yet. */
-        int entity(MemoryGraph.Builder b, long build, EntityType type) {
+        int entity(MemoryGraphBuilder b, long build, EntityType type) {
             if (this.build != build) {
                 entity = b.entity(canonical, name, type);
                 this.build = build;

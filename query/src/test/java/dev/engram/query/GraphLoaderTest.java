@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.MemoryGraphBuilder;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.retrieval.VectorIndexer;
 import java.nio.file.Files;
@@ -285,7 +286,7 @@ class GraphLoaderTest {
     /** A snapshot of one passage with a vector of {@code dims} floats, so its size is known. */
     private Supplier<MemoryGraph> sized(long version, int dims) {
         return () -> {
-            MemoryGraph.Builder b = MemoryGraph.builder(version)
+            MemoryGraphBuilder b = MemoryGraph.builder(version)
                     .indexer(batches -> new VectorIndexer.Indexed(
                             VectorIndexer.EXACT.index(batches).byKind(), () -> released.add(version)));
             float[] v = new float[dims];

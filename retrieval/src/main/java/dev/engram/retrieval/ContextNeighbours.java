@@ -22,14 +22,14 @@ final class ContextNeighbours {
      */
     static void link(
             List<MemoryGraph.Passage> passages,
-            Map<Integer, MemoryGraph.Builder.Session> sessions,
+            Map<Integer, MemoryGraphBuilder.Session> sessions,
             int[] previousInContext,
             int[] nextInContext) {
         Arrays.fill(previousInContext, -1);
         Arrays.fill(nextInContext, -1);
         Map<String, List<Integer>> contexts = new HashMap<>();
         for (int i = 0; i < passages.size(); i++) {
-            MemoryGraph.Builder.Session s = sessions.get(i);
+            MemoryGraphBuilder.Session s = sessions.get(i);
             String key = s == null ? "d\u0000" + passages.get(i).documentId() : "s\u0000" + s.key();
             contexts.computeIfAbsent(key, k -> new ArrayList<>(2)).add(i);
         }
@@ -40,7 +40,7 @@ final class ContextNeighbours {
             // a document's passages by offset; a session's turns by time, then by document id in natural order
             // ("turn-2" before "turn-10"), then by offset: never by the order the snapshot happens to hold them in
             members.sort(Comparator.comparingLong((Integer i) -> {
-                        MemoryGraph.Builder.Session s = sessions.get(i);
+                        MemoryGraphBuilder.Session s = sessions.get(i);
                         return s == null ? passages.get(i).start() : s.time();
                     })
                     .thenComparing((Integer i) -> passages.get(i).documentId(), ContextNeighbours::natural)

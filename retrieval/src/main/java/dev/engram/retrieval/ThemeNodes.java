@@ -14,10 +14,10 @@ final class ThemeNodes {
      * questions moved towards the theme's centroid (the centroid itself when they have none).
      */
     static List<MemoryGraph.ThemeNode> of(
-            List<MemoryGraph.Builder.PendingTheme> themes, Vectors passageVectors, long[][] passageQuestions) {
+            List<MemoryGraphBuilder.PendingTheme> themes, Vectors passageVectors, long[][] passageQuestions) {
         VectorArena arena = passageVectors.arena();
         List<MemoryGraph.ThemeNode> ts = new ArrayList<>();
-        for (MemoryGraph.Builder.PendingTheme t : themes) {
+        for (MemoryGraphBuilder.PendingTheme t : themes) {
             int[] members = Arrays.stream(t.members())
                     .filter(m -> m >= 0 && m < passageVectors.size())
                     .toArray();

@@ -25,7 +25,7 @@ class ApproximateSearchTest {
         Random r = new Random(11);
         float[][] passages = HnswVectorsTest.clustered(400, DIM, 12, 21);
         float[][] near = HnswVectorsTest.clustered(400 * 6, DIM, 12, 22);
-        MemoryGraph.Builder b = MemoryGraph.builder(1).indexer(indexer);
+        MemoryGraphBuilder b = MemoryGraph.builder(1).indexer(indexer);
         for (int p = 0; p < passages.length; p++) {
             String text = "Passage " + p + " about topic" + (p % 12) + " and thing" + (p % 37) + ".";
             b.passage(

@@ -27,7 +27,7 @@ class InContextTest {
 
     @Test
     void neighboursAreByOffsetInADocumentAndByTimeThenArrivalInASession() {
-        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
         int a2 = b.passage(passage("a2", "A", 100), unit(1, 0, 0));
         int a0 = b.passage(passage("a0", "A", 0), unit(1, 0, 0));
         int a1 = b.passage(passage("a1", "A", 50), unit(1, 0, 0));
@@ -55,7 +55,7 @@ class InContextTest {
 
     @Test
     void turnsOfOneTimeGoByTheirIdsInNaturalOrderWhateverOrderTheyWereAddedIn() {
-        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
         int t10 = b.passage(passage("p10", "c1-D1-10", 0), unit(1, 0, 0));
         int t2 = b.passage(passage("p2", "c1-D1-2", 0), unit(1, 0, 0));
         int t1 = b.passage(passage("p1", "c1-D1-1", 0), unit(1, 0, 0));
@@ -73,7 +73,7 @@ class InContextTest {
 
     @Test
     void aReplyRisesWithTheTurnItAnswers() {
-        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
         int question = b.passage(passage("q", "turn-1", 0), unit(1, 0, 0)); // "What did you paint last year?"
         int reply = b.passage(passage("r", "turn-2", 0), unit(0, 1, 0)); // "A sunset over the lake."
         int loose = b.passage(passage("l", "elsewhere", 0), unit(0.1f, 0, 1)); // faintly like the question
@@ -97,7 +97,7 @@ class InContextTest {
 
     @Test
     void aCandidateOnlyANeighbourBroughtInIsScoredExactly() {
-        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
         int hit = b.passage(passage("h", "D", 0), unit(1, 0, 0));
         int next = b.passage(passage("n", "D", 20), unit(1, 1, 0));
         MemoryGraph g = b.build();

@@ -16,7 +16,7 @@ class InTimeTest {
 
     @Test
     void thePassagesOfTheNamedDaysMostSimilarFirst() {
-        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
         int june16a = b.passage(new MemoryGraph.Passage("a", "a", "", List.of(), "a", "a", 0, 1), new float[] {1, 0});
         int june16b = b.passage(new MemoryGraph.Passage("b", "b", "", List.of(), "b", "b", 0, 1), new float[] {0, 1});
         int june17 = b.passage(new MemoryGraph.Passage("c", "c", "", List.of(), "c", "c", 0, 1), new float[] {1, 0});

@@ -46,7 +46,7 @@ class PairsTest {
     /** A link or fact that names a passage or entity the builder does not have fails where it is added. */
     @Test
     void aBuilderRefusesLinksAndFactsToWhatItDoesNotHave() {
-        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
         int p = b.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "memory", 0, 4), new float[] {1});
         int e = b.entity("e", "E");
         assertThatThrownBy(() -> b.link(e, p + 1)).isInstanceOf(IndexOutOfBoundsException.class);
@@ -71,7 +71,7 @@ class PairsTest {
         List<List<VectorIndexer.Batch>> seen = new ArrayList<>();
         String factKey = MemoryGraph.factKey("p", 1);
         String questionKey = MemoryGraph.questionKey("p", 0);
-        MemoryGraph.Builder keyed = builder(seen);
+        MemoryGraphBuilder keyed = builder(seen);
         int p = keyed.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
         keyed.fact("f", "", p, -1, -1, 1.0, new float[] {1}, factKey);
         keyed.questions(p, List.of(new float[] {1}), List.of(questionKey));
@@ -81,7 +81,7 @@ class PairsTest {
         assertThatThrownBy(() -> builder(seen).questions(0, List.of(new float[] {1}), List.of()))
                 .isInstanceOf(IllegalArgumentException.class);
 
-        MemoryGraph.Builder made = builder(seen);
+        MemoryGraphBuilder made = builder(seen);
         made.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
         made.fact("f", "", 0, -1, -1, 1.0, new float[] {1});
         made.questions(0, List.of(new float[] {1}));
@@ -93,7 +93,7 @@ class PairsTest {
         assertThat(keys(seen.get(0), "question").get(0)).isSameAs(questionKey);
     }
 
-    private static MemoryGraph.Builder builder(List<List<VectorIndexer.Batch>> seen) {
+    private static MemoryGraphBuilder builder(List<List<VectorIndexer.Batch>> seen) {
         return MemoryGraph.builder(1).indexer(batches -> {
             seen.add(batches);
             return VectorIndexer.EXACT.index(batches);

@@ -101,7 +101,7 @@ class RequestWorkTest {
     @Test
     void aRequestSearchesAVectorOnceAndServesASmallerKFromTheHeadOfThatSearch() {
         AtomicInteger scans = new AtomicInteger();
-        MemoryGraph.Builder b = MemoryGraph.builder(1).indexer(batches -> {
+        MemoryGraphBuilder b = MemoryGraph.builder(1).indexer(batches -> {
             VectorIndexer.Indexed exact = VectorIndexer.EXACT.index(batches);
             VectorIndex passages = exact.byKind().get("passage");
             Map<String, VectorIndex> byKind = new ConcurrentHashMap<>(exact.byKind());

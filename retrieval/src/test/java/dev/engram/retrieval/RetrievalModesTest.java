@@ -44,7 +44,7 @@ class RetrievalModesTest {
 
     /** The graph, with a vector for the bridge entity Swapan Saha when {@code sahaVector} is given. */
     private static MemoryGraph graph(float[] sahaVector) {
-        MemoryGraph.Builder b = MemoryGraph.builder(7);
+        MemoryGraphBuilder b = MemoryGraph.builder(7);
         int p0 = b.passage(passage("p0", "Agni", "Agni is a 2004 film directed by Swapan Saha."), unit(0.9f, 0.1f, 0));
         int p1 = b.passage(passage("p1", "Swapan Saha", "Swapan Saha was born on 10 January 1930."), unit(0, 0.2f, 1));
         int p2 = b.passage(passage("p2", "Rivers", "Rivers flood in spring."), unit(0.3f, 1, 0));
@@ -84,7 +84,7 @@ class RetrievalModesTest {
 
     @Test
     void gemTakesNodesBestFirstByTheirUtilityQuestionsAndThemesBringTheirMembers() {
-        MemoryGraph.Builder b = MemoryGraph.builder(1);
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
         int p0 = b.passage(passage("p0", "A", "a"), unit(0, 1, 0));
         int p1 = b.passage(passage("p1", "B", "b"), unit(0, 0, 1));
         int p2 = b.passage(passage("p2", "C", "c"), unit(0, 1, 1));
@@ -100,7 +100,7 @@ class RetrievalModesTest {
         assertThat(r.explanation()).containsKey("best_question");
 
         // A theme whose questions lean to the query brings its members along, strongest first.
-        MemoryGraph.Builder t = MemoryGraph.builder(2);
+        MemoryGraphBuilder t = MemoryGraph.builder(2);
         int a = t.passage(passage("a", "A", "a"), unit(0.6f, 0.8f, 0));
         int c = t.passage(passage("c", "C", "c"), unit(0.6f, 0, 0.8f));
         int d = t.passage(passage("d", "D", "d"), unit(0, 1, 0));
@@ -591,7 +591,7 @@ class RetrievalModesTest {
 
     @Test
     void aBridgeIsNewLeadsSomewhereAndIsNoHub() {
-        MemoryGraph.Builder b = MemoryGraph.builder(3);
+        MemoryGraphBuilder b = MemoryGraph.builder(3);
         int top = b.passage(passage("t", "Top", "top"), unit(1, 0, 0));
         int other = b.passage(passage("o", "Other", "other"), unit(0, 1, 0));
         int third = b.passage(passage("x", "Third", "third"), unit(0, 0, 1));
@@ -688,7 +688,7 @@ class RetrievalModesTest {
 
     @Test
     void gemRanksAPassageWithoutQuestionsByItsOwnVectorWhereverItStandsAmongPassages() {
-        MemoryGraph.Builder b = MemoryGraph.builder(3);
+        MemoryGraphBuilder b = MemoryGraph.builder(3);
         // ten passages very near the query by their own vectors, whose questions are about something else
         for (int i = 0; i < 10; i++) {
             int p = b.passage(passage("q" + i, "T" + i, "Text " + i), unit(1, 0.1f * (i + 1), 0));
