@@ -1,5 +1,6 @@
 package dev.engram.bench;
 
+import dev.engram.retrieval.EngramHnswFormat;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.retrieval.VectorIndex;
@@ -25,7 +26,7 @@ import java.util.Random;
  * so each query has many near ties, as with real embeddings of one subject.
  *
  * <p>Usage: {@code VectorSearchBenchmark [--sizes 5000,20000,60000] [--dim 384] [--queries 200] [--ef 100]
- * [--change 0.01] [--topics 500] [--spread 1.0] [--graphs 16:100,16:64 [--step 2000]] [--out FILE]}
+ * [--change 0.01] [--topics 500] [--spread 1.0] [--graphs 16:100,16:64,16:64:int8 [--step 2000]] [--out FILE]}
  */
 public final class VectorSearchBenchmark {
 
@@ -165,6 +166,17 @@ public final class VectorSearchBenchmark {
         }
     }
 
+    /** The graph comparison writes in the foreground: a failed write fails the run. */
+    private static final HnswVectors.Listener QUIET = new HnswVectors.Listener() {
+        @Override
+        public void applied(long written, long deleted) {}
+
+        @Override
+        public void failed(Exception e) {
+            throw new IllegalStateException(e);
+        }
+    };
+
     /**
      * Graph parameters side by side ({@code M:beam,...}, the first the reference), in two rounds taking turns: the
      * time to index all {@code vectors} from nothing in snapshots of {@code step} new vectors each, as a namespace
@@ -174,12 +186,18 @@ public final class VectorSearchBenchmark {
      */
     private static List<Map<String, Object>> graphs(
             String spec, float[][] vectors, float[][] queries, int ef, int k, int step) throws Exception {
+        List<EngramHnswFormat.Quantization> quantizations = new ArrayList<>();
         List<int[]> params = Arrays.stream(spec.split(","))
                 .map(g -> {
                     String[] mb = g.split(":");
-                    if (mb.length != 2) {
-                        throw new IllegalArgumentException("--graphs takes M:beam pairs, e.g. 16:100,16:64: " + g);
+                    if (mb.length != 2 && mb.length != 3) {
+                        throw new IllegalArgumentException(
+                                "--graphs takes M:beam[:quantization], e.g. 16:100,16:64,16:64:int8: " + g);
                     }
+                    quantizations.add(
+                            mb.length == 3
+                                    ? EngramHnswFormat.Quantization.of(mb[2])
+                                    : EngramHnswFormat.Quantization.NONE);
                     return new int[] {Integer.parseInt(mb[0].strip()), Integer.parseInt(mb[1].strip())};
                 })
                 .toList();
@@ -193,7 +211,8 @@ public final class VectorSearchBenchmark {
                 int[] p = params.get(g);
                 long t0 = System.nanoTime();
                 double measuring;
-                try (HnswVectors store = new HnswVectors(null, 1, ef, p[0], p[1])) {
+                try (HnswVectors store = new HnswVectors(
+                        null, 1, ef, EngramHnswFormat.of(p[0], p[1], quantizations.get(g)), null, QUIET)) {
                     // as a namespace grows: a snapshot every `step` new vectors, each flushing a segment of its own
                     VectorIndexer.Indexed indexed = null;
                     for (int size = Math.min(step, vectors.length); ; size = Math.min(size + step, vectors.length)) {
@@ -217,13 +236,16 @@ public final class VectorSearchBenchmark {
         }
         List<Map<String, Object>> out = new ArrayList<>();
         double reference = Math.min(builds[0][0], builds[0][1]);
-        System.out.printf("%7s %6s %12s %10s %10s %10s%n", "M", "beam", "build s", "vs first", "recall@10", "ms/query");
+        System.out.printf(
+                "%7s %6s %6s %12s %10s %10s %10s%n",
+                "M", "beam", "quant", "build s", "vs first", "recall@10", "ms/query");
         for (int g = 0; g < params.size(); g++) {
             double best = Math.min(builds[g][0], builds[g][1]);
             System.out.printf(
-                    "%7d %6d %12.2f %10.2f %10.3f %10.3f%n",
+                    "%7d %6d %6s %12.2f %10.2f %10.3f %10.3f%n",
                     params.get(g)[0],
                     params.get(g)[1],
+                    quantizations.get(g).wireName(),
                     best,
                     best / reference,
                     (recall[g][0] + recall[g][1]) / 2,
@@ -231,6 +253,7 @@ public final class VectorSearchBenchmark {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("max_conn", params.get(g)[0]);
             row.put("beam_width", params.get(g)[1]);
+            row.put("quantization", quantizations.get(g).wireName());
             row.put("vectors", vectors.length);
             row.put("build_seconds", best);
             row.put("build_seconds_rounds", List.of(builds[g][0], builds[g][1]));

@@ -65,8 +65,7 @@ final class VectorIndexes {
                         indexDir == null ? null : indexDir.resolve(n),
                         search.minVectors(),
                         search.ef(),
-                        search.maxConn(),
-                        search.beamWidth(),
+                        search.format(),
                         search.backgroundWrites() ? indexing : null,
                         new HnswVectors.Listener() {
                             @Override

@@ -124,16 +124,16 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             int beamWidth,
             Executor background,
             Listener listener) {
-        this(
-                path,
-                minVectors,
-                efSearch,
-                maxConn,
-                beamWidth,
-                background,
-                listener,
-                Directories.DEFAULT,
-                COMMIT_EVERY_NANOS);
+        this(path, minVectors, efSearch, new EngramHnswFormat(maxConn, beamWidth), background, listener);
+    }
+
+    /**
+     * As {@link #HnswVectors(Path, int, int, int, int, Executor, Listener)}, the graphs written in {@code format}
+     * (its parameters and quantization).
+     */
+    public HnswVectors(
+            Path path, int minVectors, int efSearch, EngramHnswFormat format, Executor background, Listener listener) {
+        this(path, minVectors, efSearch, format, background, listener, Directories.DEFAULT, COMMIT_EVERY_NANOS);
     }
 
     /** Like the public constructor, with the directory and the commit interval chosen (tests: faults, commits). */
@@ -147,10 +147,30 @@ public final class HnswVectors implements VectorIndexer, Closeable {
             Listener listener,
             Directories directories,
             long commitEveryNanos) {
+        this(
+                path,
+                minVectors,
+                efSearch,
+                new EngramHnswFormat(maxConn, beamWidth), // checks the graph's parameters
+                background,
+                listener,
+                directories,
+                commitEveryNanos);
+    }
+
+    private HnswVectors(
+            Path path,
+            int minVectors,
+            int efSearch,
+            EngramHnswFormat format,
+            Executor background,
+            Listener listener,
+            Directories directories,
+            long commitEveryNanos) {
         if (minVectors < 1 || efSearch < 1) {
             throw new IllegalArgumentException("minVectors and efSearch must be positive");
         }
-        EngramHnswFormat format = new EngramHnswFormat(maxConn, beamWidth); // checks the graph's parameters
+        Objects.requireNonNull(format, "format");
         this.minVectors = minVectors;
         this.efSearch = efSearch;
         this.background = background;

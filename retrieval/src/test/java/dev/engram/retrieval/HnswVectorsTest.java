@@ -982,6 +982,52 @@ class HnswVectorsTest {
     }
 
     /**
+     * A quantized graph finds what a scan finds, its candidates scored exactly; an index holding segments written in
+     * several quantizations is read back as written, each segment by its own format's name, whatever the store is
+     * opened with.
+     */
+    @Test
+    void quantizedGraphsFindWhatAScanFindsAndAreReadBackAsWritten(@TempDir Path dir) throws Exception {
+        float[][] vectors = clustered(1500, 32, 8, 11);
+        float[][] queries = Arrays.copyOfRange(clustered(1550, 32, 8, 11), 1500, 1550); // near, not in, the index
+        for (EngramHnswFormat.Quantization q : List.of(
+                EngramHnswFormat.Quantization.INT8,
+                EngramHnswFormat.Quantization.INT4,
+                EngramHnswFormat.Quantization.BIT1)) {
+            Path path = dir.resolve(q.wireName());
+            EngramHnswFormat format = EngramHnswFormat.of(16, 64, q);
+            assertThat(format.quantization()).isEqualTo(q);
+            try (HnswVectors store = new HnswVectors(path, 100, 100, format, null, new Heard())) {
+                store.index(List.of(batch("passage", Arrays.copyOf(vectors, 1000))))
+                        .release()
+                        .run();
+            }
+            try (HnswVectors full = new HnswVectors(path, 100, 100)) { // the next 500 in full floats
+                VectorIndexer.Indexed indexed = full.index(List.of(batch("passage", vectors)));
+                assertThat(full.written()).isEqualTo(500);
+                indexed.release().run();
+            }
+            try (HnswVectors reopened = new HnswVectors(path, 100, 100, format, null, new Heard())) {
+                VectorIndexer.Indexed indexed = reopened.index(List.of(batch("passage", vectors)));
+                assertThat(reopened.written()).isZero();
+                VectorIndex graph = indexed.byKind().get("passage");
+                assertThat(graph.kind()).isEqualTo("hnsw");
+                assertThat(recall(graph, vectors, queries, 10)).as(q.wireName()).isGreaterThanOrEqualTo(0.9);
+                for (int i = 0; i < 1500; i += 50) { // each vector its own nearest, scored exactly
+                    Retrieval.Scored best = graph.nearest(vectors[i], 1).get(0);
+                    assertThat(best.passage()).as(q.wireName()).isEqualTo(i);
+                    assertThat(best.score()).isCloseTo(1.0, Assertions.within(1e-4));
+                }
+                indexed.release().run();
+            }
+        }
+        assertThat(EngramHnswFormat.Quantization.of(" Int8 ")).isEqualTo(EngramHnswFormat.Quantization.INT8);
+        assertThatThrownBy(() -> EngramHnswFormat.Quantization.of("int2"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("none, int8, int4 or bit1");
+    }
+
+    /**
      * The graph's parameters shape only how new graphs are built: a store opened with others reads the index as it is.
      */
     @Test

@@ -132,7 +132,8 @@ final class EngramConfigReader {
                         env.integer("ENGRAM_ANN_EF", 100, 1, 10_000),
                         env.integer("ENGRAM_ANN_M", EngramHnswFormat.DEFAULT_MAX_CONN, 2, 512),
                         env.integer("ENGRAM_ANN_BEAM_WIDTH", EngramHnswFormat.DEFAULT_BEAM_WIDTH, 8, 3200),
-                        env.bool("ENGRAM_ANN_BACKGROUND_WRITES", true)),
+                        env.bool("ENGRAM_ANN_BACKGROUND_WRITES", true),
+                        quantization(env.string("ENGRAM_ANN_QUANTIZATION", "none"))),
                 env.integer("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", 1000, 0, 3_600_000),
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 50, 0, Integer.MAX_VALUE),
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),
@@ -300,5 +301,13 @@ final class EngramConfigReader {
                 env.decimal("ENGRAM_LLM_PROMPT_PRICE_PER_MTOK", 0),
                 env.decimal("ENGRAM_LLM_COMPLETION_PRICE_PER_MTOK", 0),
                 env.string("ENGRAM_LLM_EMBEDDING_MODEL", ""));
+    }
+
+    private static EngramHnswFormat.Quantization quantization(String name) {
+        try {
+            return EngramHnswFormat.Quantization.of(name);
+        } catch (IllegalArgumentException e) {
+            throw invalid("ENGRAM_ANN_QUANTIZATION", "must be none, int8, int4 or bit1");
+        }
     }
 }

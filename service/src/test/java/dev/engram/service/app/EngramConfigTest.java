@@ -405,6 +405,14 @@ class EngramConfigTest {
         assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_M", "1"))).hasMessageContaining("ENGRAM_ANN_M");
         assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_BEAM_WIDTH", "4000")))
                 .hasMessageContaining("ENGRAM_ANN_BEAM_WIDTH");
+        assertThat(from(Map.of()).query().vectorSearch().quantization()).isEqualTo(EngramHnswFormat.Quantization.NONE);
+        assertThat(from(Map.of("ENGRAM_ANN_QUANTIZATION", "INT8"))
+                        .query()
+                        .vectorSearch()
+                        .format())
+                .isInstanceOf(EngramHnswFormat.Int8.class);
+        assertThatThrownBy(() -> from(Map.of("ENGRAM_ANN_QUANTIZATION", "int2")))
+                .hasMessageContaining("ENGRAM_ANN_QUANTIZATION");
     }
 
     @Test
