@@ -1075,13 +1075,16 @@ class HnswVectorsTest {
     @Test
     void embeddingsWiderThanLucenesDefaultLimitAreIndexed() throws Exception {
         float[][] wide = clustered(300, 1536, 5, 7);
-        try (HnswVectors store = new HnswVectors(null, 100, 100)) {
-            VectorIndex index =
-                    store.index(List.of(batch("passage", wide))).byKind().get("passage");
-            assertThat(index.kind()).isEqualTo("hnsw");
-            assertThat(top(index, wide[42])).isEqualTo(42);
-            // a query of another width is refused with the scan's message, not a Lucene error
-            assertThatThrownBy(() -> index.nearest(new float[384], 3)).hasMessageContaining("re-embed");
+        for (EngramHnswFormat.Quantization q : EngramHnswFormat.Quantization.values()) {
+            try (HnswVectors store =
+                    new HnswVectors(null, 100, 100, EngramHnswFormat.of(16, 64, q), null, new Heard())) {
+                VectorIndex index =
+                        store.index(List.of(batch("passage", wide))).byKind().get("passage");
+                assertThat(index.kind()).as(q.wireName()).isEqualTo("hnsw");
+                assertThat(top(index, wide[42])).as(q.wireName()).isEqualTo(42);
+                // a query of another width is refused with the scan's message, not a Lucene error
+                assertThatThrownBy(() -> index.nearest(new float[384], 3)).hasMessageContaining("re-embed");
+            }
         }
     }
 
