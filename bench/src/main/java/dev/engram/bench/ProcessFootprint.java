@@ -11,9 +11,11 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import javax.management.JMException;
+import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
 /**
@@ -90,6 +92,7 @@ final class ProcessFootprint {
         m.put(
                 "native_other_mb",
                 Math.max(0, status.getOrDefault("RssAnon", 0L) - heapCommitted - nonHeap - direct) / 1e6);
+        m.putAll(rocksDbMemory());
         m.put("state_dir_mb", disk / 1e6);
         m.put("heap_mb_per_10k_passages", heap / 1e6 * per10k);
         m.put("state_dir_mb_per_10k_passages", disk / 1e6 * per10k);
@@ -108,6 +111,62 @@ final class ProcessFootprint {
                 disk / 1e6,
                 stores);
         return m;
+    }
+
+    /**
+     * What RocksDB says it holds, from the Kafka Streams metrics of this process's stores (empty where none are
+     * registered): its block cache, shared by every store, with the memtables charged to it
+     * ({@code rocksdb_block_cache_mb}, the most any store reports) and the part of it pinned; the memtables of all
+     * stores ({@code rocksdb_memtables_mb}); and the table readers' memory outside the cache
+     * ({@code rocksdb_table_readers_mb}). Set against {@code native_other_mb}, it tells RocksDB's memory from what
+     * malloc keeps and other native libraries hold.
+     */
+    static Map<String, Object> rocksDbMemory() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        Set<ObjectName> stores;
+        try {
+            stores = server.queryNames(new ObjectName("kafka.streams:type=stream-state-metrics,*"), null);
+        } catch (JMException e) {
+            return out;
+        }
+        double cache = 0;
+        double pinned = 0;
+        double memtables = 0;
+        double readers = 0;
+        int counted = 0;
+        for (ObjectName store : stores) {
+            double usage = attribute(server, store, "block-cache-usage");
+            if (Double.isNaN(usage)) {
+                continue; // not a RocksDB store, or its figures are not recorded
+            }
+            counted++;
+            cache = Math.max(cache, usage);
+            pinned = Math.max(pinned, orZero(attribute(server, store, "block-cache-pinned-usage")));
+            memtables += orZero(attribute(server, store, "size-all-mem-tables"));
+            readers += orZero(attribute(server, store, "estimate-table-readers-mem"));
+        }
+        if (counted > 0) {
+            out.put("rocksdb_stores", counted);
+            out.put("rocksdb_block_cache_mb", cache / 1e6);
+            out.put("rocksdb_block_cache_pinned_mb", pinned / 1e6);
+            out.put("rocksdb_memtables_mb", memtables / 1e6);
+            out.put("rocksdb_table_readers_mb", readers / 1e6);
+        }
+        return out;
+    }
+
+    /** A metric's value as a number, or NaN when the bean has no such attribute or it is not a number. */
+    private static double attribute(MBeanServer server, ObjectName bean, String name) {
+        try {
+            return server.getAttribute(bean, name) instanceof Number n ? n.doubleValue() : Double.NaN;
+        } catch (JMException | RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
+    private static double orZero(double v) {
+        return Double.isNaN(v) ? 0 : v;
     }
 
     /**

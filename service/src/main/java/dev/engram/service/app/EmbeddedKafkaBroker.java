@@ -28,6 +28,9 @@ import org.apache.kafka.server.common.MetadataVersion;
  */
 public final class EmbeddedKafkaBroker implements AutoCloseable {
 
+    /** The log cleaner's offset map: about 700,000 keys per pass. */
+    static final long CLEANER_DEDUPE_BYTES = 16L << 20;
+
     private final KafkaRaftServer server;
     private final Path dataDir;
     private final boolean deleteOnClose;
@@ -107,6 +110,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             props.put("group.initial.rebalance.delay.ms", "0");
             props.put("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
             props.put("message.max.bytes", Integer.toString(8 << 20));
+            // the log cleaner's map of the latest offset per key, on the heap: 128 MiB by default, sized for a broker
+            // of many large compacted topics. One instance's changelogs need far less; the cleaner makes more passes
+            // over a segment when it holds more keys than fit
+            props.put("log.cleaner.dedupe.buffer.size", Long.toString(CLEANER_DEDUPE_BYTES));
             KafkaConfig config = new KafkaConfig(props, false);
 
             // Format once: a second format would give the storage a new cluster id that its logs refuse.
