@@ -17,7 +17,8 @@ import java.util.function.LongConsumer;
  * one build to the next (see {@link GraphLoader}), so a build reads from the stores only what changed since the last.
  *
  * <p>Its vectors are handles into the namespace's {@link VectorArena}, not values: a namespace of 100k passages has
- * some millions of vectors, which stay out of the heap.
+ * some millions of vectors, which stay out of the heap. The passage's title, headings, text and memory are in the arena
+ * too ({@link MemoryGraph.Passage#inArena}).
  *
  * <p>Entities are referred to by surface id and facts and relations by normalized name: which resolved entity a
  * surface belongs to can change without the passage changing (a merge), so that is looked up at each build.
@@ -70,6 +71,7 @@ record PassagePart(
      * appended to {@code arena}.
      *
      * @param normalize a name's normalized form (the build's cache of {@code EntityNames::normalize})
+     * @param surfaceIds the one string a surface id is kept as, shared by every mention of it
      */
     static PassagePart of(
             long version,
@@ -77,13 +79,14 @@ record PassagePart(
             float[] vector,
             Embeddings emb,
             Function<String, String> normalize,
+            Function<String, String> surfaceIds,
             VectorArena arena) {
         Extraction x = p.extraction();
-        List<String> surfaceIds = p.surfaceIdsByMention();
+        List<String> ids = p.surfaceIdsByMention();
         List<Mention> mentions = new ArrayList<>();
         for (int i = 0; i < x.entities().size(); i++) {
             Extraction.Entity e = x.entities().get(i);
-            if (surfaceIds.get(i) == null) {
+            if (ids.get(i) == null) {
                 continue;
             }
             List<String> keys = new ArrayList<>(1 + e.aliases().size());
@@ -91,8 +94,8 @@ record PassagePart(
             e.aliases().forEach(a -> keys.add(normalize.apply(a)));
             float[] entityVector =
                     emb != null && i < emb.entities().size() ? emb.entities().get(i) : null;
-            mentions.add(
-                    new Mention(surfaceIds.get(i), e.name(), e.type(), arena.add(entityVector), List.copyOf(keys)));
+            mentions.add(new Mention(
+                    surfaceIds.apply(ids.get(i)), e.name(), e.type(), arena.add(entityVector), List.copyOf(keys)));
         }
         List<Relation> relations = new ArrayList<>(x.relations().size());
         for (Extraction.Relation r : x.relations()) {
@@ -114,8 +117,16 @@ record PassagePart(
                         MemoryGraph.factKey(p.passageId(), f + 1)));
             }
         }
-        MemoryGraph.Passage passage = new MemoryGraph.Passage(
-                p.passageId(), p.documentId(), p.title(), p.headings(), p.text(), p.memory(), p.start(), p.end());
+        MemoryGraph.Passage passage = MemoryGraph.Passage.inArena(
+                arena,
+                p.passageId(),
+                p.documentId(),
+                p.title(),
+                p.headings(),
+                p.text(),
+                p.memory(),
+                p.start(),
+                p.end());
         return new PassagePart(
                 version,
                 p.embedder(),
@@ -162,6 +173,9 @@ record PassagePart(
     /** Counts this part's vectors as no longer used in {@code arena}: the passage changed or went. */
     void retire(VectorArena arena) {
         forEachHandle(arena::retire);
+        if (passage != null) {
+            passage.retire();
+        }
     }
 
     private void forEachHandle(LongConsumer each) {
@@ -203,7 +217,7 @@ record PassagePart(
         return new PassagePart(
                 version,
                 embedder,
-                passage,
+                passage.movedTo(to),
                 to.add(from.get(vector)),
                 ms,
                 relations,

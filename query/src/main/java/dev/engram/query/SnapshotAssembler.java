@@ -187,7 +187,7 @@ final class SnapshotAssembler {
                         gone.part().retire(arena);
                     }
                     PassagePart part = memory.passage(ns, id)
-                            .map(p -> read(ns, p, version, memory, normalize, arena))
+                            .map(p -> read(ns, p, version, memory, normalize, surfaces::id, arena))
                             .orElse(null);
                     if (part != null) {
                         last.byId().put(id, Kept.of(part, surfaces));
@@ -201,7 +201,7 @@ final class SnapshotAssembler {
                 Surfaces surfaces = Surfaces.read(ns, memory);
                 long[] whole = {0};
                 memory.forEachPassage(ns, p -> {
-                    PassagePart part = read(ns, p, version, memory, normalize, arena);
+                    PassagePart part = read(ns, p, version, memory, normalize, surfaces::id, arena);
                     if (part != null) {
                         byId.put(p.passageId(), Kept.of(part, surfaces));
                         whole[0] += part.passage() == null ? 0 : 1;
@@ -311,6 +311,7 @@ final class SnapshotAssembler {
             long version,
             MemoryReader memory,
             Function<String, String> normalize,
+            Function<String, String> surfaceIds,
             VectorArena arena) {
         if (otherModel(p.embedder())) {
             return PassagePart.otherModel(version, p.embedder());
@@ -319,7 +320,7 @@ final class SnapshotAssembler {
         if (vector == null) {
             return null; // written between the two reads; the next snapshot has it
         }
-        return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize, arena);
+        return PassagePart.of(version, p, vector, memory.embeddings(ns, p.passageId()), normalize, surfaceIds, arena);
     }
 
     /** Whether vectors of {@code model} are not comparable with the query's (null: not known, taken as comparable). */
@@ -385,9 +386,10 @@ final class SnapshotAssembler {
             List<PassagePart.Mention> mentions = part.mentions();
             for (int i = 0; i < mentions.size(); i++) {
                 PassagePart.Mention m = mentions.get(i);
-                Surfaces.Resolution r = kept.slots()[i].resolution;
+                Surfaces.Slot slot = kept.slots()[i];
+                Surfaces.Resolution r = slot.resolution;
                 if (r == null) {
-                    r = new Surfaces.Resolution(m.surfaceId(), m.name()); // a surface written since stands for itself
+                    r = new Surfaces.Resolution(slot.id, m.name()); // a surface written since stands for itself
                 }
                 int entity = r.entity(b, build, m.type());
                 b.link(entity, index);

@@ -4,127 +4,130 @@ import dev.engram.retrieval.MemoryGraphBuilder;
 import dev.engram.schemas.EntityType;
 import dev.engram.stores.EntityRecord;
 import dev.engram.stores.MemoryReader;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * A namespace's surface entities as memory resolves them, kept from build to build: a build reads again only the
  * surfaces that changed, and names again only the resolved entities they left or joined.
+ *
+ * <p>One slot per surface id holds what a snapshot needs of the surface, and is where the kept passages' mentions of
+ * it find its resolution without a lookup. A namespace has about as many surfaces as its passages have distinct
+ * mentions, so a surface costs one map entry, one slot and its group's reference to it; its id is one string, which
+ * the mentions of it share ({@link #id}).
  */
 final class Surfaces {
 
-    private final Map<String, Surface> byId = new HashMap<>();
-    /** Resolved entity → its surfaces, in id order: the first of equally mentioned surfaces names the entity. */
-    private final Map<String, TreeSet<String>> members = new HashMap<>();
+    /**
+     * Per surface id: its slot. A surface that left memory (or that a kept passage mentions before it is read) keeps
+     * an empty slot, since a kept passage may hold it, until the surfaces start afresh ({@link #outgrown}).
+     */
+    private final Map<String, Slot> byId = new HashMap<>();
 
+    /** Resolved entity → its group of surfaces. */
     private final Map<String, Resolution> byCanonical = new HashMap<>();
 
-    /**
-     * Per surface id any kept passage mentions, its resolution as it is now (null: no such surface), kept up to
-     * date as surfaces change, so that a build resolves a mention without a lookup. A surface that leaves keeps
-     * its slot (a kept passage may hold it) until the surfaces start afresh.
-     */
-    private final Map<String, Slot> slots = new HashMap<>();
+    /** Slots of surfaces in memory now. */
+    private int present;
 
     /** Where a mention finds its surface's resolution. Only the namespace's build reads and writes it. */
     static final class Slot {
+        final String id;
+        /** The surface's resolved entity as memory holds it now; null: no such surface in memory (yet or any more). */
         Resolution resolution;
+
+        private int mentions;
+        private String name;
+
+        private Slot(String id) {
+            this.id = id;
+        }
     }
 
     /** The slot of a surface id, made when first asked for. */
     Slot slot(String surfaceId) {
-        return slots.computeIfAbsent(surfaceId, id -> {
-            Slot slot = new Slot();
-            Surface s = byId.get(id);
-            slot.resolution = s == null ? null : byCanonical.get(s.canonical());
-            return slot;
-        });
+        return byId.computeIfAbsent(surfaceId, Slot::new);
+    }
+
+    /**
+     * The one string a surface's id is kept as ({@code surfaceId} itself when it has no slot yet): what kept
+     * passages hold, so that a namespace holds each id once rather than once per mention.
+     */
+    String id(String surfaceId) {
+        Slot slot = byId.get(surfaceId);
+        return slot == null ? surfaceId : slot.id;
     }
 
     /** Whether slots of surfaces that left outnumber the surfaces: then the loader reads the namespace afresh. */
     boolean outgrown() {
-        return slots.size() > 2L * byId.size() + 50_000;
+        return byId.size() > 2L * present + 50_000;
     }
 
     /** Every surface of the namespace. */
     static Surfaces read(String ns, MemoryReader memory) {
         Surfaces out = new Surfaces();
-        memory.forEachEntity(ns, e -> out.add(e.id(), Surface.of(e)));
-        Set.copyOf(out.members.keySet()).forEach(out::name);
+        memory.forEachEntity(ns, e -> out.join(out.slot(e.id()), e));
+        out.byCanonical.values().forEach(Resolution::name);
         return out;
     }
 
     /** Reads the surfaces {@code ids} again (those no longer in memory leave). */
     void update(String ns, Set<String> ids, MemoryReader memory) {
-        Set<String> touched = new HashSet<>();
+        Set<Resolution> touched = Collections.newSetFromMap(new IdentityHashMap<>());
         for (String id : ids) {
-            Surface old = byId.remove(id);
-            if (old != null) {
-                members.get(old.canonical()).remove(id);
-                touched.add(old.canonical());
-            }
-            Slot slot = slots.get(id);
-            if (slot != null) {
+            Slot slot = byId.get(id);
+            if (slot != null && slot.resolution != null) {
+                touched.add(slot.resolution);
+                slot.resolution.remove(slot);
                 slot.resolution = null; // until it is read again below, or for good when it left
+                present--;
             }
             memory.entity(ns, id).ifPresent(e -> {
-                Surface now = Surface.of(e);
-                add(id, now);
-                touched.add(now.canonical());
+                Slot s = slot != null ? slot : slot(e.id());
+                join(s, e);
+                touched.add(s.resolution);
             });
         }
-        touched.forEach(this::name);
-    }
-
-    private void add(String id, Surface s) {
-        byId.put(id, s);
-        members.computeIfAbsent(s.canonical(), c -> new TreeSet<>()).add(id);
-    }
-
-    /** Names a resolved entity after its most mentioned surface (the first in id order of equally mentioned). */
-    private void name(String canonical) {
-        TreeSet<String> ids = members.get(canonical);
-        if (ids == null || ids.isEmpty()) {
-            members.remove(canonical);
-            byCanonical.remove(canonical);
-            return;
-        }
-        Surface best = null;
-        for (String id : ids) {
-            Surface s = byId.get(id);
-            if (best == null || s.mentions() > best.mentions()) {
-                best = s;
-            }
-        }
-        Resolution r = new Resolution(canonical, best.name());
-        byCanonical.put(canonical, r);
-        for (String id : ids) {
-            Slot slot = slots.get(id);
-            if (slot != null) {
-                slot.resolution = r;
+        for (Resolution r : touched) {
+            if (r.size == 0) {
+                byCanonical.remove(r.canonical, r);
+            } else {
+                r.name();
             }
         }
     }
 
+    /** The surface of {@code slot} is in memory as {@code e}: it joins its resolved entity's group. */
+    private void join(Slot slot, EntityRecord e) {
+        slot.mentions = e.mentions();
+        slot.name = e.name();
+        Resolution r = byCanonical.computeIfAbsent(e.canonical(), Resolution::new);
+        r.add(slot);
+        slot.resolution = r;
+        present++;
+    }
+
+    /** Surfaces in memory now. */
     int size() {
-        return byId.size();
+        return present;
     }
 
-    /** What a snapshot needs of one surface entity: its resolved entity, its mentions and its name. */
-    private record Surface(String canonical, int mentions, String name) {
-
-        static Surface of(EntityRecord e) {
-            return new Surface(e.canonical(), e.mentions(), e.name());
-        }
-    }
-
-    /** The resolved entity of a surface, and that entity's name (its most mentioned surface's). */
+    /**
+     * A resolved entity: its id, its name (its most mentioned surface's, the first in id order of equally mentioned),
+     * and its surfaces.
+     */
     static final class Resolution {
+        private static final Slot[] NONE = new Slot[0];
+
         final String canonical;
-        final String name;
+        String name;
+
+        private Slot[] members = NONE;
+        private int size;
         /**
          * The build that last declared the entity and its index there: a build declares each resolved entity once,
          * and its other mentions take the index from here instead of a lookup by id. Only the namespace's build reads
@@ -134,9 +137,45 @@ final class Surfaces {
 
         private int entity;
 
+        /** An entity of one surface, {@code canonical}, named {@code name}, that no group holds. */
         Resolution(String canonical, String name) {
             this.canonical = canonical;
             this.name = name;
+        }
+
+        private Resolution(String canonical) {
+            this(canonical, null);
+        }
+
+        private void add(Slot slot) {
+            if (size == members.length) {
+                members = Arrays.copyOf(members, Math.max(1, 2 * size));
+            }
+            members[size++] = slot;
+        }
+
+        private void remove(Slot slot) {
+            for (int i = 0; i < size; i++) {
+                if (members[i] == slot) {
+                    members[i] = members[--size];
+                    members[size] = null;
+                    return;
+                }
+            }
+        }
+
+        /** Names the entity after its most mentioned surface, the first in id order of equally mentioned. */
+        private void name() {
+            Slot best = null;
+            for (int i = 0; i < size; i++) {
+                Slot s = members[i];
+                if (best == null
+                        || s.mentions > best.mentions
+                        || (s.mentions == best.mentions && s.id.compareTo(best.id) < 0)) {
+                    best = s;
+                }
+            }
+            name = best == null ? null : best.name;
         }
 
         /** The entity's index in the snapshot of build {@code build}, declared there if not yet. */

@@ -53,9 +53,16 @@ final class Bm25 {
             total += counted[d].length();
         }
         int[] df = new int[cache.size()];
+        int[] terms = new int[64];
+        int[] counts = new int[64];
         for (TermCache.Counted c : counted) {
-            for (int t : c.terms()) {
-                df[t]++;
+            if (c.distinct() > terms.length) {
+                terms = new int[Math.max(c.distinct(), 2 * terms.length)];
+                counts = new int[terms.length];
+            }
+            c.decode(terms, counts);
+            for (int i = 0; i < c.distinct(); i++) {
+                df[terms[i]]++;
             }
         }
         int[][] docs = new int[df.length][];
@@ -70,9 +77,8 @@ final class Bm25 {
         }
         int[] filled = new int[df.length];
         for (int d = 0; d < n; d++) { // in document order: each term's documents ascend
-            int[] terms = counted[d].terms();
-            int[] counts = counted[d].counts();
-            for (int i = 0; i < terms.length; i++) {
+            counted[d].decode(terms, counts);
+            for (int i = 0; i < counted[d].distinct(); i++) {
                 int t = terms[i];
                 docs[t][filled[t]] = d;
                 tfs[t][filled[t]++] = counts[i];
@@ -185,21 +191,7 @@ final class Bm25 {
         TermCache.Counted count(String text) {
             read(text.toLowerCase(Locale.ROOT));
             Arrays.sort(doc, 0, length);
-            int distinct = 0;
-            for (int i = 0; i < length; i++) {
-                if (i == 0 || doc[i] != doc[i - 1]) {
-                    distinct++;
-                }
-            }
-            int[] ids = new int[distinct];
-            int[] counts = new int[distinct];
-            for (int i = 0, at = -1; i < length; i++) {
-                if (i == 0 || doc[i] != doc[i - 1]) {
-                    ids[++at] = doc[i];
-                }
-                counts[at]++;
-            }
-            return new TermCache.Counted(ids, counts, length);
+            return new TermCache.Counted(doc, length);
         }
     }
 

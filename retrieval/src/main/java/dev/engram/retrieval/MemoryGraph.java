@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -17,16 +18,198 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class MemoryGraph {
 
-    /** One passage: what a result shows of it. */
-    public record Passage(
-            String id,
-            String documentId,
-            String title,
-            List<String> headings,
-            String text,
-            String memory,
-            int start,
-            int end) {}
+    /**
+     * One passage: what a result shows of it. Its title, headings, text and memory are kept on the heap, or, for a
+     * passage of a namespace's snapshots ({@link #inArena}), in the namespace's arena, read back when asked for: a
+     * snapshot reads them for the few passages a query returns, and for the passages that are new to its BM25 index.
+     */
+    public static final class Passage {
+        private final String id;
+        private final String documentId;
+        private final int start;
+        private final int end;
+        /** Where the texts are, or null when they are in the fields below. */
+        private final VectorArena arena;
+
+        private final long texts;
+        private final String title;
+        private final List<String> headings;
+        private final String text;
+        private final String memory;
+
+        /** A passage whose texts are kept on the heap. */
+        public Passage(
+                String id,
+                String documentId,
+                String title,
+                List<String> headings,
+                String text,
+                String memory,
+                int start,
+                int end) {
+            this(id, documentId, start, end, null, VectorArena.NONE, title, headings, text, memory);
+        }
+
+        private Passage(
+                String id,
+                String documentId,
+                int start,
+                int end,
+                VectorArena arena,
+                long texts,
+                String title,
+                List<String> headings,
+                String text,
+                String memory) {
+            this.id = id;
+            this.documentId = documentId;
+            this.start = start;
+            this.end = end;
+            this.arena = arena;
+            this.texts = texts;
+            this.title = title;
+            this.headings = headings;
+            this.text = text;
+            this.memory = memory;
+        }
+
+        /**
+         * A passage whose title, headings, text and memory are appended to {@code arena} (on the heap if they are too
+         * long for it, which passages are not).
+         */
+        public static Passage inArena(
+                VectorArena arena,
+                String id,
+                String documentId,
+                String title,
+                List<String> headings,
+                String text,
+                String memory,
+                int start,
+                int end) {
+            List<String> fields = new ArrayList<>(3 + headings.size());
+            fields.add(title);
+            fields.add(text);
+            fields.add(memory);
+            if (headings != null) {
+                fields.addAll(headings);
+            }
+            byte[] packed = PackedStrings.pack(fields);
+            if (packed.length > 4L * (VectorArena.MAX_LENGTH - 1)) {
+                return new Passage(id, documentId, title, headings, text, memory, start, end);
+            }
+            return new Passage(id, documentId, start, end, arena, arena.addBytes(packed), null, null, null, null);
+        }
+
+        /** This passage with its texts copied into {@code to}: what a compaction of its arena keeps. */
+        public Passage movedTo(VectorArena to) {
+            if (arena == null) {
+                return this;
+            }
+            return new Passage(id, documentId, start, end, to, to.addBytes(arena.bytes(texts)), null, null, null, null);
+        }
+
+        /** Counts the texts as no longer used in their arena: the passage changed or went. */
+        public void retire() {
+            if (arena != null) {
+                arena.retire(texts);
+            }
+        }
+
+        /** About the heap the passage holds, its texts included when they are on the heap. */
+        public long heapBytes() {
+            long bytes = 64 + 2L * (id.length() + documentId.length());
+            if (arena == null) {
+                bytes += 2L * (length(title) + length(text) + length(memory));
+                for (String h : headings == null ? List.<String>of() : headings) {
+                    bytes += 40 + 2L * length(h);
+                }
+            }
+            return bytes;
+        }
+
+        /** About how many bytes its texts take, where they are kept. */
+        public long textBytes() {
+            return arena == null ? length(title) + length(text) + length(memory) : 4L * VectorArena.length(texts);
+        }
+
+        private static int length(String s) {
+            return s == null ? 0 : s.length();
+        }
+
+        private List<String> fields() {
+            return PackedStrings.unpack(arena.bytes(texts));
+        }
+
+        public String id() {
+            return id;
+        }
+
+        public String documentId() {
+            return documentId;
+        }
+
+        public String title() {
+            return arena == null ? title : fields().get(0);
+        }
+
+        public List<String> headings() {
+            if (arena == null) {
+                return headings;
+            }
+            List<String> f = fields();
+            return List.copyOf(f.subList(3, f.size()));
+        }
+
+        public String text() {
+            return arena == null ? text : fields().get(1);
+        }
+
+        public String memory() {
+            return arena == null ? memory : fields().get(2);
+        }
+
+        /** The title and the text, as BM25 indexes them: read once. */
+        public String titleAndText() {
+            if (arena == null) {
+                return title + "\n" + text;
+            }
+            List<String> f = fields();
+            return f.get(0) + "\n" + f.get(1);
+        }
+
+        public int start() {
+            return start;
+        }
+
+        public int end() {
+            return end;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Passage p
+                    && id.equals(p.id)
+                    && documentId.equals(p.documentId)
+                    && start == p.start
+                    && end == p.end
+                    && Objects.equals(title(), p.title())
+                    && Objects.equals(headings(), p.headings())
+                    && Objects.equals(text(), p.text())
+                    && Objects.equals(memory(), p.memory());
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(id, documentId, start, end);
+        }
+
+        @Override
+        public String toString() {
+            return "Passage[id=" + id + ", documentId=" + documentId + ", title=" + title() + ", start=" + start
+                    + ", end=" + end + "]";
+        }
+    }
 
     /** One fact: its text, the passage it came from and the entities it relates (-1 when not an entity). */
     public record Fact(String text, int passage, int head, int tail, double confidence) {}
@@ -98,7 +281,7 @@ public final class MemoryGraph {
     private final Runnable release;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    private final Map<String, Integer> entityIndexById;
+    private final IdIndex entityIndexById;
 
     /**
      * Each passage's neighbours in its context, or -1: the passages before and after it in its document (by offset),
@@ -122,8 +305,7 @@ public final class MemoryGraph {
         this.entityIds = List.copyOf(b.entityIds);
         this.entityNames = List.copyOf(b.entityNames);
         this.entityTypes = List.copyOf(b.entityTypes);
-        // the builder's own map, not a copy: a builder builds one snapshot (a copy was 4 % of a build at 30k)
-        this.entityIndexById = Collections.unmodifiableMap(b.entityIndex);
+        this.entityIndexById = new IdIndex(entityIds);
         this.facts = List.copyOf(b.facts);
         this.factRelations = List.copyOf(b.factRelations);
         this.factVectors = new Vectors(arena, b.factVectors.toArray());
@@ -140,12 +322,7 @@ public final class MemoryGraph {
         boolean kept = b.terms != null;
         terms.begin();
         this.bm25 = new Bm25(
-                passages.size(),
-                i -> passages.get(i).title() + "\n" + passages.get(i).text(),
-                kept ? passages::get : null,
-                terms,
-                1.2,
-                0.75);
+                passages.size(), i -> passages.get(i).titleAndText(), kept ? passages::get : null, terms, 1.2, 0.75);
         this.relations = List.copyOf(b.relations);
         this.entityVectors = new Vectors(arena, b.entityVectors.toArray());
         this.entityFacts = EntityLinks.entityFacts(facts, entityIds.size());
@@ -242,7 +419,7 @@ public final class MemoryGraph {
         for (Passage p : passages) {
             // text and memory, and about as much again for the BM25 postings of the text
             // and its two neighbours, its day and its place among the dated
-            bytes += 64 + 4L * p.text().length() + 2L * p.memory().length() + 20;
+            bytes += 20 + p.heapBytes() + 2L * p.textBytes();
         }
         for (Fact f : facts) {
             bytes += 48 + 2L * f.text().length();
@@ -358,7 +535,7 @@ public final class MemoryGraph {
 
     /** The index of the entity with this id, or -1. */
     public int entityIndex(String id) {
-        return entityIndexById.getOrDefault(id, -1);
+        return entityIndexById.indexOf(id);
     }
 
     public static MemoryGraphBuilder builder(long version) {

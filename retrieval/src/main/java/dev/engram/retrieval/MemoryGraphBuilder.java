@@ -35,6 +35,8 @@ public final class MemoryGraphBuilder {
     final Map<Integer, List<String>> questionKeys = new HashMap<>();
     private boolean built;
     final List<String> factRelations = new ArrayList<>();
+    /** Each relation as given → its type as kept (stripped, lower case). */
+    private final Map<String, String> relationTypes = new HashMap<>();
     /** Per passage, how many facts it has so far (what numbers a fact's key). */
     private int[] factsPerPassage = new int[256];
 
@@ -186,7 +188,8 @@ public final class MemoryGraphBuilder {
         if (head >= entityIds.size() || tail >= entityIds.size()) {
             throw new IndexOutOfBoundsException("no entity " + Math.max(head, tail) + " of " + entityIds.size());
         }
-        factRelations.add(relation.strip().toLowerCase(Locale.ROOT));
+        // a namespace has few relation types and many facts of each: one string per type, not per fact
+        factRelations.add(relationTypes.computeIfAbsent(relation, r -> r.strip().toLowerCase(Locale.ROOT)));
         facts.add(new Fact(text, passage, head, tail, confidence));
         factVectors.add(vector);
         if (passage >= factsPerPassage.length) {

@@ -50,6 +50,8 @@ public final class VectorArena implements Closeable {
     private final FileChannel channel;
     /** The chunks, replaced by a longer copy when one is added (readers see one or the other, both valid). */
     private volatile FloatBuffer[] chunks = new FloatBuffer[0];
+    /** The same chunks seen as bytes: where texts are kept ({@link #addBytes}); replaced before {@link #chunks}. */
+    private volatile ByteBuffer[] byteChunks = new ByteBuffer[0];
     /** Bytes of the file mapped so far. */
     private long fileBytes;
     /** The next free position in the last chunk. */
@@ -109,18 +111,60 @@ public final class VectorArena implements Closeable {
         if (v.length == 0) {
             return EMPTY;
         }
+        long handle = reserve(v.length);
+        chunks[(int) (handle >>> (POSITION_BITS + LENGTH_BITS))].put(
+                (int) ((handle >>> LENGTH_BITS) & ((1L << POSITION_BITS) - 1)), v);
+        return handle;
+    }
+
+    /**
+     * Appends bytes (a text's, say), which take the room of {@code 1 + ⌈length / 4⌉} floats: their length, then
+     * them. Returns their handle, read back by {@link #bytes}; {@link #retire}, {@link #garbage} and copies into
+     * another arena treat it as a vector's.
+     *
+     * @throws IllegalArgumentException past about 4 MiB, the longest a handle holds
+     */
+    public synchronized long addBytes(byte[] b) {
+        int floats = 1 + (b.length + 3) / 4;
+        if (floats > MAX_LENGTH) {
+            throw new IllegalArgumentException("" + b.length + " bytes; at most " + 4L * (MAX_LENGTH - 1));
+        }
+        long handle = reserve(floats);
+        ByteBuffer chunk = byteChunks[(int) (handle >>> (POSITION_BITS + LENGTH_BITS))];
+        int at = 4 * (int) ((handle >>> LENGTH_BITS) & ((1L << POSITION_BITS) - 1));
+        chunk.putInt(at, b.length);
+        chunk.put(at + 4, b);
+        return handle;
+    }
+
+    /** The bytes appended as {@code handle} by {@link #addBytes}. */
+    public byte[] bytes(long handle) {
+        if (length(handle) == 0) {
+            throw new IllegalArgumentException("not the handle of bytes: " + handle);
+        }
+        ByteBuffer chunk = byteChunks[(int) (handle >>> (POSITION_BITS + LENGTH_BITS))];
+        int at = 4 * (int) ((handle >>> LENGTH_BITS) & ((1L << POSITION_BITS) - 1));
+        byte[] out = new byte[chunk.getInt(at)];
+        chunk.get(at + 4, out);
+        return out;
+    }
+
+    /** The room of {@code floats} values (more than 0) at the end of the last chunk, or of a new one: their handle. */
+    private long reserve(int floats) {
+        if (closed) {
+            throw new IllegalStateException("the vector arena is closed");
+        }
         FloatBuffer[] cs = chunks;
-        if (cs.length == 0 || cs[cs.length - 1].capacity() - position < v.length) {
+        if (cs.length == 0 || cs[cs.length - 1].capacity() - position < floats) {
             if (cs.length == MAX_CHUNKS) {
                 throw new IllegalStateException("the vector arena is full: " + MAX_CHUNKS + " chunks");
             }
-            cs = grow(cs, v.length);
+            cs = grow(cs, floats);
         }
         int chunk = cs.length - 1;
-        cs[chunk].put(position, v);
-        long handle = ((long) chunk << (POSITION_BITS + LENGTH_BITS)) | ((long) position << LENGTH_BITS) | v.length;
-        position += v.length;
-        appended += v.length;
+        long handle = ((long) chunk << (POSITION_BITS + LENGTH_BITS)) | ((long) position << LENGTH_BITS) | floats;
+        position += floats;
+        appended += floats;
         return handle;
     }
 
@@ -130,7 +174,7 @@ public final class VectorArena implements Closeable {
                 ? FIRST_CHUNK_FLOATS
                 : (int) Math.min(LAST_CHUNK_FLOATS, 2L * cs[cs.length - 1].capacity());
         floats = Math.max(floats, length);
-        FloatBuffer chunk = null;
+        ByteBuffer chunk = null;
         if (channel != null && spilled == null) {
             try {
                 chunk = mappedChunk(4L * floats);
@@ -140,10 +184,13 @@ public final class VectorArena implements Closeable {
             }
         }
         if (chunk == null) {
-            chunk = FloatBuffer.allocate(floats);
+            chunk = ByteBuffer.allocate(4 * floats).order(ByteOrder.nativeOrder());
         }
+        ByteBuffer[] moreBytes = Arrays.copyOf(byteChunks, cs.length + 1);
+        moreBytes[cs.length] = chunk;
+        byteChunks = moreBytes; // before the floats: a reader of a handle in the new chunk sees both
         FloatBuffer[] more = Arrays.copyOf(cs, cs.length + 1);
-        more[cs.length] = chunk;
+        more[cs.length] = chunk.asFloatBuffer();
         chunks = more;
         position = 0;
         return more;
@@ -153,15 +200,14 @@ public final class VectorArena implements Closeable {
      * A chunk more of the file, mapped. Its bytes are written (as zeros) before they are mapped, so that a full disk is
      * an exception here rather than a fault when a page of a sparse mapping is first written.
      */
-    private FloatBuffer mappedChunk(long bytes) throws IOException {
+    private ByteBuffer mappedChunk(long bytes) throws IOException {
         ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(bytes, 1 << 20));
         for (long at = 0; at < bytes; ) {
             zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - at));
             at += channel.write(zeros, fileBytes + at);
         }
-        FloatBuffer chunk = channel.map(FileChannel.MapMode.READ_WRITE, fileBytes, bytes)
-                .order(ByteOrder.nativeOrder())
-                .asFloatBuffer();
+        ByteBuffer chunk =
+                channel.map(FileChannel.MapMode.READ_WRITE, fileBytes, bytes).order(ByteOrder.nativeOrder());
         fileBytes += bytes;
         return chunk;
     }
@@ -221,8 +267,8 @@ public final class VectorArena implements Closeable {
     /** Heap the arena's chunks hold: those on the heap (all of them without a file, or after a spill). */
     public long heapBytes() {
         long bytes = 0;
-        for (FloatBuffer c : chunks) {
-            bytes += c.isDirect() ? 0 : 16 + 4L * c.capacity();
+        for (ByteBuffer c : byteChunks) {
+            bytes += c.isDirect() ? 0 : 16 + c.capacity();
         }
         return bytes;
     }

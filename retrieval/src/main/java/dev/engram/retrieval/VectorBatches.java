@@ -27,7 +27,7 @@ final class VectorBatches {
             List<String> factKeys,
             Vectors factVectors,
             List<String> entityIds,
-            Map<String, Integer> entityIndex,
+            ToIntFunction<String> entityIndex,
             Vectors entityVectors,
             List<String> questionKeys,
             Vectors questionVectors) {
@@ -58,7 +58,7 @@ final class VectorBatches {
                         factKeyList,
                         factVectors,
                         new Ordinals(factKeyList, passageIndex, factStart, factCount, 'f', 1)),
-                new VectorIndexer.Batch("entity", entityIds, entityVectors, id -> entityIndex.getOrDefault(id, -1)),
+                new VectorIndexer.Batch("entity", entityIds, entityVectors, entityIndex),
                 new VectorIndexer.Batch(
                         "question",
                         questionKeys,

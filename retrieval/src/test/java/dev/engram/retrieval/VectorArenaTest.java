@@ -60,6 +60,45 @@ class VectorArenaTest {
     }
 
     @Test
+    void bytesReadBackAsAddedAmongVectorsAcrossChunksAndAreCountedAsValues() {
+        for (VectorArena arena : arenas()) {
+            Random random = new Random(3);
+            List<byte[]> added = new ArrayList<>();
+            List<Long> handles = new ArrayList<>();
+            List<Long> vectors = new ArrayList<>();
+            long floats = 0;
+            for (int i = 0; i < 3_000; i++) {
+                // lengths of every remainder by four, none at all, and some far past a first chunk of 64 KiB
+                byte[] b = new byte[i % 500 == 0 ? 100_003 : i % 7];
+                random.nextBytes(b);
+                added.add(b);
+                long h = arena.addBytes(b);
+                handles.add(h);
+                floats += 1 + (b.length + 3) / 4;
+                assertThat(VectorArena.length(h)).isEqualTo(1 + (b.length + 3) / 4);
+                vectors.add(arena.add(vector(random, 5)));
+                floats += 5;
+            }
+            for (int i = 0; i < added.size(); i++) {
+                assertThat(arena.bytes(handles.get(i))).isEqualTo(added.get(i));
+                assertThat(VectorArena.length(vectors.get(i))).isEqualTo(5);
+            }
+            assertThat(arena.floats()).isEqualTo(floats);
+            arena.retire(handles.get(1));
+            assertThat(arena.garbage()).isEqualTo((1 + 1) / (double) floats);
+            assertThatThrownBy(() -> arena.bytes(VectorArena.NONE)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> arena.addBytes(new byte[4 * VectorArena.MAX_LENGTH]))
+                    .isInstanceOf(IllegalArgumentException.class);
+            byte[] longest = new byte[4 * (VectorArena.MAX_LENGTH - 1)];
+            longest[longest.length - 1] = 9;
+            assertThat(arena.bytes(arena.addBytes(longest))).isEqualTo(longest);
+            arena.close();
+            assertThatThrownBy(() -> arena.addBytes(new byte[1])).isInstanceOf(IllegalStateException.class);
+            assertThat(arena.bytes(handles.get(2))).isEqualTo(added.get(2));
+        }
+    }
+
+    @Test
     void noVectorIsTheNoneHandleAndAnEmptyOneHasNoValues() {
         VectorArena arena = VectorArena.onHeap();
         assertThat(arena.add(null)).isEqualTo(VectorArena.NONE);
