@@ -494,15 +494,16 @@ public final class QueryService {
             if (memory.passage(ns, p.id()).isEmpty()) {
                 continue;
             }
+            MemoryGraph.Passage.Texts texts = p.texts();
             results.add(new Responses.Passage(
                     results.size() + 1,
                     s.score(),
                     p.id(),
                     p.documentId(),
-                    p.title(),
-                    p.headings(),
-                    p.text(),
-                    p.memory(),
+                    texts.title(),
+                    texts.headings(),
+                    texts.text(),
+                    texts.memory(),
                     p.start(),
                     p.end()));
         }

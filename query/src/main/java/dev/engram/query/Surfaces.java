@@ -87,7 +87,7 @@ final class Surfaces {
                 present--;
             }
             memory.entity(ns, id).ifPresent(e -> {
-                Slot s = slot != null ? slot : slot(e.id());
+                Slot s = slot != null ? slot : slot(id);
                 join(s, e);
                 touched.add(s.resolution);
             });

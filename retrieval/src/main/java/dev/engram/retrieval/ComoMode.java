@@ -204,7 +204,7 @@ final class ComoMode implements Retrieval.Mode {
         List<String> out = new ArrayList<>();
         for (int i : Retrieval.top(scores, n)) {
             if (scores[i] > 0 && live.test(i)) {
-                MemoryGraph.Passage passage = g.passage(i);
+                MemoryGraph.Passage.Texts passage = g.passage(i).texts();
                 String memory =
                         passage.memory() == null || passage.memory().isBlank() ? passage.text() : passage.memory();
                 out.add(passage.title() + ": " + memory);

@@ -22,20 +22,26 @@ public final class MemoryGraph {
      * One passage: what a result shows of it. Its title, headings, text and memory are kept on the heap, or, for a
      * passage of a namespace's snapshots ({@link #inArena}), in the namespace's arena, read back when asked for: a
      * snapshot reads them for the few passages a query returns, and for the passages that are new to its BM25 index.
+     * Read several of them at once through {@link #texts()}: each accessor reads the arena again.
      */
     public static final class Passage {
         private final String id;
         private final String documentId;
         private final int start;
         private final int end;
-        /** Where the texts are, or null when they are in the fields below. */
+        /** Where the texts are, or null when they are in {@link #onHeap}. */
         private final VectorArena arena;
 
-        private final long texts;
-        private final String title;
-        private final List<String> headings;
-        private final String text;
-        private final String memory;
+        private final long handle;
+        private final Texts onHeap;
+        /**
+         * What stands for the passage's texts in a namespace's term cache: the same object as long as the texts do not
+         * change, also when they move to another arena.
+         */
+        private final Object textKey;
+
+        /** A passage's title, headings, text and memory. */
+        public record Texts(String title, List<String> headings, String text, String memory) {}
 
         /** A passage whose texts are kept on the heap. */
         public Passage(
@@ -47,7 +53,7 @@ public final class MemoryGraph {
                 String memory,
                 int start,
                 int end) {
-            this(id, documentId, start, end, null, VectorArena.NONE, title, headings, text, memory);
+            this(id, documentId, start, end, null, VectorArena.NONE, new Texts(title, headings, text, memory), null);
         }
 
         private Passage(
@@ -56,26 +62,22 @@ public final class MemoryGraph {
                 int start,
                 int end,
                 VectorArena arena,
-                long texts,
-                String title,
-                List<String> headings,
-                String text,
-                String memory) {
+                long handle,
+                Texts onHeap,
+                Object textKey) {
             this.id = id;
             this.documentId = documentId;
             this.start = start;
             this.end = end;
             this.arena = arena;
-            this.texts = texts;
-            this.title = title;
-            this.headings = headings;
-            this.text = text;
-            this.memory = memory;
+            this.handle = handle;
+            this.onHeap = onHeap;
+            this.textKey = textKey != null ? textKey : onHeap != null ? onHeap : new Object();
         }
 
         /**
-         * A passage whose title, headings, text and memory are appended to {@code arena} (on the heap if they are too
-         * long for it, which passages are not).
+         * A passage whose title, headings, text and memory are appended to {@code arena} (kept on the heap if they are
+         * too long for it, which passages are not).
          */
         public static Passage inArena(
                 VectorArena arena,
@@ -87,10 +89,12 @@ public final class MemoryGraph {
                 String memory,
                 int start,
                 int end) {
-            List<String> fields = new ArrayList<>(3 + headings.size());
+            List<String> fields = new ArrayList<>(headings == null ? 4 : 4 + headings.size());
             fields.add(title);
             fields.add(text);
             fields.add(memory);
+            // the headings' count, then them: null headings stay null, as on the heap
+            fields.add(headings == null ? null : Integer.toString(headings.size()));
             if (headings != null) {
                 fields.addAll(headings);
             }
@@ -98,30 +102,33 @@ public final class MemoryGraph {
             if (packed.length > 4L * (VectorArena.MAX_LENGTH - 1)) {
                 return new Passage(id, documentId, title, headings, text, memory, start, end);
             }
-            return new Passage(id, documentId, start, end, arena, arena.addBytes(packed), null, null, null, null);
+            return new Passage(id, documentId, start, end, arena, arena.addBytes(packed), null, null);
         }
 
-        /** This passage with its texts copied into {@code to}: what a compaction of its arena keeps. */
+        /**
+         * This passage with its texts copied into {@code to}: what a compaction of its arena keeps. It stands for the
+         * same texts in the term cache.
+         */
         public Passage movedTo(VectorArena to) {
             if (arena == null) {
                 return this;
             }
-            return new Passage(id, documentId, start, end, to, to.addBytes(arena.bytes(texts)), null, null, null, null);
+            return new Passage(id, documentId, start, end, to, to.addBytes(arena.bytes(handle)), null, textKey);
         }
 
         /** Counts the texts as no longer used in their arena: the passage changed or went. */
         public void retire() {
             if (arena != null) {
-                arena.retire(texts);
+                arena.retire(handle);
             }
         }
 
         /** About the heap the passage holds, its texts included when they are on the heap. */
         public long heapBytes() {
-            long bytes = 64 + 2L * (id.length() + documentId.length());
-            if (arena == null) {
-                bytes += 2L * (length(title) + length(text) + length(memory));
-                for (String h : headings == null ? List.<String>of() : headings) {
+            long bytes = 64 + 2L * (length(id) + length(documentId));
+            if (onHeap != null) {
+                bytes += 2L * (length(onHeap.title()) + length(onHeap.text()) + length(onHeap.memory()));
+                for (String h : onHeap.headings() == null ? List.<String>of() : onHeap.headings()) {
                     bytes += 40 + 2L * length(h);
                 }
             }
@@ -130,15 +137,28 @@ public final class MemoryGraph {
 
         /** About how many bytes its texts take, where they are kept. */
         public long textBytes() {
-            return arena == null ? length(title) + length(text) + length(memory) : 4L * VectorArena.length(texts);
+            return onHeap != null
+                    ? length(onHeap.title()) + length(onHeap.text()) + length(onHeap.memory())
+                    : 4L * VectorArena.length(handle);
         }
 
         private static int length(String s) {
             return s == null ? 0 : s.length();
         }
 
-        private List<String> fields() {
-            return PackedStrings.unpack(arena.bytes(texts));
+        /** The passage's texts, read once. */
+        public Texts texts() {
+            if (onHeap != null) {
+                return onHeap;
+            }
+            List<String> f = PackedStrings.unpack(arena.bytes(handle));
+            List<String> headings = f.get(3) == null ? null : Collections.unmodifiableList(f.subList(4, f.size()));
+            return new Texts(f.get(0), headings, f.get(1), f.get(2));
+        }
+
+        /** What stands for the passage's texts in a term cache: one object for as long as they do not change. */
+        Object textKey() {
+            return textKey;
         }
 
         public String id() {
@@ -150,32 +170,19 @@ public final class MemoryGraph {
         }
 
         public String title() {
-            return arena == null ? title : fields().get(0);
+            return texts().title();
         }
 
         public List<String> headings() {
-            if (arena == null) {
-                return headings;
-            }
-            List<String> f = fields();
-            return List.copyOf(f.subList(3, f.size()));
+            return texts().headings();
         }
 
         public String text() {
-            return arena == null ? text : fields().get(1);
+            return texts().text();
         }
 
         public String memory() {
-            return arena == null ? memory : fields().get(2);
-        }
-
-        /** The title and the text, as BM25 indexes them: read once. */
-        public String titleAndText() {
-            if (arena == null) {
-                return title + "\n" + text;
-            }
-            List<String> f = fields();
-            return f.get(0) + "\n" + f.get(1);
+            return texts().memory();
         }
 
         public int start() {
@@ -189,14 +196,11 @@ public final class MemoryGraph {
         @Override
         public boolean equals(Object o) {
             return o instanceof Passage p
-                    && id.equals(p.id)
-                    && documentId.equals(p.documentId)
+                    && Objects.equals(id, p.id)
+                    && Objects.equals(documentId, p.documentId)
                     && start == p.start
                     && end == p.end
-                    && Objects.equals(title(), p.title())
-                    && Objects.equals(headings(), p.headings())
-                    && Objects.equals(text(), p.text())
-                    && Objects.equals(memory(), p.memory());
+                    && texts().equals(p.texts());
         }
 
         @Override
@@ -206,8 +210,7 @@ public final class MemoryGraph {
 
         @Override
         public String toString() {
-            return "Passage[id=" + id + ", documentId=" + documentId + ", title=" + title() + ", start=" + start
-                    + ", end=" + end + "]";
+            return "Passage[id=" + id + ", documentId=" + documentId + ", start=" + start + ", end=" + end + "]";
         }
     }
 
@@ -316,13 +319,21 @@ public final class MemoryGraph {
         this.nextInContext = new int[passages.size()];
         ContextNeighbours.link(passages, b.sessions, previousInContext, nextInContext);
         this.dated = new DatedPassages(b.times);
-        // with the namespace's term cache, a text is known by its passage record or its name string, kept by the
+        // with the namespace's term cache, a text is known by its passage's text key or its name string, kept by the
         // builder's caller for as long as the text does not change; without one, every text is read
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
         boolean kept = b.terms != null;
         terms.begin();
         this.bm25 = new Bm25(
-                passages.size(), i -> passages.get(i).titleAndText(), kept ? passages::get : null, terms, 1.2, 0.75);
+                passages.size(),
+                i -> {
+                    Passage.Texts t = passages.get(i).texts();
+                    return t.title() + "\n" + t.text();
+                },
+                kept ? i -> passages.get(i).textKey() : null,
+                terms,
+                1.2,
+                0.75);
         this.relations = List.copyOf(b.relations);
         this.entityVectors = new Vectors(arena, b.entityVectors.toArray());
         this.entityFacts = EntityLinks.entityFacts(facts, entityIds.size());

@@ -7,7 +7,7 @@ import java.util.function.Supplier;
 /**
  * The term counts of the texts a namespace's BM25 indexes were built over, kept from one snapshot to the next: a text
  * whose counts are held is not read again. Texts are known by the identity of an immutable object that stands for
- * them (a passage record, a name string), which the snapshot's builder keeps for as long as the text does not change;
+ * them (a passage's text key, a name string), which the snapshot's builder keeps for as long as the text does not change;
  * an object not seen before has its text read. What one build did not use is forgotten by the next.
  *
  * <p>Term ids are this cache's: they grow with every term ever read, so once they number far more than the terms the

@@ -3,6 +3,7 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -13,34 +14,59 @@ class PassageTextsTest {
     @TempDir
     Path dir;
 
+    private static MemoryGraph.Passage onHeap(List<String> headings, String memory, int start) {
+        return new MemoryGraph.Passage("p1", "d1", "Zürich", headings, "A city of 東京's size? No.", memory, start, 40);
+    }
+
     @Test
     void aPassageInAnArenaReadsBackItsTextsAndEqualsTheSamePassageOnTheHeap() {
         VectorArena arena = VectorArena.mapped(dir, "ns");
-        MemoryGraph.Passage onHeap = new MemoryGraph.Passage(
-                "p1", "d1", "Zürich", List.of("History", "Old town"), "A city of 東京's size? No.", "", 3, 40);
+        List<String> headings = List.of("History", "Old town");
+        MemoryGraph.Passage onHeap = onHeap(headings, "", 3);
         MemoryGraph.Passage inArena = MemoryGraph.Passage.inArena(
-                arena, "p1", "d1", "Zürich", List.of("History", "Old town"), "A city of 東京's size? No.", "", 3, 40);
+                arena, "p1", "d1", "Zürich", headings, "A city of 東京's size? No.", "", 3, 40);
 
         assertThat(inArena.title()).isEqualTo("Zürich");
         assertThat(inArena.headings()).containsExactly("History", "Old town");
         assertThat(inArena.text()).isEqualTo("A city of 東京's size? No.");
         assertThat(inArena.memory()).isEmpty();
-        assertThat(inArena.titleAndText())
-                .isEqualTo(onHeap.titleAndText())
-                .isEqualTo("Zürich\nA city of 東京's size? No.");
+        assertThat(inArena.texts()).isEqualTo(onHeap.texts());
         assertThat(inArena).isEqualTo(onHeap).hasSameHashCodeAs(onHeap);
+        // a heading less, another memory or another offset is another passage
+        assertThat(inArena)
+                .isNotEqualTo(onHeap(List.of("History"), "", 3))
+                .isNotEqualTo(onHeap(headings, " ", 3))
+                .isNotEqualTo(onHeap(headings, "", 4));
         // the heap it holds is its ids, not its texts
         assertThat(inArena.heapBytes()).isLessThan(onHeap.heapBytes());
 
         VectorArena next = VectorArena.mapped(dir, "ns");
         MemoryGraph.Passage moved = inArena.movedTo(next);
+        // the term cache knows the moved texts as the same: compacting an arena reads no passage again
+        assertThat(moved.textKey()).isSameAs(inArena.textKey());
+        MemoryGraph.Passage other = MemoryGraph.Passage.inArena(arena, "p1", "d1", "Zürich", headings, "x", "", 3, 40);
+        assertThat(other.textKey()).isNotSameAs(inArena.textKey());
         inArena.retire();
+        other.retire();
         assertThat(arena.garbage()).isEqualTo(1.0);
         arena.close();
         assertThat(moved).isEqualTo(onHeap);
         assertThat(inArena.text()).isEqualTo(onHeap.text()); // a closed arena's mapped pages stay readable
         assertThat(onHeap.movedTo(next)).isSameAs(onHeap);
         next.close();
+    }
+
+    @Test
+    void nullHeadingsAndIdsAreKeptAsTheHeapKeepsThem() {
+        VectorArena arena = VectorArena.onHeap();
+        MemoryGraph.Passage p = MemoryGraph.Passage.inArena(arena, null, null, "t", null, "text", "m", 0, 4);
+        assertThat(p.headings()).isNull();
+        assertThat(p).isEqualTo(new MemoryGraph.Passage(null, null, "t", null, "text", "m", 0, 4));
+        assertThat(p.heapBytes()).isPositive();
+        List<String> withNull = Arrays.asList("a", null);
+        assertThat(MemoryGraph.Passage.inArena(arena, "p", "d", "t", withNull, "x", "m", 0, 1)
+                        .headings())
+                .containsExactly("a", null);
     }
 
     @Test

@@ -22,7 +22,7 @@ class TermCacheTest {
 
     @Test
     void countsArePackedAndReadBackExactlyAcrossEveryWidthOfAVariableLengthNumber() {
-        // ids and gaps on both sides of each seven-bit boundary, a count past one byte, the largest id
+        // ids on both sides of each seven-bit boundary (the first gap is an id), a count past one byte, the largest id
         int[] tokens = {
             0, 0, 0, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152, 268_435_455, 268_435_456, Integer.MAX_VALUE
         };
