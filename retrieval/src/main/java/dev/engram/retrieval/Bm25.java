@@ -13,13 +13,31 @@ import java.util.function.IntFunction;
 final class Bm25 {
 
     /**
-     * The documents of a term, ascending, and the term's frequency in each: two flat arrays, which a query walks
-     * without following a reference per document; and the most the term's saturated frequency {@code tf·(k1 + 1) /
-     * (tf + length weight)} reaches in any of them, which bounds what the term adds to a document's score.
+     * A term of a query: where its documents (ascending) and its frequency in each lie in {@link #docs} and {@link
+     * #tfs}, from {@code from} to {@code to}, and the most its saturated frequency {@code tf·(k1 + 1) / (tf + length
+     * weight)} reaches in any of them, which bounds what the term adds to a document's score.
      */
-    private record Postings(int[] docs, int[] tfs, double maxWeight) {}
+    private record Postings(int term, int from, int to, double maxWeight) {
+        int size() {
+            return to - from;
+        }
+    }
 
-    private final Map<String, Postings> postings;
+    /**
+     * The index's terms; a term's postings are {@code docs[offsets[t]..offsets[t + 1])}. All terms' postings lie in two
+     * flat arrays, which a query walks without following a reference per document, and a term costs a slot in a table
+     * of ints and three numbers, not a map entry and two arrays: a namespace of 100k passages has some hundreds of
+     * thousands of terms.
+     */
+    private final List<String> terms;
+
+    private final IdIndex termIndex;
+    private final int[] offsets;
+    private final int[] docs;
+    private final int[] tfs;
+    /** Per term, the most its saturated frequency reaches (see {@link Postings}). */
+    private final double[] maxWeights;
+
     /** The per-document sums of {@link #top}. */
     private final Scratch scratch;
 
@@ -43,8 +61,8 @@ final class Bm25 {
     Bm25(int n, IntFunction<String> text, IntFunction<Object> key, TermCache cache, double k1, double b) {
         this.k1 = k1;
         this.scratch = new Scratch(n);
-        // Each document's distinct terms with their counts, from the cache or read once; then each term's postings
-        // laid out in one array of its exact size, documents ascending.
+        // Each document's distinct terms with their counts, from the cache or read once; then every term's postings
+        // laid out in two arrays, a term's documents ascending.
         TermCache.Counted[] counted = new TermCache.Counted[n];
         long total = 0;
         for (int d = 0; d < n; d++) {
@@ -53,35 +71,52 @@ final class Bm25 {
             total += counted[d].length();
         }
         int[] df = new int[cache.size()];
-        int[] terms = new int[64];
+        int[] termIds = new int[64];
         int[] counts = new int[64];
         for (TermCache.Counted c : counted) {
-            if (c.distinct() > terms.length) {
-                terms = new int[Math.max(c.distinct(), 2 * terms.length)];
-                counts = new int[terms.length];
+            if (c.distinct() > termIds.length) {
+                termIds = new int[Math.max(c.distinct(), 2 * termIds.length)];
+                counts = new int[termIds.length];
             }
-            c.decode(terms, counts);
+            c.decode(termIds, counts);
             for (int i = 0; i < c.distinct(); i++) {
-                df[terms[i]]++;
+                df[termIds[i]]++;
             }
         }
-        int[][] docs = new int[df.length][];
-        int[][] tfs = new int[df.length][];
-        int used = 0;
+        // the used term ids in id order, each at its place among the index's terms
+        int[] place = new int[df.length];
+        List<String> used = new ArrayList<>();
+        long postings = 0;
         for (int t = 0; t < df.length; t++) {
+            place[t] = df[t] > 0 ? used.size() : -1;
             if (df[t] > 0) {
-                docs[t] = new int[df[t]];
-                tfs[t] = new int[df[t]];
-                used++;
+                used.add(cache.term(t));
+                postings += df[t];
             }
         }
-        int[] filled = new int[df.length];
+        if (postings > Integer.MAX_VALUE - 16) {
+            throw new IllegalStateException("too many postings for one BM25 index: " + postings);
+        }
+        this.terms = List.copyOf(used);
+        this.termIndex = new IdIndex(terms);
+        this.offsets = new int[this.terms.size() + 1];
+        for (int t = 0; t < df.length; t++) {
+            if (place[t] >= 0) {
+                offsets[place[t] + 1] = df[t];
+            }
+        }
+        for (int i = 0; i < this.terms.size(); i++) {
+            offsets[i + 1] += offsets[i];
+        }
+        this.docs = new int[(int) postings];
+        this.tfs = new int[(int) postings];
+        int[] filled = Arrays.copyOf(offsets, this.terms.size());
         for (int d = 0; d < n; d++) { // in document order: each term's documents ascend
-            counted[d].decode(terms, counts);
+            counted[d].decode(termIds, counts);
             for (int i = 0; i < counted[d].distinct(); i++) {
-                int t = terms[i];
-                docs[t][filled[t]] = d;
-                tfs[t][filled[t]++] = counts[i];
+                int at = filled[place[termIds[i]]]++;
+                docs[at] = d;
+                tfs[at] = counts[i];
             }
         }
         double averageLength = n == 0 ? 0 : (double) total / n;
@@ -89,23 +124,20 @@ final class Bm25 {
         for (int d = 0; d < n; d++) {
             lengthWeights[d] = k1 * (1 - b + b * counted[d].length() / averageLength);
         }
-        this.postings = HashMap.newHashMap(used);
-        for (int t = 0; t < docs.length; t++) {
-            if (docs[t] == null) {
-                continue;
-            }
+        this.maxWeights = new double[this.terms.size()];
+        for (int t = 0; t < maxWeights.length; t++) {
             double max = 0;
-            for (int i = 0; i < docs[t].length; i++) {
-                double tf = tfs[t][i];
-                max = Math.max(max, tf * (k1 + 1) / (tf + lengthWeights[docs[t][i]]));
+            for (int i = offsets[t]; i < offsets[t + 1]; i++) {
+                double tf = tfs[i];
+                max = Math.max(max, tf * (k1 + 1) / (tf + lengthWeights[docs[i]]));
             }
-            postings.put(cache.term(t), new Postings(docs[t], tfs[t], max));
+            maxWeights[t] = max;
         }
     }
 
     /** How many distinct terms the index holds. */
     int termCount() {
-        return postings.size();
+        return terms.size();
     }
 
     /**
@@ -278,7 +310,7 @@ final class Bm25 {
             return new Search(List.of(), 0);
         }
         List<Postings> rarestFirst = new ArrayList<>(times.keySet());
-        rarestFirst.sort((a, b) -> Integer.compare(a.docs().length, b.docs().length));
+        rarestFirst.sort((a, b) -> Integer.compare(a.size(), b.size()));
         double[] bounds = new double[rarestFirst.size()];
         double rest = 0;
         for (int i = 0; i < bounds.length; i++) {
@@ -295,18 +327,18 @@ final class Bm25 {
         while (taken < rarestFirst.size()) {
             Postings p = rarestFirst.get(taken);
             // a check costs a pass over the reached documents: worth it only before a term that costs more
-            if (touched.size >= k && p.docs().length > touched.size && settled(sums, touched, k, rest)) {
+            if (touched.size >= k && p.size() > touched.size && settled(sums, touched, k, rest)) {
                 break;
             }
             double w = times.get(p) * idf(p, n);
-            for (int i = 0; i < p.docs().length; i++) {
-                int d = p.docs()[i];
+            for (int i = p.from(); i < p.to(); i++) {
+                int d = docs[i];
                 if (sums[d] == 0) { // every term adds more than 0: a document's first
                     touched.add(d);
                 }
-                sums[d] += weight(w, p.tfs()[i], lengthWeights[d]);
+                sums[d] += weight(w, tfs[i], lengthWeights[d]);
             }
-            visited += p.docs().length;
+            visited += p.size();
             rest = 0; // summed again rather than subtracted: no rounding left over when every term is taken
             for (int i = ++taken; i < bounds.length; i++) {
                 rest += bounds[i];
@@ -332,12 +364,11 @@ final class Bm25 {
         for (Map.Entry<Postings, Integer> e : times.entrySet()) {
             Postings p = e.getKey();
             double w = e.getValue() * idf(p, n);
-            int[] docs = p.docs();
-            int at = 0;
-            for (int c = 0; c < count && at < docs.length; c++) {
-                at = seek(docs, at, candidates[c]);
-                if (at < docs.length && docs[at] == candidates[c]) {
-                    exact[c] += weight(w, p.tfs()[at], lengthWeights[candidates[c]]);
+            int at = p.from();
+            for (int c = 0; c < count && at < p.to(); c++) {
+                at = seek(docs, at, p.to(), candidates[c]);
+                if (at < p.to() && docs[at] == candidates[c]) {
+                    exact[c] += weight(w, tfs[at], lengthWeights[candidates[c]]);
                 }
                 visited++;
             }
@@ -361,7 +392,7 @@ final class Bm25 {
     }
 
     private static double idf(Postings p, int n) {
-        return Math.log(1 + (n - p.docs().length + 0.5) / (p.docs().length + 0.5));
+        return Math.log(1 + (n - p.size() + 0.5) / (p.size() + 0.5));
     }
 
     /**
@@ -380,17 +411,20 @@ final class Bm25 {
         return above >= k;
     }
 
-    /** The first index at or after {@code from} whose document is not below {@code d} (galloping, then binary). */
-    private static int seek(int[] docs, int from, int d) {
+    /**
+     * The first index at or after {@code from}, and before {@code to}, whose document is not below {@code d}, or {@code
+     * to} (galloping, then binary).
+     */
+    private static int seek(int[] docs, int from, int to, int d) {
         int step = 1;
         int lo = from;
         int hi = from;
-        while (hi < docs.length && docs[hi] < d) {
+        while (hi < to && docs[hi] < d) {
             lo = hi + 1;
             hi += step;
             step <<= 1;
         }
-        hi = Math.min(hi, docs.length);
+        hi = Math.min(hi, to);
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
             if (docs[mid] < d) {
@@ -417,9 +451,9 @@ final class Bm25 {
         for (Map.Entry<Postings, Integer> e : asked(query).entrySet()) {
             Postings p = e.getKey();
             double w = e.getValue() * idf(p, n);
-            for (int i = 0; i < p.docs().length; i++) {
-                int d = p.docs()[i];
-                out[d] += weight(w, p.tfs()[i], lengthWeights[d]);
+            for (int i = p.from(); i < p.to(); i++) {
+                int d = docs[i];
+                out[d] += weight(w, tfs[i], lengthWeights[d]);
             }
         }
         return out;
@@ -431,9 +465,11 @@ final class Bm25 {
      */
     private Map<Postings, Integer> asked(String query) {
         Map<Postings, Integer> times = new LinkedHashMap<>();
-        for (String t : tokens(query)) {
-            Postings p = postings.get(t);
-            if (p != null) {
+        Map<Integer, Postings> seen = new HashMap<>();
+        for (String token : tokens(query)) {
+            int t = termIndex.indexOf(token);
+            if (t >= 0) {
+                Postings p = seen.computeIfAbsent(t, x -> new Postings(x, offsets[x], offsets[x + 1], maxWeights[x]));
                 times.merge(p, 1, Integer::sum);
             }
         }
