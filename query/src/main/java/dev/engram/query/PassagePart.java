@@ -7,21 +7,24 @@ import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.stores.StoredPassage;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 /**
  * What a query snapshot takes from one passage, decoded from the stores: the passage, its vectors, and what was
- * extracted from it with names already normalized. A namespace's snapshots keep the parts of unchanged passages from
+ * extracted from it with the names of facts and relations already resolved to its mentions. A namespace's snapshots keep the parts of unchanged passages from
  * one build to the next (see {@link GraphLoader}), so a build reads from the stores only what changed since the last.
  *
  * <p>Its vectors are handles into the namespace's {@link VectorArena}, not values: a namespace of 100k passages has
  * some millions of vectors, which stay out of the heap. The passage's title, headings, text and memory are in the arena
  * too ({@link MemoryGraph.Passage#inArena}).
  *
- * <p>Entities are referred to by surface id and facts and relations by normalized name: which resolved entity a
- * surface belongs to can change without the passage changing (a merge), so that is looked up at each build.
+ * <p>Entities are referred to by surface id, and the members of facts and relations by the mention that bears their
+ * name: which resolved entity a surface belongs to can change without the passage changing (a merge), so that is
+ * looked up at each build.
  *
  * @param version the passage's version in memory (when it last changed), or -1 when not known: such a part is not kept
  * @param embedder the model that embedded the passage (null: not known)
@@ -53,18 +56,22 @@ record PassagePart(
         long time) {
 
     /**
-     * A mention of a surface entity: its name and type as extracted, the handle of its "name: description" vector
-     * ({@link VectorArena#NONE} when the passage has none), and the normalized name and aliases the passage's facts and
-     * relations may name it by.
+     * A mention of a surface entity: its name and type as extracted, and the handle of its "name: description" vector
+     * ({@link VectorArena#NONE} when the passage has none).
      */
-    record Mention(String surfaceId, String name, EntityType type, long vector, List<String> keys) {}
+    record Mention(String surfaceId, String name, EntityType type, long vector) {}
 
-    /** A relation among entities, by the normalized names of its members. */
-    record Relation(String text, List<String> memberKeys) {}
+    /**
+     * A relation among entities: its members by the position among the passage's {@link #mentions} of the first
+     * mention that bears their name or alias (normalized), each once, those no mention bears left out.
+     */
+    record Relation(String text, int[] members) {}
 
-    /** A fact, its head and tail by normalized name, and the key of its vector ({@link MemoryGraph#factKey}). */
-    record Fact(
-            String text, String relation, String headKey, String tailKey, double confidence, long vector, String key) {}
+    /**
+     * A fact, its head and tail as the position of the first mention that bears their name (-1: none), and the key of
+     * its vector ({@link MemoryGraph#factKey}).
+     */
+    record Fact(String text, String relation, int head, int tail, double confidence, long vector, String key) {}
 
     /**
      * The part of a stored passage, its own vector and its other embeddings (null when it has none), whose values are
@@ -84,24 +91,30 @@ record PassagePart(
         Extraction x = p.extraction();
         List<String> ids = p.surfaceIdsByMention();
         List<Mention> mentions = new ArrayList<>();
+        // the names (normalized) the passage's facts and relations may name a mention by → the first mention so named:
+        // resolved here once, so that a kept part holds positions rather than names
+        Map<String, Integer> named = new HashMap<>();
         for (int i = 0; i < x.entities().size(); i++) {
             Extraction.Entity e = x.entities().get(i);
             if (ids.get(i) == null) {
                 continue;
             }
-            List<String> keys = new ArrayList<>(1 + e.aliases().size());
-            keys.add(normalize.apply(e.name()));
-            e.aliases().forEach(a -> keys.add(normalize.apply(a)));
+            int at = mentions.size();
+            named.putIfAbsent(normalize.apply(e.name()), at);
+            e.aliases().forEach(a -> named.putIfAbsent(normalize.apply(a), at));
             float[] entityVector =
                     emb != null && i < emb.entities().size() ? emb.entities().get(i) : null;
-            mentions.add(new Mention(
-                    surfaceIds.apply(ids.get(i)), e.name(), e.type(), arena.add(entityVector), List.copyOf(keys)));
+            mentions.add(new Mention(surfaceIds.apply(ids.get(i)), e.name(), e.type(), arena.add(entityVector)));
         }
         List<Relation> relations = new ArrayList<>(x.relations().size());
         for (Extraction.Relation r : x.relations()) {
-            relations.add(new Relation(
-                    r.relation() + ": " + String.join(", ", r.entities()),
-                    r.entities().stream().map(normalize).toList()));
+            int[] members = r.entities().stream()
+                    .map(normalize)
+                    .mapToInt(k -> named.getOrDefault(k, -1))
+                    .filter(m -> m >= 0)
+                    .distinct()
+                    .toArray();
+            relations.add(new Relation(r.relation() + ": " + String.join(", ", r.entities()), members));
         }
         List<Fact> facts = new ArrayList<>();
         if (emb != null) {
@@ -110,8 +123,8 @@ record PassagePart(
                 facts.add(new Fact(
                         fact.text(),
                         fact.relation(),
-                        normalize.apply(fact.head()),
-                        normalize.apply(fact.tail()),
+                        named.getOrDefault(normalize.apply(fact.head()), -1),
+                        named.getOrDefault(normalize.apply(fact.tail()), -1),
                         fact.confidence(),
                         arena.add(emb.facts().get(f)),
                         MemoryGraph.factKey(p.passageId(), f + 1)));
@@ -195,7 +208,7 @@ record PassagePart(
             return this;
         }
         List<Mention> ms = mentions.stream()
-                .map(m -> new Mention(m.surfaceId(), m.name(), m.type(), to.add(from.get(m.vector())), m.keys()))
+                .map(m -> new Mention(m.surfaceId(), m.name(), m.type(), to.add(from.get(m.vector()))))
                 .toList();
         long[] qs = null;
         if (questions != null) {
@@ -208,8 +221,8 @@ record PassagePart(
                 .map(f -> new Fact(
                         f.text(),
                         f.relation(),
-                        f.headKey(),
-                        f.tailKey(),
+                        f.head(),
+                        f.tail(),
                         f.confidence(),
                         to.add(from.get(f.vector())),
                         f.key()))
@@ -241,16 +254,11 @@ record PassagePart(
         long bytes = 96;
         for (Mention m : mentions) {
             bytes += 72 + 2L * m.name().length();
-            for (String k : m.keys()) {
-                bytes += 40 + 2L * k.length();
-            }
         }
         for (Relation r : relations) {
-            bytes += 48 + 2L * r.text().length() + 48L * r.memberKeys().size();
+            bytes += 64 + 2L * r.text().length() + 4L * r.members().length;
         }
-        for (Fact f : facts) {
-            bytes += 72 + 2L * (f.headKey().length() + f.tailKey().length());
-        }
+        bytes += 72L * facts.size();
         return bytes;
     }
 }

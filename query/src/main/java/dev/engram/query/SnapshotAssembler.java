@@ -328,13 +328,16 @@ final class SnapshotAssembler {
         return embedder != null && model != null && !embedder.equals(model);
     }
 
-    /** The entities of a relation's members, by their names in the passage: each once, in order, the unknown left out. */
-    private static int[] members(List<String> keys, Map<String, Integer> byName) {
-        int[] out = new int[keys.size()];
+    /**
+     * The entities of a relation's members, given as positions among the passage's mentions, each once and in order:
+     * two mentions of one resolved entity are one member.
+     */
+    private static int[] members(int[] mentions, int[] entityOf) {
+        int[] out = new int[mentions.length];
         int n = 0;
-        for (String key : keys) {
-            int e = byName.getOrDefault(key, -1);
-            boolean seen = e < 0;
+        for (int m : mentions) {
+            int e = entityOf[m];
+            boolean seen = false;
             for (int i = 0; i < n && !seen; i++) {
                 seen = out[i] == e;
             }
@@ -381,9 +384,9 @@ final class SnapshotAssembler {
             if (part.time() != Long.MIN_VALUE) {
                 b.time(index, part.time());
             }
-            // Names of this passage's entities → their resolved entity's index in the graph.
-            Map<String, Integer> byName = new HashMap<>();
+            // each of this passage's mentions → its resolved entity's index in the graph
             List<PassagePart.Mention> mentions = part.mentions();
+            int[] entityOf = new int[mentions.size()];
             for (int i = 0; i < mentions.size(); i++) {
                 PassagePart.Mention m = mentions.get(i);
                 Surfaces.Slot slot = kept.slots()[i];
@@ -393,13 +396,13 @@ final class SnapshotAssembler {
                 }
                 int entity = r.entity(b, build, m.type());
                 b.link(entity, index);
-                m.keys().forEach(k -> byName.putIfAbsent(k, entity));
+                entityOf[i] = entity;
                 if (m.vector() != VectorArena.NONE) {
                     b.entityVector(entity, m.vector());
                 }
             }
             for (PassagePart.Relation r : part.relations()) {
-                int[] members = members(r.memberKeys(), byName);
+                int[] members = members(r.members(), entityOf);
                 if (members.length >= 2) {
                     b.relation(r.text(), index, members);
                 }
@@ -413,8 +416,8 @@ final class SnapshotAssembler {
                         f.text(),
                         f.relation(),
                         index,
-                        byName.getOrDefault(f.headKey(), -1),
-                        byName.getOrDefault(f.tailKey(), -1),
+                        f.head() < 0 ? -1 : entityOf[f.head()],
+                        f.tail() < 0 ? -1 : entityOf[f.tail()],
                         f.confidence(),
                         f.vector(),
                         f.key());
