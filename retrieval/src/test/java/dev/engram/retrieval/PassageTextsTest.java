@@ -70,6 +70,18 @@ class PassageTextsTest {
     }
 
     @Test
+    void textsTooLongForAnArenaHandleStayOnTheHeapAndReadBackWhole() {
+        VectorArena arena = VectorArena.onHeap();
+        String huge = "é".repeat(2 * VectorArena.MAX_LENGTH); // 4 MiB of UTF-8: past what one handle holds
+        MemoryGraph.Passage p = MemoryGraph.Passage.inArena(arena, "p", "d", "t", List.of(), huge, "m", 0, 1);
+        assertThat(p.text()).isEqualTo(huge);
+        assertThat(arena.floats()).isZero();
+        assertThat(p.heapBytes()).isGreaterThan(2L * huge.length());
+        p.retire(); // nothing in the arena to count
+        assertThat(arena.garbage()).isZero();
+    }
+
+    @Test
     void aPassageWithoutTitleOrMemoryKeepsTheirAbsence() {
         VectorArena arena = VectorArena.onHeap();
         MemoryGraph.Passage p = MemoryGraph.Passage.inArena(arena, "p", "d", null, List.of(), "text", null, 0, 4);
