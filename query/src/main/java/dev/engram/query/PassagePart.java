@@ -1,15 +1,18 @@
 package dev.engram.query;
 
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.PackedStrings;
 import dev.engram.retrieval.VectorArena;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
 import dev.engram.stores.StoredPassage;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -46,7 +49,7 @@ record PassagePart(
         String embedder,
         MemoryGraph.Passage passage,
         long vector,
-        List<Mention> mentions,
+        Mentions mentions,
         List<Relation> relations,
         long[] questions,
         List<String> questionKeys,
@@ -56,10 +59,118 @@ record PassagePart(
         long time) {
 
     /**
-     * A mention of a surface entity: its name and type as extracted, and the handle of its "name: description" vector
-     * ({@link VectorArena#NONE} when the passage has none).
+     * A passage's mentions of surface entities, in the order extracted, as arrays rather than an object each: a
+     * namespace keeps about ten per passage. Each has its surface id (the one string the id is kept as), its type as
+     * extracted and the handle of its "name: description" vector ({@link VectorArena#NONE} when the passage has none).
+     * Their names as extracted are packed in the arena with the vectors, since a build reads a mention's name only for a
+     * surface not in memory (yet); on the heap when there is no arena or they are too long for a handle.
      */
-    record Mention(String surfaceId, String name, EntityType type, long vector) {}
+    static final class Mentions {
+        static final Mentions NONE =
+                new Mentions(new String[0], new byte[0], new long[0], null, VectorArena.NONE, null);
+        private static final EntityType[] TYPES = EntityType.values();
+
+        private final String[] surfaceIds;
+        private final byte[] types;
+        private final long[] vectors;
+        /** Where the names are packed, or null when they are in {@link #onHeap} (or there are none). */
+        private final VectorArena arena;
+
+        private final long names;
+        private final String[] onHeap;
+
+        private Mentions(
+                String[] surfaceIds, byte[] types, long[] vectors, VectorArena arena, long names, String[] onHeap) {
+            this.surfaceIds = surfaceIds;
+            this.types = types;
+            this.vectors = vectors;
+            this.arena = arena;
+            this.names = names;
+            this.onHeap = onHeap;
+        }
+
+        /** Mentions whose names are packed into {@code arena} (kept on the heap when they are too long for it). */
+        static Mentions of(
+                List<String> surfaceIds,
+                List<String> names,
+                List<EntityType> types,
+                long[] vectors,
+                VectorArena arena) {
+            int n = surfaceIds.size();
+            if (n == 0) {
+                return NONE;
+            }
+            byte[] t = new byte[n];
+            for (int i = 0; i < n; i++) {
+                t[i] = (byte) types.get(i).ordinal();
+            }
+            String[] ids = surfaceIds.toArray(String[]::new);
+            byte[] packed = PackedStrings.pack(names);
+            if (packed.length > 4L * (VectorArena.MAX_LENGTH - 1)) {
+                return new Mentions(ids, t, vectors, null, VectorArena.NONE, names.toArray(String[]::new));
+            }
+            return new Mentions(ids, t, vectors, arena, arena.addBytes(packed), null);
+        }
+
+        int size() {
+            return surfaceIds.length;
+        }
+
+        String surfaceId(int i) {
+            return surfaceIds[i];
+        }
+
+        EntityType type(int i) {
+            return TYPES[types[i]];
+        }
+
+        long vector(int i) {
+            return vectors[i];
+        }
+
+        /** The name of mention {@code i} as extracted, read back from the arena. */
+        String name(int i) {
+            Objects.checkIndex(i, surfaceIds.length);
+            return onHeap != null
+                    ? onHeap[i]
+                    : PackedStrings.unpack(arena.bytes(names)).get(i);
+        }
+
+        /** Each handle these mentions hold in their arena: their vectors' and their names'. */
+        void forEachHandle(LongConsumer each) {
+            for (long v : vectors) {
+                each.accept(v);
+            }
+            if (arena != null) {
+                each.accept(names);
+            }
+        }
+
+        /** These mentions with their vectors and names copied from {@code from} into {@code to}. */
+        Mentions movedTo(VectorArena from, VectorArena to) {
+            if (surfaceIds.length == 0) {
+                return this;
+            }
+            long[] vs = new long[vectors.length];
+            for (int i = 0; i < vs.length; i++) {
+                vs[i] = to.add(from.get(vectors[i]));
+            }
+            return arena == null
+                    ? new Mentions(surfaceIds, types, vs, null, VectorArena.NONE, onHeap)
+                    : new Mentions(surfaceIds, types, vs, to, to.addBytes(from.bytes(names)), null);
+        }
+
+        /** About the heap they hold. */
+        long heapBytes() {
+            long bytes = 64 + 13L * surfaceIds.length;
+            if (onHeap != null) {
+                for (String s : onHeap) {
+                    bytes += 48 + 2L * s.length();
+                }
+            }
+            return bytes;
+        }
+    }
 
     /**
      * A relation among entities: its members by the position among the passage's {@link #mentions} of the first
@@ -90,7 +201,10 @@ record PassagePart(
             VectorArena arena) {
         Extraction x = p.extraction();
         List<String> ids = p.surfaceIdsByMention();
-        List<Mention> mentions = new ArrayList<>();
+        List<String> mentionIds = new ArrayList<>();
+        List<String> mentionNames = new ArrayList<>();
+        List<EntityType> mentionTypes = new ArrayList<>();
+        long[] mentionVectors = new long[x.entities().size()];
         // the names (normalized) the passage's facts and relations may name a mention by → the first mention so named:
         // resolved here once, so that a kept part holds positions rather than names
         Map<String, Integer> named = new HashMap<>();
@@ -99,13 +213,18 @@ record PassagePart(
             if (ids.get(i) == null) {
                 continue;
             }
-            int at = mentions.size();
+            int at = mentionIds.size();
             named.putIfAbsent(normalize.apply(e.name()), at);
             e.aliases().forEach(a -> named.putIfAbsent(normalize.apply(a), at));
             float[] entityVector =
                     emb != null && i < emb.entities().size() ? emb.entities().get(i) : null;
-            mentions.add(new Mention(surfaceIds.apply(ids.get(i)), e.name(), e.type(), arena.add(entityVector)));
+            mentionIds.add(surfaceIds.apply(ids.get(i)));
+            mentionNames.add(e.name());
+            mentionTypes.add(e.type());
+            mentionVectors[at] = arena.add(entityVector);
         }
+        Mentions mentions = Mentions.of(
+                mentionIds, mentionNames, mentionTypes, Arrays.copyOf(mentionVectors, mentionIds.size()), arena);
         List<Relation> relations = new ArrayList<>(x.relations().size());
         for (Extraction.Relation r : x.relations()) {
             int[] members = r.entities().stream()
@@ -122,7 +241,8 @@ record PassagePart(
                 Extraction.Fact fact = x.facts().get(f);
                 facts.add(new Fact(
                         fact.text(),
-                        fact.relation(),
+                        // a namespace has few relation types and many facts of each: one string per type
+                        fact.relation() == null ? null : fact.relation().intern(),
                         named.getOrDefault(normalize.apply(fact.head()), -1),
                         named.getOrDefault(normalize.apply(fact.tail()), -1),
                         fact.confidence(),
@@ -145,7 +265,7 @@ record PassagePart(
                 p.embedder(),
                 passage,
                 arena.add(vector),
-                List.copyOf(mentions),
+                mentions,
                 List.copyOf(relations),
                 emb == null ? null : added(emb.questions(), arena),
                 emb == null ? null : questionKeys(p.passageId(), emb.questions().size()),
@@ -165,7 +285,7 @@ record PassagePart(
                 embedder,
                 null,
                 VectorArena.NONE,
-                List.of(),
+                Mentions.NONE,
                 List.of(),
                 null,
                 null,
@@ -193,7 +313,7 @@ record PassagePart(
 
     private void forEachHandle(LongConsumer each) {
         each.accept(vector);
-        mentions.forEach(m -> each.accept(m.vector()));
+        mentions.forEachHandle(each);
         if (questions != null) {
             for (long q : questions) {
                 each.accept(q);
@@ -207,9 +327,7 @@ record PassagePart(
         if (passage == null) {
             return this;
         }
-        List<Mention> ms = mentions.stream()
-                .map(m -> new Mention(m.surfaceId(), m.name(), m.type(), to.add(from.get(m.vector()))))
-                .toList();
+        Mentions ms = mentions.movedTo(from, to);
         long[] qs = null;
         if (questions != null) {
             qs = new long[questions.length];
@@ -250,11 +368,8 @@ record PassagePart(
         return List.copyOf(keys);
     }
 
-    private static long extraBytes(List<Mention> mentions, List<Relation> relations, List<Fact> facts) {
-        long bytes = 96;
-        for (Mention m : mentions) {
-            bytes += 72 + 2L * m.name().length();
-        }
+    private static long extraBytes(Mentions mentions, List<Relation> relations, List<Fact> facts) {
+        long bytes = 96 + mentions.heapBytes();
         for (Relation r : relations) {
             bytes += 64 + 2L * r.text().length() + 4L * r.members().length;
         }

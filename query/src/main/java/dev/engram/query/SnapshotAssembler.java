@@ -145,7 +145,7 @@ final class SnapshotAssembler {
         static Kept of(PassagePart part, Surfaces surfaces) {
             Surfaces.Slot[] slots = new Surfaces.Slot[part.mentions().size()];
             for (int i = 0; i < slots.length; i++) {
-                slots[i] = surfaces.slot(part.mentions().get(i).surfaceId());
+                slots[i] = surfaces.slot(part.mentions().surfaceId(i));
             }
             return new Kept(part, slots);
         }
@@ -385,20 +385,19 @@ final class SnapshotAssembler {
                 b.time(index, part.time());
             }
             // each of this passage's mentions → its resolved entity's index in the graph
-            List<PassagePart.Mention> mentions = part.mentions();
+            PassagePart.Mentions mentions = part.mentions();
             int[] entityOf = new int[mentions.size()];
             for (int i = 0; i < mentions.size(); i++) {
-                PassagePart.Mention m = mentions.get(i);
                 Surfaces.Slot slot = kept.slots()[i];
                 Surfaces.Resolution r = slot.resolution;
                 if (r == null) {
-                    r = new Surfaces.Resolution(slot.id, m.name()); // a surface written since stands for itself
+                    r = new Surfaces.Resolution(slot.id, mentions.name(i)); // a surface written since stands for itself
                 }
-                int entity = r.entity(b, build, m.type());
+                int entity = r.entity(b, build, mentions.type(i));
                 b.link(entity, index);
                 entityOf[i] = entity;
-                if (m.vector() != VectorArena.NONE) {
-                    b.entityVector(entity, m.vector());
+                if (mentions.vector(i) != VectorArena.NONE) {
+                    b.entityVector(entity, mentions.vector(i));
                 }
             }
             for (PassagePart.Relation r : part.relations()) {

@@ -105,7 +105,8 @@ final class Surfaces {
     private void join(Slot slot, EntityRecord e) {
         slot.mentions = e.mentions();
         slot.name = e.name();
-        Resolution r = byCanonical.computeIfAbsent(e.canonical(), Resolution::new);
+        // the resolved entity's id is its smallest surface's id: kept as that surface's one string
+        Resolution r = byCanonical.computeIfAbsent(slot(e.canonical()).id, Resolution::new);
         r.add(slot);
         slot.resolution = r;
         present++;

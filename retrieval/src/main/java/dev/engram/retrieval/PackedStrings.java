@@ -10,11 +10,11 @@ import java.util.List;
  * A list of strings (nulls allowed) as one array of bytes: the count, then each string's UTF-8 length + 1 (0 for null)
  * and its bytes, numbers in seven-bit groups. What a passage's texts are kept as in an arena.
  */
-final class PackedStrings {
+public final class PackedStrings {
 
     private PackedStrings() {}
 
-    static byte[] pack(List<String> strings) {
+    public static byte[] pack(List<String> strings) {
         byte[][] utf8 = new byte[strings.size()][];
         int size = VarInts.width(strings.size());
         for (int i = 0; i < utf8.length; i++) {
@@ -35,7 +35,7 @@ final class PackedStrings {
         return out;
     }
 
-    static List<String> unpack(byte[] packed) {
+    public static List<String> unpack(byte[] packed) {
         int[] at = {0};
         int count = next(packed, at);
         List<String> out = new ArrayList<>(count);
