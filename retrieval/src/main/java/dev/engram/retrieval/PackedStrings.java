@@ -2,7 +2,6 @@ package dev.engram.retrieval;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -55,17 +54,10 @@ public final class PackedStrings {
     }
 
     private static int next(byte[] in, int[] at) {
-        int v = 0;
-        int shift = 0;
-        byte b;
-        do {
-            if (at[0] >= in.length || shift > 28) {
-                throw new IllegalArgumentException("packed strings cut short: " + Arrays.toString(at));
-            }
-            b = in[at[0]++];
-            v |= (b & 0x7f) << shift;
-            shift += 7;
-        } while (b < 0);
-        return v;
+        try {
+            return VarInts.get(in, at);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("packed strings cut short: " + e.getMessage(), e);
+        }
     }
 }

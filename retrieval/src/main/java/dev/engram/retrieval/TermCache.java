@@ -18,13 +18,16 @@ public final class TermCache {
 
     /**
      * A text's distinct terms (ids ascending), how often each occurs in it, and its length in tokens. Packed, as a cache
-     * holds one per passage and name of a namespace: each term as the variable-length difference from the one before,
-     * followed by its count, in about a fifth of the heap two arrays of ints take.
+     * holds one per passage and name of a namespace: the number of distinct terms and the length, then each term as the
+     * variable-length difference from the one before, followed by its count, all in one array of bytes (about a fifth
+     * of the heap two arrays of ints take), which is what the cache holds; this reads it.
      */
     static final class Counted {
         private final byte[] packed;
         private final int distinct;
         private final int length;
+        /** Where the terms begin, past the two numbers in front. */
+        private final int body;
 
         /**
          * The counts of a text whose term ids, in {@code sorted[0..tokens)}, are in ascending order: each run of one id
@@ -43,10 +46,11 @@ public final class TermCache {
                 previous = sorted[i];
                 i = end;
             }
-            this.packed = new byte[size];
+            this.body = VarInts.width(distinct) + VarInts.width(tokens);
+            this.packed = new byte[body + size];
             this.distinct = distinct;
             this.length = tokens;
-            int at = 0;
+            int at = VarInts.put(packed, VarInts.put(packed, 0, distinct), tokens);
             for (int i = 0, previous = 0; i < tokens; ) {
                 int end = i + 1;
                 while (end < tokens && sorted[end] == sorted[i]) {
@@ -57,6 +61,20 @@ public final class TermCache {
                 previous = sorted[i];
                 i = end;
             }
+        }
+
+        /** The counts packed as {@link #packed()} gave them. */
+        Counted(byte[] packed) {
+            this.packed = packed;
+            int[] at = {0};
+            this.distinct = VarInts.get(packed, at);
+            this.length = VarInts.get(packed, at);
+            this.body = at[0];
+        }
+
+        /** The counts as one array of bytes: what a cache holds of them. */
+        byte[] packed() {
+            return packed;
         }
 
         /** How many distinct terms the text has. */
@@ -74,7 +92,7 @@ public final class TermCache {
          * {@code terms} and {@code counts}, which are at least that long.
          */
         void decode(int[] terms, int[] counts) {
-            int at = 0;
+            int at = body;
             int term = 0;
             for (int i = 0; i < distinct; i++) {
                 int v = 0;
@@ -99,15 +117,15 @@ public final class TermCache {
         }
 
         long bytes() {
-            return 48 + packed.length;
+            return 16 + packed.length;
         }
     }
 
     private Bm25.Terms terms = new Bm25.Terms();
     /** What the last build used, and what the build under way used so far. */
-    private Map<Object, Counted> last = new IdentityHashMap<>();
+    private Map<Object, byte[]> last = new IdentityHashMap<>();
 
-    private Map<Object, Counted> used = new IdentityHashMap<>();
+    private Map<Object, byte[]> used = new IdentityHashMap<>();
     private long bytes;
     private long usedBytes;
 
@@ -120,19 +138,20 @@ public final class TermCache {
     /** The counts of a text: the ones held for its key, or read now (and held, when it has a key). */
     Counted counted(Object key, Supplier<String> text) {
         if (key != null) {
-            Counted c = last.get(key);
-            if (c == null) {
-                c = used.get(key); // the same text twice in one build
+            byte[] held = last.get(key);
+            if (held == null) {
+                held = used.get(key); // the same text twice in one build
             }
-            if (c != null) {
-                if (used.put(key, c) == null) {
+            if (held != null) {
+                Counted c = new Counted(held);
+                if (used.put(key, held) == null) {
                     usedBytes += c.bytes();
                 }
                 return c;
             }
         }
         Counted c = terms.count(text.get());
-        if (key != null && used.put(key, c) == null) {
+        if (key != null && used.put(key, c.packed()) == null) {
             usedBytes += c.bytes();
         }
         return c;

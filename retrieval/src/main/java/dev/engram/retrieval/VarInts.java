@@ -25,4 +25,24 @@ final class VarInts {
         out[at++] = (byte) v;
         return at;
     }
+
+    /**
+     * Reads the number at {@code at[0]} and moves {@code at[0]} past it.
+     *
+     * @throws IllegalArgumentException when the input ends inside it or it is longer than an int's five bytes
+     */
+    static int get(byte[] in, int[] at) {
+        int v = 0;
+        int shift = 0;
+        byte b;
+        do {
+            if (at[0] >= in.length || shift > 28) {
+                throw new IllegalArgumentException("a number cut short at byte " + at[0]);
+            }
+            b = in[at[0]++];
+            v |= (b & 0x7f) << shift;
+            shift += 7;
+        } while (b < 0);
+        return v;
+    }
 }

@@ -1,6 +1,7 @@
 package dev.engram.retrieval;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Arrays;
 import java.util.Random;
@@ -37,6 +38,18 @@ class TermCacheTest {
         assertThat(pairs(c))
                 .isEqualTo("0×3 127×1 128×301 16383×1 16384×1 2097151×1 2097152×1 268435455×1 268435456×1"
                         + " 2147483647×1");
+        // what a cache holds is the bytes alone: read back from them, the same counts
+        TermCache.Counted held = new TermCache.Counted(c.packed());
+        assertThat(held.distinct()).isEqualTo(10);
+        assertThat(held.length()).isEqualTo(many.length);
+        assertThat(pairs(held)).isEqualTo(pairs(c));
+    }
+
+    @Test
+    void countsCutShortAreRefused() {
+        TermCache.Counted c = new TermCache.Counted(new int[] {1, 1, 300}, 3);
+        byte[] cut = Arrays.copyOf(c.packed(), 1);
+        assertThatThrownBy(() -> new TermCache.Counted(cut)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -71,8 +84,11 @@ class TermCacheTest {
             TermCache.Counted c = new TermCache.Counted(ids, tokens);
             assertThat(pairs(c)).isEqualTo(expected.toString().strip());
             assertThat(c.distinct()).isEqualTo(distinct);
+            TermCache.Counted held = new TermCache.Counted(c.packed());
+            assertThat(pairs(held)).isEqualTo(pairs(c));
+            assertThat(held.length()).isEqualTo(tokens);
             // at most five bytes a term and one a count below 128, against eight bytes a term in two int arrays
-            assertThat(c.bytes()).isLessThanOrEqualTo(48 + 7L * distinct);
+            assertThat(c.bytes()).isLessThanOrEqualTo(16 + 10 + 7L * distinct);
         }
     }
 }
