@@ -137,7 +137,7 @@ final class HnswFiles {
     private void load(Directory dir) throws IOException {
         IndexWriter w = null;
         DirectoryReader r = null;
-        Map<String, Map<String, KnownVectors.Entry>> loaded = new HashMap<>();
+        Map<String, KnownVectors.Known> loaded = new HashMap<>();
         int count = 0;
         try {
             IndexWriterConfig config = new IndexWriterConfig()
@@ -159,11 +159,12 @@ final class HnswFiles {
                         Document doc = stored.document(d);
                         String id = doc.get(ID);
                         int cut = id.indexOf('\u0000');
-                        KnownVectors.Entry entry = new KnownVectors.Entry(
-                                doc.getField(FINGERPRINT).numericValue().longValue(), null, VectorArena.NONE);
-                        if (loaded.computeIfAbsent(id.substring(0, cut), k -> new HashMap<>())
-                                        .put(id.substring(cut + 1), entry)
-                                == null) {
+                        if (loaded.computeIfAbsent(id.substring(0, cut), k -> new KnownVectors.Known())
+                                .put(
+                                        id.substring(cut + 1),
+                                        doc.getField(FINGERPRINT).numericValue().longValue(),
+                                        null,
+                                        VectorArena.NONE)) {
                             count++;
                         }
                     }

@@ -18,33 +18,166 @@ import java.util.Set;
 final class KnownVectors {
 
     /**
-     * A vector in the index: the fingerprint of its values, the last comparison whose snapshot had it, and the arena and
-     * handle last seen with these values (no arena when read back from disk): a later snapshot passing the very same
-     * handle of the same arena is known to hold the same values without reading them again, since a value once
-     * appended to an arena is never changed and a handle never reused within it.
+     * The vectors of one kind the index holds, by key: each one's fingerprint, the last comparison whose snapshot had it,
+     * and the arena and handle last seen with these values (no arena when read back from disk): a later snapshot
+     * passing the very same handle of the same arena is known to hold the same values without reading them again, since
+     * a value once appended to an arena is never changed and a handle never reused within it.
+     *
+     * <p>Kept in parallel arrays, a vector at a position, found by key through an open-addressing table of positions:
+     * about 50 bytes a vector, where a map of entries takes twice that, and an index holds several vectors a passage.
+     * Positions change only when vectors are added or removed ({@link #put}, {@link #remove}).
      */
-    static final class Entry {
-        final long fingerprint;
-        long seen;
-        /** The arena and handle last seen with these values (null arena: read back from disk). */
-        VectorArena arena;
+    static final class Known {
+        private String[] keys = new String[8];
+        private long[] prints = new long[8];
+        private long[] seen = new long[8];
+        private VectorArena[] arenas = new VectorArena[8];
+        private long[] handles = new long[8];
+        private int size;
+        /** Position + 1 per slot, 0 for an empty one; a power of two at least twice as long as the positions. */
+        private int[] slots = new int[16];
 
-        long handle;
-
-        Entry(long fingerprint, VectorArena arena, long handle) {
-            this.fingerprint = fingerprint;
-            this.arena = arena;
-            this.handle = handle;
+        int size() {
+            return size;
         }
 
-        /** Whether the batch's vector {@code i} is the one last seen: the same handle in the same arena. */
-        boolean sameAs(Vectors vectors, int i) {
-            return arena == vectors.arena() && handle == vectors.handle(i);
+        /** The position of {@code key}, or -1. */
+        int find(String key) {
+            int mask = slots.length - 1;
+            for (int at = home(key, mask); ; at = (at + 1) & mask) {
+                int slot = slots[at];
+                if (slot == 0) {
+                    return -1;
+                }
+                if (keys[slot - 1].equals(key)) {
+                    return slot - 1;
+                }
+            }
         }
 
-        void seenAs(Vectors vectors, int i) {
-            arena = vectors.arena();
-            handle = vectors.handle(i);
+        /** Holds {@code key} with these values; whether it is new. */
+        boolean put(String key, long fingerprint, VectorArena arena, long handle) {
+            int at = find(key);
+            boolean added = at < 0;
+            if (added) {
+                if (size == keys.length) {
+                    grow();
+                }
+                at = size++;
+                keys[at] = key;
+                slots[free(key)] = at + 1;
+            }
+            prints[at] = fingerprint;
+            arenas[at] = arena;
+            handles[at] = handle;
+            return added;
+        }
+
+        /** Lets go of {@code key}; whether it was held. The last position moves into its place. */
+        boolean remove(String key) {
+            int mask = slots.length - 1;
+            int at = home(key, mask);
+            while (slots[at] != 0 && !keys[slots[at] - 1].equals(key)) {
+                at = (at + 1) & mask;
+            }
+            if (slots[at] == 0) {
+                return false;
+            }
+            int position = slots[at] - 1;
+            // empty the slot, moving later slots of the same run back so that every key stays reachable from its home
+            for (int gap = at, next = (at + 1) & mask; ; next = (next + 1) & mask) {
+                slots[gap] = 0;
+                while (slots[next] != 0 && !movable(home(keys[slots[next] - 1], mask), gap, next)) {
+                    next = (next + 1) & mask;
+                }
+                if (slots[next] == 0) {
+                    break;
+                }
+                slots[gap] = slots[next];
+                gap = next;
+            }
+            int last = --size;
+            if (position != last) {
+                int lastAt = home(keys[last], mask);
+                while (slots[lastAt] != last + 1) {
+                    lastAt = (lastAt + 1) & mask;
+                }
+                slots[lastAt] = position + 1;
+                keys[position] = keys[last];
+                prints[position] = prints[last];
+                seen[position] = seen[last];
+                arenas[position] = arenas[last];
+                handles[position] = handles[last];
+            }
+            keys[last] = null;
+            arenas[last] = null;
+            return true;
+        }
+
+        /** Whether a key at {@code at}, whose home is {@code home}, may move back to the gap: its home is not past it. */
+        private static boolean movable(int home, int gap, int at) {
+            return gap <= at ? home <= gap || home > at : home <= gap && home > at;
+        }
+
+        String key(int position) {
+            return keys[position];
+        }
+
+        long fingerprint(int position) {
+            return prints[position];
+        }
+
+        /** Whether the batch's vector {@code i} is the one last seen at {@code position}: the same handle and arena. */
+        boolean sameAs(int position, Vectors vectors, int i) {
+            return arenas[position] == vectors.arena() && handles[position] == vectors.handle(i);
+        }
+
+        /**
+         * The vector at {@code position} is the batch's vector {@code i}, with the same values, in comparison {@code
+         * stamp}: the next plan knows them by this handle, and the key is kept as the batch's string.
+         */
+        void seenAs(int position, VectorIndexer.Batch b, int i, long stamp) {
+            arenas[position] = b.vectors().arena();
+            handles[position] = b.vectors().handle(i);
+            keys[position] = b.keys().get(i);
+            seen[position] = stamp;
+        }
+
+        void seen(int position, long stamp) {
+            seen[position] = stamp;
+        }
+
+        long seen(int position) {
+            return seen[position];
+        }
+
+        private int free(String key) {
+            int mask = slots.length - 1;
+            int at = home(key, mask);
+            while (slots[at] != 0) {
+                at = (at + 1) & mask;
+            }
+            return at;
+        }
+
+        private void grow() {
+            int capacity = keys.length + (keys.length >> 1);
+            keys = Arrays.copyOf(keys, capacity);
+            prints = Arrays.copyOf(prints, capacity);
+            seen = Arrays.copyOf(seen, capacity);
+            arenas = Arrays.copyOf(arenas, capacity);
+            handles = Arrays.copyOf(handles, capacity);
+            if (slots.length < 2 * capacity) {
+                slots = new int[Integer.highestOneBit(2 * capacity - 1) << 1];
+                for (int p = 0; p < size; p++) {
+                    slots[free(keys[p])] = p + 1;
+                }
+            }
+        }
+
+        private static int home(String key, int mask) {
+            int h = key.hashCode() * 0x9E3779B9;
+            return (h ^ (h >>> 16)) & mask;
         }
     }
 
@@ -88,14 +221,14 @@ final class KnownVectors {
      * The entries a plan found for the vectors of each indexed batch, by position (null: none), good for a comparison
      * while the index's generation is still {@code generation}: each vector's key is then looked up once per snapshot.
      */
-    record Found(long generation, Map<VectorIndexer.Batch, Entry[]> byBatch) {}
+    record Found(long generation, Map<VectorIndexer.Batch, int[]> byBatch) {}
 
     private final int minVectors;
     /**
      * Per kind, per key: what the index's current reader holds for each vector (keys are not joined to their kind per
      * snapshot). Changed only when a write of changes is published, with the reader.
      */
-    private final Map<String, Map<String, Entry>> entries = new HashMap<>();
+    private final Map<String, Known> entries = new HashMap<>();
     /** Comparisons with the entries made: stamps which entries the last one still had. */
     private long syncs;
     /** Publications of written changes (and reopenings): a comparison made before the last one is out of date. */
@@ -142,17 +275,16 @@ final class KnownVectors {
             int count = 0;
             long[] fp = new long[b.vectors().size()];
             boolean[] ok = new boolean[fp.length];
-            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
-            Entry[] looked = new Entry[fp.length];
+            Known known = entries.get(b.kind());
+            int[] looked = new int[fp.length];
             found.byBatch().put(b, looked);
             float[] v = new float[Math.max(0, dim)];
             for (int i = 0; i < ok.length; i++) {
                 boolean present = b.vectors().has(i);
-                Entry entry =
-                        !present || known.isEmpty() ? null : known.get(b.keys().get(i));
+                int entry = !present || known == null ? -1 : known.find(b.keys().get(i));
                 looked[i] = entry;
-                if (entry != null && entry.sameAs(b.vectors(), i)) {
-                    fp[i] = entry.fingerprint; // the vector fingerprinted before (and finite, as it was indexed)
+                if (entry >= 0 && known.sameAs(entry, b.vectors(), i)) {
+                    fp[i] = known.fingerprint(entry); // the vector fingerprinted before (and finite, as it was indexed)
                     ok[i] = true;
                 } else if (present && dim > 0) {
                     b.vectors().read(i, v);
@@ -180,7 +312,7 @@ final class KnownVectors {
      * not changed since (null: look again).
      */
     Diff diff(Plan plan, Found found) {
-        Map<VectorIndexer.Batch, Entry[]> lookedUp =
+        Map<VectorIndexer.Batch, int[]> lookedUp =
                 found != null && found.generation() == generation ? found.byBatch() : Map.of();
         long stamp = ++syncs;
         Map<VectorIndexer.Batch, int[]> writes = new LinkedHashMap<>();
@@ -190,26 +322,26 @@ final class KnownVectors {
             VectorIndexer.Batch b = e.getKey();
             boolean[] ok = plan.usable().get(b);
             long[] fp = plan.prints().get(b);
-            Map<String, Entry> known = entries.getOrDefault(b.kind(), Map.of());
-            Entry[] looked = lookedUp.get(b);
+            Known known = entries.get(b.kind());
+            int[] looked = lookedUp.get(b);
             int[] w = new int[ok.length];
             int n = 0;
             for (int i = 0; i < ok.length; i++) {
                 if (!ok[i]) {
                     continue;
                 }
-                Entry entry = looked != null ? looked[i] : known.get(b.keys().get(i));
-                if (entry == null || entry.fingerprint != fp[i]) {
+                int entry = known == null
+                        ? -1
+                        : looked != null ? looked[i] : known.find(b.keys().get(i));
+                if (entry < 0 || known.fingerprint(entry) != fp[i]) {
                     w[n++] = i;
-                    if (entry != null) {
+                    if (entry >= 0) {
                         stale.computeIfAbsent(b.kind(), k -> new ArrayList<>())
                                 .add(b.keys().get(i));
+                        known.seen(entry, stamp);
                     }
                 } else {
-                    entry.seenAs(b.vectors(), i); // the same values: the next plan knows them by this handle
-                }
-                if (entry != null) {
-                    entry.seen = stamp;
+                    known.seenAs(entry, b, i, stamp); // the same values: the next plan knows them by this handle
                 }
             }
             writes.put(b, Arrays.copyOf(w, n));
@@ -219,14 +351,15 @@ final class KnownVectors {
         Set<String> graphs = new HashSet<>();
         plan.widths().keySet().forEach(b -> graphs.add(b.kind()));
         Map<String, List<String>> deletes = new HashMap<>();
-        for (Map.Entry<String, Map<String, Entry>> kind : entries.entrySet()) {
-            for (Map.Entry<String, Entry> e : kind.getValue().entrySet()) {
-                if (e.getValue().seen != stamp) {
+        for (Map.Entry<String, Known> kind : entries.entrySet()) {
+            Known known = kind.getValue();
+            for (int p = 0; p < known.size(); p++) {
+                if (known.seen(p) != stamp) {
                     deletes.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
-                            .add(e.getKey());
+                            .add(known.key(p));
                     if (graphs.contains(kind.getKey())) {
                         stale.computeIfAbsent(kind.getKey(), k -> new ArrayList<>())
-                                .add(e.getKey());
+                                .add(known.key(p));
                     }
                 }
             }
@@ -248,28 +381,25 @@ final class KnownVectors {
         for (Map.Entry<VectorIndexer.Batch, int[]> e : d.writes().entrySet()) {
             VectorIndexer.Batch b = e.getKey();
             long[] fp = plan.prints().get(b);
-            Map<String, Entry> known = entries.computeIfAbsent(b.kind(), k -> new HashMap<>());
+            Known known = entries.computeIfAbsent(b.kind(), k -> new Known());
             for (int i : e.getValue()) {
                 if (known.put(
-                                b.keys().get(i),
-                                new Entry(
-                                        fp[i], b.vectors().arena(), b.vectors().handle(i)))
-                        == null) {
+                        b.keys().get(i), fp[i], b.vectors().arena(), b.vectors().handle(i))) {
                     size++;
                 }
             }
         }
         for (Map.Entry<String, List<String>> e : d.deletes().entrySet()) {
-            Map<String, Entry> known = entries.get(e.getKey());
+            Known known = entries.get(e.getKey());
             if (known == null) {
                 continue;
             }
             for (String key : e.getValue()) {
-                if (known.remove(key) != null) {
+                if (known.remove(key)) {
                     size--;
                 }
             }
-            if (known.isEmpty()) {
+            if (known.size() == 0) {
                 entries.remove(e.getKey());
             }
         }
@@ -277,7 +407,7 @@ final class KnownVectors {
     }
 
     /** What an index just opened holds ({@code count} vectors in all): a new generation. */
-    void loaded(Map<String, Map<String, Entry>> loaded, int count) {
+    void loaded(Map<String, Known> loaded, int count) {
         entries.clear();
         entries.putAll(loaded);
         size = count;
