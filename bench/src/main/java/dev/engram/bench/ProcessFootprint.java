@@ -52,11 +52,13 @@ final class ProcessFootprint {
      * @param benchBytes heap the benchmark itself holds (its cache of base texts' vectors), set apart in {@code
      *     service_heap_mb}
      */
-    static Map<String, Object> memory(long passages, Path state, long benchBytes) throws IOException {
+    static Map<String, Object> memory(long passages, Path state, long benchBytes)
+            throws IOException, InterruptedException {
         System.gc();
         Map<String, Object> m = new LinkedHashMap<>();
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-        Map<String, Long> status = status();
+        long atCollection = status().getOrDefault("RssAnon", 0L);
+        Map<String, Long> status = settledStatus();
         long rss = status.getOrDefault("VmRSS", 0L);
         // by store: a Kafka Streams state directory holds <application>/<task>/rocksdb/<store>/…, summed over tasks
         Map<String, Long> byStore = new TreeMap<>();
@@ -75,6 +77,7 @@ final class ProcessFootprint {
         // anonymous memory (heap, RocksDB's caches and memtables, native buffers) apart from mapped files' pages,
         // which the kernel can drop and read again
         m.put("rss_anon_mb", status.getOrDefault("RssAnon", 0L) / 1e6);
+        m.put("rss_anon_at_collection_mb", atCollection / 1e6);
         m.put("rss_file_mb", status.getOrDefault("RssFile", 0L) / 1e6);
         // where the anonymous memory goes: the heap the collector keeps committed (not only what is live), the JVM's
         // own areas (metaspace, code), NIO's direct buffers; the rest is native (RocksDB, the ONNX runtime, malloc)
@@ -205,6 +208,26 @@ final class ProcessFootprint {
      * This process's memory figures from {@code /proc/self/status} in bytes ({@code VmRSS}, {@code RssAnon},
      * {@code RssFile}, ...): empty where there is no such file.
      */
+    /**
+     * The process's status once its anonymous memory has settled after a collection: the collector hands the heap it
+     * no longer needs back to the system over the following seconds, so right after it {@code RssAnon} can read far
+     * above what the process keeps. Read each second until it moves by less than 1 % (at most 30 s).
+     */
+    static Map<String, Long> settledStatus() throws IOException, InterruptedException {
+        Map<String, Long> status = status();
+        for (int i = 0; i < 30; i++) {
+            Thread.sleep(1000);
+            Map<String, Long> now = status();
+            long before = status.getOrDefault("RssAnon", 0L);
+            long after = now.getOrDefault("RssAnon", 0L);
+            status = now;
+            if (Math.abs(after - before) < before / 100) {
+                break;
+            }
+        }
+        return status;
+    }
+
     static Map<String, Long> status() throws IOException {
         Map<String, Long> out = new LinkedHashMap<>();
         Path file = Path.of("/proc/self/status");

@@ -12,7 +12,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -69,6 +68,12 @@ record PassagePart(
         static final Mentions NONE =
                 new Mentions(new String[0], new byte[0], new long[0], null, VectorArena.NONE, null);
         private static final EntityType[] TYPES = EntityType.values();
+
+        static {
+            if (TYPES.length > Byte.MAX_VALUE) {
+                throw new IllegalStateException("entity types no longer fit in a byte: " + TYPES.length);
+            }
+        }
 
         private final String[] surfaceIds;
         private final byte[] types;
@@ -128,12 +133,12 @@ record PassagePart(
             return vectors[i];
         }
 
-        /** The name of mention {@code i} as extracted, read back from the arena. */
-        String name(int i) {
-            Objects.checkIndex(i, surfaceIds.length);
-            return onHeap != null
-                    ? onHeap[i]
-                    : PackedStrings.unpack(arena.bytes(names)).get(i);
+        /** The names of the mentions as extracted, in their order, read back from the arena at once. */
+        List<String> names() {
+            if (onHeap != null) {
+                return List.of(onHeap);
+            }
+            return surfaceIds.length == 0 ? List.of() : PackedStrings.unpack(arena.bytes(names));
         }
 
         /** Each handle these mentions hold in their arena: their vectors' and their names'. */

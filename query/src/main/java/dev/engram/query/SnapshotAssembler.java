@@ -387,11 +387,13 @@ final class SnapshotAssembler {
             // each of this passage's mentions → its resolved entity's index in the graph
             PassagePart.Mentions mentions = part.mentions();
             int[] entityOf = new int[mentions.size()];
+            List<String> names = null; // read from the arena only for a surface not in memory (yet)
             for (int i = 0; i < mentions.size(); i++) {
                 Surfaces.Slot slot = kept.slots()[i];
                 Surfaces.Resolution r = slot.resolution;
                 if (r == null) {
-                    r = new Surfaces.Resolution(slot.id, mentions.name(i)); // a surface written since stands for itself
+                    names = names != null ? names : mentions.names();
+                    r = new Surfaces.Resolution(slot.id, names.get(i)); // a surface written since stands for itself
                 }
                 int entity = r.entity(b, build, mentions.type(i));
                 b.link(entity, index);

@@ -105,8 +105,8 @@ final class Surfaces {
     private void join(Slot slot, EntityRecord e) {
         slot.mentions = e.mentions();
         slot.name = e.name();
-        // the resolved entity's id is its smallest surface's id: kept as that surface's one string
-        Resolution r = byCanonical.computeIfAbsent(slot(e.canonical()).id, Resolution::new);
+        // the resolved entity's id is its smallest surface's id: kept as that surface's one string once it has a slot
+        Resolution r = byCanonical.computeIfAbsent(id(e.canonical()), Resolution::new);
         r.add(slot);
         slot.resolution = r;
         present++;

@@ -65,6 +65,7 @@ final class KnownVectors {
                 }
                 at = size++;
                 keys[at] = key;
+                seen[at] = 0; // never seen by a comparison yet, whatever was at this position before
                 slots[free(key)] = at + 1;
             }
             prints[at] = fingerprint;
@@ -218,7 +219,7 @@ final class KnownVectors {
     }
 
     /**
-     * The entries a plan found for the vectors of each indexed batch, by position (null: none), good for a comparison
+     * The positions in {@link Known} a plan found for the vectors of each indexed batch (-1: none), good for a comparison
      * while the index's generation is still {@code generation}: each vector's key is then looked up once per snapshot.
      */
     record Found(long generation, Map<VectorIndexer.Batch, int[]> byBatch) {}

@@ -34,23 +34,36 @@ class KnownVectorsTest {
         List<String> keys = keys();
         Random r = new Random(5);
         KnownVectors.Known known = new KnownVectors.Known();
-        Map<String, Long> model = new HashMap<>();
+        VectorArena arena = VectorArena.onHeap();
+        // per key: its fingerprint, the handle it was last seen at and the comparison that saw it
+        Map<String, long[]> model = new HashMap<>();
         for (int step = 0; step < 40_000; step++) {
             String key = keys.get(r.nextInt(keys.size()));
-            if (r.nextInt(3) == 0) {
+            int op = r.nextInt(4);
+            if (op == 0) {
                 assertThat(known.remove(key)).isEqualTo(model.remove(key) != null);
+            } else if (op == 1 && model.containsKey(key)) {
+                long stamp = step + 1L;
+                known.seen(known.find(key), stamp);
+                model.get(key)[2] = stamp;
             } else {
                 long fp = r.nextLong();
-                assertThat(known.put(key, fp, null, VectorArena.NONE)).isEqualTo(model.put(key, fp) == null);
+                long handle = r.nextInt(1 << 20);
+                long[] before = model.put(key, new long[] {fp, handle, before(model, key)});
+                assertThat(known.put(key, fp, arena, handle)).isEqualTo(before == null);
             }
             if (step % 997 == 0 || step > 39_900) {
                 assertThat(known.size()).isEqualTo(model.size());
                 for (String k : keys) {
                     int at = known.find(k);
                     if (model.containsKey(k)) {
+                        long[] m = model.get(k);
                         assertThat(at).as(k).isNotNegative();
                         assertThat(known.key(at)).isEqualTo(k);
-                        assertThat(known.fingerprint(at)).isEqualTo(model.get(k));
+                        assertThat(known.fingerprint(at)).isEqualTo(m[0]);
+                        assertThat(known.sameAs(at, new Vectors(arena, new long[] {m[1]}), 0))
+                                .isTrue();
+                        assertThat(known.seen(at)).as(k).isEqualTo(m[2]);
                     } else {
                         assertThat(at).as(k).isEqualTo(-1);
                     }
@@ -70,6 +83,12 @@ class KnownVectorsTest {
         for (String k : keys) {
             assertThat(known.fingerprint(known.find(k))).isEqualTo(k.length());
         }
+    }
+
+    /** The comparison that last saw {@code key}: kept when its values are put again, none (0) for a new key. */
+    private static long before(Map<String, long[]> model, String key) {
+        long[] m = model.get(key);
+        return m == null ? 0 : m[2];
     }
 
     @Test
@@ -105,5 +124,20 @@ class KnownVectorsTest {
         assertThat(diff.stale().get("passage")).containsExactlyInAnyOrder("b", "c");
         known.published(plan, diff);
         assertThat(known.size()).isEqualTo(3);
+
+        // a plan whose positions were found before the index changed (positions moved) looks them up again
+        KnownVectors.Found early = known.found();
+        KnownVectors.Plan planned = known.plan(List.of(later), early);
+        VectorIndexer.Batch onlyD =
+                new VectorIndexer.Batch("passage", List.of("d"), new Vectors(arena, new long[] {next.handle(2)}));
+        found = known.found();
+        plan = known.plan(List.of(onlyD), found);
+        diff = known.diff(plan, found);
+        assertThat(diff.deletes().get("passage")).containsExactlyInAnyOrder("a", "c");
+        known.published(plan, diff);
+        assertThat(known.size()).isEqualTo(1);
+        KnownVectors.Diff again = known.diff(planned, early);
+        assertThat(again.writes().get(later)).containsExactly(0, 1);
+        assertThat(again.deletes()).isEmpty();
     }
 }
