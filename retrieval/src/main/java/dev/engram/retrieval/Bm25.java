@@ -63,23 +63,23 @@ final class Bm25 {
         this.scratch = new Scratch(n);
         // Each document's distinct terms with their counts, from the cache or read once; then every term's postings
         // laid out in two arrays, a term's documents ascending.
-        TermCache.Counted[] counted = new TermCache.Counted[n];
+        byte[][] counted = new byte[n][];
+        int[] lengths = new int[n];
         long total = 0;
+        int widest = 0;
         for (int d = 0; d < n; d++) {
             int at = d;
             counted[d] = cache.counted(key == null ? null : key.apply(d), () -> text.apply(at));
-            total += counted[d].length();
+            lengths[d] = TermCache.Counted.length(counted[d]);
+            total += lengths[d];
+            widest = Math.max(widest, TermCache.Counted.distinct(counted[d]));
         }
         int[] df = new int[cache.size()];
-        int[] termIds = new int[64];
-        int[] counts = new int[64];
-        for (TermCache.Counted c : counted) {
-            if (c.distinct() > termIds.length) {
-                termIds = new int[Math.max(c.distinct(), 2 * termIds.length)];
-                counts = new int[termIds.length];
-            }
-            c.decode(termIds, counts);
-            for (int i = 0; i < c.distinct(); i++) {
+        int[] termIds = new int[widest];
+        int[] counts = new int[widest];
+        for (byte[] c : counted) {
+            int distinct = TermCache.Counted.decode(c, termIds, counts);
+            for (int i = 0; i < distinct; i++) {
                 df[termIds[i]]++;
             }
         }
@@ -112,8 +112,8 @@ final class Bm25 {
         this.tfs = new int[(int) postings];
         int[] filled = Arrays.copyOf(offsets, this.terms.size());
         for (int d = 0; d < n; d++) { // in document order: each term's documents ascend
-            counted[d].decode(termIds, counts);
-            for (int i = 0; i < counted[d].distinct(); i++) {
+            int distinct = TermCache.Counted.decode(counted[d], termIds, counts);
+            for (int i = 0; i < distinct; i++) {
                 int at = filled[place[termIds[i]]]++;
                 docs[at] = d;
                 tfs[at] = counts[i];
@@ -122,7 +122,7 @@ final class Bm25 {
         double averageLength = n == 0 ? 0 : (double) total / n;
         this.lengthWeights = new double[n];
         for (int d = 0; d < n; d++) {
-            lengthWeights[d] = k1 * (1 - b + b * counted[d].length() / averageLength);
+            lengthWeights[d] = k1 * (1 - b + b * lengths[d] / averageLength);
         }
         this.maxWeights = new double[this.terms.size()];
         for (int t = 0; t < maxWeights.length; t++) {
@@ -219,11 +219,14 @@ final class Bm25 {
             return terms.size();
         }
 
-        /** The distinct terms of a text (ids ascending), how often each occurs, and its length in tokens. */
-        TermCache.Counted count(String text) {
+        /**
+         * The distinct terms of a text (ids ascending), how often each occurs, and its length in tokens, packed
+         * ({@link TermCache.Counted}).
+         */
+        byte[] count(String text) {
             read(text.toLowerCase(Locale.ROOT));
             Arrays.sort(doc, 0, length);
-            return new TermCache.Counted(doc, length);
+            return TermCache.Counted.pack(doc, length);
         }
     }
 

@@ -17,23 +17,21 @@ import java.util.function.Supplier;
 public final class TermCache {
 
     /**
-     * A text's distinct terms (ids ascending), how often each occurs in it, and its length in tokens. Packed, as a cache
-     * holds one per passage and name of a namespace: the number of distinct terms and the length, then each term as the
-     * variable-length difference from the one before, followed by its count, all in one array of bytes (about a fifth
-     * of the heap two arrays of ints take), which is what the cache holds; this reads it.
+     * A text's distinct terms (ids ascending), how often each occurs in it, and its length in tokens, packed into one
+     * array of bytes, which is all a cache holds of a text: the number of distinct terms and the length, then each term
+     * as the variable-length difference from the one before, followed by its count (about a fifth of the heap two
+     * arrays of ints take). These read and write it without an object around the bytes, since a snapshot's build
+     * reads every cached text's counts.
      */
     static final class Counted {
-        private final byte[] packed;
-        private final int distinct;
-        private final int length;
-        /** Where the terms begin, past the two numbers in front. */
-        private final int body;
+
+        private Counted() {}
 
         /**
-         * The counts of a text whose term ids, in {@code sorted[0..tokens)}, are in ascending order: each run of one id
-         * is one term and its count.
+         * The packed counts of a text whose term ids, in {@code sorted[0..tokens)}, are in ascending order: each run of
+         * one id is one term and its count.
          */
-        Counted(int[] sorted, int tokens) {
+        static byte[] pack(int[] sorted, int tokens) {
             int size = 0;
             int distinct = 0;
             for (int i = 0, previous = 0; i < tokens; ) {
@@ -46,10 +44,7 @@ public final class TermCache {
                 previous = sorted[i];
                 i = end;
             }
-            this.body = VarInts.width(distinct) + VarInts.width(tokens);
-            this.packed = new byte[body + size];
-            this.distinct = distinct;
-            this.length = tokens;
+            byte[] packed = new byte[VarInts.width(distinct) + VarInts.width(tokens) + size];
             int at = VarInts.put(packed, VarInts.put(packed, 0, distinct), tokens);
             for (int i = 0, previous = 0; i < tokens; ) {
                 int end = i + 1;
@@ -61,38 +56,34 @@ public final class TermCache {
                 previous = sorted[i];
                 i = end;
             }
-        }
-
-        /** The counts packed as {@link #packed()} gave them. */
-        Counted(byte[] packed) {
-            this.packed = packed;
-            int[] at = {0};
-            this.distinct = VarInts.get(packed, at);
-            this.length = VarInts.get(packed, at);
-            this.body = at[0];
-        }
-
-        /** The counts as one array of bytes: what a cache holds of them. */
-        byte[] packed() {
             return packed;
         }
 
-        /** How many distinct terms the text has. */
-        int distinct() {
-            return distinct;
-        }
-
-        /** The text's length in tokens. */
-        int length() {
-            return length;
+        /**
+         * How many distinct terms the text has.
+         *
+         * @throws IllegalArgumentException when the bytes end inside the number
+         */
+        static int distinct(byte[] packed) {
+            return number(packed, 0);
         }
 
         /**
-         * Writes the text's term ids (ascending) and their counts into the first {@link #distinct()} places of
-         * {@code terms} and {@code counts}, which are at least that long.
+         * The text's length in tokens.
+         *
+         * @throws IllegalArgumentException when the bytes end inside the two numbers in front
          */
-        void decode(int[] terms, int[] counts) {
-            int at = body;
+        static int length(byte[] packed) {
+            return number(packed, VarInts.width(distinct(packed)));
+        }
+
+        /**
+         * Writes the text's term ids (ascending) and their counts into the first {@link #distinct} places of {@code
+         * terms} and {@code counts}, which are at least that long; returns how many that is.
+         */
+        static int decode(byte[] packed, int[] terms, int[] counts) {
+            int distinct = distinct(packed);
+            int at = VarInts.width(distinct) + VarInts.width(length(packed));
             int term = 0;
             for (int i = 0; i < distinct; i++) {
                 int v = 0;
@@ -114,10 +105,28 @@ public final class TermCache {
                 } while (b < 0);
                 counts[i] = c;
             }
+            return distinct;
         }
 
-        long bytes() {
+        /** The heap the packed counts take: the array's header and its bytes. */
+        static long bytes(byte[] packed) {
             return 16 + packed.length;
+        }
+
+        /** The number at {@code at}, read without allocating (as {@link VarInts#get}, which moves a cursor). */
+        private static int number(byte[] packed, int at) {
+            int v = 0;
+            int shift = 0;
+            byte b;
+            do {
+                if (at >= packed.length || shift > 28) {
+                    throw new IllegalArgumentException("counts cut short at byte " + at);
+                }
+                b = packed[at++];
+                v |= (b & 0x7f) << shift;
+                shift += 7;
+            } while (b < 0);
+            return v;
         }
     }
 
@@ -135,24 +144,26 @@ public final class TermCache {
         usedBytes = 0;
     }
 
-    /** The counts of a text: the ones held for its key, or read now (and held, when it has a key). */
-    Counted counted(Object key, Supplier<String> text) {
+    /**
+     * The packed counts of a text ({@link Counted}): the ones held for its key, or read now (and held, when it has a
+     * key).
+     */
+    byte[] counted(Object key, Supplier<String> text) {
         if (key != null) {
             byte[] held = last.get(key);
             if (held == null) {
                 held = used.get(key); // the same text twice in one build
             }
             if (held != null) {
-                Counted c = new Counted(held);
                 if (used.put(key, held) == null) {
-                    usedBytes += c.bytes();
+                    usedBytes += Counted.bytes(held);
                 }
-                return c;
+                return held;
             }
         }
-        Counted c = terms.count(text.get());
-        if (key != null && used.put(key, c.packed()) == null) {
-            usedBytes += c.bytes();
+        byte[] c = terms.count(text.get());
+        if (key != null && used.put(key, c) == null) {
+            usedBytes += Counted.bytes(c);
         }
         return c;
     }

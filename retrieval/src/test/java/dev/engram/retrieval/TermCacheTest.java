@@ -10,10 +10,10 @@ import org.junit.jupiter.api.Test;
 class TermCacheTest {
 
     /** Decodes a packed count into "term×count" pairs. */
-    private static String pairs(TermCache.Counted c) {
-        int[] terms = new int[c.distinct()];
-        int[] counts = new int[c.distinct()];
-        c.decode(terms, counts);
+    private static String pairs(byte[] c) {
+        int[] terms = new int[TermCache.Counted.distinct(c)];
+        int[] counts = new int[terms.length];
+        assertThat(TermCache.Counted.decode(c, terms, counts)).isEqualTo(terms.length);
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < terms.length; i++) {
             sb.append(terms[i]).append('×').append(counts[i]).append(' ');
@@ -31,32 +31,32 @@ class TermCacheTest {
         System.arraycopy(tokens, 0, many, 0, tokens.length);
         Arrays.fill(many, tokens.length, many.length, 128); // 128 occurs 301 times
         Arrays.sort(many);
-        TermCache.Counted c = new TermCache.Counted(many, many.length);
+        byte[] c = TermCache.Counted.pack(many, many.length);
 
-        assertThat(c.distinct()).isEqualTo(10);
-        assertThat(c.length()).isEqualTo(many.length);
+        // what a cache holds is the bytes alone, read back from them
+        assertThat(TermCache.Counted.distinct(c)).isEqualTo(10);
+        assertThat(TermCache.Counted.length(c)).isEqualTo(many.length);
         assertThat(pairs(c))
                 .isEqualTo("0×3 127×1 128×301 16383×1 16384×1 2097151×1 2097152×1 268435455×1 268435456×1"
                         + " 2147483647×1");
-        // what a cache holds is the bytes alone: read back from them, the same counts
-        TermCache.Counted held = new TermCache.Counted(c.packed());
-        assertThat(held.distinct()).isEqualTo(10);
-        assertThat(held.length()).isEqualTo(many.length);
-        assertThat(pairs(held)).isEqualTo(pairs(c));
     }
 
     @Test
     void countsCutShortAreRefused() {
-        TermCache.Counted c = new TermCache.Counted(new int[] {1, 1, 300}, 3);
-        byte[] cut = Arrays.copyOf(c.packed(), 1);
-        assertThatThrownBy(() -> new TermCache.Counted(cut)).isInstanceOf(IllegalArgumentException.class);
+        byte[] c = TermCache.Counted.pack(new int[] {1, 1, 300}, 3);
+        byte[] cut = Arrays.copyOf(c, 1);
+        assertThatThrownBy(() -> TermCache.Counted.length(cut)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> TermCache.Counted.distinct(new byte[0])).isInstanceOf(IllegalArgumentException.class);
+        // a number longer than an int's five bytes
+        byte[] endless = {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 1};
+        assertThatThrownBy(() -> TermCache.Counted.distinct(endless)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void anEmptyTextHasNoTerms() {
-        TermCache.Counted c = new TermCache.Counted(new int[4], 0);
-        assertThat(c.distinct()).isZero();
-        assertThat(c.length()).isZero();
+        byte[] c = TermCache.Counted.pack(new int[4], 0);
+        assertThat(TermCache.Counted.distinct(c)).isZero();
+        assertThat(TermCache.Counted.length(c)).isZero();
         assertThat(pairs(c)).isEmpty();
     }
 
@@ -81,14 +81,12 @@ class TermCacheTest {
                 distinct++;
                 i = end;
             }
-            TermCache.Counted c = new TermCache.Counted(ids, tokens);
+            byte[] c = TermCache.Counted.pack(ids, tokens);
             assertThat(pairs(c)).isEqualTo(expected.toString().strip());
-            assertThat(c.distinct()).isEqualTo(distinct);
-            TermCache.Counted held = new TermCache.Counted(c.packed());
-            assertThat(pairs(held)).isEqualTo(pairs(c));
-            assertThat(held.length()).isEqualTo(tokens);
+            assertThat(TermCache.Counted.distinct(c)).isEqualTo(distinct);
+            assertThat(TermCache.Counted.length(c)).isEqualTo(tokens);
             // at most five bytes a term and one a count below 128, against eight bytes a term in two int arrays
-            assertThat(c.bytes()).isLessThanOrEqualTo(16 + 10 + 7L * distinct);
+            assertThat(TermCache.Counted.bytes(c)).isLessThanOrEqualTo(16 + 10 + 7L * distinct);
         }
     }
 }
