@@ -16,7 +16,9 @@ import java.util.Set;
  * for its top {@code depth} passages. The cogito parameters apply to its stream. The dense stream reads each passage in
  * its context ({@link InContext}): {@code context} times its best neighbour's similarity is added to its own. A
  * question that names a time ("on 16 June, 2023", "the week before August 3, 2023"; {@link QuestionTime}) adds one more
- * stream, weighted {@code w_time}: the passages whose event time falls in it, by meaning ({@link InTime}).
+ * stream, weighted {@code w_time}: the passages whose event time falls in it, by meaning ({@link InTime}). With
+ * {@code w_como} above 0 (off by default: it about doubles the latency, docs/evaluation.md), the {@code como} mode's
+ * ranking is one more stream.
  */
 final class HybridMode implements Retrieval.Mode {
 
@@ -55,6 +57,7 @@ final class HybridMode implements Retrieval.Mode {
         b.put("bridge_from", new double[] {1, 100});
         b.put("bridge_max_degree", new double[] {2, 1_000_000});
         b.put("bridge_probe", new double[] {0, 1});
+        b.put("w_como", new double[] {0, 100});
         return Map.copyOf(b);
     }
 
@@ -71,6 +74,7 @@ final class HybridMode implements Retrieval.Mode {
         d.put("bridge_from", 3.0);
         d.put("bridge_max_degree", 50.0);
         d.put("bridge_probe", 1.0);
+        d.put("w_como", 0.0);
         d.put("context", CONTEXT);
         d.put("w_time", 2.0);
         return Map.copyOf(d);
@@ -93,6 +97,14 @@ final class HybridMode implements Retrieval.Mode {
                 + addStream(fused, meaning, p.get("w_dense"), k)
                 + addStream(fused, b.ranked(), p.get("w_bm25"), k);
         Map<String, Object> explain = new LinkedHashMap<>();
+        if (p.get("w_como") > 0) {
+            // como's ranking with its own defaults (its rrf_k and with_dense would collide with hybrid's and cogito's),
+            // by the registered mode, whose episodic windows per snapshot are computed once for both
+            Retrieval.Mode como = Retrieval.mode("como");
+            Retrieval.Result m = como.retrieve(g, q, new Retrieval.Params(como.defaults()), depth);
+            reached += addStream(fused, m.ranked(), p.get("w_como"), k);
+            explain.put("como", m.explanation());
+        }
         QuestionTime.Window window = p.get("w_time") > 0 ? QuestionTime.of(q.text()) : null;
         if (window != null) {
             reached += addStream(fused, InTime.rank(g, q.vector(), window, depth), p.get("w_time"), k);

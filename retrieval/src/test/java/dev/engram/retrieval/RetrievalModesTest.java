@@ -545,6 +545,28 @@ class RetrievalModesTest {
     }
 
     @Test
+    void hybridFusesComosRankingAsAStreamOnlyWhenAskedTo() {
+        Retrieval.Mode m = Retrieval.mode("hybrid");
+        Retrieval.Mode como = Retrieval.mode("como");
+        MemoryGraph g = graph();
+        Retrieval.Query query = Retrieval.Query.of("When was the director of Agni born?", QUERY, t -> QUERY)
+                .withEntities(new int[] {0});
+        // como's stream alone: every other stream weighed 0, the bridge step off
+        Map<String, Double> alone =
+                Map.of("w_como", 1.0, "w_cogito", 0.0, "w_dense", 0.0, "w_bm25", 0.0, "w_time", 0.0, "bridges", 0.0);
+
+        Retrieval.Result fused = m.retrieve(g, query, Retrieval.params(m, alone), 4);
+        Retrieval.Result own = como.retrieve(g, query, Retrieval.params(como, Map.of()), 4);
+        Retrieval.Result off = m.retrieve(g, query, Retrieval.params(m, Map.of()), 4);
+
+        assertThat(fused.ranked()).isNotEmpty();
+        assertThat(fused.ranked().stream().map(Retrieval.Scored::passage).toList())
+                .isEqualTo(own.ranked().stream().map(Retrieval.Scored::passage).toList());
+        assertThat(fused.explanation()).containsKey("como");
+        assertThat(off.explanation()).doesNotContainKey("como"); // off by default: no como work
+    }
+
+    @Test
     void aComposedProbeIsTheQueryPlusTheBridgeEntityAndCallsNoModel() {
         // the default probe: the query's vector plus the bridge entity's ("name: description"), normalized; what it
         // finds on the dev sets is measured in docs/retrieval.md, here only what it is
