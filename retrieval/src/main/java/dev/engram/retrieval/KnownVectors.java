@@ -112,7 +112,15 @@ final class KnownVectors {
             }
             keys[last] = null;
             arenas[last] = null;
+            if (keys.length > 64 && size <= keys.length / 4) {
+                resize(Math.max(8, 2 * size)); // after mass deletions: a quarter full at most, half full after
+            }
             return true;
+        }
+
+        /** How many vectors the arrays have room for: what they take on the heap. */
+        int capacity() {
+            return keys.length;
         }
 
         /** Whether a key at {@code at}, whose home is {@code home}, may move back to the gap: its home is not past it. */
@@ -162,14 +170,19 @@ final class KnownVectors {
         }
 
         private void grow() {
-            int capacity = keys.length + (keys.length >> 1);
+            resize(keys.length + (keys.length >> 1));
+        }
+
+        /** Arrays of {@code capacity} (at least the size), and a table of positions at least twice as long. */
+        private void resize(int capacity) {
             keys = Arrays.copyOf(keys, capacity);
             prints = Arrays.copyOf(prints, capacity);
             seen = Arrays.copyOf(seen, capacity);
             arenas = Arrays.copyOf(arenas, capacity);
             handles = Arrays.copyOf(handles, capacity);
-            if (slots.length < 2 * capacity) {
-                slots = new int[Integer.highestOneBit(2 * capacity - 1) << 1];
+            int table = Integer.highestOneBit(2 * capacity - 1) << 1;
+            if (slots.length < table || slots.length > 2 * table) {
+                slots = new int[table];
                 for (int p = 0; p < size; p++) {
                     slots[free(keys[p])] = p + 1;
                 }

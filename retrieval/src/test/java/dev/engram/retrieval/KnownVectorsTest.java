@@ -3,10 +3,13 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The table of what an index holds per kind: keys found, added and removed as a map would, in arrays. */
@@ -82,6 +85,48 @@ class KnownVectorsTest {
         assertThat(known.size()).isEqualTo(keys.size());
         for (String k : keys) {
             assertThat(known.fingerprint(known.find(k))).isEqualTo(k.length());
+        }
+    }
+
+    @Test
+    void massDeletionsGiveTheRoomBackAndLeaveTheRestFoundWithTheirValues() {
+        List<String> keys = keys();
+        KnownVectors.Known known = new KnownVectors.Known();
+        for (int i = 0; i < keys.size(); i++) {
+            assertThat(known.put(keys.get(i), i, null, VectorArena.NONE)).isTrue();
+        }
+        assertThat(known.capacity()).isGreaterThanOrEqualTo(keys.size());
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            order.add(i);
+        }
+        Collections.shuffle(order, new Random(3));
+        Set<Integer> removed = new HashSet<>();
+        for (int n = 0; n < keys.size() - 5; n++) {
+            int gone = order.get(n);
+            assertThat(known.remove(keys.get(gone))).isTrue();
+            removed.add(gone);
+            if (n % 211 == 0 || n > keys.size() - 40) {
+                for (int i = 0; i < keys.size(); i++) {
+                    int at = known.find(keys.get(i));
+                    if (removed.contains(i)) {
+                        assertThat(at).isEqualTo(-1);
+                    } else {
+                        assertThat(known.fingerprint(at)).as(keys.get(i)).isEqualTo(i);
+                    }
+                }
+            }
+        }
+        assertThat(known.size()).isEqualTo(5);
+        assertThat(known.capacity()).isLessThanOrEqualTo(64); // not the room of 2,064
+        assertThat(known.remove("never held")).isFalse();
+        // and it grows again
+        for (int i : removed) {
+            assertThat(known.put(keys.get(i), i, null, VectorArena.NONE)).isTrue();
+        }
+        assertThat(known.size()).isEqualTo(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            assertThat(known.fingerprint(known.find(keys.get(i)))).isEqualTo(i);
         }
     }
 
