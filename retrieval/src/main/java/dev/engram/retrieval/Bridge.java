@@ -84,6 +84,80 @@ final class Bridge {
         return out;
     }
 
+    /**
+     * The passages that are each cue's own page, in cue order: linked to it, and of a document whose title is its name
+     * (ignoring case and a closing parenthetical aside: "Rottweil" has the page titled "Rottweil" or "Rottweil
+     * (town)"). An encyclopedia's article, a manual's page on a component; a conversation's turns have none. At most
+     * {@code maxDegree} titles read per cue, as a cue has at most that many passages.
+     */
+    static List<Integer> pages(MemoryGraph g, List<Integer> cues) {
+        List<Integer> out = new ArrayList<>();
+        for (int cue : cues) {
+            String name = g.entityNames.get(cue).strip();
+            for (int passage : g.entityPassages[cue]) {
+                if (!out.contains(passage)
+                        && name.equalsIgnoreCase(withoutAside(g.passage(passage).title()))) {
+                    out.add(passage);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** A title without the parenthetical aside that closes it: "Rottweil (town)" is "Rottweil". */
+    static String withoutAside(String title) {
+        if (title == null) {
+            return "";
+        }
+        String t = title.strip();
+        int open = t.endsWith(")") ? t.lastIndexOf(" (") : -1;
+        return open > 0 ? t.substring(0, open).strip() : t;
+    }
+
+    /** The second hop's ranking with {@code pages} first, in their order, and the rest as it was. */
+    static List<Retrieval.Scored> leading(List<Integer> pages, List<Retrieval.Scored> ranking) {
+        if (pages.isEmpty()) {
+            return ranking;
+        }
+        List<Retrieval.Scored> out = new ArrayList<>(pages.size() + ranking.size());
+        double top = ranking.isEmpty() ? 1 : ranking.get(0).score();
+        for (int page : pages) {
+            out.add(new Retrieval.Scored(page, top));
+        }
+        for (Retrieval.Scored s : ranking) {
+            if (!pages.contains(s.passage())) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * {@code ranked} (at most {@code topK}, best first) with {@code page} at rank {@code atMost} at the latest: moved
+     * up from below it, or let in from outside with the score of the passage it displaces (so that scores still
+     * descend), the last one dropping out past {@code topK}. The same list when the page already ranks there, or when {@code
+     * topK} is shorter than {@code atMost} (a page is placed only within what was asked for).
+     */
+    static List<Retrieval.Scored> placed(List<Retrieval.Scored> ranked, int page, double score, int atMost, int topK) {
+        int at = -1;
+        for (int i = 0; i < ranked.size(); i++) {
+            if (ranked.get(i).passage() == page) {
+                at = i;
+            }
+        }
+        if ((at >= 0 && at < atMost) || atMost > topK) {
+            return ranked;
+        }
+        List<Retrieval.Scored> out = new ArrayList<>(ranked);
+        if (at >= 0) {
+            out.remove(at);
+        }
+        int to = Math.min(atMost - 1, out.size());
+        double s = to < out.size() ? Math.max(score, out.get(to).score()) : score;
+        out.add(to, new Retrieval.Scored(page, s));
+        return out.size() > topK ? List.copyOf(out.subList(0, topK)) : out;
+    }
+
     /** The query's vector plus the entity's, normalized: the question anchored on the entity without the model. */
     private static float[] composed(float[] query, float[] entity) {
         if (entity == null || entity.length != query.length) {

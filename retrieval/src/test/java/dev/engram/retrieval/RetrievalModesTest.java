@@ -545,6 +545,76 @@ class RetrievalModesTest {
     }
 
     @Test
+    void aBridgesOwnPageIsAPassageLinkedToItOfADocumentTitledByItsName() {
+        MemoryGraph g = graph();
+        int saha = g.entityNames.indexOf("Swapan Saha");
+        int agni = g.entityNames.indexOf("Agni");
+        int spring = g.entityNames.indexOf("spring");
+        // Saha is linked to p0 (titled Agni) and p1 (titled Swapan Saha); spring only to p2, titled Rivers
+        assertThat(Bridge.pages(g, List.of(spring, saha, agni)))
+                .extracting(i -> g.passage(i).id())
+                .containsExactly("p1", "p0");
+        assertThat(Bridge.pages(g, List.of(spring))).isEmpty();
+        assertThat(Bridge.withoutAside("Rottweil (town)")).isEqualTo("Rottweil");
+        assertThat(Bridge.withoutAside("  A (b) c ")).isEqualTo("A (b) c");
+        assertThat(Bridge.withoutAside("(1966)")).isEqualTo("(1966)");
+        assertThat(Bridge.withoutAside(null)).isEmpty();
+        // the pages lead the second hop's ranking, the rest keeps its order
+        List<Retrieval.Scored> second = List.of(new Retrieval.Scored(0, 0.9), new Retrieval.Scored(1, 0.8));
+        assertThat(Bridge.leading(List.of(1), second))
+                .extracting(Retrieval.Scored::passage)
+                .containsExactly(1, 0);
+        assertThat(Bridge.leading(List.of(), second)).isSameAs(second);
+    }
+
+    @Test
+    void aBridgesPageIsPlacedByTheRankItMayTakeAtTheLatestAndScoresStillDescend() {
+        List<Retrieval.Scored> ranked = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            ranked.add(new Retrieval.Scored(i, 10 - i)); // passages 0..5 scored 10..5
+        }
+        // from outside: it takes the fifth place with the score of the passage it displaces; the last drops out
+        List<Retrieval.Scored> in = Bridge.placed(ranked, 9, 1.0, 5, 6);
+        assertThat(in).extracting(Retrieval.Scored::passage).containsExactly(0, 1, 2, 3, 9, 4);
+        assertThat(in.get(4).score()).isEqualTo(6.0);
+        // from below: moved up
+        assertThat(Bridge.placed(ranked, 5, 5.0, 5, 6))
+                .extracting(Retrieval.Scored::passage)
+                .containsExactly(0, 1, 2, 3, 5, 4);
+        // already there, or placed only within what was asked for: unchanged
+        assertThat(Bridge.placed(ranked, 1, 9.0, 5, 6)).isSameAs(ranked);
+        assertThat(Bridge.placed(ranked.subList(0, 3), 9, 1.0, 5, 3)).isEqualTo(ranked.subList(0, 3));
+        // a list shorter than the rank: appended
+        assertThat(Bridge.placed(ranked.subList(0, 2), 9, 1.0, 5, 5))
+                .extracting(Retrieval.Scored::passage)
+                .containsExactly(0, 1, 9);
+        for (List<Retrieval.Scored> r : List.of(in, Bridge.placed(ranked, 5, 5.0, 2, 6))) {
+            for (int i = 1; i < r.size(); i++) {
+                assertThat(r.get(i).score()).isLessThanOrEqualTo(r.get(i - 1).score());
+            }
+        }
+    }
+
+    @Test
+    void hybridPlacesTheStrongestBridgesOwnPageAndSaysSo() {
+        Retrieval.Mode m = Retrieval.mode("hybrid");
+        MemoryGraph g = graph();
+        Retrieval.Query query = Retrieval.Query.of("When was the director of Agni born?", QUERY, t -> QUERY)
+                .withEntities(new int[] {0});
+
+        Retrieval.Result first = m.retrieve(g, query, Retrieval.params(m, Map.of("bridge_page", 1.0)), 4);
+        Retrieval.Result off = m.retrieve(g, query, Retrieval.params(m, Map.of("bridge_page", 0.0)), 4);
+
+        assertThat(first.explanation().get("bridges")).isEqualTo(List.of("Swapan Saha"));
+        assertThat(rankOf(g, first, "p1")).isZero();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> page = (Map<String, Object>) first.explanation().get("bridge_page");
+        assertThat(page).containsEntry("title", "Swapan Saha").containsEntry("at_most", 1);
+        assertThat(page.get("placed")).isEqualTo(rankOf(g, off, "p1") > 0);
+        assertThat(off.explanation()).doesNotContainKey("bridge_page");
+    }
+
+    @Test
     void hybridFusesComosRankingAsAStreamOnlyWhenAskedTo() {
         Retrieval.Mode m = Retrieval.mode("hybrid");
         Retrieval.Mode como = Retrieval.mode("como");
