@@ -170,7 +170,8 @@ public final class MemoryGraph {
         }
 
         public String title() {
-            return texts().title();
+            // the title alone: a passage's text and memory are not decoded to read it (the bridge step reads titles)
+            return onHeap != null ? onHeap.title() : PackedStrings.get(arena.bytes(handle), 0);
         }
 
         public List<String> headings() {

@@ -53,6 +53,30 @@ public final class PackedStrings {
         return Collections.unmodifiableList(out);
     }
 
+    /**
+     * The string at {@code index} alone (null for a null one), the ones before it skipped without being decoded.
+     *
+     * @throws IndexOutOfBoundsException when the list is shorter
+     * @throws IllegalArgumentException when the bytes are cut short
+     */
+    public static String get(byte[] packed, int index) {
+        int[] at = {0};
+        int count = next(packed, at);
+        if (index < 0 || index >= count) {
+            throw new IndexOutOfBoundsException("string " + index + " of " + count);
+        }
+        for (int i = 0; ; i++) {
+            int n = next(packed, at);
+            if (n > 0 && n - 1 > packed.length - at[0]) {
+                throw new IllegalArgumentException("packed strings cut short: a string of " + (n - 1) + " bytes");
+            }
+            if (i == index) {
+                return n == 0 ? null : new String(packed, at[0], n - 1, StandardCharsets.UTF_8);
+            }
+            at[0] += Math.max(0, n - 1);
+        }
+    }
+
     private static int next(byte[] in, int[] at) {
         try {
             return VarInts.get(in, at);

@@ -16,6 +16,13 @@ class PackedStringsTest {
                 Arrays.asList("", null, "Zürich 東京 🙂", "x".repeat(127), "y".repeat(128), "z".repeat(20_000), null));
         assertThat(PackedStrings.unpack(PackedStrings.pack(strings))).isEqualTo(strings);
         assertThat(PackedStrings.unpack(PackedStrings.pack(List.of()))).isEmpty();
+        byte[] packed = PackedStrings.pack(strings);
+        for (int i = 0; i < strings.size(); i++) {
+            assertThat(PackedStrings.get(packed, i)).isEqualTo(strings.get(i));
+        }
+        assertThatThrownBy(() -> PackedStrings.get(packed, strings.size()))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> PackedStrings.get(packed, -1)).isInstanceOf(IndexOutOfBoundsException.class);
     }
 
     @Test
@@ -25,5 +32,9 @@ class PackedStringsTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> PackedStrings.unpack(Arrays.copyOf(packed, packed.length - 1)))
                 .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> PackedStrings.get(Arrays.copyOf(packed, packed.length - 1), 1))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(PackedStrings.get(Arrays.copyOf(packed, packed.length - 1), 0))
+                .isEqualTo("hello");
     }
 }
