@@ -1,6 +1,8 @@
 package dev.engram.retrieval;
 
 import dev.engram.schemas.EntityType;
+import dev.engram.schemas.UnicodeText;
+import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -85,23 +87,31 @@ final class Bridge {
     }
 
     /**
-     * The passages that are each cue's own page, in cue order: linked to it, and of a document whose title is its name
-     * (ignoring case and a closing parenthetical aside: "Rottweil" has the page titled "Rottweil" or "Rottweil
-     * (town)"). An encyclopedia's article, a manual's page on a component; a conversation's turns have none. At most
-     * {@code maxDegree} titles read per cue, as a cue has at most that many passages.
+     * The own pages of the first of {@code cues} (the strongest) that has any: the passages linked to it whose document's
+     * title is its name, both in their {@link #loose} form and without a closing parenthetical aside ("Rottweil" has
+     * the page titled "Rottweil" or "Rottweil (town)", "Rank Organisation" the page "The Rank Organisation"). An
+     * encyclopedia's article, a manual's page on a component, in as many passages as the document has; a conversation's
+     * turns have none. Reads the titles of the cues' linked passages, which are at most the bridge step's maximum
+     * degree each.
      */
     static List<Integer> pages(MemoryGraph g, List<Integer> cues) {
-        List<Integer> out = new ArrayList<>();
         for (int cue : cues) {
-            String name = g.entityNames.get(cue).strip();
+            String name = loose(withoutAside(g.entityNames.get(cue)));
+            if (name.isEmpty()) {
+                continue; // no title names it (an untitled passage reads as "")
+            }
+            List<Integer> out = new ArrayList<>();
             for (int passage : g.entityPassages[cue]) {
                 if (!out.contains(passage)
-                        && name.equalsIgnoreCase(withoutAside(g.passage(passage).title()))) {
+                        && name.equals(loose(withoutAside(g.passage(passage).title())))) {
                     out.add(passage);
                 }
             }
+            if (!out.isEmpty()) {
+                return out;
+            }
         }
-        return out;
+        return List.of();
     }
 
     /** A title without the parenthetical aside that closes it: "Rottweil (town)" is "Rottweil". */
@@ -113,6 +123,24 @@ final class Bridge {
         int open = t.endsWith(")") ? t.lastIndexOf(" (") : -1;
         return open > 0 ? t.substring(0, open).strip() : t;
     }
+
+    /**
+     * A name's loose form, normalized as entity resolution normalizes names: compatibility decomposition, marks
+     * dropped, lower case, every run of characters that are neither letters nor numbers one space, a leading article
+     * dropped ("The Rank Organisation" is "rank organisation", "Aschenbrödel" is "aschenbrodel", "AC/DC" is "ac dc").
+     */
+    static String loose(String name) {
+        String n = UnicodeText.withoutMarks(Normalizer.normalize(name, Normalizer.Form.NFKD));
+        n = UnicodeText.spacedWords(n.toLowerCase(Locale.ROOT)).strip();
+        for (String article : ARTICLES) {
+            if (n.startsWith(article) && n.length() > article.length()) {
+                return n.substring(article.length());
+            }
+        }
+        return n;
+    }
+
+    private static final List<String> ARTICLES = List.of("the ", "a ", "an ");
 
     /** The second hop's ranking with {@code pages} first, in their order, and the rest as it was. */
     static List<Retrieval.Scored> leading(List<Integer> pages, List<Retrieval.Scored> ranking) {
@@ -133,27 +161,36 @@ final class Bridge {
     }
 
     /**
-     * {@code ranked} (at most {@code topK}, best first) with {@code page} at rank {@code atMost} at the latest: moved
-     * up from below it, or let in from outside with the score of the passage it displaces (so that scores still
-     * descend), the last one dropping out past {@code topK}. The same list when the page already ranks there, or when {@code
-     * topK} is shorter than {@code atMost} (a page is placed only within what was asked for).
+     * {@code ranked} (at most {@code topK}, best first) with one of {@code pages} (the passages of one page) at rank
+     * {@code atMost} at the latest: unchanged when one of them already ranks there; else the one the fusion scored
+     * best ({@code scores}) is moved up from below, or let in from outside with the score of the passage it displaces
+     * (so that scores still descend), the last one dropping out past {@code topK}. Unchanged too when {@code topK} is
+     * shorter than {@code atMost}.
      */
-    static List<Retrieval.Scored> placed(List<Retrieval.Scored> ranked, int page, double score, int atMost, int topK) {
-        int at = -1;
-        for (int i = 0; i < ranked.size(); i++) {
-            if (ranked.get(i).passage() == page) {
-                at = i;
-            }
-        }
-        if ((at >= 0 && at < atMost) || atMost > topK) {
+    static List<Retrieval.Scored> placed(
+            List<Retrieval.Scored> ranked, List<Integer> pages, double[] scores, int atMost, int topK) {
+        if (pages.isEmpty() || atMost > topK) {
             return ranked;
         }
+        for (int i = 0; i < Math.min(atMost, ranked.size()); i++) {
+            if (pages.contains(ranked.get(i).passage())) {
+                return ranked;
+            }
+        }
+        int page = pages.get(0);
+        for (int p : pages) {
+            if (scores[p] > scores[page]) {
+                page = p;
+            }
+        }
         List<Retrieval.Scored> out = new ArrayList<>(ranked);
-        if (at >= 0) {
-            out.remove(at);
+        for (int i = out.size() - 1; i >= 0; i--) {
+            if (out.get(i).passage() == page) {
+                out.remove(i);
+            }
         }
         int to = Math.min(atMost - 1, out.size());
-        double s = to < out.size() ? Math.max(score, out.get(to).score()) : score;
+        double s = to < out.size() ? Math.max(scores[page], out.get(to).score()) : scores[page];
         out.add(to, new Retrieval.Scored(page, s));
         return out.size() > topK ? List.copyOf(out.subList(0, topK)) : out;
     }

@@ -12,14 +12,14 @@ import java.util.Set;
  * the CogitoRAG diffusion ranking (structure: facts and named entities spreading over the passage–entity graph), the
  * dense ranking (meaning), BM25 (exact words and rare names), and then the second hop of a multi-hop question: the
  * {@code bridges} entities that the {@code bridge_from} best fused passages name and the question does not ({@link
- * Bridge}), each probed as the question anchored on it, and the strongest bridge's own page (the passage of a document
- * titled by its name) placed at rank {@code bridge_page} at the latest. Each stream contributes {@code weight / (rrf_k
- * + rank)} for its top {@code depth} passages. The cogito parameters apply to its stream. The dense stream reads each
- * passage in its context ({@link InContext}): {@code context} times its best neighbour's similarity is added to its
- * own. A question that names a time ("on 16 June, 2023", "the week before August 3, 2023"; {@link QuestionTime}) adds
- * one more stream, weighted {@code w_time}: the passages whose event time falls in it, by meaning ({@link InTime}).
- * With {@code w_como} above 0 (off by default: it about doubles the latency, docs/evaluation.md), the {@code como}
- * mode's ranking is one more stream.
+ * Bridge}), each probed as the question anchored on it, and the own page (a passage of a document titled by its name)
+ * of the strongest bridge that has one placed at rank {@code bridge_page} at the latest. Each stream contributes {@code
+ * weight / (rrf_k + rank)} for its top {@code depth} passages. The cogito parameters apply to its stream. The dense
+ * stream reads each passage in its context ({@link InContext}): {@code context} times its best neighbour's similarity
+ * is added to its own. A question that names a time ("on 16 June, 2023", "the week before August 3, 2023"; {@link
+ * QuestionTime}) adds one more stream, weighted {@code w_time}: the passages whose event time falls in it, by meaning
+ * ({@link InTime}). With {@code w_como} above 0 (off by default: it about doubles the latency, docs/evaluation.md), the
+ * {@code como} mode's ranking is one more stream.
  */
 final class HybridMode implements Retrieval.Mode {
 
@@ -30,8 +30,8 @@ final class HybridMode implements Retrieval.Mode {
     static final double CONTEXT = 0.1;
 
     /**
-     * The rank the strongest bridge's own page is placed at, at the latest ({@link Bridge#placed}); chosen by
-     * leave-one-set-out over the dev sets (docs/evaluation.md), where 3, 4 and 5 gave the same Recall@5.
+     * The rank the own page of the strongest bridge that has one is placed at, at the latest ({@link Bridge#placed});
+     * chosen by leave-one-set-out over the dev sets (docs/evaluation.md), where 3, 4 and 5 gave the same Recall@5.
      */
     static final int BRIDGE_PAGE = 5;
 
@@ -110,7 +110,8 @@ final class HybridMode implements Retrieval.Mode {
             // como's ranking with its own defaults (its rrf_k and with_dense would collide with hybrid's and cogito's),
             // by the registered mode, whose episodic windows per snapshot are computed once for both
             Retrieval.Mode como = Retrieval.mode("como");
-            Retrieval.Result m = como.retrieve(g, q, new Retrieval.Params(como.defaults()), depth);
+            // its evidence-only form, also with an LLM configured: a stream of the fusion makes no LLM calls
+            Retrieval.Result m = como.retrieve(g, q.withReasoner(null), new Retrieval.Params(como.defaults()), depth);
             reached += addStream(fused, m.ranked(), p.get("w_como"), k);
             explain.put("como", m.explanation());
         }
@@ -120,7 +121,7 @@ final class HybridMode implements Retrieval.Mode {
             explain.put("time", InTime.explain(g, window));
         }
         int probes = p.integer("bridges");
-        int page = -1; // the strongest bridge's own page, when it has one
+        List<Integer> pages = List.of(); // the strongest bridge's own page, when one has any
         if (probes > 0) {
             Set<Integer> named = new HashSet<>();
             for (int e : q.entities()) {
@@ -131,8 +132,7 @@ final class HybridMode implements Retrieval.Mode {
             List<Retrieval.Scored> second =
                     Retrieval.ranked(Bridge.secondHop(g, q, cues, depth, p.get("bridge_probe") > 0), depth);
             if (p.integer("bridge_page") > 0) {
-                List<Integer> pages = Bridge.pages(g, cues);
-                page = pages.isEmpty() ? -1 : pages.get(0);
+                pages = Bridge.pages(g, cues);
                 second = Bridge.leading(pages, second);
             }
             reached += addStream(fused, second, p.get("w_bridge"), k);
@@ -143,17 +143,13 @@ final class HybridMode implements Retrieval.Mode {
         explain.put("bm25_terms", b.explanation().get("terms"));
         explain.put("fused_candidates", reached);
         List<Retrieval.Scored> out = Retrieval.ranked(fused, Math.min(topK, reached));
-        if (page >= 0) {
-            List<Retrieval.Scored> placed = Bridge.placed(out, page, fused[page], p.integer("bridge_page"), topK);
-            explain.put(
-                    "bridge_page",
-                    Map.of(
-                            "title",
-                            g.passage(page).title(),
-                            "placed",
-                            placed != out,
-                            "at_most",
-                            p.integer("bridge_page")));
+        if (!pages.isEmpty()) {
+            List<Retrieval.Scored> placed = Bridge.placed(out, pages, fused, p.integer("bridge_page"), topK);
+            Map<String, Object> page = new LinkedHashMap<>();
+            page.put("title", g.passage(pages.get(0)).title());
+            page.put("placed", placed != out);
+            page.put("at_most", p.integer("bridge_page"));
+            explain.put("bridge_page", page);
             out = placed;
         }
         return new Retrieval.Result(out, explain);

@@ -181,7 +181,7 @@ final class KnownVectors {
             arenas = Arrays.copyOf(arenas, capacity);
             handles = Arrays.copyOf(handles, capacity);
             int table = Integer.highestOneBit(2 * capacity - 1) << 1;
-            if (slots.length < table || slots.length > 2 * table) {
+            if (slots.length != table) {
                 slots = new int[table];
                 for (int p = 0; p < size; p++) {
                     slots[free(keys[p])] = p + 1;

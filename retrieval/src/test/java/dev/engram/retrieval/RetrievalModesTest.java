@@ -550,15 +550,24 @@ class RetrievalModesTest {
         int saha = g.entityNames.indexOf("Swapan Saha");
         int agni = g.entityNames.indexOf("Agni");
         int spring = g.entityNames.indexOf("spring");
-        // Saha is linked to p0 (titled Agni) and p1 (titled Swapan Saha); spring only to p2, titled Rivers
+        // Saha is linked to p0 (titled Agni) and p1 (titled Swapan Saha); spring only to p2, titled Rivers: the pages
+        // of the first cue that has any
         assertThat(Bridge.pages(g, List.of(spring, saha, agni)))
                 .extracting(i -> g.passage(i).id())
-                .containsExactly("p1", "p0");
+                .containsExactly("p1");
+        assertThat(Bridge.pages(g, List.of(agni, saha)))
+                .extracting(i -> g.passage(i).id())
+                .containsExactly("p0");
         assertThat(Bridge.pages(g, List.of(spring))).isEmpty();
         assertThat(Bridge.withoutAside("Rottweil (town)")).isEqualTo("Rottweil");
         assertThat(Bridge.withoutAside("  A (b) c ")).isEqualTo("A (b) c");
         assertThat(Bridge.withoutAside("(1966)")).isEqualTo("(1966)");
         assertThat(Bridge.withoutAside(null)).isEmpty();
+        assertThat(Bridge.loose(" The Rank Organisation")).isEqualTo("rank organisation");
+        assertThat(Bridge.loose("Aschenbrödel")).isEqualTo(Bridge.loose("ASCHENBRODEL"));
+        assertThat(Bridge.loose("AC/DC")).isEqualTo("ac dc");
+        assertThat(Bridge.loose("The")).isEqualTo("the"); // an article alone is a name
+        assertThat(Bridge.loose("Theodor")).isEqualTo("theodor");
         // the pages lead the second hop's ranking, the rest keeps its order
         List<Retrieval.Scored> second = List.of(new Retrieval.Scored(0, 0.9), new Retrieval.Scored(1, 0.8));
         assertThat(Bridge.leading(List.of(1), second))
@@ -568,30 +577,55 @@ class RetrievalModesTest {
     }
 
     @Test
+    void aPageIsFoundInTheLooseFormOfItsTitleAndItsNameWithoutAsides() {
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
+        int p0 = b.passage(passage("p0", "Novair", "Novair is part of the Rank Organisation."), unit(1, 0, 0));
+        int p1 = b.passage(passage("p1", "The Rank Organisation", "The Rank Organisation was ..."), unit(0, 1, 0));
+        int p2 = b.passage(passage("p2", "Rottweil (town)", "Rottweil is a town."), unit(0, 0, 1));
+        int rank = b.entity("e-rank", "Rank Organisation");
+        int rottweil = b.entity("e-rottweil", "Rottweil (town)");
+        b.link(rank, p0);
+        b.link(rank, p1);
+        b.link(rottweil, p2);
+        MemoryGraph g = b.build();
+        assertThat(Bridge.pages(g, List.of(rank))).containsExactly(p1);
+        assertThat(Bridge.pages(g, List.of(rottweil))).containsExactly(p2);
+    }
+
+    @Test
     void aBridgesPageIsPlacedByTheRankItMayTakeAtTheLatestAndScoresStillDescend() {
         List<Retrieval.Scored> ranked = new ArrayList<>();
+        double[] scores = new double[12];
         for (int i = 0; i < 6; i++) {
             ranked.add(new Retrieval.Scored(i, 10 - i)); // passages 0..5 scored 10..5
+            scores[i] = 10 - i;
         }
-        // from outside: it takes the fifth place with the score of the passage it displaces; the last drops out
-        List<Retrieval.Scored> in = Bridge.placed(ranked, 9, 1.0, 5, 6);
-        assertThat(in).extracting(Retrieval.Scored::passage).containsExactly(0, 1, 2, 3, 9, 4);
+        scores[9] = 1;
+        scores[10] = 2;
+        // from outside: the page's passage the fusion scored best takes the fifth place, with the score of the passage
+        // it displaces; the last drops out
+        List<Retrieval.Scored> in = Bridge.placed(ranked, List.of(9, 10), scores, 5, 6);
+        assertThat(in).extracting(Retrieval.Scored::passage).containsExactly(0, 1, 2, 3, 10, 4);
         assertThat(in.get(4).score()).isEqualTo(6.0);
         // from below: moved up
-        assertThat(Bridge.placed(ranked, 5, 5.0, 5, 6))
+        assertThat(Bridge.placed(ranked, List.of(5), scores, 5, 6))
                 .extracting(Retrieval.Scored::passage)
                 .containsExactly(0, 1, 2, 3, 5, 4);
-        // already there, or placed only within what was asked for: unchanged
-        assertThat(Bridge.placed(ranked, 1, 9.0, 5, 6)).isSameAs(ranked);
-        assertThat(Bridge.placed(ranked.subList(0, 3), 9, 1.0, 5, 3)).isEqualTo(ranked.subList(0, 3));
+        // a passage of the page already there, or placed only within what was asked for: unchanged
+        assertThat(Bridge.placed(ranked, List.of(9, 1), scores, 5, 6)).isSameAs(ranked);
+        assertThat(Bridge.placed(ranked.subList(0, 3), List.of(9), scores, 5, 3))
+                .isEqualTo(ranked.subList(0, 3));
+        assertThat(Bridge.placed(ranked, List.of(), scores, 5, 6)).isSameAs(ranked);
         // a list shorter than the rank: appended
-        assertThat(Bridge.placed(ranked.subList(0, 2), 9, 1.0, 5, 5))
+        assertThat(Bridge.placed(ranked.subList(0, 2), List.of(9), scores, 5, 5))
                 .extracting(Retrieval.Scored::passage)
                 .containsExactly(0, 1, 9);
-        for (List<Retrieval.Scored> r : List.of(in, Bridge.placed(ranked, 5, 5.0, 2, 6))) {
+        for (List<Retrieval.Scored> r : List.of(in, Bridge.placed(ranked, List.of(5), scores, 2, 6))) {
             for (int i = 1; i < r.size(); i++) {
                 assertThat(r.get(i).score()).isLessThanOrEqualTo(r.get(i - 1).score());
             }
+            assertThat(r.stream().map(Retrieval.Scored::passage).distinct().count())
+                    .isEqualTo(r.size());
         }
     }
 
