@@ -1,8 +1,7 @@
 package dev.engram.retrieval;
 
 import dev.engram.schemas.EntityType;
-import dev.engram.schemas.UnicodeText;
-import java.text.Normalizer;
+import dev.engram.schemas.NormalizedNames;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -87,23 +86,24 @@ final class Bridge {
     }
 
     /**
-     * The own pages of the first of {@code cues} (the strongest) that has any: the passages linked to it whose document's
-     * title is its name, both in their {@link #loose} form and without a closing parenthetical aside ("Rottweil" has
-     * the page titled "Rottweil" or "Rottweil (town)", "Rank Organisation" the page "The Rank Organisation"). An
-     * encyclopedia's article, a manual's page on a component, in as many passages as the document has; a conversation's
-     * turns have none. Reads the titles of the cues' linked passages, which are at most the bridge step's maximum
-     * degree each.
+     * The own pages of the first of {@code cues} (the strongest) that has any: the passages linked to it whose
+     * document's title is its name, both in their normalized form ({@link NormalizedNames}, as entity resolution keys
+     * names) and without a closing parenthetical aside ("Rottweil" has the page titled "Rottweil" or "Rottweil (town)",
+     * "Rank Organisation" the page "The Rank Organisation"). An encyclopedia's article, a manual's page on a component,
+     * in as many passages as the document has; a conversation's turns have none. Reads the titles of the cues' linked
+     * passages, which are at most the bridge step's maximum degree each.
      */
     static List<Integer> pages(MemoryGraph g, List<Integer> cues) {
         for (int cue : cues) {
-            String name = loose(withoutAside(g.entityNames.get(cue)));
+            String name = NormalizedNames.of(withoutAside(g.entityNames.get(cue)));
             if (name.isEmpty()) {
                 continue; // no title names it (an untitled passage reads as "")
             }
             List<Integer> out = new ArrayList<>();
             for (int passage : g.entityPassages[cue]) {
                 if (!out.contains(passage)
-                        && name.equals(loose(withoutAside(g.passage(passage).title())))) {
+                        && name.equals(NormalizedNames.of(
+                                withoutAside(g.passage(passage).title())))) {
                     out.add(passage);
                 }
             }
@@ -123,24 +123,6 @@ final class Bridge {
         int open = t.endsWith(")") ? t.lastIndexOf(" (") : -1;
         return open > 0 ? t.substring(0, open).strip() : t;
     }
-
-    /**
-     * A name's loose form, normalized as entity resolution normalizes names: compatibility decomposition, marks
-     * dropped, lower case, every run of characters that are neither letters nor numbers one space, a leading article
-     * dropped ("The Rank Organisation" is "rank organisation", "Aschenbrödel" is "aschenbrodel", "AC/DC" is "ac dc").
-     */
-    static String loose(String name) {
-        String n = UnicodeText.withoutMarks(Normalizer.normalize(name, Normalizer.Form.NFKD));
-        n = UnicodeText.spacedWords(n.toLowerCase(Locale.ROOT)).strip();
-        for (String article : ARTICLES) {
-            if (n.startsWith(article) && n.length() > article.length()) {
-                return n.substring(article.length());
-            }
-        }
-        return n;
-    }
-
-    private static final List<String> ARTICLES = List.of("the ", "a ", "an ");
 
     /** The second hop's ranking with {@code pages} first, in their order, and the rest as it was. */
     static List<Retrieval.Scored> leading(List<Integer> pages, List<Retrieval.Scored> ranking) {

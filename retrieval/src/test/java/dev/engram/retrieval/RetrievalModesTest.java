@@ -563,11 +563,6 @@ class RetrievalModesTest {
         assertThat(Bridge.withoutAside("  A (b) c ")).isEqualTo("A (b) c");
         assertThat(Bridge.withoutAside("(1966)")).isEqualTo("(1966)");
         assertThat(Bridge.withoutAside(null)).isEmpty();
-        assertThat(Bridge.loose(" The Rank Organisation")).isEqualTo("rank organisation");
-        assertThat(Bridge.loose("Aschenbrödel")).isEqualTo(Bridge.loose("ASCHENBRODEL"));
-        assertThat(Bridge.loose("AC/DC")).isEqualTo("ac dc");
-        assertThat(Bridge.loose("The")).isEqualTo("the"); // an article alone is a name
-        assertThat(Bridge.loose("Theodor")).isEqualTo("theodor");
         // the pages lead the second hop's ranking, the rest keeps its order
         List<Retrieval.Scored> second = List.of(new Retrieval.Scored(0, 0.9), new Retrieval.Scored(1, 0.8));
         assertThat(Bridge.leading(List.of(1), second))

@@ -2,12 +2,10 @@ package dev.engram.stores;
 
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.Extraction;
-import dev.engram.schemas.UnicodeText;
-import java.text.Normalizer;
+import dev.engram.schemas.NormalizedNames;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -82,60 +80,9 @@ public final class EntityNames {
         return out;
     }
 
+    /** The normalized form of a name ({@link NormalizedNames#of}): what makes a surface entity. */
     public static String normalize(String name) {
-        String ascii = normalizeAscii(name);
-        return ascii != null ? ascii : normalizeUnicode(name);
-    }
-
-    /**
-     * {@link #normalize} of a name of ASCII characters only, in one pass without a regular expression (names are
-     * normalized for every mention a snapshot or the memory step reads); null for any other name.
-     */
-    static String normalizeAscii(String name) {
-        StringBuilder out = new StringBuilder(name.length());
-        boolean gap = false;
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (c >= 0x80) {
-                return null;
-            }
-            boolean word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-            if (c >= 'A' && c <= 'Z') {
-                c = (char) (c + ('a' - 'A'));
-                word = true;
-            }
-            if (!word) {
-                gap = true; // a run of anything else is one space, none at either end
-            } else {
-                if (gap && !out.isEmpty()) {
-                    out.append(' ');
-                }
-                gap = false;
-                out.append(c);
-            }
-        }
-        String s = out.toString();
-        for (String article : ARTICLES) {
-            if (s.startsWith(article) && s.length() > article.length()) {
-                return s.substring(article.length());
-            }
-        }
-        return s;
-    }
-
-    private static final String[] ARTICLES = {"the ", "a ", "an "};
-
-    /** Compatibility decomposition, marks dropped, then as {@link #normalizeAscii}. */
-    static String normalizeUnicode(String name) {
-        String s = UnicodeText.withoutMarks(Normalizer.normalize(name, Normalizer.Form.NFKD));
-        s = UnicodeText.spacedWords(s.toLowerCase(Locale.ROOT)).strip();
-        for (String article : ARTICLES) {
-            if (s.startsWith(article)) {
-                String without = s.substring(article.length());
-                return without.isEmpty() ? s : without;
-            }
-        }
-        return s;
+        return NormalizedNames.of(name);
     }
 
     /** The type classes that may hold the same referent: unknown ({@code OTHER}) goes with any. */

@@ -1,4 +1,4 @@
-package dev.engram.stores;
+package dev.engram.schemas;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,7 +6,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /** Normalized names: the one-pass form of ASCII names is exactly the general one. */
-class EntityNamesTest {
+class NormalizedNamesTest {
 
     @Test
     void asciiNamesNormalizeAsTheGeneralFormDoes() {
@@ -26,21 +26,21 @@ class EntityNamesTest {
                 }
             }
             String s = name.toString();
-            assertThat(EntityNames.normalize(s)).as(s).isEqualTo(EntityNames.normalizeUnicode(s));
+            assertThat(NormalizedNames.of(s)).as(s).isEqualTo(NormalizedNames.unicode(s));
         }
     }
 
     @Test
     void namesBeyondAsciiTakeTheGeneralForm() {
-        assertThat(EntityNames.normalizeAscii("Gödel")).isNull();
-        assertThat(EntityNames.normalize("  The Gödel–Escher, Bach ")).isEqualTo("godel escher bach");
-        assertThat(EntityNames.normalize("ﬁnal")).isEqualTo("final"); // a compatibility ligature
-        assertThat(EntityNames.normalize("The")).isEqualTo("the");
-        assertThat(EntityNames.normalize("the  Beatles!")).isEqualTo("beatles");
-        assertThat(EntityNames.normalize("An")).isEqualTo("an");
-        assertThat(EntityNames.normalize("...")).isEmpty();
+        assertThat(NormalizedNames.ascii("Gödel")).isNull();
+        assertThat(NormalizedNames.of("  The Gödel–Escher, Bach ")).isEqualTo("godel escher bach");
+        assertThat(NormalizedNames.of("ﬁnal")).isEqualTo("final"); // a compatibility ligature
+        assertThat(NormalizedNames.of("The")).isEqualTo("the");
+        assertThat(NormalizedNames.of("the  Beatles!")).isEqualTo("beatles");
+        assertThat(NormalizedNames.of("An")).isEqualTo("an");
+        assertThat(NormalizedNames.of("...")).isEmpty();
         // scripts newer than some regular-expression engines' tables are letters all the same
-        assertThat(EntityNames.normalize("Sequoyah ᏍᏏᏉᏯ")).isEqualTo("sequoyah ꮝꮟꮙꮿ");
-        assertThat(EntityNames.normalize("𞤀𞤣𞤤𞤢𞤥")).isNotEmpty();
+        assertThat(NormalizedNames.of("Sequoyah ᏍᏏᏉᏯ")).isEqualTo("sequoyah ꮝꮟꮙꮿ");
+        assertThat(NormalizedNames.of("𞤀𞤣𞤤𞤢𞤥")).isNotEmpty();
     }
 }
