@@ -51,7 +51,12 @@ final class CopyEmbedder implements Embedder {
             return known;
         }
         float[] v = known.clone();
-        SplittableRandom noise = new SplittableRandom(text.hashCode());
+        perturb(v, new SplittableRandom(text.hashCode()));
+        return v;
+    }
+
+    /** {@code v} moved by seeded Gaussian noise (cosine about 0.95 to where it was) and normalized again, in place. */
+    static void perturb(float[] v, SplittableRandom noise) {
         double sigma = 0.33 / Math.sqrt(v.length);
         double norm = 0;
         for (int i = 0; i < v.length; i++) {
@@ -62,7 +67,6 @@ final class CopyEmbedder implements Embedder {
         for (int i = 0; i < v.length; i++) {
             v[i] *= inv;
         }
-        return v;
     }
 
     private static double gaussian(SplittableRandom r) {

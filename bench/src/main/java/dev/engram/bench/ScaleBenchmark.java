@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * Query latency against the size of one namespace, from a thousand passages to a hundred thousand, on one instance with
@@ -53,9 +54,13 @@ import org.apache.kafka.clients.producer.KafkaProducer;
  *   <li>at each size: heap after a collection, resident memory, and the state directory's size (RocksDB).
  * </ol>
  *
+ * With {@code --replay true} the copies are not read and understood: their understandings are made from the recorded
+ * understandings of the base documents ({@link UnderstandingReplay}, which says what that skips) and sent to the
+ * understandings topic, so that the namespace grows as fast as the memory step takes them.
+ *
  * Usage: {@code ScaleBenchmark [--replot RESULTS.json --plot FILE.png] [--data DIR,DIR]
  * [--sizes 1000,10000,30000,100000] [--queries 50] [--rounds 1]
- * [--ask-per-second 1] [--modes dense,cogito,cogito:push_epsilon=1e-5,...] [--out FILE] [--plot FILE.png]}; a mode with
+ * [--ask-per-second 1] [--replay true] [--modes dense,cogito,cogito:push_epsilon=1e-5,...] [--out FILE] [--plot FILE.png]}; a mode with
  * parameters is timed as a variant of its own, side by side with the others.
  */
 public final class ScaleBenchmark {
@@ -76,6 +81,7 @@ public final class ScaleBenchmark {
                 "--plot",
                 "--port",
                 "--queries",
+                "--replay",
                 "--replot",
                 "--rounds",
                 "--sizes");
@@ -107,6 +113,9 @@ public final class ScaleBenchmark {
                 : MODES;
         modes.forEach(Retrieval.Variant::parse); // fail before the ingest on an unknown mode or parameter
         double askPerSecond = Double.parseDouble(opts.getOrDefault("--ask-per-second", "1"));
+        // copies after the first made from the recorded understandings of the base documents, not read and understood
+        // again (UnderstandingReplay says what that skips)
+        boolean replay = Boolean.parseBoolean(opts.getOrDefault("--replay", "false"));
 
         List<JsonNode> base = new ArrayList<>();
         List<String> questions = new ArrayList<>();
@@ -139,6 +148,7 @@ public final class ScaleBenchmark {
         result.put("queries_per_mode", asked.size() * rounds);
         result.put("questions", asked.size());
         result.put("rounds", rounds);
+        result.put("copies", replay ? "replayed understandings of the base documents" : "read and understood");
         List<Map<String, Object>> bySize = new ArrayList<>();
         List<Map<String, Object>> underIngest = new ArrayList<>();
         List<Map<String, Object>> queryEmbedding = new ArrayList<>();
@@ -155,6 +165,8 @@ public final class ScaleBenchmark {
                 KafkaProducer<String, byte[]> producer = Corpus.producer(broker.bootstrapServers())) {
             String baseUrl = "http://localhost:" + service.httpPort();
             String topic = service.topics().documents().name();
+            String understandings = service.topics().understandings().name();
+            UnderstandingReplay recorded = null;
             HttpClient http = HttpClient.newHttpClient();
             int copy = 0;
             int next = 0; // next document of the current copy
@@ -174,7 +186,23 @@ public final class ScaleBenchmark {
                     int batch = Math.max(20, (int) Math.min(2000, (size - passages) / 2));
                     for (int i = 0; i < batch; i++) {
                         JsonNode doc = base.get(next);
-                        Corpus.send(producer, topic, NS, copy == 0 ? doc : CorpusCopies.renamed(doc, copy, names));
+                        if (copy == 0 || !replay) {
+                            Corpus.send(producer, topic, NS, copy == 0 ? doc : CorpusCopies.renamed(doc, copy, names));
+                        } else {
+                            if (recorded == null) { // the base documents in memory: their understandings are complete
+                                producer.flush();
+                                IngestBenchmark.awaitVerified(baseUrl, NS, sent, Duration.ofHours(2));
+                                recorded = UnderstandingReplay.record(
+                                        broker.bootstrapServers(), understandings, NS, names);
+                                System.err.printf(
+                                        "recorded the understandings of %d documents%n", recorded.documents());
+                            }
+                            for (JsonNode event :
+                                    recorded.copy(doc.path("doc_id").asText(), copy)) {
+                                producer.send(new ProducerRecord<>(
+                                        understandings, NS, Json.mapper().writeValueAsBytes(event)));
+                            }
+                        }
                         sent++;
                         if (++next == base.size()) {
                             next = 0;
