@@ -51,10 +51,10 @@ final class UnderstandingReplay {
     /** Fields of an extraction whose values are not text of the passage (ids, enums, the extractor's name). */
     private static final Set<String> NOT_TEXT = Set.of("type", "extractor", "model", "mode", "kind", "usage");
 
-    private final Map<String, List<JsonNode>> byDocument;
+    private final Map<String, List<byte[]>> byDocument; // as read from the topic: compact, parsed again for each copy
     private final CopyNames names;
 
-    UnderstandingReplay(Map<String, List<JsonNode>> byDocument, CopyNames names) {
+    UnderstandingReplay(Map<String, List<byte[]>> byDocument, CopyNames names) {
         this.byDocument = byDocument;
         this.names = names;
     }
@@ -69,7 +69,7 @@ final class UnderstandingReplay {
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 8 << 20);
-        Map<String, List<JsonNode>> byDocument = new LinkedHashMap<>();
+        Map<String, List<byte[]>> byDocument = new LinkedHashMap<>();
         try (KafkaConsumer<String, byte[]> consumer =
                 new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
@@ -91,7 +91,7 @@ final class UnderstandingReplay {
                     if (kind.equals("manifest") || kind.equals("understood")) {
                         byDocument
                                 .computeIfAbsent(document, d -> new ArrayList<>())
-                                .add(event);
+                                .add(r.value());
                     }
                 }
             }
@@ -106,24 +106,31 @@ final class UnderstandingReplay {
         return byDocument.size();
     }
 
-    /** The document ids recorded, in the order they were first understood. */
-    List<String> documentIds() {
-        return List.copyOf(byDocument.keySet());
+    /** About how much heap the recorded understandings hold: the benchmark's own, set apart from the service's. */
+    long heapBytes() {
+        long bytes = 0;
+        for (List<byte[]> events : byDocument.values()) {
+            for (byte[] e : events) {
+                bytes += 16 + e.length;
+            }
+        }
+        return bytes;
     }
 
     /** Copy {@code k} of the recorded understandings of {@code document}, in their recorded order. */
-    List<JsonNode> copy(String document, int k) {
-        List<JsonNode> recorded = byDocument.get(document);
+    List<JsonNode> copy(String document, int k) throws IOException {
+        List<byte[]> recorded = byDocument.get(document);
         if (recorded == null) {
             throw new IllegalArgumentException("no understandings recorded for document " + document);
         }
         String copyId = document + "~" + k;
         List<JsonNode> out = new ArrayList<>(recorded.size());
-        for (JsonNode event : recorded) {
+        for (byte[] bytes : recorded) {
+            ObjectNode event = (ObjectNode) Json.mapper().readTree(bytes);
             out.add(
                     event.path("kind").asText().equals("manifest")
-                            ? manifest((ObjectNode) event.deepCopy(), copyId, k)
-                            : understood((ObjectNode) event.deepCopy(), copyId, k));
+                            ? manifest(event, copyId, k)
+                            : understood(event, copyId, k));
         }
         return out;
     }

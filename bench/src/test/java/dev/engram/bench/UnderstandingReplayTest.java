@@ -17,6 +17,8 @@ import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.Hashing;
 import dev.engram.understanding.EnglishNlp;
 import dev.engram.understanding.RuleExtractor;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -64,10 +66,10 @@ class UnderstandingReplayTest {
     }
 
     @Test
-    void aCopyIsTheBaseUnderstandingRenamedWithItsOwnIdsSpansAndVectors() {
+    void aCopyIsTheBaseUnderstandingRenamedWithItsOwnIdsSpansAndVectors() throws IOException {
         List<JsonNode> base = base();
-        Map<String, List<JsonNode>> recorded = new LinkedHashMap<>();
-        recorded.put("doc", base);
+        Map<String, List<byte[]>> recorded = new LinkedHashMap<>();
+        recorded.put("doc", base.stream().map(UnderstandingReplayTest::bytes).toList());
         CopyNames names = new CopyNames(Set.of("London", "Engine"));
         UnderstandingReplay replay = new UnderstandingReplay(recorded, names);
 
@@ -176,6 +178,14 @@ class UnderstandingReplayTest {
         assertThatThrownBy(() -> replay.copy("missing", 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("missing");
+    }
+
+    private static byte[] bytes(JsonNode e) {
+        try {
+            return Json.mapper().writeValueAsBytes(e);
+        } catch (IOException x) {
+            throw new UncheckedIOException(x);
+        }
     }
 
     private static JsonNode tree(UnderstandingEvent e) {
