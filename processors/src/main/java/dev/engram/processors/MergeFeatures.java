@@ -34,10 +34,15 @@ final class MergeFeatures {
             "both_bare",
             "description_cosine",
             "same_document",
-            "same_session",
             "co_mentioned",
             "places",
             "passage_cosine");
+
+    /**
+     * Whether one document holds both mentions: beside the features, not weighed by the score, read where a session
+     * is not enough.
+     */
+    static final String ONE_DOCUMENT = "one_document";
 
     private static final JaroWinklerSimilarity JARO_WINKLER = new JaroWinklerSimilarity();
 
@@ -99,8 +104,12 @@ final class MergeFeatures {
         }
         f.put("description_cosine", PairRules.cosine(a.vector(), b.vector()));
         SharedContext shared = lookup.shared(a, b);
-        f.put("same_document", flag(shared.document() != null));
-        f.put("same_session", flag(shared.session() != null));
+        // a conversation's session is to its turns what a document is to its passages (each turn is a document of
+        // its own): one feature, so that a score fit on other kinds of text weighs a shared session as it weighs a
+        // shared document, and one fit with conversations learns nothing of sessions that documents would not carry
+        f.put("same_document", flag(shared.document() != null || shared.session() != null));
+        // not a feature of the score: whether one document (not only one session) holds both, for PairRules.withheld
+        f.put(ONE_DOCUMENT, flag(shared.document() != null));
         f.put("co_mentioned", Math.min(3, shared.specific()) / 3.0);
         f.put("places", Math.min(3, shared.neighbours().size() - shared.specific()) / 3.0);
         f.put("passage_cosine", shared.passageCosine());

@@ -258,26 +258,32 @@ public final class PairRules {
      * An acronym, a declared alias and one name written two ways need none.
      */
     static String withheld(Map<String, Double> f) {
-        boolean sameDocument = f.get("same_document") > 0;
-        if (f.get("descriptions_conflict") > 0 && !sameDocument) {
+        // one document (a conversation's turn), not only one session
+        boolean oneDocument = feature(f, MergeFeatures.ONE_DOCUMENT) > 0;
+        if (feature(f, "descriptions_conflict") > 0 && !oneDocument) {
             return "their descriptions name different referents";
         }
-        boolean nameOnly = f.get("partial") > 0
-                || f.get("similar") > 0
-                || f.get("one_described") > 0
-                || (f.get("same_name") > 0 && f.get("untyped") > 0 && f.get("one_word") > 0);
-        boolean beyondName = sameDocument
-                || f.get("same_session") > 0
-                || f.get("co_mentioned") > 0
-                || f.get("places") >= 2 / 3.0
-                || f.get("passage_cosine") >= SharedContext.ALIKE_PASSAGES
-                || f.get("descriptions_agree") > 0
+        boolean nameOnly = feature(f, "partial") > 0
+                || feature(f, "similar") > 0
+                || feature(f, "one_described") > 0
+                || (feature(f, "same_name") > 0 && feature(f, "untyped") > 0 && feature(f, "one_word") > 0);
+        boolean beyondName = feature(f, "same_document") > 0 // a document, or a conversation's session
+                || feature(f, "co_mentioned") > 0
+                || feature(f, "places") >= 2 / 3.0
+                || feature(f, "passage_cosine") >= SharedContext.ALIKE_PASSAGES
+                || feature(f, "descriptions_agree") > 0
                 // a part of a name, or an alike name, of more than one word whose "name: description" embeddings
                 // agree, as the rules read them (a bare name beside a described one needs shared context)
-                || ((f.get("partial") > 0 || f.get("similar") > 0)
-                        && f.get("one_word") == 0
-                        && f.get("description_cosine") >= EMBEDDING_SUPPORT);
+                || ((feature(f, "partial") > 0 || feature(f, "similar") > 0)
+                        && feature(f, "one_word") == 0
+                        && feature(f, "description_cosine") >= EMBEDDING_SUPPORT);
         return nameOnly && !beyondName ? "nothing beyond the name says they are one" : null;
+    }
+
+    /** A feature's value; absent is zero (a stored decision keeps only the features that are not). */
+    private static double feature(Map<String, Double> f, String name) {
+        Double v = f.get(name);
+        return v == null ? 0 : v;
     }
 
     /** A lookup that reads the shared context of the pair being decided once. */

@@ -104,7 +104,26 @@ class MergeModelTest {
                 .as("descriptions that name two referents")
                 .isFalse();
         partial.put("same_document", 1.0);
+        partial.put(MergeFeatures.ONE_DOCUMENT, 0.0);
+        assertThat(always.merges(partial))
+                .as("one session of a conversation is not one document")
+                .isFalse();
+        partial.put(MergeFeatures.ONE_DOCUMENT, 1.0);
         assertThat(always.merges(partial)).as("unless one document holds both").isTrue();
+
+        Map<String, Double> bare = features(0, 0.9);
+        bare.put("one_described", 1.0);
+        assertThat(always.merges(bare)).as("a bare name beside a described one").isFalse();
+        bare.put("same_document", 1.0); // one session, not one document
+        assertThat(always.merges(bare))
+                .as("a shared session is evidence beyond the name, as a document is")
+                .isTrue();
+
+        // a stored decision keeps only the features that are not zero: the constraints read the others as zero
+        assertThat(always.merges(Map.of("partial", 1.0))).isFalse();
+        assertThat(always.merges(Map.of("partial", 1.0, "co_mentioned", 1.0))).isTrue();
+        assertThat(always.merges(Map.of("partial", 1.0, "same_document", 1.0, "descriptions_conflict", 1.0)))
+                .isFalse();
 
         Map<String, Double> acronym = features(0, 0.2);
         acronym.put("acronym", 1.0);

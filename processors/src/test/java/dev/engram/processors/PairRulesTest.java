@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.engram.schemas.EntityType;
 import dev.engram.stores.EntityNames;
 import dev.engram.stores.PairDecision;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -407,5 +408,21 @@ class PairRulesTest {
                     assertThat(d.score()).isEqualTo(0.8);
                     assertThat(d.features()).containsKeys(MergeFeatures.NAMES.toArray(String[]::new));
                 });
+    }
+
+    @Test
+    void aSharedSessionIsTheSameFeatureAsASharedDocumentButNotOneDocument() {
+        PairRules.Surface mel = surface("Mel", EntityType.PERSON);
+        PairRules.Surface melanie = surface("Melanie", EntityType.PERSON);
+        Map<String, Double> session =
+                MergeFeatures.of(mel, melanie, lookup(1, new SharedContext(null, "session-3", List.of(), 0, 0)));
+        assertThat(session).containsEntry("same_document", 1.0).containsEntry(MergeFeatures.ONE_DOCUMENT, 0.0);
+        Map<String, Double> document =
+                MergeFeatures.of(mel, melanie, lookup(1, new SharedContext("doc-1", null, List.of(), 0, 0)));
+        assertThat(document).containsEntry("same_document", 1.0).containsEntry(MergeFeatures.ONE_DOCUMENT, 1.0);
+        assertThat(MergeFeatures.of(mel, melanie, UNAMBIGUOUS_NO_CONTEXT))
+                .containsEntry("same_document", 0.0)
+                .containsEntry(MergeFeatures.ONE_DOCUMENT, 0.0);
+        assertThat(MergeFeatures.NAMES).doesNotContain(MergeFeatures.ONE_DOCUMENT, "same_session");
     }
 }
