@@ -28,9 +28,6 @@ final class Surfaces {
      */
     private final Map<String, Slot> byId = new HashMap<>();
 
-    /** Resolved entity → its group of surfaces. */
-    private final Map<String, Resolution> byCanonical = new HashMap<>();
-
     /** Slots of surfaces in memory now. */
     private int present;
 
@@ -39,6 +36,11 @@ final class Surfaces {
         final String id;
         /** The surface's resolved entity as memory holds it now; null: no such surface in memory (yet or any more). */
         Resolution resolution;
+        /**
+         * The group of the resolved entity this surface's id names, or null: a group is found by the slot of its
+         * canonical surface instead of a map of its own (a namespace has about as many groups as surfaces).
+         */
+        private Resolution group;
 
         private int mentions;
         private String name;
@@ -71,7 +73,11 @@ final class Surfaces {
     static Surfaces read(String ns, MemoryReader memory) {
         Surfaces out = new Surfaces();
         memory.forEachEntity(ns, e -> out.join(out.slot(e.id()), e));
-        out.byCanonical.values().forEach(Resolution::name);
+        out.byId.values().forEach(slot -> {
+            if (slot.group != null) {
+                slot.group.name();
+            }
+        });
         return out;
     }
 
@@ -94,7 +100,10 @@ final class Surfaces {
         }
         for (Resolution r : touched) {
             if (r.size == 0) {
-                byCanonical.remove(r.canonical, r);
+                Slot canonical = byId.get(r.canonical);
+                if (canonical != null && canonical.group == r) {
+                    canonical.group = null;
+                }
             } else {
                 r.name();
             }
@@ -105,8 +114,14 @@ final class Surfaces {
     private void join(Slot slot, EntityRecord e) {
         slot.mentions = e.mentions();
         slot.name = e.name();
-        // the resolved entity's id is its smallest surface's id: kept as that surface's one string once it has a slot
-        Resolution r = byCanonical.computeIfAbsent(id(e.canonical()), Resolution::new);
+        // the resolved entity's id is its smallest surface's id: its group hangs on that surface's slot, and is known
+        // by the slot's one string
+        Slot canonical = slot(e.canonical());
+        Resolution r = canonical.group;
+        if (r == null) {
+            r = new Resolution(canonical.id);
+            canonical.group = r;
+        }
         r.add(slot);
         slot.resolution = r;
         present++;
