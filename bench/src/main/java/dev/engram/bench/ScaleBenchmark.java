@@ -197,8 +197,10 @@ public final class ScaleBenchmark {
                                 System.err.printf(
                                         "recorded the understandings of %d documents%n", recorded.documents());
                             }
-                            for (JsonNode event :
-                                    recorded.copy(doc.path("doc_id").asText(), copy)) {
+                            for (JsonNode event : recorded.copy(
+                                    doc.path("doc_id").asText(),
+                                    doc.path("text").asText(),
+                                    copy)) {
                                 producer.send(new ProducerRecord<>(
                                         understandings, NS, Json.mapper().writeValueAsBytes(event)));
                             }

@@ -5,9 +5,12 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
+import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.VectorCodec;
 import dev.engram.stores.Hashing;
+import dev.engram.understanding.Understander;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,10 +36,12 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * full pipeline ingests in a session (about 20 passages a second on two cores, so 250,000 passages would take hours).
  *
  * <p>A copy is what the full pipeline makes of {@link CorpusCopies#renamed copy k of a document}, as near as it can be
- * without reading it: every uncommon capitalized word of the passage's title, headings, text and of its extraction
- * (memory, names, descriptions, aliases, facts, relations, questions, a conversation's speaker and participants)
- * renamed by {@link CopyNames}, the extraction's spans moved with the renamed words, and every vector the base
- * understanding holds moved a little by seeded noise (as {@link CopyEmbedder} does, cosine about 0.95 to it). Its
+ * without reading it: every uncommon capitalized word of the passage's title, headings and text and of its extraction
+ * (memory, names, descriptions, aliases, facts, relations, questions) renamed by {@link CopyNames}, the extraction's
+ * spans and the passage's offsets in its document moved with the renamed words, and the vectors made as
+ * {@link CopyEmbedder} makes them for the texts the understanding embeds (a text without a renamed word keeps its
+ * vector; a renamed one gets its base text's vector moved by noise seeded by the renamed text, cosine about 0.95). A
+ * conversation's speaker, participants and session stay as they are, as a copy's document metadata does. Its
  * document, passage ids and content hashes are its own.
  *
  * <p>What it skips: the documents topic and the read step (parsing, chunking, manifests made from the text, content
@@ -117,20 +122,24 @@ final class UnderstandingReplay {
         return bytes;
     }
 
-    /** Copy {@code k} of the recorded understandings of {@code document}, in their recorded order. */
-    List<JsonNode> copy(String document, int k) throws IOException {
+    /**
+     * Copy {@code k} of the recorded understandings of {@code document}, in their recorded order; {@code text} is the
+     * base document's text, which passages' offsets point into.
+     */
+    List<JsonNode> copy(String document, String text, int k) throws IOException {
         List<byte[]> recorded = byDocument.get(document);
         if (recorded == null) {
             throw new IllegalArgumentException("no understandings recorded for document " + document);
         }
         String copyId = document + "~" + k;
+        Renamed documentText = renamed(text, k);
         List<JsonNode> out = new ArrayList<>(recorded.size());
         for (byte[] bytes : recorded) {
             ObjectNode event = (ObjectNode) Json.mapper().readTree(bytes);
             out.add(
                     event.path("kind").asText().equals("manifest")
                             ? manifest(event, copyId, k)
-                            : understood(event, copyId, k));
+                            : understood(event, copyId, k, documentText));
         }
         return out;
     }
@@ -150,13 +159,16 @@ final class UnderstandingReplay {
         return m;
     }
 
-    private ObjectNode understood(ObjectNode event, String copyId, int k) {
+    private ObjectNode understood(ObjectNode event, String copyId, int k, Renamed documentText) throws IOException {
         ObjectNode passage = (ObjectNode) event.path("passage");
+        ObjectNode understanding = (ObjectNode) event.path("understanding");
+        PassageEvent.Upsert basePassage = Json.mapper().treeToValue(passage, PassageEvent.Upsert.class);
+        Extraction base = Json.mapper().treeToValue(understanding.path("extraction"), Extraction.class);
         String namespace = passage.path("namespace").asText();
-        String passageId =
-                passageId(namespace, copyId, passage.path("passage_id").asText());
         passage.put("document_id", copyId);
-        passage.put("passage_id", passageId);
+        passage.put(
+                "passage_id",
+                passageId(namespace, copyId, passage.path("passage_id").asText()));
         passage.put("content_hash", contentHash(passage.path("content_hash").asText(), k));
         passage.put("title", names.rename(passage.path("title").asText(), k));
         ArrayNode headings = JsonNodeFactory.instance.arrayNode();
@@ -164,27 +176,108 @@ final class UnderstandingReplay {
         passage.set("headings", headings);
         Renamed text = renamed(passage.path("text").asText(), k);
         passage.put("text", text.text());
-        if (passage.path("conversation").isObject()) {
-            renameAll(passage.path("conversation"), k, null);
-        }
-        ObjectNode understanding = (ObjectNode) event.path("understanding");
+        passage.put("start", documentText.moved(passage.path("start").asInt()));
+        passage.put("end", documentText.moved(passage.path("end").asInt()));
+        // a conversation's speaker, participants and session stay as they are, as a copy's document metadata does
         renameAll(understanding.path("extraction"), k, text);
-        ObjectNode embeddings = (ObjectNode) understanding.path("embeddings");
-        long seed = ((long) passageId.hashCode() << 32) ^ k;
-        for (Iterator<Map.Entry<String, JsonNode>> it = embeddings.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> field = it.next();
-            if (field.getValue().isArray()) {
-                ArrayNode moved = JsonNodeFactory.instance.arrayNode();
-                for (JsonNode v : field.getValue()) {
-                    moved.add(moved(v.asText(), seed ^ (31L * field.getKey().hashCode() + moved.size())));
-                }
-                field.setValue(moved);
-            } else {
-                field.setValue(new TextNode(
-                        moved(field.getValue().asText(), seed ^ field.getKey().hashCode())));
-            }
-        }
+        PassageEvent.Upsert copyPassage = Json.mapper().treeToValue(passage, PassageEvent.Upsert.class);
+        Extraction copy = Json.mapper().treeToValue(understanding.path("extraction"), Extraction.class);
+        embed((ObjectNode) understanding.path("embeddings"), basePassage, base, copyPassage, copy);
         return event;
+    }
+
+    /**
+     * The copy's vectors, as {@link CopyEmbedder} makes them for the texts the understanding embeds: a text the copy
+     * did not rename keeps its vector; a renamed one gets the base text's vector moved by noise seeded by the renamed
+     * text. A utility question's vector (the normalized mean of the question's and the passage's) is taken apart into
+     * the two, each made so, and put together again.
+     */
+    private static void embed(
+            ObjectNode vectors,
+            PassageEvent.Upsert basePassage,
+            Extraction base,
+            PassageEvent.Upsert copyPassage,
+            Extraction copy) {
+        float[] passageBefore = vector(vectors.path("passage"));
+        float[] passage =
+                near(passageBefore, Understander.embeddingText(basePassage), Understander.embeddingText(copyPassage));
+        vectors.put("passage", encode(passage));
+        if (!vectors.path("memory").asText().isEmpty()) {
+            boolean own =
+                    !copy.memory().equals(copyPassage.text()) && !copy.memory().isBlank();
+            vectors.put(
+                    "memory",
+                    encode(own ? near(vector(vectors.path("memory")), base.memory(), copy.memory()) : passage));
+        }
+        ArrayNode entities = vectors.withArray("entities");
+        for (int i = 0; i < entities.size(); i++) {
+            entities.set(
+                    i,
+                    encode(near(
+                            vector(entities.get(i)),
+                            base.entities().get(i).embeddingText(),
+                            copy.entities().get(i).embeddingText())));
+        }
+        ArrayNode facts = vectors.withArray("facts");
+        for (int i = 0; i < facts.size(); i++) {
+            facts.set(
+                    i,
+                    encode(near(
+                            vector(facts.get(i)),
+                            base.facts().get(i).text(),
+                            copy.facts().get(i).text())));
+        }
+        ArrayNode questions = vectors.withArray("questions");
+        for (int i = 0; i < questions.size(); i++) {
+            float[] mean = vector(questions.get(i));
+            // mean = (q + p) / |q + p| with q and p of unit length: q = 2 (mean · p) mean - p
+            double dot = 0;
+            for (int d = 0; d < mean.length; d++) {
+                dot += (double) mean[d] * passageBefore[d];
+            }
+            float[] question = new float[mean.length];
+            for (int d = 0; d < mean.length; d++) {
+                question[d] = (float) (2 * dot * mean[d] - passageBefore[d]);
+            }
+            question = near(
+                    normalized(question),
+                    base.questions().get(i),
+                    copy.questions().get(i));
+            for (int d = 0; d < mean.length; d++) {
+                question[d] += passage[d];
+            }
+            questions.set(i, encode(normalized(question)));
+        }
+    }
+
+    /** {@code v} if the copy's text is the base's, else moved by noise seeded by the copy's text. */
+    private static float[] near(float[] v, String baseText, String copyText) {
+        if (copyText.equals(baseText)) {
+            return v;
+        }
+        float[] moved = v.clone();
+        CopyEmbedder.perturb(moved, new SplittableRandom(copyText.hashCode()));
+        return moved;
+    }
+
+    private static float[] normalized(float[] v) {
+        double norm = 0;
+        for (float x : v) {
+            norm += (double) x * x;
+        }
+        float inv = (float) (1 / Math.sqrt(norm));
+        for (int i = 0; i < v.length; i++) {
+            v[i] *= inv;
+        }
+        return v;
+    }
+
+    private static float[] vector(JsonNode base64) {
+        return VectorCodec.fromBytes(Base64.getDecoder().decode(base64.asText()));
+    }
+
+    private static TextNode encode(float[] v) {
+        return new TextNode(Base64.getEncoder().encodeToString(VectorCodec.toBytes(v)));
     }
 
     /** Every text in {@code node} renamed, in place; spans (objects of {@code start} and {@code end}) moved with it. */
@@ -222,14 +315,14 @@ final class UnderstandingReplay {
 
     /** A passage's text renamed, with where each renamed word was and is, to move offsets into it. */
     record Renamed(String text, int[] from, int[] to) {
-        /** Offset {@code x} of the base text in the renamed one; inside a renamed word, its start or end. */
+        /** Offset {@code x} of the base text in the renamed one; inside a renamed word, that word's new end. */
         int moved(int x) {
             int shift = 0;
             for (int i = 0; i < from.length; i += 2) {
                 if (x <= from[i]) {
                     break;
                 }
-                if (x < from[i + 1]) { // inside a renamed word: its new end
+                if (x < from[i + 1]) { // inside a renamed word (never for a span of whole words): its new end
                     return to[i + 1];
                 }
                 shift = to[i + 1] - from[i + 1];
@@ -270,15 +363,5 @@ final class UnderstandingReplay {
 
     private static String contentHash(String baseHash, int k) {
         return Hashing.sha256Hex(baseHash + "~" + k);
-    }
-
-    /** A base64 vector moved by seeded noise and normalized again; an empty one (not computed) stays empty. */
-    private static String moved(String base64, long seed) {
-        if (base64.isEmpty()) {
-            return base64;
-        }
-        float[] v = VectorCodec.fromBytes(Base64.getDecoder().decode(base64));
-        CopyEmbedder.perturb(v, new SplittableRandom(seed));
-        return Base64.getEncoder().encodeToString(VectorCodec.toBytes(v));
     }
 }

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.engram.processors.Verifier;
 import dev.engram.schemas.DocumentEvent;
 import dev.engram.schemas.Embeddings;
+import dev.engram.schemas.EventPosition;
 import dev.engram.schemas.Extraction;
 import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
@@ -20,7 +22,6 @@ import dev.engram.understanding.RuleExtractor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,12 +43,16 @@ class UnderstandingReplayTest {
                 "ns", "doc", 1, pid, 0, hash, "Babbage", List.of("Engines"), TEXT, 0, TEXT.length(), null, null);
         Extraction extraction = new RuleExtractor(new EnglishNlp(), 2).extract(passage);
         Random r = new Random(1);
+        float[] passageVector = unit(r);
         Embeddings embeddings = new Embeddings(
-                unit(r),
+                passageVector,
                 new float[0],
                 extraction.entities().stream().map(e -> unit(r)).toList(),
                 extraction.facts().stream().map(f -> unit(r)).toList(),
-                extraction.questions().stream().map(q -> unit(r)).toList());
+                // a utility question's vector: the normalized mean of the question's and the passage's
+                extraction.questions().stream()
+                        .map(q -> mean(unit(r), passageVector))
+                        .toList());
         UnderstandingEvent manifest = new UnderstandingEvent.Manifest(
                 "ns",
                 "doc",
@@ -58,7 +63,7 @@ class UnderstandingReplayTest {
                 Map.of(),
                 Instant.parse("2026-01-01T00:00:00Z"),
                 List.of(new UnderstandingEvent.PassageRef(pid, hash)),
-                null,
+                new EventPosition("documents", 0, 41),
                 List.of());
         UnderstandingEvent understood =
                 new UnderstandingEvent.Understood(passage, new Understanding(extraction, embeddings, "model"));
@@ -73,7 +78,7 @@ class UnderstandingReplayTest {
         CopyNames names = new CopyNames(Set.of("London", "Engine"));
         UnderstandingReplay replay = new UnderstandingReplay(recorded, names);
 
-        List<JsonNode> copy = replay.copy("doc", 3);
+        List<JsonNode> copy = replay.copy("doc", TEXT, 3);
         assertThat(copy).hasSize(2);
         JsonNode manifest = copy.get(0);
         JsonNode understood = copy.get(1);
@@ -95,7 +100,7 @@ class UnderstandingReplayTest {
         assertThat(passage.path("content_hash").asText())
                 .isEqualTo(ref.path("content_hash").asText())
                 .isNotEqualTo(base.get(1).path("passage").path("content_hash").asText());
-        assertThat(replay.copy("doc", 4)
+        assertThat(replay.copy("doc", TEXT, 4)
                         .get(1)
                         .path("passage")
                         .path("passage_id")
@@ -111,6 +116,21 @@ class UnderstandingReplayTest {
         assertThat(manifest.path("title").asText()).isEqualTo(names.rename("Babbage", 3));
         assertThat(passage.path("title").asText())
                 .isEqualTo(manifest.path("title").asText());
+
+        // its offsets in its document moved with the renamed words
+        assertThat(passage.path("start").asInt()).isZero();
+        assertThat(passage.path("end").asInt()).isEqualTo(text.length());
+
+        // the memory step keeps the same names and facts of the copy as of the base
+        Extraction baseExtraction =
+                Json.mapper().treeToValue(base.get(1).path("understanding").path("extraction"), Extraction.class);
+        Extraction copyExtraction =
+                Json.mapper().treeToValue(understood.path("understanding").path("extraction"), Extraction.class);
+        PassageEvent.Upsert copyPassage = Json.mapper().treeToValue(passage, PassageEvent.Upsert.class);
+        Verifier.Verified verifiedBase = Verifier.verify(TEXT, baseExtraction);
+        Verifier.Verified verifiedCopy = Verifier.verify(text, copyExtraction, Verifier.Circumstances.of(copyPassage));
+        assertThat(verifiedCopy.entities()).isEqualTo(verifiedBase.entities()).isNotEmpty();
+        assertThat(verifiedCopy.facts()).isEqualTo(verifiedBase.facts());
 
         // every entity's span covers its renamed name in the renamed text, as it covered the name in the base
         JsonNode baseEntities =
@@ -139,20 +159,40 @@ class UnderstandingReplayTest {
         assertThat(understood.path("understanding").path("extraction").path("extractor"))
                 .isEqualTo(base.get(1).path("understanding").path("extraction").path("extractor"));
 
-        // every vector moved a little and still unit length; the memory vector, not computed, stays empty
+        // the vector of a renamed text moved a little, of a text the copy kept not at all; all of unit length; the
+        // memory vector, not computed, stays empty
         JsonNode vectors = understood.path("understanding").path("embeddings");
         JsonNode baseVectors = base.get(1).path("understanding").path("embeddings");
         assertThat(vectors.path("memory").asText()).isEmpty();
-        List<Double> cosines = new ArrayList<>();
-        cosines.add(cosine(vectors.path("passage"), baseVectors.path("passage")));
-        for (String list : List.of("entities", "facts", "questions")) {
-            assertThat(vectors.path(list)).hasSameSizeAs(baseVectors.path(list));
-            for (int i = 0; i < vectors.path(list).size(); i++) {
-                cosines.add(
-                        cosine(vectors.path(list).get(i), baseVectors.path(list).get(i)));
+        assertThat(cosine(vectors.path("passage"), baseVectors.path("passage"))).isBetween(0.85, 0.995);
+        int kept = 0;
+        for (int i = 0; i < entities.size(); i++) {
+            double c = cosine(
+                    vectors.path("entities").get(i),
+                    baseVectors.path("entities").get(i));
+            if (copyExtraction
+                    .entities()
+                    .get(i)
+                    .embeddingText()
+                    .equals(baseExtraction.entities().get(i).embeddingText())) {
+                assertThat(c).isCloseTo(1.0, within(1e-6));
+                kept++;
+            } else {
+                assertThat(c).isBetween(0.85, 0.995);
             }
         }
-        assertThat(cosines).allSatisfy(c -> assertThat(c).isBetween(0.85, 0.995));
+        assertThat(kept).as("\"London\" is kept in every copy").isPositive();
+        for (String list : List.of("facts", "questions")) {
+            assertThat(vectors.path(list)).hasSameSizeAs(baseVectors.path(list)).isNotEmpty();
+            for (int i = 0; i < vectors.path(list).size(); i++) {
+                assertThat(cosine(
+                                vectors.path(list).get(i),
+                                baseVectors.path(list).get(i)))
+                        .isBetween(0.85, 0.9999);
+            }
+        }
+        // the same copy is made the same every time
+        assertThat(replay.copy("doc", TEXT, 3)).isEqualTo(copy);
     }
 
     @Test
@@ -175,7 +215,7 @@ class UnderstandingReplayTest {
     @Test
     void aDocumentNeverRecordedIsRefused() {
         UnderstandingReplay replay = new UnderstandingReplay(Map.of(), new CopyNames(Set.of()));
-        assertThatThrownBy(() -> replay.copy("missing", 1))
+        assertThatThrownBy(() -> replay.copy("missing", "", 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("missing");
     }
@@ -190,6 +230,19 @@ class UnderstandingReplayTest {
 
     private static JsonNode tree(UnderstandingEvent e) {
         return Json.mapper().valueToTree(e);
+    }
+
+    private static float[] mean(float[] a, float[] b) {
+        float[] m = new float[a.length];
+        double n = 0;
+        for (int i = 0; i < m.length; i++) {
+            m[i] = a[i] + b[i];
+            n += m[i] * m[i];
+        }
+        for (int i = 0; i < m.length; i++) {
+            m[i] /= (float) Math.sqrt(n);
+        }
+        return m;
     }
 
     private static float[] unit(Random r) {

@@ -13,7 +13,7 @@ import java.util.TreeMap;
  * {@code review} (a person should look), {@code defer} (plausible, waiting for supporting evidence) or {@code split}
  * (an operator keeps them apart; rule {@code operator}, as for an operator's merge), with the rule
  * that decided, its score and the evidence, so every merge can be audited. Pairs with no decision are not stored.
- * {@code features} are the numbers the merge score read, those that are not zero (empty where a rule or an operator
+ * {@code features} are the numbers the merge score and its constraints read, those that are not zero (empty where a rule or an operator
  * decided alone, and in decisions stored before there was a score).
  */
 public record PairDecision(

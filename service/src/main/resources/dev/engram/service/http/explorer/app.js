@@ -416,7 +416,7 @@ async function entityPage(nav, ns, id) {
       "No decisions touch this entity."));
 }
 
-/** The features a merge score read, those that are not zero, as "name value" lines (shown on hover). */
+/** The features a merge score and its constraints read, those that are not zero, as "name value" lines (shown on hover). */
 function features(f) {
   return Object.entries(f || {})
     .filter(([, v]) => v !== 0)
