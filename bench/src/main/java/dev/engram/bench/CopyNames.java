@@ -54,6 +54,20 @@ final class CopyNames {
         return m.appendTail(out).toString();
     }
 
+    /**
+     * About how much heap the made-up words hold, with the words they stand for: the benchmark's own, which grows with
+     * every copy (some 1.2 KB per passage of the copies) and which its memory figures set apart from the service's.
+     */
+    long heapBytes() {
+        long bytes = 0;
+        for (Map.Entry<String, String> e : made.entrySet()) {
+            // an entry of each map, the key of the first ("k word"), the made-up word (the key of the second) and
+            // the word it stands for (the value of the second)
+            bytes += 2 * 48 + 3 * 48L + e.getKey().length() + 2L * e.getValue().length();
+        }
+        return bytes;
+    }
+
     /** Copy {@code k}'s word for {@code w}: made once, then the same; never a word of the corpus or another's. */
     private String word(String w, int k) {
         return made.computeIfAbsent(k + " " + w, key -> {

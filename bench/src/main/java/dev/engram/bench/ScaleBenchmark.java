@@ -233,7 +233,9 @@ public final class ScaleBenchmark {
                 // timed on the namespace at this size, not on a snapshot of it from earlier in the ingest
                 double caughtUp = ScaleRequests.awaitCurrentSnapshot(http, baseUrl, asked.get(0));
                 Map<String, Object> mem = ProcessFootprint.memory(
-                        passages, state, embedder.heapBytes() + (recorded == null ? 0 : recorded.heapBytes()));
+                        passages,
+                        state,
+                        embedder.heapBytes() + names.heapBytes() + (recorded == null ? 0 : recorded.heapBytes()));
                 mem.put("documents", sent);
                 mem.put("ingest_documents_per_s", (sent - sentBefore) / ingestSeconds);
                 mem.put("ingest_passages_per_s", (passages - previousSize) / ingestSeconds);
