@@ -38,13 +38,18 @@ import org.neo4j.driver.summary.Plan;
 /** The graph mirror against a real Neo4j server (in-process, over Bolt). */
 class Neo4jMirrorTest {
 
+    /**
+     * Generous: no test here is about the timeout, and a first write to a cold server on a loaded machine (the
+     * server's code not yet compiled, its schema being made) has taken more than ten seconds.
+     */
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
     private final String ns = "ns-" + UUID.randomUUID();
     private Neo4jMirror graph;
 
     @BeforeEach
     void connect() {
-        graph = new Neo4jMirror(
-                new Neo4jMirror.Settings(Neo4jServer.shared().uri(), null, null, null, Duration.ofSeconds(10)));
+        graph = new Neo4jMirror(new Neo4jMirror.Settings(Neo4jServer.shared().uri(), null, null, null, TIMEOUT));
         graph.ensureSchema();
     }
 
