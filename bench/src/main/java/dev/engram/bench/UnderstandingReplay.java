@@ -209,24 +209,14 @@ final class UnderstandingReplay {
                     "memory",
                     encode(own ? near(vector(vectors.path("memory")), base.memory(), copy.memory()) : passage));
         }
-        ArrayNode entities = vectors.withArray("entities");
-        for (int i = 0; i < entities.size(); i++) {
-            entities.set(
-                    i,
-                    encode(near(
-                            vector(entities.get(i)),
-                            base.entities().get(i).embeddingText(),
-                            copy.entities().get(i).embeddingText())));
-        }
-        ArrayNode facts = vectors.withArray("facts");
-        for (int i = 0; i < facts.size(); i++) {
-            facts.set(
-                    i,
-                    encode(near(
-                            vector(facts.get(i)),
-                            base.facts().get(i).text(),
-                            copy.facts().get(i).text())));
-        }
+        moveEach(
+                vectors.withArray("entities"),
+                base.entities().stream().map(Extraction.Entity::embeddingText).toList(),
+                copy.entities().stream().map(Extraction.Entity::embeddingText).toList());
+        moveEach(
+                vectors.withArray("facts"),
+                base.facts().stream().map(Extraction.Fact::text).toList(),
+                copy.facts().stream().map(Extraction.Fact::text).toList());
         ArrayNode questions = vectors.withArray("questions");
         for (int i = 0; i < questions.size(); i++) {
             float[] mean = vector(questions.get(i));
@@ -247,6 +237,13 @@ final class UnderstandingReplay {
                 question[d] += passage[d];
             }
             questions.set(i, encode(normalized(question)));
+        }
+    }
+
+    /** Each vector of {@code vectors}, embedded from {@code baseTexts}, made for {@code copyTexts} ({@link #near}). */
+    private static void moveEach(ArrayNode vectors, List<String> baseTexts, List<String> copyTexts) {
+        for (int i = 0; i < vectors.size(); i++) {
+            vectors.set(i, encode(near(vector(vectors.get(i)), baseTexts.get(i), copyTexts.get(i))));
         }
     }
 
