@@ -63,22 +63,22 @@ final class Bm25 {
         this.scratch = new Scratch(n);
         // Each document's distinct terms with their counts, from the cache or read once; then every term's postings
         // laid out in two arrays, a term's documents ascending.
-        byte[][] counted = new byte[n][];
+        long[] counted = new long[n];
         int[] lengths = new int[n];
         long total = 0;
         int widest = 0;
         for (int d = 0; d < n; d++) {
             int at = d;
             counted[d] = cache.counted(key == null ? null : key.apply(d), () -> text.apply(at));
-            lengths[d] = TermCache.Counted.length(counted[d]);
+            lengths[d] = cache.length(counted[d]);
             total += lengths[d];
-            widest = Math.max(widest, TermCache.Counted.distinct(counted[d]));
+            widest = Math.max(widest, cache.distinct(counted[d]));
         }
         int[] df = new int[cache.size()];
         int[] termIds = new int[widest];
         int[] counts = new int[widest];
-        for (byte[] c : counted) {
-            int distinct = TermCache.Counted.decode(c, termIds, counts);
+        for (long c : counted) {
+            int distinct = cache.decode(c, termIds, counts);
             for (int i = 0; i < distinct; i++) {
                 df[termIds[i]]++;
             }
@@ -112,7 +112,7 @@ final class Bm25 {
         this.tfs = new int[(int) postings];
         int[] filled = Arrays.copyOf(offsets, this.terms.size());
         for (int d = 0; d < n; d++) { // in document order: each term's documents ascend
-            int distinct = TermCache.Counted.decode(counted[d], termIds, counts);
+            int distinct = cache.decode(counted[d], termIds, counts);
             for (int i = 0; i < distinct; i++) {
                 int at = filled[place[termIds[i]]]++;
                 docs[at] = d;

@@ -324,7 +324,7 @@ public final class MemoryGraph {
         // builder's caller for as long as the text does not change; without one, every text is read
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
         boolean kept = b.terms != null;
-        terms.begin();
+        terms.begin(kept ? arena : null); // the counts of kept texts beside the snapshot's vectors
         this.bm25 = new Bm25(
                 passages.size(),
                 i -> {

@@ -1,7 +1,10 @@
 package dev.engram.retrieval;
 
-import java.util.IdentityHashMap;
-import java.util.Map;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.ObjLongConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -65,7 +68,7 @@ public final class TermCache {
          * @throws IllegalArgumentException when the bytes end inside the number
          */
         static int distinct(byte[] packed) {
-            return number(packed, 0);
+            return distinct(ByteBuffer.wrap(packed), 0, packed.length);
         }
 
         /**
@@ -74,23 +77,44 @@ public final class TermCache {
          * @throws IllegalArgumentException when the bytes end inside the two numbers in front
          */
         static int length(byte[] packed) {
-            return number(packed, VarInts.width(distinct(packed)));
+            return length(ByteBuffer.wrap(packed), 0, packed.length);
+        }
+
+        /** As {@link #decode(ByteBuffer, int, int, int[], int[])}, of an array. */
+        static int decode(byte[] packed, int[] terms, int[] counts) {
+            return decode(ByteBuffer.wrap(packed), 0, packed.length, terms, counts);
+        }
+
+        /** How many distinct terms the text packed in {@code in[at..end)} has. */
+        static int distinct(ByteBuffer in, int at, int end) {
+            return number(in, at, end);
+        }
+
+        /** The length in tokens of the text packed in {@code in[at..end)}. */
+        static int length(ByteBuffer in, int at, int end) {
+            return number(in, at + VarInts.width(distinct(in, at, end)), end);
         }
 
         /**
-         * Writes the text's term ids (ascending) and their counts into the first {@link #distinct} places of {@code
-         * terms} and {@code counts}, which are at least that long; returns how many that is.
+         * Writes the term ids (ascending) and their counts of the text packed in {@code in[at..end)} into the first
+         * {@link #distinct} places of {@code terms} and {@code counts}, which are at least that long; returns how many
+         * that is. Reads with absolute gets only: the buffer may be shared.
+         *
+         * @throws IllegalArgumentException when the bytes end inside a number
          */
-        static int decode(byte[] packed, int[] terms, int[] counts) {
-            int distinct = distinct(packed);
-            int at = VarInts.width(distinct) + VarInts.width(length(packed));
+        static int decode(ByteBuffer in, int at, int end, int[] terms, int[] counts) {
+            int distinct = distinct(in, at, end);
+            int p = at + VarInts.width(distinct) + VarInts.width(length(in, at, end));
             int term = 0;
             for (int i = 0; i < distinct; i++) {
                 int v = 0;
                 int shift = 0;
                 byte b;
                 do {
-                    b = packed[at++];
+                    if (p >= end) {
+                        throw new IllegalArgumentException("counts cut short at byte " + (p - at));
+                    }
+                    b = in.get(p++);
                     v |= (b & 0x7f) << shift;
                     shift += 7;
                 } while (b < 0);
@@ -99,7 +123,10 @@ public final class TermCache {
                 int c = 0;
                 shift = 0;
                 do {
-                    b = packed[at++];
+                    if (p >= end) {
+                        throw new IllegalArgumentException("counts cut short at byte " + (p - at));
+                    }
+                    b = in.get(p++);
                     c |= (b & 0x7f) << shift;
                     shift += 7;
                 } while (b < 0);
@@ -108,21 +135,17 @@ public final class TermCache {
             return distinct;
         }
 
-        /** The heap the packed counts take: the array's header and its bytes. */
-        static long bytes(byte[] packed) {
-            return 16 + packed.length;
-        }
-
         /** The number at {@code at}, read without allocating (as {@link VarInts#get}, which moves a cursor). */
-        private static int number(byte[] packed, int at) {
+        private static int number(ByteBuffer in, int at, int end) {
             int v = 0;
             int shift = 0;
             byte b;
+            int p = at;
             do {
-                if (at >= packed.length || shift > 28) {
-                    throw new IllegalArgumentException("counts cut short at byte " + at);
+                if (p >= end || shift > 28) {
+                    throw new IllegalArgumentException("counts cut short at byte " + (p - at));
                 }
-                b = packed[at++];
+                b = in.get(p++);
                 v |= (b & 0x7f) << shift;
                 shift += 7;
             } while (b < 0);
@@ -130,42 +153,195 @@ public final class TermCache {
         }
     }
 
+    /**
+     * Handles by the identity of the object that stands for a text: the keys and their handles in two arrays in the order
+     * they came, found through an open-addressing table of positions. About 20–28 bytes a text, where an {@link
+     * java.util.IdentityHashMap} to arrays took about 60, and a namespace of 100k passages has over a million texts (every
+     * name, fact and relation is one). Entries are only added: each build fills a new one.
+     */
+    static final class Handles {
+        private Object[] keys;
+        private long[] values;
+        private int size;
+        /** Position + 1 per slot, 0 for an empty one; a power of two at least twice as long as the positions. */
+        private int[] slots;
+
+        Handles(int expected) {
+            int capacity = Math.max(8, expected);
+            keys = new Object[capacity];
+            values = new long[capacity];
+            slots = new int[Integer.highestOneBit(2 * capacity - 1) << 1];
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** The value held for {@code key}, or {@link #ABSENT}. */
+        long get(Object key) {
+            int mask = slots.length - 1;
+            for (int at = home(key, mask); ; at = (at + 1) & mask) {
+                int slot = slots[at];
+                if (slot == 0) {
+                    return ABSENT;
+                }
+                if (keys[slot - 1] == key) {
+                    return values[slot - 1];
+                }
+            }
+        }
+
+        /** Holds {@code value} for {@code key} unless a value is held already; whether it was added. */
+        boolean putIfAbsent(Object key, long value) {
+            int mask = slots.length - 1;
+            int at = home(key, mask);
+            for (; slots[at] != 0; at = (at + 1) & mask) {
+                if (keys[slots[at] - 1] == key) {
+                    return false;
+                }
+            }
+            if (size == keys.length) {
+                grow();
+                return putIfAbsent(key, value);
+            }
+            keys[size] = key;
+            values[size] = value;
+            slots[at] = ++size;
+            return true;
+        }
+
+        /** Every key held, with its value, in the order they came. */
+        void forEach(ObjLongConsumer<Object> action) {
+            for (int i = 0; i < size; i++) {
+                action.accept(keys[i], values[i]);
+            }
+        }
+
+        /** The heap the arrays take. */
+        long bytes() {
+            return 48 + 12L * keys.length + 4L * slots.length;
+        }
+
+        private void grow() {
+            keys = Arrays.copyOf(keys, keys.length * 2);
+            values = Arrays.copyOf(values, keys.length);
+            slots = new int[slots.length * 2];
+            int mask = slots.length - 1;
+            for (int i = 0; i < size; i++) {
+                int at = home(keys[i], mask);
+                while (slots[at] != 0) {
+                    at = (at + 1) & mask;
+                }
+                slots[at] = i + 1;
+            }
+        }
+
+        private static int home(Object key, int mask) {
+            return ((System.identityHashCode(key) * 0x9E3779B9) >>> 7) & mask;
+        }
+    }
+
+    /** What {@link Handles#get} answers for a key it does not hold. */
+    static final long ABSENT = Long.MIN_VALUE;
+
     private Bm25.Terms terms = new Bm25.Terms();
+
+    /**
+     * Where the held counts are: the arena of the namespace's snapshots, given by each build, or one of the cache's own
+     * on the heap. A build in another arena (its vectors were compacted into a new one) starts the cache afresh.
+     */
+    private VectorArena arena;
+
+    /** Whether {@link #arena} is the cache's own rather than the snapshots'. */
+    private boolean ownArena;
+
     /** What the last build used, and what the build under way used so far. */
-    private Map<Object, byte[]> last = new IdentityHashMap<>();
+    private Handles last = new Handles(0);
 
-    private Map<Object, byte[]> used = new IdentityHashMap<>();
-    private long bytes;
-    private long usedBytes;
+    private Handles used = new Handles(0);
 
-    /** A build begins: what an unfinished one before it used is forgotten. */
+    /** The counts of texts without a key, read by the build under way: not held after it. */
+    private final List<byte[]> unkept = new ArrayList<>();
+
+    /** A build begins in the cache's own arena (see {@link #begin(VectorArena)}). */
     void begin() {
-        used = new IdentityHashMap<>(last.size() + last.size() / 8); // about as many as last time: never resized
-        usedBytes = 0;
+        begin(null);
     }
 
     /**
-     * The packed counts of a text ({@link Counted}): the ones held for its key, or read now (and held, when it has a
-     * key).
+     * A build begins, its counts to be held in {@code in} (null: the cache's own arena, on the heap): what an unfinished
+     * one before it used is forgotten. In another arena than the last build's, nothing held is reused.
      */
-    byte[] counted(Object key, Supplier<String> text) {
+    void begin(VectorArena in) {
+        if (in != null && in.closed()) {
+            in = null; // a build while the loader closes: its snapshot is served once, nothing is worth holding
+        }
+        if (in == null ? !ownArena : in != arena) {
+            arena = in == null ? VectorArena.onHeap() : in;
+            ownArena = in == null;
+            last = new Handles(0);
+        }
+        used = new Handles(last.size()); // about as many as last time: never resized
+        unkept.clear();
+    }
+
+    /**
+     * The handle of the packed counts of a text ({@link Counted}), read by {@link #distinct}, {@link #length} and {@link
+     * #decode}: the counts held for its key, or read now (and held, when it has a key).
+     */
+    long counted(Object key, Supplier<String> text) {
+        if (arena == null) {
+            begin(null);
+        }
         if (key != null) {
-            byte[] held = last.get(key);
-            if (held == null) {
+            long held = last.get(key);
+            if (held == ABSENT) {
                 held = used.get(key); // the same text twice in one build
             }
-            if (held != null) {
-                if (used.put(key, held) == null) {
-                    usedBytes += Counted.bytes(held);
-                }
+            if (held != ABSENT) {
+                used.putIfAbsent(key, held);
                 return held;
             }
         }
         byte[] c = terms.count(text.get());
-        if (key != null && used.put(key, c) == null) {
-            usedBytes += Counted.bytes(c);
+        if (key == null) {
+            unkept.add(c);
+            return -unkept.size() - 1; // never an arena's handle, which is not negative
         }
-        return c;
+        long handle = arena.addBytes(c);
+        used.putIfAbsent(key, handle);
+        return handle;
+    }
+
+    /** How many distinct terms the counts of {@code handle} have. */
+    int distinct(long handle) {
+        if (handle < 0) {
+            return Counted.distinct(unkept(handle));
+        }
+        int at = VectorArena.bytesStart(handle);
+        return Counted.distinct(arena.bytesChunk(handle), at, at + arena.bytesLength(handle));
+    }
+
+    /** The length in tokens of the text of {@code handle}. */
+    int length(long handle) {
+        if (handle < 0) {
+            return Counted.length(unkept(handle));
+        }
+        int at = VectorArena.bytesStart(handle);
+        return Counted.length(arena.bytesChunk(handle), at, at + arena.bytesLength(handle));
+    }
+
+    /** Writes the term ids and counts of {@code handle} into {@code ids} and {@code counts} ({@link Counted#decode}). */
+    int decode(long handle, int[] ids, int[] counts) {
+        if (handle < 0) {
+            return Counted.decode(unkept(handle), ids, counts);
+        }
+        int at = VectorArena.bytesStart(handle);
+        return Counted.decode(arena.bytesChunk(handle), at, at + arena.bytesLength(handle), ids, counts);
+    }
+
+    private byte[] unkept(long handle) {
+        return unkept.get((int) (-handle - 2));
     }
 
     /** How many term ids there are: every id a count holds is below it. */
@@ -178,23 +354,33 @@ public final class TermCache {
     }
 
     /**
-     * A build is over, having used {@code termsInUse} distinct terms: what it used is what the next may reuse. Starts
-     * afresh when the ids number more than twice the terms in use and 50,000 more.
+     * A build is over, having used {@code termsInUse} distinct terms: what it used is what the next may reuse, and the
+     * counts it did not use are garbage of the arena. Starts afresh when the ids number more than twice the terms in
+     * use and 50,000 more.
      */
     void built(long termsInUse) {
-        last = used;
-        bytes = usedBytes;
-        used = new IdentityHashMap<>();
-        usedBytes = 0;
+        Handles kept = used;
+        if (arena != null) {
+            last.forEach((key, h) -> {
+                if (kept.get(key) == ABSENT) {
+                    arena.retire(h);
+                }
+            });
+        }
+        last = kept;
+        used = new Handles(0);
+        unkept.clear();
         if (terms.size() > 2 * termsInUse + 50_000) {
             terms = new Bm25.Terms();
-            last = new IdentityHashMap<>();
-            bytes = 0;
+            if (arena != null) {
+                last.forEach((key, h) -> arena.retire(h));
+            }
+            last = new Handles(0);
         }
     }
 
-    /** About how much heap the held counts take. */
+    /** About how much heap the cache takes: the tables of what it holds, its terms, and its own arena's chunks. */
     public long bytes() {
-        return bytes + 48L * last.size() + 56L * terms.size();
+        return last.bytes() + 56L * terms.size() + (ownArena ? arena.heapBytes() : 0);
     }
 }

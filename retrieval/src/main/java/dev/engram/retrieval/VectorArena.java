@@ -149,6 +149,28 @@ public final class VectorArena implements Closeable {
         return out;
     }
 
+    /**
+     * The chunk that holds the bytes appended as {@code handle} by {@link #addBytes}, to be read in place with absolute
+     * gets from {@link #bytesStart} on, {@link #bytesLength} of them: shared, so never with relative ones. For those who
+     * read many such bytes at once, where a copy of each would be garbage.
+     */
+    ByteBuffer bytesChunk(long handle) {
+        if (length(handle) == 0) {
+            throw new IllegalArgumentException("not the handle of bytes: " + handle);
+        }
+        return byteChunks[(int) (handle >>> (POSITION_BITS + LENGTH_BITS))];
+    }
+
+    /** Where in its chunk ({@link #bytesChunk}) the bytes of {@code handle} start. */
+    static int bytesStart(long handle) {
+        return 4 * (int) ((handle >>> LENGTH_BITS) & ((1L << POSITION_BITS) - 1)) + 4;
+    }
+
+    /** How many bytes were appended as {@code handle}. */
+    int bytesLength(long handle) {
+        return bytesChunk(handle).getInt(bytesStart(handle) - 4);
+    }
+
     /** The room of {@code floats} values (more than 0) at the end of the last chunk, or of a new one: their handle. */
     private long reserve(int floats) {
         if (closed) {
@@ -271,6 +293,11 @@ public final class VectorArena implements Closeable {
             bytes += c.isDirect() ? 0 : 16 + c.capacity();
         }
         return bytes;
+    }
+
+    /** Whether the arena is closed: nothing more can be appended. */
+    public synchronized boolean closed() {
+        return closed;
     }
 
     /** Why the closed arena's file could not be deleted, or null. */

@@ -3,7 +3,10 @@ package dev.engram.retrieval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -86,7 +89,100 @@ class TermCacheTest {
             assertThat(TermCache.Counted.distinct(c)).isEqualTo(distinct);
             assertThat(TermCache.Counted.length(c)).isEqualTo(tokens);
             // at most five bytes a term and one a count below 128, against eight bytes a term in two int arrays
-            assertThat(TermCache.Counted.bytes(c)).isLessThanOrEqualTo(16 + 10 + 7L * distinct);
+            assertThat((long) c.length).isLessThanOrEqualTo(10 + 7L * distinct);
         }
+    }
+
+    @Test
+    void countsReadInPlaceFromABufferMatchTheArrayAndRefuseToReadPastTheirEnd() {
+        byte[] c = TermCache.Counted.pack(new int[] {3, 3, 9, 400}, 4);
+        ByteBuffer shared = ByteBuffer.allocate(c.length + 10);
+        shared.put(5, c);
+        int[] terms = new int[3];
+        int[] counts = new int[3];
+        assertThat(TermCache.Counted.decode(shared, 5, 5 + c.length, terms, counts))
+                .isEqualTo(3);
+        assertThat(terms).containsExactly(3, 9, 400);
+        assertThat(counts).containsExactly(2, 1, 1);
+        assertThat(TermCache.Counted.length(shared, 5, 5 + c.length)).isEqualTo(4);
+        assertThat(shared.position()).as("absolute reads only").isZero();
+        // the same bytes cut short by the end given: the decoder stops there rather than reading what follows
+        assertThatThrownBy(() -> TermCache.Counted.decode(shared, 5, 5 + c.length - 1, terms, counts))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void handlesFindEveryKeyByIdentityThroughGrowthAndNeverAnEqualObject() {
+        TermCache.Handles h = new TermCache.Handles(0);
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 5_000; i++) {
+            keys.add(new String("k" + (i % 100))); // equal strings, distinct objects
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            assertThat(h.putIfAbsent(keys.get(i), i)).isTrue();
+        }
+        assertThat(h.putIfAbsent(keys.get(7), 99)).as("held already").isFalse();
+        assertThat(h.size()).isEqualTo(5_000);
+        for (int i = 0; i < keys.size(); i++) {
+            assertThat(h.get(keys.get(i))).isEqualTo(i);
+        }
+        assertThat(h.get(new String("k7"))).isEqualTo(TermCache.ABSENT);
+        long[] sum = {0};
+        h.forEach((k, v) -> sum[0] += v);
+        assertThat(sum[0]).isEqualTo(5_000L * 4_999 / 2);
+    }
+
+    /**
+     * The counts of kept texts live in the arena the builds give, not in the heap; what a build no longer uses is
+     * counted as the arena's garbage; a build in another arena (vectors compacted) reads every text again; a closed
+     * arena is never appended to.
+     */
+    @Test
+    void countsLiveInTheBuildsArenaAndWhatIsNoLongerUsedIsItsGarbage() {
+        VectorArena arena = VectorArena.onHeap();
+        TermCache cache = new TermCache();
+        List<String> texts = new ArrayList<>(List.of("alpha beta", "beta gamma gamma", "delta"));
+        int[] reads = {0};
+        Runnable build = () -> {
+            List<String> now = List.copyOf(texts);
+            cache.begin(arena);
+            new Bm25(
+                    now.size(),
+                    d -> {
+                        reads[0]++;
+                        return now.get(d);
+                    },
+                    now::get,
+                    cache,
+                    1.2,
+                    0.75);
+            cache.built(10);
+        };
+        build.run();
+        assertThat(reads[0]).isEqualTo(3);
+        long floats = arena.floats();
+        assertThat(floats).as("three texts' counts in the arena").isPositive();
+        assertThat(arena.garbage()).isZero();
+
+        texts.set(2, "epsilon"); // a text replaced: its old counts are garbage once the build is over
+        build.run();
+        assertThat(reads[0]).isEqualTo(4);
+        assertThat(arena.garbage()).isPositive();
+
+        VectorArena compacted = VectorArena.onHeap();
+        cache.begin(compacted);
+        List<String> now = List.copyOf(texts);
+        Bm25 again = new Bm25(now.size(), now::get, now::get, cache, 1.2, 0.75);
+        cache.built(10);
+        assertThat(compacted.floats())
+                .as("every text read again into the new arena")
+                .isPositive();
+        assertThat(again.scores("gamma")).containsExactly(new Bm25(now, 1.2, 0.75).scores("gamma"));
+
+        compacted.close();
+        cache.begin(compacted);
+        Bm25 closing = new Bm25(now.size(), now::get, now::get, cache, 1.2, 0.75);
+        cache.built(10);
+        assertThat(closing.scores("beta")).containsExactly(new Bm25(now, 1.2, 0.75).scores("beta"));
     }
 }
