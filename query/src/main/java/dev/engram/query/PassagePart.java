@@ -1,6 +1,7 @@
 package dev.engram.query;
 
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.MemoryGraphBuilder;
 import dev.engram.retrieval.PackedStrings;
 import dev.engram.retrieval.VectorArena;
 import dev.engram.schemas.Embeddings;
@@ -12,6 +13,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -40,6 +42,7 @@ import java.util.function.LongConsumer;
  * @param questionKeys the keys of those vectors in the vector index ({@link MemoryGraph#questionKey}), made once and
  *     kept with the part
  * @param facts its facts with their vectors; empty when the passage has no embeddings beside its own
+ * @param texts the texts of its relations, then of its facts
  * @param session the session key of a conversation's turn, else null
  * @param time its document's event time in epoch milliseconds ({@link Long#MIN_VALUE} when it has none)
  */
@@ -53,6 +56,7 @@ record PassagePart(
         long[] questions,
         List<String> questionKeys,
         List<Fact> facts,
+        Texts texts,
         long extraBytes,
         String session,
         long time) {
@@ -179,15 +183,91 @@ record PassagePart(
 
     /**
      * A relation among entities: its members by the position among the passage's {@link #mentions} of the first
-     * mention that bears their name or alias (normalized), each once, those no mention bears left out.
+     * mention that bears their name or alias (normalized), each once, those no mention bears left out. Its text is the
+     * passage's {@link #texts} at the relation's own position.
      */
-    record Relation(String text, int[] members) {}
+    record Relation(int[] members) {}
 
     /**
      * A fact, its head and tail as the position of the first mention that bears their name (-1: none), and the key of
-     * its vector ({@link MemoryGraph#factKey}).
+     * its vector ({@link MemoryGraph#factKey}). Its text is the passage's {@link #texts} after its relations', at the
+     * fact's own position.
      */
-    record Fact(String text, String relation, int head, int tail, double confidence, long vector, String key) {}
+    record Fact(String relation, int head, int tail, double confidence, long vector, String key) {}
+
+    /**
+     * The texts of a passage's relations, then of its facts, packed as one list in the arena ({@link PackedStrings}),
+     * since a build reads them only for a passage new to its BM25 index of names and a query only for the few it
+     * explains; on the heap when there is no arena or they are too long for a handle.
+     */
+    static final class Texts {
+        static final Texts NONE = new Texts(VectorArena.NONE, new String[0]);
+
+        /** The handle of the packed list in the part's arena, the builder's. */
+        private final long handle;
+
+        private final String[] onHeap;
+
+        private Texts(long handle, String[] onHeap) {
+            this.handle = handle;
+            this.onHeap = onHeap;
+        }
+
+        static Texts of(List<String> texts, VectorArena arena) {
+            if (texts.isEmpty()) {
+                return NONE;
+            }
+            byte[] packed = PackedStrings.pack(texts);
+            if (packed.length > 4L * (VectorArena.MAX_LENGTH - 1)) {
+                return new Texts(VectorArena.NONE, texts.toArray(String[]::new));
+            }
+            return new Texts(arena.addBytes(packed), null);
+        }
+
+        /** Text {@code place} as a builder takes it, with the object that stands for it in the term cache. */
+        void addTo(int place, Object key, Consumer<MemoryGraph.PackedText> packed, Consumer<String> heap) {
+            if (onHeap != null) {
+                heap.accept(onHeap[place]);
+            } else {
+                packed.accept(new MemoryGraph.PackedText(handle, place, key));
+            }
+        }
+
+        void forEachHandle(LongConsumer each) {
+            if (onHeap == null) {
+                each.accept(handle);
+            }
+        }
+
+        Texts movedTo(VectorArena from, VectorArena to) {
+            return onHeap != null ? this : new Texts(to.addBytes(from.bytes(handle)), null);
+        }
+
+        long heapBytes() {
+            long bytes = 32;
+            if (onHeap != null) {
+                for (String t : onHeap) {
+                    bytes += 48 + t.length();
+                }
+            }
+            return bytes;
+        }
+    }
+
+    /** Adds relation {@code r} among {@code members} (entity indices) of the builder's passage {@code index}. */
+    void addRelation(MemoryGraphBuilder b, int r, int index, int[] members) {
+        texts.addTo(r, relations.get(r), t -> b.relation(t, index, members), t -> b.relation(t, index, members));
+    }
+
+    /** Adds fact {@code f} of the builder's passage {@code index}, its head and tail as entity indices or -1. */
+    void addFact(MemoryGraphBuilder b, int f, int index, int head, int tail) {
+        Fact x = facts.get(f);
+        texts.addTo(
+                relations.size() + f,
+                x.key(), // the one string kept with the fact from its reading on: it stands for the text
+                t -> b.fact(t, x.relation(), index, head, tail, x.confidence(), x.vector(), x.key()),
+                t -> b.fact(t, x.relation(), index, head, tail, x.confidence(), x.vector(), x.key()));
+    }
 
     /**
      * The part of a stored passage, its own vector and its other embeddings (null when it has none), whose values are
@@ -231,6 +311,7 @@ record PassagePart(
         Mentions mentions = Mentions.of(
                 mentionIds, mentionNames, mentionTypes, Arrays.copyOf(mentionVectors, mentionIds.size()), arena);
         List<Relation> relations = new ArrayList<>(x.relations().size());
+        List<String> texts = new ArrayList<>();
         for (Extraction.Relation r : x.relations()) {
             int[] members = r.entities().stream()
                     .map(normalize)
@@ -238,14 +319,15 @@ record PassagePart(
                     .filter(m -> m >= 0)
                     .distinct()
                     .toArray();
-            relations.add(new Relation(r.relation() + ": " + String.join(", ", r.entities()), members));
+            relations.add(new Relation(members));
+            texts.add(r.relation() + ": " + String.join(", ", r.entities()));
         }
         List<Fact> facts = new ArrayList<>();
         if (emb != null) {
             for (int f = 0; f < x.facts().size() && f < emb.facts().size(); f++) {
                 Extraction.Fact fact = x.facts().get(f);
+                texts.add(fact.text());
                 facts.add(new Fact(
-                        fact.text(),
                         // a namespace has few relation types and many facts of each: one string per type
                         fact.relation() == null ? null : fact.relation().intern(),
                         named.getOrDefault(normalize.apply(fact.head()), -1),
@@ -275,6 +357,7 @@ record PassagePart(
                 emb == null ? null : added(emb.questions(), arena),
                 emb == null ? null : questionKeys(p.passageId(), emb.questions().size()),
                 List.copyOf(facts),
+                Texts.of(texts, arena),
                 extraBytes(mentions, relations, facts),
                 p.session(),
                 p.eventTime() == null ? Long.MIN_VALUE : p.eventTime().toEpochMilli());
@@ -295,6 +378,7 @@ record PassagePart(
                 null,
                 null,
                 List.of(),
+                Texts.NONE,
                 96,
                 null,
                 Long.MIN_VALUE);
@@ -325,6 +409,7 @@ record PassagePart(
             }
         }
         facts.forEach(f -> each.accept(f.vector()));
+        texts.forEachHandle(each);
     }
 
     /** This part with its vectors copied from {@code from} into {@code to}: what a compaction of the arena keeps. */
@@ -342,13 +427,7 @@ record PassagePart(
         }
         List<Fact> fs = facts.stream()
                 .map(f -> new Fact(
-                        f.text(),
-                        f.relation(),
-                        f.head(),
-                        f.tail(),
-                        f.confidence(),
-                        to.add(from.get(f.vector())),
-                        f.key()))
+                        f.relation(), f.head(), f.tail(), f.confidence(), to.add(from.get(f.vector())), f.key()))
                 .toList();
         return new PassagePart(
                 version,
@@ -360,6 +439,7 @@ record PassagePart(
                 qs,
                 questionKeys,
                 fs,
+                texts.movedTo(from, to),
                 extraBytes,
                 session,
                 time);
@@ -376,9 +456,9 @@ record PassagePart(
     private static long extraBytes(Mentions mentions, List<Relation> relations, List<Fact> facts) {
         long bytes = 96 + mentions.heapBytes();
         for (Relation r : relations) {
-            bytes += 64 + 2L * r.text().length() + 4L * r.members().length;
+            bytes += 32 + 4L * r.members().length;
         }
-        bytes += 72L * facts.size();
+        bytes += 64L * facts.size();
         return bytes;
     }
 }

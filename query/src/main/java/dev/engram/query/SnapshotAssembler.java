@@ -276,6 +276,7 @@ final class SnapshotAssembler {
                                 e.getValue().part().movedTo(from, to),
                                 e.getValue().slots()));
             }
+            kept.terms().movedTo(from, to);
         } catch (RuntimeException | Error e) {
             close(ns, to);
             throw e;
@@ -402,26 +403,20 @@ final class SnapshotAssembler {
                     b.entityVector(entity, mentions.vector(i));
                 }
             }
-            for (PassagePart.Relation r : part.relations()) {
-                int[] members = members(r.members(), entityOf);
+            for (int r = 0; r < part.relations().size(); r++) {
+                int[] members = members(part.relations().get(r).members(), entityOf);
                 if (members.length >= 2) {
-                    b.relation(r.text(), index, members);
+                    part.addRelation(b, r, index, members);
                 }
             }
             if (part.questions() == null) {
                 continue;
             }
             b.questions(index, part.questions(), part.questionKeys());
-            for (PassagePart.Fact f : part.facts()) {
-                b.fact(
-                        f.text(),
-                        f.relation(),
-                        index,
-                        f.head() < 0 ? -1 : entityOf[f.head()],
-                        f.tail() < 0 ? -1 : entityOf[f.tail()],
-                        f.confidence(),
-                        f.vector(),
-                        f.key());
+            for (int f = 0; f < part.facts().size(); f++) {
+                PassagePart.Fact x = part.facts().get(f);
+                part.addFact(
+                        b, f, index, x.head() < 0 ? -1 : entityOf[x.head()], x.tail() < 0 ? -1 : entityOf[x.tail()]);
             }
         }
         Long logged = otherModelLogged.put(ns, otherModel);

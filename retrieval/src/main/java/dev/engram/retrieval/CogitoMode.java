@@ -246,7 +246,7 @@ final class CogitoMode implements Retrieval.Mode {
         List<Map<String, Object>> seedFacts = new ArrayList<>();
         for (Retrieval.Scored top : g.factSearch.nearest(qv, p.integer("top_facts"))) {
             MemoryGraph.Fact fact = g.facts.get(top.passage());
-            seedFacts.add(Map.of("fact", fact.text(), "score", top.score()));
+            seedFacts.add(Map.of("fact", g.factText(top.passage()), "score", top.score()));
             // (13)-(15) entity activation
             for (int v : new int[] {fact.head(), fact.tail()}) {
                 if (v >= 0) {

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
 
 /**
  * An immutable, compact in-memory snapshot of one namespace's memory: passages with their vectors, entities and
@@ -216,7 +217,14 @@ public final class MemoryGraph {
     }
 
     /** One fact: its text, the passage it came from and the entities it relates (-1 when not an entity). */
-    public record Fact(String text, int passage, int head, int tail, double confidence) {}
+    public record Fact(int passage, int head, int tail, double confidence) {}
+
+    /**
+     * A fact's or relation's text kept in the builder's arena: the string at {@code place} of the list packed there as
+     * {@code handle} ({@link PackedStrings}), and the object that stands for it in the namespace's term cache as long as
+     * it does not change ({@link MemoryGraphBuilder#terms}).
+     */
+    public record PackedText(long handle, int place, Object key) {}
 
     /**
      * A GEM-RAG eigen-theme as a summary node: its member passages (strongest first), its summary and the vectors
@@ -225,7 +233,7 @@ public final class MemoryGraph {
     public record ThemeNode(int rank, double eigenvalue, int[] members, String summary, float[][] questionVectors) {}
 
     /** A relation among several entities (a hyperedge): its text, passage and entity indices. */
-    public record Relation(String text, int passage, int[] entities) {}
+    public record Relation(int passage, int[] entities) {}
 
     final long version;
     final List<Passage> passages;
@@ -240,6 +248,8 @@ public final class MemoryGraph {
     final int[][] entityPassages;
     final int[][] passageEntities;
     final List<Fact> facts;
+    /** The facts' texts, by fact: in the arena, read when asked for. */
+    private final UnitTexts factTexts;
     /** Each fact's relation type (lower case), or "" when not known. */
     final List<String> factRelations;
     /** Relation type → passages that state a fact of it; counted once per snapshot, when first asked. */
@@ -248,6 +258,9 @@ public final class MemoryGraph {
     final Vectors factVectors;
     final Bm25 bm25;
     final List<Relation> relations;
+    /** The relations' texts ("type: member, member"), by relation. */
+    private final UnitTexts relationTexts;
+
     final Vectors entityVectors;
     final int[][] entityFacts;
     final int[][] entityRelations;
@@ -311,6 +324,7 @@ public final class MemoryGraph {
         this.entityTypes = List.copyOf(b.entityTypes);
         this.entityIndexById = new IdIndex(entityIds);
         this.facts = List.copyOf(b.facts);
+        this.factTexts = b.factTexts.build(arena);
         this.factRelations = List.copyOf(b.factRelations);
         this.factVectors = new Vectors(arena, b.factVectors.toArray());
         // the links as flat arrays per node, without an object per link: a snapshot of 100k passages has millions
@@ -336,17 +350,23 @@ public final class MemoryGraph {
                 1.2,
                 0.75);
         this.relations = List.copyOf(b.relations);
+        this.relationTexts = b.relationTexts.build(arena);
         this.entityVectors = new Vectors(arena, b.entityVectors.toArray());
         this.entityFacts = EntityLinks.entityFacts(facts, entityIds.size());
         this.entityRelations = EntityLinks.entityRelations(relations, entityIds.size());
-        List<String> names = new ArrayList<>(entityNames);
-        facts.forEach(f -> names.add(f.text()));
-        relations.forEach(r -> names.add(r.text()));
-        this.unitNames = new Bm25(names.size(), names::get, kept ? names::get : null, terms, 1.2, 0.75);
+        // the names of units: an entity's name stands for itself in the term cache, a fact's or relation's text has
+        // the key its builder gave (read from the arena only when the cache does not hold its counts)
+        int ne = entityNames.size();
+        int nf = factTexts.size();
+        IntFunction<String> name =
+                u -> u < ne ? entityNames.get(u) : u < ne + nf ? factTexts.get(u - ne) : relationTexts.get(u - ne - nf);
+        IntFunction<Object> nameKey = u ->
+                u < ne ? entityNames.get(u) : u < ne + nf ? b.factTexts.key(u - ne) : b.relationTexts.key(u - ne - nf);
+        this.unitNames = new Bm25(ne + nf + relationTexts.size(), name, kept ? nameKey : null, terms, 1.2, 0.75);
         if (kept) {
             terms.built((long) bm25.termCount() + unitNames.termCount());
         }
-        this.unitScratch = new Scratch(names.size());
+        this.unitScratch = new Scratch(ne + nf + relationTexts.size());
         this.nodeScratch = new Scratch(entityNames.size() + passages.size());
         this.passageQuestions = new long[passages.size()][];
         for (int i = 0; i < passageQuestions.length; i++) {
@@ -433,9 +453,7 @@ public final class MemoryGraph {
             // and its two neighbours, its day and its place among the dated
             bytes += 20 + p.heapBytes() + 2L * p.textBytes();
         }
-        for (Fact f : facts) {
-            bytes += 48 + 2L * f.text().length();
-        }
+        bytes += 40L * facts.size() + factTexts.heapBytes() + relationTexts.heapBytes();
         // the arrays its queries reuse, as many as it may keep
         bytes += unitScratch.maxBytes() + nodeScratch.maxBytes() + unitNames.scratchBytes() + bm25.scratchBytes();
         return bytes;
@@ -501,6 +519,16 @@ public final class MemoryGraph {
 
     public Fact fact(int f) {
         return facts.get(f);
+    }
+
+    /** The text of fact {@code f}. */
+    public String factText(int f) {
+        return factTexts.get(f);
+    }
+
+    /** The text of relation {@code r} ("type: member, member"). */
+    public String relationText(int r) {
+        return relationTexts.get(r);
     }
 
     public int relationCount() {

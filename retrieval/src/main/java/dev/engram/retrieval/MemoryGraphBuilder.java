@@ -26,6 +26,8 @@ public final class MemoryGraphBuilder {
     final Pairs links = new Pairs();
 
     final List<Fact> facts = new ArrayList<>();
+    final UnitTexts.Builder factTexts = new UnitTexts.Builder();
+    final UnitTexts.Builder relationTexts = new UnitTexts.Builder();
     final Handles factVectors = new Handles();
     final List<Relation> relations = new ArrayList<>();
     final Handles entityVectors = new Handles();
@@ -144,7 +146,14 @@ public final class MemoryGraphBuilder {
 
     /** Adds a relation among entities (indices) of a passage. */
     public void relation(String text, int passage, int[] entities) {
-        relations.add(new Relation(text, passage, entities));
+        relations.add(new Relation(passage, entities));
+        relationTexts.add(text);
+    }
+
+    /** Adds a relation as above, its text packed in the builder's arena. */
+    public void relation(MemoryGraph.PackedText text, int passage, int[] entities) {
+        relationTexts.add(text.handle(), text.place(), text.key());
+        relations.add(new Relation(passage, entities));
     }
 
     /** Links an entity to a passage. */
@@ -184,13 +193,32 @@ public final class MemoryGraphBuilder {
     /** Adds a fact as above, its vector by handle in the builder's arena ({@link VectorArena#NONE}: none). */
     public void fact(
             String text, String relation, int passage, int head, int tail, double confidence, long vector, String key) {
+        addFact(relation, passage, head, tail, confidence, vector, key);
+        factTexts.add(text);
+    }
+
+    /** Adds a fact as above, its text packed in the builder's arena. */
+    public void fact(
+            MemoryGraph.PackedText text,
+            String relation,
+            int passage,
+            int head,
+            int tail,
+            double confidence,
+            long vector,
+            String key) {
+        addFact(relation, passage, head, tail, confidence, vector, key);
+        factTexts.add(text.handle(), text.place(), text.key());
+    }
+
+    private void addFact(String relation, int passage, int head, int tail, double confidence, long vector, String key) {
         Objects.checkIndex(passage, passages.size());
         if (head >= entityIds.size() || tail >= entityIds.size()) {
             throw new IndexOutOfBoundsException("no entity " + Math.max(head, tail) + " of " + entityIds.size());
         }
         // a namespace has few relation types and many facts of each: one string per type, not per fact
         factRelations.add(relationTypes.computeIfAbsent(relation, r -> r.strip().toLowerCase(Locale.ROOT)));
-        facts.add(new Fact(text, passage, head, tail, confidence));
+        facts.add(new Fact(passage, head, tail, confidence));
         factVectors.add(vector);
         if (passage >= factsPerPassage.length) {
             factsPerPassage = Arrays.copyOf(factsPerPassage, Math.max(passage + 1, factsPerPassage.length * 2));

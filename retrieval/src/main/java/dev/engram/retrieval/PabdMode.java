@@ -405,8 +405,8 @@ final class PabdMode implements Retrieval.Mode {
         if (unit < ne) {
             return "entity: " + g.entityNames.get(unit);
         } else if (unit < ne + nf) {
-            return "fact: " + g.facts.get(unit - ne).text();
+            return "fact: " + g.factText(unit - ne);
         }
-        return "relation: " + g.relations.get(unit - ne - nf).text();
+        return "relation: " + g.relationText(unit - ne - nf);
     }
 }

@@ -10,7 +10,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  */
 final class Scratch {
 
-    private static final int KEPT = 4;
+    /**
+     * How many of each kind are kept: one per processor. More queries than processors at once run no faster for it,
+     * and an array may be a few megabytes (one per unit of a namespace of 100k passages, about 1.3 million).
+     */
+    private static final int KEPT = Math.max(2, Runtime.getRuntime().availableProcessors());
 
     private final int length;
     private final ConcurrentLinkedQueue<double[]> sums = new ConcurrentLinkedQueue<>();

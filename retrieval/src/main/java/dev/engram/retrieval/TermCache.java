@@ -344,6 +344,22 @@ public final class TermCache {
         return unkept.get((int) (-handle - 2));
     }
 
+    /**
+     * The counts the last build used, copied from {@code from} into {@code to}: the arena was compacted, and the next
+     * build, in {@code to}, reads none of these texts again. Counts in another arena than {@code from} are left as they
+     * are (the next build in {@code to} reads their texts again).
+     */
+    public void movedTo(VectorArena from, VectorArena to) {
+        if (arena != from || from == to) {
+            return;
+        }
+        Handles moved = new Handles(last.size());
+        last.forEach((key, h) -> moved.putIfAbsent(key, to.addBytes(from.bytes(h))));
+        last = moved;
+        arena = to;
+        ownArena = false;
+    }
+
     /** How many term ids there are: every id a count holds is below it. */
     int size() {
         return terms.size();

@@ -518,11 +518,11 @@ class IncrementalSnapshotTest {
             assertThat(kept.factCount()).isEqualTo(scratch.factCount());
             for (int f = 0; f < scratch.factCount(); f++) {
                 assertThat(kept.fact(f)).isEqualTo(scratch.fact(f));
+                assertThat(kept.factText(f)).isEqualTo(scratch.factText(f));
             }
             assertThat(kept.relationCount()).isEqualTo(scratch.relationCount());
             for (int r = 0; r < scratch.relationCount(); r++) {
-                assertThat(kept.relation(r).text())
-                        .isEqualTo(scratch.relation(r).text());
+                assertThat(kept.relationText(r)).isEqualTo(scratch.relationText(r));
                 assertThat(kept.relation(r).passage())
                         .isEqualTo(scratch.relation(r).passage());
                 assertThat(kept.relation(r).entities())
