@@ -76,10 +76,6 @@ public final class ConstructProcessor implements Processor<String, Understanding
     /** Who this task is, in the gauge of rejected objects. */
     private String owner;
 
-    public ConstructProcessor(Meters meters) {
-        this(meters, Fault.NONE, REPAIR_INTERVAL, REPAIRS_PER_ROUND, MergeModel.shipped());
-    }
-
     ConstructProcessor(Meters meters, Fault fault, Duration repairInterval, int repairsPerRound, MergeModel model) {
         this.meters = meters;
         this.fault = fault;
@@ -89,30 +85,17 @@ public final class ConstructProcessor implements Processor<String, Understanding
         this.documents = new DocumentUpdates(meters);
     }
 
-    /** The memory step with every store it owns. */
-    public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters) {
-        return supplier(meters, Fault.NONE, REPAIR_INTERVAL);
-    }
-
-    /** The memory step, re-emitting objects a mirror rejected every {@code repairInterval} (with backoff). */
-    public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
-            Meters meters, Duration repairInterval) {
-        return supplier(meters, repairInterval, MergeModel.shipped());
-    }
-
-    /** The memory step, its entity resolution merging by {@code model}. */
+    /**
+     * The memory step with every store it owns, its entity resolution merging by {@code model}, re-emitting objects a
+     * mirror rejected every {@code repairInterval} (with backoff).
+     */
     public static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
             Meters meters, Duration repairInterval, MergeModel model) {
         return supplier(meters, Fault.NONE, repairInterval, REPAIRS_PER_ROUND, model);
     }
 
     static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(Meters meters, Fault fault) {
-        return supplier(meters, fault, REPAIR_INTERVAL);
-    }
-
-    static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(
-            Meters meters, Fault fault, Duration repairInterval) {
-        return supplier(meters, fault, repairInterval, REPAIRS_PER_ROUND);
+        return supplier(meters, fault, REPAIR_INTERVAL, REPAIRS_PER_ROUND);
     }
 
     static ProcessorSupplier<String, UnderstandingEvent, Void, Emission> supplier(

@@ -200,11 +200,7 @@ public final class NameForms {
         return rest.stream().allMatch(t -> t.length() == 1) && w.get(0).equals(p.get(0));
     }
 
-    /** True when every token of {@code part} appears, in order, as a whole token of {@code whole}. */
-    public static boolean containsTokens(String whole, String part) {
-        return containsTokens(tokens(whole), tokens(part));
-    }
-
+    /** True when every token of {@code p} appears, in order, as a whole token of {@code w}, and {@code w} has more. */
     static boolean containsTokens(List<String> w, List<String> p) {
         if (p.isEmpty() || p.size() >= w.size()) {
             return false;

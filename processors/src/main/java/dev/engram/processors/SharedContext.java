@@ -72,9 +72,4 @@ public record SharedContext(
                 ? List.of(String.format(Locale.ROOT, "their passages alike (cosine %.2f)", passageCosine))
                 : List.of();
     }
-
-    /** Whether this context supports a merge at all. */
-    public boolean supports() {
-        return !evidence().isEmpty();
-    }
 }

@@ -293,14 +293,7 @@ final class ComoMode implements Retrieval.Mode {
                 out[i] += v[i];
             }
         }
-        double norm = 0;
-        for (float x : out) {
-            norm += (double) x * x;
-        }
-        float inv = norm == 0 ? 0 : (float) (1 / Math.sqrt(norm));
-        for (int i = 0; i < out.length; i++) {
-            out[i] *= inv;
-        }
+        MemoryGraph.normalize(out);
         return out;
     }
 }

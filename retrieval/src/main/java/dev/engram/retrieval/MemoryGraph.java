@@ -459,10 +459,6 @@ public final class MemoryGraph {
         return bytes;
     }
 
-    public int themeCount() {
-        return themes.size();
-    }
-
     public long version() {
         return version;
     }

@@ -243,10 +243,6 @@ public final class MemoryGraphBuilder {
         return this;
     }
 
-    public Integer entityIndex(String id) {
-        return entityIndex.get(id);
-    }
-
     /** The vectors of a passage's utility questions (GEM-RAG: mean of question and passage, normalized). */
     public void questions(int passage, List<float[]> vectors) {
         passageQuestions.put(passage, added(vectors));

@@ -67,10 +67,6 @@ public interface VectorIndex {
             }
         }
 
-        static boolean finite(float[] v) {
-            return finite(v, v.length);
-        }
-
         private static boolean finite(float[] v, int length) {
             for (int i = 0; i < length; i++) {
                 if (!Float.isFinite(v[i])) {

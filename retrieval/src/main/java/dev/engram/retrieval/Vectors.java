@@ -81,15 +81,6 @@ public final class Vectors {
         return arena;
     }
 
-    /** The vectors at some positions, in their order, as another table over the same arena. */
-    public Vectors select(int[] positions) {
-        long[] out = new long[positions.length];
-        for (int j = 0; j < positions.length; j++) {
-            out[j] = handles[positions[j]];
-        }
-        return new Vectors(arena, out);
-    }
-
     /** The same vectors with only the positions {@code keep} accepts; the others absent. */
     public Vectors only(IntPredicate keep) {
         long[] out = handles.clone();

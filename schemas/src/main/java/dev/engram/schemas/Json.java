@@ -100,6 +100,16 @@ public final class Json {
         return MAPPER;
     }
 
+    /** The JSON tree of {@code body}, or a missing node when it is empty or not JSON: for reading answers leniently. */
+    public static JsonNode treeOrMissing(byte[] body) {
+        try {
+            JsonNode tree = mapper().readTree(body);
+            return tree == null ? mapper().missingNode() : tree;
+        } catch (IOException e) {
+            return mapper().missingNode();
+        }
+    }
+
     public static byte[] toBytes(Object value) {
         return bytes(PLAIN, value);
     }

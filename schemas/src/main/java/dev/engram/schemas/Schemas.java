@@ -46,10 +46,6 @@ public enum Schemas {
         this.fileName = name + ".schema.json";
     }
 
-    public String fileName() {
-        return fileName;
-    }
-
     /** Validation errors of {@code node}, most specific first; empty when valid. */
     public List<String> validate(JsonNode node) {
         return fully(schema(), node);

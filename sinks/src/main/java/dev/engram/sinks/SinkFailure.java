@@ -45,7 +45,7 @@ final class SinkFailure {
             // brings it back once Neo4j is fixed.
             return "Neo.DatabaseError.Statement.ExecutionFailed".equals(d.code());
         }
-        return e instanceof Rejected;
+        return false;
     }
 
     /** Whether a failure depends on the size of the write. */
@@ -100,14 +100,5 @@ final class SinkFailure {
             e = e.getCause();
         }
         return e;
-    }
-
-    /** The store refused one object's write; its reason goes into the compensation. */
-    static final class Rejected extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        Rejected(String reason) {
-            super(reason);
-        }
     }
 }

@@ -63,13 +63,6 @@ public final class MemoryReader {
         return Optional.ofNullable(store(StateStores.MEMORY_PASSAGES).get(Keys.of(ns, passageId)));
     }
 
-    /** What memory records of each object of one kind for the mirrors: id → entry, in id order. */
-    public Map<String, MirrorEntry> mirrorEntries(String ns, MirrorRecord.Kind kind) {
-        Map<String, MirrorEntry> out = new TreeMap<>();
-        forEachMirrorEntry(ns, kind, out::put);
-        return out;
-    }
-
     /** What memory records for the mirrors of one object, if it has it. */
     public Optional<MirrorEntry> mirrorEntry(String ns, MirrorRecord.Kind kind, String id) {
         return Optional.ofNullable(store(StateStores.MEMORY_MIRROR).get(MirrorIds.key(ns, kind, id)));

@@ -31,10 +31,6 @@ public final class Chunker {
         this.maxTokens = maxTokens;
     }
 
-    public int maxTokens() {
-        return maxTokens;
-    }
-
     /** Approximate token count: words and punctuation marks. */
     public static int countTokens(CharSequence text) {
         int n = 0;

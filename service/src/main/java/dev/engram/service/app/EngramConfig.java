@@ -9,7 +9,6 @@ import dev.engram.sinks.Neo4jMirror;
 import dev.engram.sinks.QdrantMirror;
 import dev.engram.understanding.LocalModel;
 import dev.engram.understanding.llm.LlmConfig;
-import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -57,10 +56,6 @@ public record EngramConfig(
             if (enabled && keys.isEmpty()) {
                 throw new IllegalArgumentException("authentication needs at least one key");
             }
-        }
-
-        static Security disabled() {
-            return new Security(false, List.of());
         }
     }
 
@@ -181,10 +176,6 @@ public record EngramConfig(
         public String applicationServer() {
             return advertisedHost + ":" + advertisedPort;
         }
-
-        public URI advertisedUri() {
-            return URI.create("http://" + applicationServer());
-        }
     }
 
     /** Where state lives on disk and how much memory RocksDB may use. */
@@ -285,14 +276,6 @@ public record EngramConfig(
         public boolean enabled() {
             return neo4j != null || qdrant != null;
         }
-
-        public Mirrors withNeo4j(Neo4jMirror.Settings settings) {
-            return new Mirrors(settings, qdrant, batchSize, retries, backoff, pause, repairInterval, runSink);
-        }
-
-        public Mirrors withQdrant(QdrantMirror.Settings settings) {
-            return new Mirrors(neo4j, settings, batchSize, retries, backoff, pause, repairInterval, runSink);
-        }
     }
 
     /** The read side: vector search and query snapshots. */
@@ -323,10 +306,6 @@ public record EngramConfig(
     /** Reads the configuration from a map of {@code ENGRAM_*} variables; unset ones take their defaults. */
     public static EngramConfig from(Map<String, String> variables) {
         return EngramConfigReader.read(variables);
-    }
-
-    public EngramConfig withMirrors(Mirrors newMirrors) {
-        return new EngramConfig(kafka, http, storage, ingest, understanding, query, security, newMirrors);
     }
 
     public EngramConfig withBootstrapServers(String servers) {

@@ -72,12 +72,7 @@ public final class MemoryAccess implements AutoCloseable {
 
         /** The body as JSON (a missing node when it is not JSON). */
         public JsonNode json() {
-            try {
-                JsonNode tree = Json.mapper().readTree(body);
-                return tree == null ? Json.mapper().missingNode() : tree;
-            } catch (IOException e) {
-                return Json.mapper().missingNode();
-            }
+            return Json.treeOrMissing(body);
         }
 
         /** The API's error message of an answer that is not a success, with its status. */

@@ -80,12 +80,4 @@ public final class RequestSlots {
         }
         used--;
     }
-
-    synchronized int held(String namespace) {
-        return held.getOrDefault(namespace == null ? "" : namespace, 0);
-    }
-
-    int perNamespace() {
-        return perNamespace;
-    }
 }

@@ -47,7 +47,7 @@ final class McpGuard extends HttpServlet {
         transport.service(request, captured);
         byte[] body = captured.bytes();
         if (captured.getStatus() >= 400) {
-            JsonNode error = parse(body).path("jsonRpcError");
+            JsonNode error = Json.treeOrMissing(body).path("jsonRpcError");
             body = rpcError(
                     error.path("code").asInt(captured.getStatus() == 413 ? -32600 : -32603),
                     error.path("message")
@@ -58,15 +58,6 @@ final class McpGuard extends HttpServlet {
                                                     + ")"));
         }
         write(response, captured.getStatus(), body);
-    }
-
-    private static JsonNode parse(byte[] body) {
-        try {
-            JsonNode tree = Json.mapper().readTree(body);
-            return tree == null ? Json.mapper().missingNode() : tree;
-        } catch (IOException e) {
-            return Json.mapper().missingNode();
-        }
     }
 
     private static void write(HttpServletResponse response, int status, byte[] body) throws IOException {

@@ -25,7 +25,6 @@ public final class FairPermits {
 
     private static final ThreadLocal<String> TENANT = new ThreadLocal<>();
 
-    private final int permits;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Integer> held = new HashMap<>();
     /** When each tenant that holds or waits was last given a permit (in grants): the turns go round. */
@@ -53,7 +52,6 @@ public final class FairPermits {
         if (permits < 1) {
             throw new IllegalArgumentException("permits must be positive");
         }
-        this.permits = permits;
         this.free = permits;
     }
 
@@ -135,10 +133,6 @@ public final class FairPermits {
         } finally {
             lock.unlock();
         }
-    }
-
-    public int permits() {
-        return permits;
     }
 
     private void take(String tenant) {
