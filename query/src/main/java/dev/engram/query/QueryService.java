@@ -482,7 +482,9 @@ public final class QueryService {
                                 llm.decomposer() == null
                                         ? null
                                         : question -> llm.decomposer().apply(ns, question))
-                        .withReasoner(llm.reasoner()),
+                        .withReasoner(llm.reasoner())
+                        // what an LLM is shown of the snapshot is checked against memory first, as the results are
+                        .withLive(i -> memory.passage(ns, graph.passage(i).id()).isPresent()),
                 params,
                 topK * 2 + 10);
         List<Responses.Passage> results = new ArrayList<>();
