@@ -349,7 +349,8 @@ record PassagePart(
                 p.end());
         return new PassagePart(
                 version,
-                p.embedder(),
+                // a namespace has one model or a few, and every passage names one: one string per model
+                p.embedder() == null ? null : p.embedder().intern(),
                 passage,
                 arena.add(vector),
                 mentions,

@@ -34,7 +34,18 @@ final class Bm25 {
     private final IdIndex termIndex;
     private final int[] offsets;
     private final int[] docs;
-    private final int[] tfs;
+    /**
+     * Per posting, the term's frequency in the document when below {@link #BIG}, else {@code BIG} and the frequency in
+     * {@link #bigTfs}: a byte a posting rather than an int, and a namespace of 100k passages has some millions.
+     */
+    private final byte[] tfs;
+
+    /** Where postings of a frequency of {@link #BIG} or more are (ascending), and their frequencies. */
+    private final int[] bigAt;
+
+    private final int[] bigTfs;
+
+    private static final int BIG = 255;
     /** Per term, the most its saturated frequency reaches (see {@link Postings}). */
     private final double[] maxWeights;
 
@@ -109,15 +120,30 @@ final class Bm25 {
             offsets[i + 1] += offsets[i];
         }
         this.docs = new int[(int) postings];
-        this.tfs = new int[(int) postings];
+        this.tfs = new byte[(int) postings];
+        long[] big = new long[16]; // position << 32 | frequency
+        int bigCount = 0;
         int[] filled = Arrays.copyOf(offsets, this.terms.size());
         for (int d = 0; d < n; d++) { // in document order: each term's documents ascend
             int distinct = cache.decode(counted[d], termIds, counts);
             for (int i = 0; i < distinct; i++) {
                 int at = filled[place[termIds[i]]]++;
                 docs[at] = d;
-                tfs[at] = counts[i];
+                tfs[at] = (byte) Math.min(counts[i], BIG);
+                if (counts[i] >= BIG) {
+                    if (bigCount == big.length) {
+                        big = Arrays.copyOf(big, bigCount * 2);
+                    }
+                    big[bigCount++] = (long) at << 32 | counts[i];
+                }
             }
+        }
+        Arrays.sort(big, 0, bigCount);
+        this.bigAt = new int[bigCount];
+        this.bigTfs = new int[bigCount];
+        for (int i = 0; i < bigCount; i++) {
+            bigAt[i] = (int) (big[i] >>> 32);
+            bigTfs[i] = (int) big[i];
         }
         double averageLength = n == 0 ? 0 : (double) total / n;
         this.lengthWeights = new double[n];
@@ -128,11 +154,17 @@ final class Bm25 {
         for (int t = 0; t < maxWeights.length; t++) {
             double max = 0;
             for (int i = offsets[t]; i < offsets[t + 1]; i++) {
-                double tf = tfs[i];
+                double tf = tf(i);
                 max = Math.max(max, tf * (k1 + 1) / (tf + lengthWeights[docs[i]]));
             }
             maxWeights[t] = max;
         }
+    }
+
+    /** The frequency of posting {@code i}'s term in its document. */
+    private int tf(int i) {
+        int t = tfs[i] & 0xFF;
+        return t != BIG ? t : bigTfs[Arrays.binarySearch(bigAt, i)];
     }
 
     /** How many distinct terms the index holds. */
@@ -339,7 +371,7 @@ final class Bm25 {
                 if (sums[d] == 0) { // every term adds more than 0: a document's first
                     touched.add(d);
                 }
-                sums[d] += weight(w, tfs[i], lengthWeights[d]);
+                sums[d] += weight(w, tf(i), lengthWeights[d]);
             }
             visited += p.size();
             rest = 0; // summed again rather than subtracted: no rounding left over when every term is taken
@@ -371,7 +403,7 @@ final class Bm25 {
             for (int c = 0; c < count && at < p.to(); c++) {
                 at = seek(docs, at, p.to(), candidates[c]);
                 if (at < p.to() && docs[at] == candidates[c]) {
-                    exact[c] += weight(w, tfs[at], lengthWeights[candidates[c]]);
+                    exact[c] += weight(w, tf(at), lengthWeights[candidates[c]]);
                 }
                 visited++;
             }
@@ -456,7 +488,7 @@ final class Bm25 {
             double w = e.getValue() * idf(p, n);
             for (int i = p.from(); i < p.to(); i++) {
                 int d = docs[i];
-                out[d] += weight(w, tfs[i], lengthWeights[d]);
+                out[d] += weight(w, tf(i), lengthWeights[d]);
             }
         }
         return out;

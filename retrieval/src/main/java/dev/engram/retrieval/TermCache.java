@@ -155,7 +155,7 @@ public final class TermCache {
 
     /**
      * Handles by the identity of the object that stands for a text: the keys and their handles in two arrays in the order
-     * they came, found through an open-addressing table of positions. About 20–28 bytes a text, where an {@link
+     * they came, found through an open-addressing table of positions. About 17–24 bytes a text, where an {@link
      * java.util.IdentityHashMap} to arrays took about 60, and a namespace of 100k passages has over a million texts (every
      * name, fact and relation is one). Entries are only added: each build fills a new one.
      */
@@ -163,14 +163,16 @@ public final class TermCache {
         private Object[] keys;
         private long[] values;
         private int size;
-        /** Position + 1 per slot, 0 for an empty one; a power of two at least twice as long as the positions. */
+        /** Position + 1 per slot, 0 for an empty one; a power of two at least 4/3 as long as the positions. */
         private int[] slots;
 
         Handles(int expected) {
             int capacity = Math.max(8, expected);
             keys = new Object[capacity];
             values = new long[capacity];
-            slots = new int[Integer.highestOneBit(2 * capacity - 1) << 1];
+            // a power of two at most three quarters full: linear probes stay short, and the table is a third of the
+            // heap
+            slots = new int[Integer.highestOneBit(capacity + capacity / 3) << 1];
         }
 
         int size() {

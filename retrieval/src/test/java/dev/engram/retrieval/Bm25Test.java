@@ -217,6 +217,25 @@ class Bm25Test {
         }
     }
     /**
+     * A word that occurs 254, 255, 256 and thousands of times in a document (the frequencies a byte a posting does not
+     * hold, kept apart) scores exactly, beside postings of ordinary frequencies, in scores and in top.
+     */
+    @Test
+    void frequenciesPastAByteScoreExactly() {
+        Random r = new Random(5);
+        List<String> docs = new ArrayList<>();
+        for (int repeat : new int[] {254, 255, 256, 3000, 1, 70_000}) {
+            docs.add(words(r, 10) + (" alpha".repeat(repeat)) + (" beta".repeat(repeat / 2 + 1)));
+            docs.add(words(r, 12));
+        }
+        Bm25 index = new Bm25(docs, 1.2, 0.75);
+        for (String query : List.of("alpha", "beta", "alpha beta " + WORDS[0], WORDS[1] + " " + WORDS[2])) {
+            assertThat(index.scores(query)).as(query).containsExactly(reference(docs, query, 1.2, 0.75));
+            assertThat(index.top(query, 3)).as(query).isEqualTo(bestByEveryScore(index, query, 3));
+        }
+    }
+
+    /**
      * The index's own tokenizing (on the characters of the text, with its table of terms growing past a thousand)
      * scores as the reference over {@link Bm25#tokens} does: random text of many scripts, surrogate pairs and marks,
      * ending in a word or not.
