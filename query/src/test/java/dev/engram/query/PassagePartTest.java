@@ -2,11 +2,17 @@ package dev.engram.query;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.MemoryGraphBuilder;
 import dev.engram.retrieval.VectorArena;
+import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
+import dev.engram.schemas.Extraction;
+import dev.engram.stores.StoredPassage;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,6 +66,72 @@ class PassagePartTest {
             assertThat(none.size()).isZero();
             assertThat(none.names()).isEmpty();
             assertThat(arena.floats()).isZero();
+        }
+    }
+
+    /**
+     * A passage's relations and facts read their texts back from the arena in their own order (relations first, then
+     * facts, in one packed list), before and after a compaction moves them, as the extraction wrote them.
+     */
+    @Test
+    void factsAndRelationsReadBackTheirOwnTextsAlsoAfterACompaction() {
+        Extraction x = new Extraction(
+                "Ada Lovelace was born in London.",
+                List.of(
+                        new Extraction.Entity("Ada Lovelace", EntityType.PERSON, null, List.of(), List.of()),
+                        new Extraction.Entity("London", EntityType.PLACE, null, List.of(), List.of())),
+                List.of(
+                        new Extraction.Fact("Ada Lovelace", "born in", "London", null, 0.9),
+                        new Extraction.Fact("Ada Lovelace", "wrote", "Notes", null, 0.8)),
+                List.of(
+                        new Extraction.Relation("met", List.of("Ada Lovelace", "London"), null, 0.7),
+                        new Extraction.Relation("left", List.of("London", "Ada Lovelace"), null, 0.6)),
+                List.of("Where was Ada Lovelace born?"),
+                "rules",
+                null,
+                null);
+        StoredPassage stored = new StoredPassage(
+                "ns",
+                "d1",
+                "d1:0",
+                1,
+                0,
+                "h",
+                "Ada",
+                List.of(),
+                "Ada Lovelace was born in London.",
+                0,
+                32,
+                x,
+                List.of("s1", "s2"),
+                "model");
+        float[] v = {1, 0, 0};
+        Embeddings emb = new Embeddings(v, v, List.of(v, v), List.of(v, v), List.of(v));
+        try (VectorArena from = VectorArena.mapped(dir, "texts-from");
+                VectorArena to = VectorArena.mapped(dir, "texts-to")) {
+            PassagePart part = PassagePart.of(1, stored, v, emb, n -> n.toLowerCase(Locale.ROOT), id -> id, from);
+            PassagePart moved = part.movedTo(from, to);
+            for (int round = 0; round < 2; round++) {
+                PassagePart p = round == 0 ? part : moved;
+                VectorArena arena = round == 0 ? from : to;
+                MemoryGraphBuilder b = MemoryGraph.builder(1).arena(arena);
+                int index = b.passage(p.passage(), p.vector());
+                int ada = b.entity("s1", "Ada Lovelace");
+                int london = b.entity("s2", "London");
+                for (int r = 0; r < p.relations().size(); r++) {
+                    p.addRelation(b, r, index, new int[] {ada, london});
+                }
+                for (int f = 0; f < p.facts().size(); f++) {
+                    p.addFact(b, f, index, ada, f == 0 ? london : -1);
+                }
+                MemoryGraph g = b.build();
+                assertThat(g.relationCount()).isEqualTo(2);
+                assertThat(g.relationText(0)).isEqualTo("met: Ada Lovelace, London");
+                assertThat(g.relationText(1)).isEqualTo("left: London, Ada Lovelace");
+                assertThat(g.factCount()).isEqualTo(2);
+                assertThat(g.factText(0)).isEqualTo("Ada Lovelace born in London");
+                assertThat(g.factText(1)).isEqualTo("Ada Lovelace wrote Notes");
+            }
         }
     }
 }

@@ -11,10 +11,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class Scratch {
 
     /**
-     * How many of each kind are kept: one per processor. More queries than processors at once run no faster for it,
-     * and an array may be a few megabytes (one per unit of a namespace of 100k passages, about 1.3 million).
+     * How many of each kind are kept: one per processor, two to four. More queries than processors at once run no
+     * faster for it, and an array may be a few megabytes (one per unit of a namespace of 100k passages, about 1.3
+     * million), counted towards the snapshots' memory budget as many times as are kept.
      */
-    private static final int KEPT = Math.max(2, Runtime.getRuntime().availableProcessors());
+    private static final int KEPT = Math.min(4, Math.max(2, Runtime.getRuntime().availableProcessors()));
 
     private final int length;
     private final ConcurrentLinkedQueue<double[]> sums = new ConcurrentLinkedQueue<>();

@@ -306,13 +306,28 @@ public final class TermCache {
             }
         }
         byte[] c = terms.count(text.get());
-        if (key == null) {
+        long handle = key == null ? VectorArena.NONE : kept(c);
+        if (handle == VectorArena.NONE) {
             unkept.add(c);
             return -unkept.size() - 1; // never an arena's handle, which is not negative
         }
-        long handle = arena.addBytes(c);
         used.putIfAbsent(key, handle);
         return handle;
+    }
+
+    /**
+     * The handle of counts appended to the arena, or {@link VectorArena#NONE} when they are kept for this build only:
+     * too long for a handle (no passage's are), or the arena closed under the build (the loader closing).
+     */
+    private long kept(byte[] counts) {
+        if (counts.length > 4L * (VectorArena.MAX_LENGTH - 1)) {
+            return VectorArena.NONE;
+        }
+        try {
+            return arena.addBytes(counts);
+        } catch (IllegalStateException closedOrFull) {
+            return VectorArena.NONE;
+        }
     }
 
     /** How many distinct terms the counts of {@code handle} have. */

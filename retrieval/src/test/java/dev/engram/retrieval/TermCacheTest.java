@@ -201,5 +201,14 @@ class TermCacheTest {
         Bm25 closing = new Bm25(now.size(), now::get, now::get, cache, 1.2, 0.75);
         cache.built(10);
         assertThat(closing.scores("beta")).containsExactly(new Bm25(now, 1.2, 0.75).scores("beta"));
+
+        // an arena closed under a build (the loader closing): the counts it could not take serve that build only
+        VectorArena closedUnder = VectorArena.onHeap();
+        cache.begin(closedUnder);
+        closedUnder.close();
+        List<String> fresh = List.of("zeta eta", "eta theta");
+        Bm25 under = new Bm25(fresh.size(), fresh::get, fresh::get, cache, 1.2, 0.75);
+        cache.built(10);
+        assertThat(under.scores("eta")).containsExactly(new Bm25(fresh, 1.2, 0.75).scores("eta"));
     }
 }
