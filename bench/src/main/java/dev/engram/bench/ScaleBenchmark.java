@@ -66,7 +66,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 public final class ScaleBenchmark {
 
     static final String NS = "scale";
-    private static final List<String> MODES = List.of("dense", "bm25", "fusion", "cogito", "pabd", "gem", "hybrid");
+    private static final List<String> MODES =
+            List.of("dense", "bm25", "fusion", "cogito", "pabd", "como", "gem", "hybrid");
 
     private ScaleBenchmark() {}
 

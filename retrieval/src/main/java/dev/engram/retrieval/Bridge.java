@@ -178,7 +178,7 @@ final class Bridge {
     }
 
     /** The query's vector plus the entity's, normalized: the question anchored on the entity without the model. */
-    private static float[] composed(float[] query, float[] entity) {
+    static float[] composed(float[] query, float[] entity) {
         if (entity == null || entity.length != query.length) {
             return query;
         }

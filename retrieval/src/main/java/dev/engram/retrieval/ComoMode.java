@@ -1,31 +1,30 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.WeakHashMap;
 import java.util.function.IntPredicate;
 
 /**
  * ComoRAG Alg. 1. With LLM agents ({@link Retrieval.Reasoner}) it runs the paper's loop (see {@code reason}); without
  * them, in its evidence-only form (no LLM to answer or to write probes): tri-layer retrieval over the
  * veridical layer (passages, by meaning and by words), the semantic layer (facts) and the episodic layer (sliding
- * windows over each document's passages, window size by the paper's §B.1 rule), encoded into a memory pool; then up
+ * windows over each context's passages — a document's, a session's turns — around the probe's nearest passages,
+ * window size by the paper's §B.1 rule), encoded into a memory pool; then up
  * to {@code iterations} rounds of self-probing, where the cues are the entities the pool's evidence names that the
  * question and earlier probes did not, each probe being the question anchored on one cue. Try-answer needs an LLM,
  * so every round runs; the loop stops early when no new cue appears. Evidence from round t weighs {@code decay}^t.
  */
 final class ComoMode implements Retrieval.Mode {
 
-    /** Episodic windows of a snapshot: member passages and mean vectors. */
-    private record Windows(List<int[]> members, float[][] vectors) {}
-
-    private final Map<MemoryGraph, Windows> windows = Collections.synchronizedMap(new WeakHashMap<>());
+    /**
+     * Passages by meaning read per probe: the first {@code per_layer} are the veridical layer's, and the episodic
+     * layer scores the windows around all of them.
+     */
+    private static final int AROUND = 30;
 
     @Override
     public boolean usesQueryEntities() {
@@ -47,7 +46,8 @@ final class ComoMode implements Retrieval.Mode {
                 "cues", new double[] {1, 10},
                 "decay", new double[] {0, 1},
                 "rrf_k", new double[] {0, 1000},
-                "cue_max_degree", new double[] {2, 1_000_000_000});
+                "cue_max_degree", new double[] {2, 1_000_000_000},
+                "embed_probes", new double[] {0, 1});
     }
 
     @Override
@@ -69,7 +69,12 @@ final class ComoMode implements Retrieval.Mode {
                 "rrf_k",
                 10.0,
                 "cue_max_degree",
-                1e9);
+                1e9,
+                // without an LLM, each probe's text is embedded by the model (a call per round); 0 makes its vector the
+                // question's plus its cue's, normalized, as hybrid's bridge probes: faster, and lower in Recall@5 on
+                // four of the five dev sets, so every fold of leave-one-set-out chose 1 (docs/evaluation.md)
+                "embed_probes",
+                1.0);
     }
 
     @Override
@@ -77,7 +82,6 @@ final class ComoMode implements Retrieval.Mode {
         if (q.reasoner() != null) {
             return reason(g, q, p, topK);
         }
-        Windows episodes = windows.computeIfAbsent(g, ComoMode::windows);
         double[] pool = new double[g.passageCount()];
         Map<String, Object> explain = new LinkedHashMap<>();
         List<Map<String, Object>> rounds = new ArrayList<>();
@@ -85,7 +89,7 @@ final class ComoMode implements Retrieval.Mode {
         for (int e : q.entities()) {
             probed.add(e);
         }
-        encode(pool, triRetrieve(g, episodes, q.text(), q.vector(), p), 1.0);
+        encode(pool, triRetrieve(g, q.text(), q.vector(), p), 1.0);
         rounds.add(Map.of("round", 0, "probes", List.of(q.text())));
         double weight = 1.0;
         for (int t = 1; t <= p.integer("iterations"); t++) {
@@ -101,14 +105,17 @@ final class ComoMode implements Retrieval.Mode {
                 probed.add(cue);
                 probes.add(q.text() + " " + g.entityNames.get(cue));
             }
-            List<float[]> vectors = q.embedAll(probes);
+            List<float[]> vectors = p.get("embed_probes") > 0
+                    ? q.embedAll(probes)
+                    : cues.stream()
+                            .map(cue -> Bridge.composed(q.vector(), g.entityVectors.get(cue)))
+                            .toList();
             for (int i = 0; i < probes.size(); i++) {
-                encode(pool, triRetrieve(g, episodes, probes.get(i), vectors.get(i), p), weight);
+                encode(pool, triRetrieve(g, probes.get(i), vectors.get(i), p), weight);
             }
             rounds.add(Map.of("round", t, "probes", probes));
         }
         explain.put("rounds", rounds);
-        explain.put("episodic_windows", episodes.members().size());
         List<Retrieval.Scored> out = ranked(pool, topK);
         explain.put("pool", out.size());
         return new Retrieval.Result(out, explain);
@@ -123,11 +130,10 @@ final class ComoMode implements Retrieval.Mode {
      */
     private Retrieval.Result reason(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
         Retrieval.Reasoner agents = q.reasoner();
-        Windows episodes = windows.computeIfAbsent(g, ComoMode::windows);
         int perLayer = p.integer("per_layer");
         double[] pool = new double[g.passageCount()];
         List<Map<String, Object>> rounds = new ArrayList<>();
-        double[] first = triRetrieve(g, episodes, q.text(), q.vector(), p);
+        double[] first = triRetrieve(g, q.text(), q.vector(), p);
         encode(pool, first, 1.0);
         List<String> evidence = evidence(g, first, perLayer, q.live());
         String answer = agents.tryAnswer(q.text(), evidence, "");
@@ -156,7 +162,7 @@ final class ComoMode implements Retrieval.Mode {
             List<float[]> vectors = q.embedAll(probes);
             for (int i = 0; i < probes.size(); i++) {
                 String probe = probes.get(i);
-                double[] found = triRetrieve(g, episodes, probe, vectors.get(i), p);
+                double[] found = triRetrieve(g, probe, vectors.get(i), p);
                 encode(pool, found, weight);
                 List<String> e = evidence(g, found, perLayer, q.live());
                 roundEvidence.addAll(e);
@@ -178,7 +184,6 @@ final class ComoMode implements Retrieval.Mode {
         Map<String, Object> explain = new LinkedHashMap<>();
         explain.put("rounds", rounds);
         explain.put("answer", answer);
-        explain.put("episodic_windows", episodes.members().size());
         explain.put("pool", out.size());
         return new Retrieval.Result(out, explain);
     }
@@ -214,15 +219,14 @@ final class ComoMode implements Retrieval.Mode {
     }
 
     /** Scores of one probe over the three layers, fused by reciprocal rank. */
-    private static double[] triRetrieve(
-            MemoryGraph g, Windows episodes, String text, float[] vector, Retrieval.Params p) {
+    private static double[] triRetrieve(MemoryGraph g, String text, float[] vector, Retrieval.Params p) {
         int k = p.integer("per_layer");
         double k0 = p.get("rrf_k");
         double[] score = new double[g.passageCount()];
         // veridical: passages by meaning and by words
-        List<Retrieval.Scored> dense = g.passageSearch.nearest(vector, k);
-        for (int i = 0; i < dense.size(); i++) {
-            score[dense.get(i).passage()] += 1 / (k0 + i + 1);
+        List<Retrieval.Scored> near = g.passageSearch.nearest(vector, Math.max(k, AROUND));
+        for (int i = 0; i < Math.min(k, near.size()); i++) {
+            score[near.get(i).passage()] += 1 / (k0 + i + 1);
         }
         double[] lexical = g.bm25.scores(text);
         int[] words = Retrieval.top(lexical, k);
@@ -236,14 +240,10 @@ final class ComoMode implements Retrieval.Mode {
         for (int i = 0; i < topFacts.size(); i++) {
             score[g.facts.get(topFacts.get(i).passage()).passage()] += 1 / (k0 + i + 1);
         }
-        // episodic: windows over documents
-        double[] windowSim = new double[episodes.vectors().length];
-        for (int w = 0; w < windowSim.length; w++) {
-            windowSim[w] = Retrieval.dot(vector, episodes.vectors()[w]);
-        }
-        int[] topWindows = Retrieval.top(windowSim, k);
-        for (int i = 0; i < topWindows.length; i++) {
-            int[] members = episodes.members().get(topWindows[i]);
+        // episodic: windows over each context's passages, those around the nearest passages by meaning
+        List<EpisodicWindows.Window> windows = EpisodicWindows.nearest(g, vector, near, k);
+        for (int i = 0; i < windows.size(); i++) {
+            int[] members = windows.get(i).members();
             for (int passage : members) {
                 score[passage] += 1 / ((k0 + i + 1) * members.length);
             }
@@ -255,45 +255,5 @@ final class ComoMode implements Retrieval.Mode {
         for (int i = 0; i < pool.length; i++) {
             pool[i] += weight * evidence[i];
         }
-    }
-
-    /** Sliding windows over each document's passages in order, size W by ComoRAG §B.1. */
-    private static Windows windows(MemoryGraph g) {
-        Map<String, List<Integer>> byDocument = new LinkedHashMap<>();
-        for (int i = 0; i < g.passageCount(); i++) {
-            byDocument
-                    .computeIfAbsent(g.passage(i).documentId(), d -> new ArrayList<>())
-                    .add(i);
-        }
-        List<int[]> members = new ArrayList<>();
-        List<float[]> vectors = new ArrayList<>();
-        for (List<Integer> passages : byDocument.values()) {
-            passages.sort(Comparator.comparingInt(i -> g.passage(i).start()));
-            int n = passages.size();
-            int w = EpisodicWindows.size(n);
-            for (int from = 0; from < n; from += EpisodicWindows.stride(w)) {
-                int[] window = passages.subList(from, Math.min(n, from + w)).stream()
-                        .mapToInt(Integer::intValue)
-                        .toArray();
-                members.add(window);
-                vectors.add(mean(g, window));
-                if (from + w >= n) {
-                    break;
-                }
-            }
-        }
-        return new Windows(members, vectors.toArray(new float[0][]));
-    }
-
-    private static float[] mean(MemoryGraph g, int[] passages) {
-        float[] out = new float[g.passageVectors.length(passages[0])];
-        for (int p : passages) {
-            float[] v = g.passageVectors.get(p);
-            for (int i = 0; i < out.length; i++) {
-                out[i] += v[i];
-            }
-        }
-        MemoryGraph.normalize(out);
-        return out;
     }
 }

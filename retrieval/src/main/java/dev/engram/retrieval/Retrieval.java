@@ -243,7 +243,6 @@ public final class Retrieval {
         return best.drain().stream().mapToInt(Scored::passage).toArray();
     }
 
-    /** The {@code k} best passages by score, leaving out those scored −∞ (not reached). */
     /**
      * How specifically the graph anchors a query: over the entities it names, the largest specificity {@code 1 −
      * ln(passages mentioning it) / ln(passages)}, from 1 (an entity of one passage) to 0 (one in every passage, or
@@ -263,6 +262,7 @@ public final class Retrieval {
         return best;
     }
 
+    /** The {@code k} best passages by score, leaving out those scored −∞ (not reached). */
     static List<Scored> ranked(double[] scores, int k) {
         List<Scored> out = new ArrayList<>();
         for (int p : top(scores, k)) {
