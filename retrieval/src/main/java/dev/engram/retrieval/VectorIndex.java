@@ -47,29 +47,21 @@ public interface VectorIndex {
     /** Scans every vector; keeps the best {@code k} in a bounded heap. */
     final class Exact implements VectorIndex {
         private final Vectors vectors;
-        /** Positions whose vector has a non-finite value (a broken embedding): never found, as it scores NaN. */
-        private final boolean[] broken;
+
+        /**
+         * Positions whose vector has a non-finite value (a broken embedding), never found: marked by the first search
+         * as it reads them, not when the index is made — a snapshot is made every second or so while its namespace is
+         * written, and most of its kinds are never searched exactly before the next.
+         */
+        private volatile boolean[] broken;
 
         Exact(Vectors vectors) {
             this.vectors = vectors;
-            this.broken = new boolean[vectors.size()];
-            float[] v = new float[0];
-            for (int i = 0; i < broken.length; i++) {
-                int length = vectors.length(i);
-                if (length == 0) {
-                    continue;
-                }
-                if (v.length < length) {
-                    v = new float[length];
-                }
-                vectors.read(i, v);
-                broken[i] = !finite(v, length);
-            }
         }
 
-        private static boolean finite(float[] v, int length) {
-            for (int i = 0; i < length; i++) {
-                if (!Float.isFinite(v[i])) {
+        private static boolean finite(float[] v) {
+            for (float x : v) {
+                if (!Float.isFinite(x)) {
                     return false;
                 }
             }
@@ -94,16 +86,22 @@ public interface VectorIndex {
             for (int j = 0; j < qs.length; j++) {
                 tops[j] = new TopK(Math.min(k, vectors.size()));
             }
+            boolean[] known = broken;
+            boolean[] marked = known != null ? known : new boolean[vectors.size()];
             float[] v = null;
             for (int i = 0; i < vectors.size(); i++) {
                 int length = vectors.length(i);
-                if (!vectors.has(i) || broken[i]) {
+                if (!vectors.has(i) || marked[i]) {
                     continue;
                 }
                 if (v == null || v.length != length) {
                     v = new float[length];
                 }
                 vectors.read(i, v);
+                if (known == null && !finite(v)) {
+                    marked[i] = true;
+                    continue;
+                }
                 for (int j = 0; j < qs.length; j++) {
                     if (v.length != qs[j].length) {
                         throw new IllegalStateException("a stored vector has " + v.length
@@ -112,6 +110,7 @@ public interface VectorIndex {
                     tops[j].offer(i, Retrieval.dot(qs[j], v));
                 }
             }
+            broken = marked; // searches at once may each mark them: the same marks
             List<List<Retrieval.Scored>> out = new ArrayList<>();
             for (TopK top : tops) {
                 out.add(top.drain());
