@@ -3,11 +3,11 @@ bench/data/er-passages.jsonl holds for the kafka-docs pairs.
 
 Usage: kafka_docs_passages.py KAFKA_GIT_DIR OUT.jsonl
 """
-import json, re, subprocess, sys
+import json, re, sys
 from html.parser import HTMLParser
+from kafka_docs_pages import page_html, pages
 
 G = sys.argv[1]
-def git(*a): return subprocess.run(['git', '--git-dir=' + G, *a], capture_output=True, text=True, check=True).stdout
 
 BLOCK = {'p', 'div', 'ul', 'ol', 'li', 'table', 'tr', 'td', 'th', 'thead', 'tbody', 'dl', 'dt', 'dd',
          'blockquote', 'section', 'br', 'hr', 'img', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre'}
@@ -58,12 +58,7 @@ def split_long(t, maxw=250):
     return out
 
 def convert(path):
-    html = git('show', 'HEAD:' + path)
-    html = re.sub(r'<!--.*?-->', ' ', html, flags=re.S)
-    # the page body is a handlebars template inside <script type="text/x-handlebars-template">: keep it
-    html = re.sub(r'<script[^>]*type="text/x-handlebars-template"[^>]*>', '<div>', html)
-    html = re.sub(r'</script>\s*<div class="p-(?:[a-z-]+)"></div>', '</div>', html)
-    # remaining template script closers: html.parser would treat the template as script otherwise
+    html = page_html(G, path)
     p = P(); p.feed(html); p.close()
     page_title = PAGE.get(path)
     heading = None
@@ -97,9 +92,7 @@ PAGE = {'docs/introduction.html': '1. Getting Started', 'docs/uses.html': '1. Ge
         'docs/api.html': '2. APIs', 'docs/configuration.html': '3. Configuration', 'docs/design.html': '4. Design',
         'docs/implementation.html': '5. Implementation', 'docs/ops.html': '6. Operations',
         'docs/security.html': '7. Security', 'docs/connect.html': '8. Kafka Connect'}
-files = sorted(f for f in git('ls-tree', '-r', 'HEAD', '--name-only').split('\n')
-               if f.startswith('docs/') and f.endswith('.html') and not f.startswith('docs/documentation/')
-               and f not in ('docs/toc.html',))
+files = pages(G)
 doc_id = 0
 with open(sys.argv[2], 'w') as o:
     for f in files:

@@ -6,11 +6,11 @@ Usage: kafka_docs_sections.py KAFKA_GIT_DIR OUT_CORPUS.jsonl
 Each line: {"doc_id": n, "title": heading, "text": section text, "doc": "<file>#<anchor or heading>"}; `doc` is the
 string the questions' `gold_docs` name a section by.
 """
-import json, re, subprocess, sys
+import json, re, sys
 from html.parser import HTMLParser
+from kafka_docs_pages import page_html, pages
 
 G = sys.argv[1]
-def git(*a): return subprocess.run(['git', '--git-dir=' + G, *a], capture_output=True, text=True, check=True).stdout
 
 BLOCK = {'p', 'div', 'ul', 'ol', 'li', 'table', 'tr', 'dl', 'dt', 'dd', 'blockquote', 'section', 'br', 'hr',
          'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'}
@@ -72,11 +72,7 @@ class P(HTMLParser):
         super().close(); self.flush()
 
 def convert(path):
-    html = git('show', 'HEAD:' + path)
-    html = re.sub(r'<!--.*?-->', ' ', html, flags=re.S)
-    # the page body is a handlebars template inside <script type="text/x-handlebars-template">: read it as HTML
-    html = re.sub(r'<script[^>]*type="text/x-handlebars-template"[^>]*>', '<div>', html)
-    html = re.sub(r'</script>\s*<div class="p-(?:[a-z-]+)"></div>', '</div>', html)
+    html = page_html(G, path)
     p = P(); p.feed(html); p.close()
     sections, cur = [], None
     for kind, t, anchor in p.items:
@@ -101,9 +97,7 @@ def convert(path):
 PAGE = {'docs/api.html': '2. APIs', 'docs/configuration.html': '3. Configuration', 'docs/design.html': '4. Design',
         'docs/implementation.html': '5. Implementation', 'docs/ops.html': '6. Operations',
         'docs/security.html': '7. Security', 'docs/connect.html': '8. Kafka Connect'}
-files = sorted(f for f in git('ls-tree', '-r', 'HEAD', '--name-only').split('\n')
-               if f.startswith('docs/') and f.endswith('.html') and not f.startswith('docs/documentation/')
-               and f not in ('docs/toc.html', 'docs/documentation.html'))
+files = pages(G, ('docs/toc.html', 'docs/documentation.html'))
 doc_id, seen = 0, set()
 with open(sys.argv[2], 'w') as o:
     for f in files:
