@@ -18,15 +18,19 @@ final class ContextNeighbours {
 
     /**
      * Fills {@code previousInContext} and {@code nextInContext} (one entry per passage) with each passage's neighbours
-     * in its context, or -1; {@code sessions}: the session of each passage that is a conversation's turn.
+     * in its context, or -1, {@code placeInContext} with its place there (0 for the first) and {@code contextSize} with
+     * how many passages its context holds; {@code sessions}: the session of each passage that is a conversation's turn.
      */
     static void link(
             List<MemoryGraph.Passage> passages,
             Map<Integer, MemoryGraphBuilder.Session> sessions,
             int[] previousInContext,
-            int[] nextInContext) {
+            int[] nextInContext,
+            int[] placeInContext,
+            int[] contextSize) {
         Arrays.fill(previousInContext, -1);
         Arrays.fill(nextInContext, -1);
+        Arrays.fill(contextSize, 1); // a passage alone in its context is its first
         Map<String, List<Integer>> contexts = new HashMap<>();
         for (int i = 0; i < passages.size(); i++) {
             MemoryGraphBuilder.Session s = sessions.get(i);
@@ -49,6 +53,10 @@ final class ContextNeighbours {
             for (int k = 1; k < members.size(); k++) {
                 previousInContext[members.get(k)] = members.get(k - 1);
                 nextInContext[members.get(k - 1)] = members.get(k);
+            }
+            for (int k = 0; k < members.size(); k++) {
+                placeInContext[members.get(k)] = k;
+                contextSize[members.get(k)] = members.size();
             }
         }
     }

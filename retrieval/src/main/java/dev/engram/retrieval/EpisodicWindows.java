@@ -3,10 +3,8 @@ package dev.engram.retrieval;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -55,56 +53,43 @@ public final class EpisodicWindows {
     /**
      * The {@code k} windows most similar to {@code query} among those that hold one of the passages {@code around}
      * (the query's nearest by meaning). A window's vector is the normalized mean of its passages' (unit) vectors, so
-     * its similarity is the sum of theirs over the length of their sum, read from the passages' vectors as they are:
-     * no window is kept between queries, and none is scored but those around the nearest passages, so that the layer
-     * costs the same at any size of the namespace. Windows are laid over each passage's context as {@link #ranges}
-     * lays them; ties by the first member.
+     * its similarity is the sum of theirs over the length of their sum, read from the passages' vectors as they are.
+     * No window is kept between queries, and none is scored but those around the nearest passages, each found from
+     * its passage's place in its context: the layer costs the same at any size of the namespace or of a context.
+     * Windows are laid over each context as {@link #ranges} lays them; ties by the first member.
      */
     static List<Window> nearest(MemoryGraph g, float[] query, List<Retrieval.Scored> around, int k) {
-        Map<Integer, int[]> contexts = new HashMap<>(); // a context's passages in order, by its first
-        Set<Long> seen = new HashSet<>();
+        Set<Integer> seen = new HashSet<>(); // windows by their first passage: one context's windows start apart
         List<Window> scored = new ArrayList<>();
         float[] sum = new float[query.length];
         float[] v = new float[query.length];
         for (Retrieval.Scored s : around) {
-            int first = s.passage();
-            int place = 0;
-            for (int steps = 0; g.previousInContext[first] >= 0 && steps < g.passageCount(); steps++) {
-                first = g.previousInContext[first];
-                place++;
-            }
-            int[] context = contexts.computeIfAbsent(first, f -> context(g, f));
-            int n = context.length;
+            int p = s.passage();
+            int place = g.placeInContext[p];
+            int n = g.contextSize[p];
             int w = size(n);
             int stride = stride(w);
             // the windows start at 0, stride, 2·stride, …, the last being the first to reach the end
             int last = n <= w ? 0 : (n - w + stride - 1) / stride;
             for (int j = Math.max(0, (place - w + stride) / stride); j <= Math.min(last, place / stride); j++) {
-                if (!seen.add(((long) first << 32) | j)) {
+                int from = j * stride;
+                int first = p;
+                for (int back = place - from; back > 0; back--) {
+                    first = g.previousInContext[first];
+                }
+                if (!seen.add(first)) {
                     continue;
                 }
-                int from = j * stride;
-                int[] members = Arrays.copyOfRange(context, from, Math.min(n, from + w));
+                int[] members = new int[Math.min(n, from + w) - from];
+                members[0] = first;
+                for (int i = 1; i < members.length; i++) {
+                    members[i] = g.nextInContext[members[i - 1]];
+                }
                 scored.add(new Window(members, score(g, query, members, sum, v)));
             }
         }
         scored.sort(Comparator.comparingDouble(Window::score).reversed().thenComparingInt(x -> x.members()[0]));
         return scored.size() > k ? List.copyOf(scored.subList(0, k)) : scored;
-    }
-
-    /** The passages of the context that starts at {@code first}, in order. */
-    private static int[] context(MemoryGraph g, int first) {
-        int n = 1;
-        for (int p = g.nextInContext[first]; p >= 0 && n < g.passageCount(); p = g.nextInContext[p]) {
-            n++;
-        }
-        int[] out = new int[n];
-        int p = first;
-        for (int i = 0; i < n; i++) {
-            out[i] = p;
-            p = g.nextInContext[p];
-        }
-        return out;
     }
 
     /** Cosine of the query with the normalized mean of the members' vectors (0 when they have none). */

@@ -308,6 +308,11 @@ public final class MemoryGraph {
 
     final int[] nextInContext;
 
+    /** Each passage's place in its context (0 for the first) and how many passages its context holds. */
+    final int[] placeInContext;
+
+    final int[] contextSize;
+
     /**
      * The passages with an event time, in order of their day (UTC epoch day), and those days: what a question that
      * names a time reads ({@link #passagesBetween}).
@@ -332,7 +337,9 @@ public final class MemoryGraph {
         this.passageEntities = EntityLinks.passageEntities(entityPassages, passages.size());
         this.previousInContext = new int[passages.size()];
         this.nextInContext = new int[passages.size()];
-        ContextNeighbours.link(passages, b.sessions, previousInContext, nextInContext);
+        this.placeInContext = new int[passages.size()];
+        this.contextSize = new int[passages.size()];
+        ContextNeighbours.link(passages, b.sessions, previousInContext, nextInContext, placeInContext, contextSize);
         this.dated = new DatedPassages(b.times);
         // with the namespace's term cache, a text is known by its passage's text key or its name string, kept by the
         // builder's caller for as long as the text does not change; without one, every text is read
@@ -450,8 +457,8 @@ public final class MemoryGraph {
         }
         for (Passage p : passages) {
             // text and memory, and about as much again for the BM25 postings of the text
-            // and its two neighbours, its day and its place among the dated
-            bytes += 20 + p.heapBytes() + 2L * p.textBytes();
+            // and its two neighbours, its place and its context's size, its day and its place among the dated
+            bytes += 28 + p.heapBytes() + 2L * p.textBytes();
         }
         bytes += 40L * facts.size() + factTexts.heapBytes() + relationTexts.heapBytes();
         // the arrays its queries reuse, as many as it may keep

@@ -50,6 +50,13 @@ class InContextTest {
         assertThat(new int[] {g.previousInContext(t2), g.nextInContext(t2)}).containsExactly(t1, -1);
         assertThat(new int[] {g.previousInContext(other), g.nextInContext(other)})
                 .containsExactly(-1, -1);
+        // places and sizes, what como's episodic windows are laid out by
+        assertThat(new int[] {g.placeInContext[a0], g.placeInContext[a1], g.placeInContext[a2]})
+                .containsExactly(0, 1, 2);
+        assertThat(new int[] {g.placeInContext[t0], g.placeInContext[t1], g.placeInContext[t2]})
+                .containsExactly(0, 1, 2);
+        assertThat(new int[] {g.contextSize[a1], g.contextSize[t2], g.contextSize[other], g.placeInContext[other]})
+                .containsExactly(3, 3, 1, 0);
         assertThat(InContext.any(g)).isTrue();
     }
 
