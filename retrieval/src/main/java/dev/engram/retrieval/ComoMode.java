@@ -13,10 +13,10 @@ import java.util.function.IntPredicate;
  * them, in its evidence-only form (no LLM to answer or to write probes): tri-layer retrieval over the
  * veridical layer (passages, by meaning and by words), the semantic layer (facts) and the episodic layer (sliding
  * windows over each context's passages — a document's, a session's turns — around the probe's nearest passages,
- * window size by the paper's §B.1 rule), encoded into a memory pool; then up
- * to {@code rounds} rounds of self-probing, where the cues are the entities the pool's evidence names that the
- * question and earlier probes did not, each probe being the question anchored on one cue. Try-answer needs an LLM,
- * so every round runs; the loop stops early when no new cue appears. Evidence from round t weighs {@code decay}^t.
+ * window size by the paper's §B.1 rule), encoded into a memory pool; then up to {@code rounds} rounds of
+ * self-probing, where the cues are the entities the pool's evidence names that the question and earlier probes did
+ * not, each probe being the question anchored on one cue. Try-answer needs an LLM, so every round runs; the loop stops
+ * early when no new cue appears. Evidence from round t weighs {@code decay}^t.
  */
 final class ComoMode implements Retrieval.Mode {
 
