@@ -167,6 +167,12 @@ final class Bm25 {
         return t != BIG ? t : bigTfs[Arrays.binarySearch(bigAt, i)];
     }
 
+    /** How many documents hold {@code term} (a lowercase token), 0 when none does. */
+    int documentFrequency(String term) {
+        int t = termIndex.indexOf(term);
+        return t < 0 ? 0 : offsets[t + 1] - offsets[t];
+    }
+
     /** How many distinct terms the index holds. */
     int termCount() {
         return terms.size();

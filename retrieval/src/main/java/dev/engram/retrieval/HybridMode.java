@@ -66,6 +66,8 @@ final class HybridMode implements Retrieval.Mode {
         b.put("bridge_probe", new double[] {0, 1});
         b.put("w_como", new double[] {0, 100});
         b.put("bridge_page", new double[] {0, 100});
+        b.put("w_links", new double[] {0, 100});
+        b.put("links_page", new double[] {0, 100});
         return Map.copyOf(b);
     }
 
@@ -84,6 +86,8 @@ final class HybridMode implements Retrieval.Mode {
         d.put("bridge_probe", 1.0);
         d.put("w_como", 0.0);
         d.put("bridge_page", (double) BRIDGE_PAGE);
+        d.put("w_links", 0.0);
+        d.put("links_page", 0.0);
         d.put("context", CONTEXT);
         d.put("w_time", 2.0);
         return Map.copyOf(d);
@@ -120,6 +124,23 @@ final class HybridMode implements Retrieval.Mode {
             reached += addStream(fused, InTime.rank(g, q.vector(), window, depth), p.get("w_time"), k);
             explain.put("time", InTime.explain(g, window));
         }
+        List<Retrieval.Scored> links = List.of(); // the documents the best passages name by their titles
+        if (p.get("w_links") > 0 || p.integer("links_page") > 0) {
+            links = TitleLinks.byMeaning(
+                    g,
+                    q.vector(),
+                    g.titleLinks.linked(
+                            g,
+                            Arrays.stream(Retrieval.top(fused, p.integer("bridge_from")))
+                                    .filter(i -> fused[i] > Double.NEGATIVE_INFINITY)
+                                    .toArray()));
+            explain.put(
+                    "links",
+                    links.stream()
+                            .map(s -> g.passage(s.passage()).title())
+                            .distinct()
+                            .toList());
+        }
         int probes = p.integer("bridges");
         List<Integer> pages = List.of(); // the strongest bridge's own page, when one has any
         if (probes > 0) {
@@ -138,6 +159,7 @@ final class HybridMode implements Retrieval.Mode {
             reached += addStream(fused, second, p.get("w_bridge"), k);
             explain.put("bridges", cues.stream().map(g.entityNames::get).toList());
         }
+        reached += addStream(fused, links, p.get("w_links"), k);
         explain.put("anchor_support", Retrieval.anchorSupport(g, q.entities()));
         explain.put("cogito", c.explanation());
         explain.put("bm25_terms", b.explanation().get("terms"));
@@ -151,6 +173,9 @@ final class HybridMode implements Retrieval.Mode {
             page.put("at_most", p.integer("bridge_page"));
             explain.put("bridge_page", page);
             out = placed;
+        }
+        if (!links.isEmpty() && p.integer("links_page") > 0) {
+            out = Bridge.placed(out, List.of(links.get(0).passage()), fused, p.integer("links_page"), topK);
         }
         return new Retrieval.Result(out, explain);
     }

@@ -40,6 +40,8 @@ public final class MemoryGraph {
          * change, also when they move to another arena.
          */
         private final Object textKey;
+        /** Its title's key in a snapshot's {@link TitleLinks}, or 0 when the title links nowhere. */
+        private final long titleKey;
 
         /** A passage's title, headings, text and memory. */
         public record Texts(String title, List<String> headings, String text, String memory) {}
@@ -54,7 +56,16 @@ public final class MemoryGraph {
                 String memory,
                 int start,
                 int end) {
-            this(id, documentId, start, end, null, VectorArena.NONE, new Texts(title, headings, text, memory), null);
+            this(
+                    id,
+                    documentId,
+                    start,
+                    end,
+                    null,
+                    VectorArena.NONE,
+                    new Texts(title, headings, text, memory),
+                    null,
+                    TitleLinks.keyOf(title));
         }
 
         private Passage(
@@ -65,8 +76,10 @@ public final class MemoryGraph {
                 VectorArena arena,
                 long handle,
                 Texts onHeap,
-                Object textKey) {
+                Object textKey,
+                long titleKey) {
             this.id = id;
+            this.titleKey = titleKey;
             this.documentId = documentId;
             this.start = start;
             this.end = end;
@@ -103,7 +116,8 @@ public final class MemoryGraph {
             if (packed.length > 4L * (VectorArena.MAX_LENGTH - 1)) {
                 return new Passage(id, documentId, title, headings, text, memory, start, end);
             }
-            return new Passage(id, documentId, start, end, arena, arena.addBytes(packed), null, null);
+            return new Passage(
+                    id, documentId, start, end, arena, arena.addBytes(packed), null, null, TitleLinks.keyOf(title));
         }
 
         /**
@@ -114,7 +128,8 @@ public final class MemoryGraph {
             if (arena == null) {
                 return this;
             }
-            return new Passage(id, documentId, start, end, to, to.addBytes(arena.bytes(handle)), null, textKey);
+            return new Passage(
+                    id, documentId, start, end, to, to.addBytes(arena.bytes(handle)), null, textKey, titleKey);
         }
 
         /** Counts the texts as no longer used in their arena: the passage changed or went. */
@@ -126,7 +141,7 @@ public final class MemoryGraph {
 
         /** About the heap the passage holds, its texts included when they are on the heap. */
         public long heapBytes() {
-            long bytes = 64 + 2L * (length(id) + length(documentId));
+            long bytes = 72 + 2L * (length(id) + length(documentId));
             if (onHeap != null) {
                 bytes += 2L * (length(onHeap.title()) + length(onHeap.text()) + length(onHeap.memory()));
                 for (String h : onHeap.headings() == null ? List.<String>of() : onHeap.headings()) {
@@ -160,6 +175,10 @@ public final class MemoryGraph {
         /** What stands for the passage's texts in a term cache: one object for as long as they do not change. */
         Object textKey() {
             return textKey;
+        }
+
+        long titleKey() {
+            return titleKey;
         }
 
         public String id() {
@@ -319,6 +338,9 @@ public final class MemoryGraph {
      */
     private final DatedPassages dated;
 
+    /** The passages by their titles, for the links a passage's text makes by naming another document's title. */
+    final TitleLinks titleLinks;
+
     MemoryGraph(MemoryGraphBuilder b) {
         this.version = b.version;
         this.passages = List.copyOf(b.passages);
@@ -341,6 +363,7 @@ public final class MemoryGraph {
         this.contextSize = new int[passages.size()];
         ContextNeighbours.link(passages, b.sessions, previousInContext, nextInContext, placeInContext, contextSize);
         this.dated = new DatedPassages(b.times);
+        this.titleLinks = new TitleLinks(passages);
         // with the namespace's term cache, a text is known by its passage's text key or its name string, kept by the
         // builder's caller for as long as the text does not change; without one, every text is read
         TermCache terms = b.terms == null ? new TermCache() : b.terms;
@@ -460,7 +483,7 @@ public final class MemoryGraph {
             // and its two neighbours, its place and its context's size, its day and its place among the dated
             bytes += 28 + p.heapBytes() + 2L * p.textBytes();
         }
-        bytes += 40L * facts.size() + factTexts.heapBytes() + relationTexts.heapBytes();
+        bytes += 40L * facts.size() + factTexts.heapBytes() + relationTexts.heapBytes() + titleLinks.bytes();
         // the arrays its queries reuse, as many as it may keep
         bytes += unitScratch.maxBytes() + nodeScratch.maxBytes() + unitNames.scratchBytes() + bm25.scratchBytes();
         return bytes;
