@@ -86,7 +86,7 @@ final class HybridMode implements Retrieval.Mode {
         d.put("bridge_probe", 1.0);
         d.put("w_como", 0.0);
         d.put("bridge_page", (double) BRIDGE_PAGE);
-        d.put("w_links", 0.0);
+        d.put("w_links", 1.0);
         d.put("links_page", 0.0);
         d.put("context", CONTEXT);
         d.put("w_time", 2.0);

@@ -134,9 +134,9 @@ class TitleLinksTest {
         Retrieval.Mode m = Retrieval.mode("hybrid");
         Retrieval.Query q = Retrieval.Query.of("What is George Rankin's occupation?", question, t -> question);
 
-        Retrieval.Result off = m.retrieve(g, q, Retrieval.params(m, Map.of()), 5);
-        Retrieval.Result placed = m.retrieve(g, q, Retrieval.params(m, Map.of("links_page", 2.0)), 5);
-        Retrieval.Result fused = m.retrieve(g, q, Retrieval.params(m, Map.of("w_links", 1.0)), 5);
+        Retrieval.Result off = m.retrieve(g, q, Retrieval.params(m, Map.of("w_links", 0.0)), 5);
+        Retrieval.Result placed = m.retrieve(g, q, Retrieval.params(m, Map.of("w_links", 0.0, "links_page", 2.0)), 5);
+        Retrieval.Result fused = m.retrieve(g, q, Retrieval.params(m, Map.of()), 5);
 
         assertThat(off.explanation()).doesNotContainKey("links");
         assertThat(placed.explanation().get("links")).isEqualTo(List.of("Politician"));
@@ -149,5 +149,13 @@ class TitleLinksTest {
                         .indexOf("politician"))
                 .isBetween(0, 1);
         assertThat(placed.ranked()).hasSize(5);
+        // the default fuses the link stream: the page reached only by the link ranks among the five
+        assertThat(rank(g, off, "politician")).isEqualTo(-1);
+        assertThat(rank(g, fused, "politician")).isBetween(0, 4);
+    }
+
+    private static int rank(MemoryGraph g, Retrieval.Result r, String id) {
+        return ids(g, r.ranked().stream().map(Retrieval.Scored::passage).toList())
+                .indexOf(id);
     }
 }
