@@ -159,7 +159,9 @@ final class HybridMode implements Retrieval.Mode {
             reached += addStream(fused, second, p.get("w_bridge"), k);
             explain.put("bridges", cues.stream().map(g.entityNames::get).toList());
         }
-        reached += addStream(fused, links, p.get("w_links"), k);
+        if (p.get("w_links") > 0) {
+            reached += addStream(fused, links.subList(0, Math.min(depth, links.size())), p.get("w_links"), k);
+        }
         explain.put("anchor_support", Retrieval.anchorSupport(g, q.entities()));
         explain.put("cogito", c.explanation());
         explain.put("bm25_terms", b.explanation().get("terms"));

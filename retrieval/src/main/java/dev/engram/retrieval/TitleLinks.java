@@ -30,7 +30,9 @@ final class TitleLinks {
     private static final long OFFSET = 0xcbf29ce484222325L;
     private static final long PRIME = 0x100000001b3L;
 
-    private final long[] keys;
+    /** The top 31 bits of each titled passage's key, ascending; hits are checked against the full key and title. */
+    private final int[] keys;
+
     private final int[] passages;
 
     TitleLinks(List<MemoryGraph.Passage> all) {
@@ -46,21 +48,21 @@ final class TitleLinks {
             long key = all.get(i).titleKey();
             if (key != 0) {
                 // the key's top 31 bits, then the passage: sorting the pairs sorts by key, passages in order
-                packed[at++] = (short31(key) << 32) | i;
+                packed[at++] = ((long) short31(key) << 32) | i;
             }
         }
         Arrays.sort(packed);
-        this.keys = new long[n];
+        this.keys = new int[n];
         this.passages = new int[n];
         for (int i = 0; i < n; i++) {
-            keys[i] = packed[i] >>> 32;
+            keys[i] = (int) (packed[i] >>> 32);
             passages[i] = (int) packed[i];
         }
     }
 
     /** About the heap the table takes. */
     long bytes() {
-        return 12L * keys.length + 32;
+        return 8L * keys.length + 32;
     }
 
     /**
@@ -84,8 +86,8 @@ final class TitleLinks {
     }
 
     /** What the sorted table keeps of a key: its top 31 bits (hits are checked against the title itself). */
-    private static long short31(long key) {
-        return key >>> 33;
+    private static int short31(long key) {
+        return (int) (key >>> 33);
     }
 
     static String normalized(String title) {
@@ -115,28 +117,30 @@ final class TitleLinks {
         Set<Long> seen = new HashSet<>();
         for (int p : from) {
             MemoryGraph.Passage.Texts t = g.passage(p).texts();
-            String words = NormalizedNames.of(t.text());
+            String words = t.text() == null ? "" : NormalizedNames.of(t.text());
             int[] starts = wordStarts(words);
             for (int w = 0; w < starts.length && out.size() < MOST_CANDIDATES; w++) {
                 long h = OFFSET;
                 for (int len = 1; len <= LONGEST && w + len <= starts.length; len++) {
                     int end = w + len < starts.length ? starts[w + len] - 1 : words.length();
                     h = hash(len == 1 ? h : hash(h, " ", 0, 1), words, starts[w + len - 1], end);
-                    long key = short31(h == 0 ? 1 : h);
-                    if (seen.contains(h) || Arrays.binarySearch(keys, key) < 0) {
+                    long full = h == 0 ? 1 : h;
+                    int key = short31(full);
+                    if (Arrays.binarySearch(keys, key) < 0 || !seen.add(full)) {
                         continue;
                     }
-                    seen.add(h);
-                    String phrase = words.substring(starts[w], end);
-                    addPages(g, key, phrase, own, out);
+                    addPages(g, key, full, words.substring(starts[w], end), own, out);
                 }
             }
         }
         return new ArrayList<>(out);
     }
 
-    /** Adds the passages titled {@code phrase} under {@code key}, checking each title (keys may collide). */
-    private void addPages(MemoryGraph g, long key, String phrase, Set<String> own, Set<Integer> out) {
+    /**
+     * Adds the passages titled {@code phrase}, whose key is {@code full} ({@code key} in the table): a passage's own key
+     * is compared first, its title read only when the keys agree, and compared too (keys may collide).
+     */
+    private void addPages(MemoryGraph g, int key, long full, String phrase, Set<String> own, Set<Integer> out) {
         int from = Arrays.binarySearch(keys, key);
         while (from > 0 && keys[from - 1] == key) {
             from--;
@@ -145,28 +149,45 @@ final class TitleLinks {
         while (to < keys.length && keys[to] == key) {
             to++;
         }
-        if (common(g, phrase, to - from)) {
-            return;
+        int same = 0; // the passages that bear the title's full key: its document's (and a collision's, if ever)
+        for (int i = from; i < to; i++) {
+            if (g.passage(passages[i]).titleKey() == full) {
+                same++;
+            }
         }
+        String title = null;
         int added = 0;
         for (int i = from; i < to && out.size() < MOST_CANDIDATES && added < MOST_PER_TITLE; i++) {
             MemoryGraph.Passage page = g.passage(passages[i]);
-            if (!own.contains(page.documentId()) && phrase.equals(normalized(page.title()))) {
-                out.add(passages[i]);
+            if (page.titleKey() != full) {
+                continue;
+            }
+            String t = page.title();
+            if (!phrase.equals(normalized(t))) {
+                continue; // keys collided
+            }
+            if (title == null) {
+                title = t;
+                if (common(g, title, same)) {
+                    return;
+                }
+            }
+            if (!own.contains(page.documentId()) && out.add(passages[i])) {
                 added++;
             }
         }
     }
 
     /**
-     * Whether every word of a title is in more than half of the namespace's other passages (those not titled by it,
-     * about {@code titled}, whose texts carry their title), and in more than two: a document titled "The" or "Is", or a manual's page titled
-     * by the product's name, would be named by nearly every passage; such a title is a function word or a hub of this
-     * namespace, not a link (read from the namespace itself, in any language).
+     * Whether every word of a title (as the namespace's BM25 index reads words) is in more than half of the namespace's
+     * other passages (those not titled by it, {@code titled}, whose texts carry their title), and in more than two: a
+     * document titled "The" or "Is", or a manual's page titled by the product's name, would be named by nearly every
+     * passage; such a title is a function word or a hub of this namespace, not a link (read from the namespace's own
+     * word counts).
      */
-    private static boolean common(MemoryGraph g, String phrase, int titled) {
+    private static boolean common(MemoryGraph g, String title, int titled) {
         int others = g.passageCount() - titled;
-        for (String word : phrase.split(" ")) {
+        for (String word : Bm25.tokens(Bridge.withoutAside(title))) {
             if (g.bm25.documentFrequency(word) - titled <= Math.max(2, others / 2)) {
                 return false;
             }

@@ -59,8 +59,13 @@ class TitleLinksTest {
         MemoryGraphBuilder b2 = MemoryGraph.builder(2);
         int from = b2.passage(passage("x", "d-x", "", "Born in Rottweil, he moved."), unit(1, 0, 0));
         int rw = b2.passage(passage("rw", "d-rw", "Rottweil (town)", "A town."), unit(0, 1, 0));
+        // diacritics are no part of a name either way: "Zürich" names "Zurich", "Malmo" names "Malmö"
+        int zurich = b2.passage(passage("zu", "d-zu", "Zurich", "A city."), unit(0, 0, 1));
+        int malmo = b2.passage(passage("ma", "d-ma", "Malmö", "Another city."), unit(1, 1, 0));
+        int swiss = b2.passage(passage("sw", "d-sw", "", "He taught in Zürich, then in Malmo."), unit(1, 0, 1));
         MemoryGraph g2 = b2.build();
         assertThat(g2.titleLinks.linked(g2, new int[] {from})).containsExactly(rw);
+        assertThat(g2.titleLinks.linked(g2, new int[] {swiss})).containsExactly(zurich, malmo);
         // nothing to read from, or no titled passages: no links
         assertThat(g.titleLinks.linked(g, new int[0])).isEmpty();
         assertThat(new TitleLinks(List.of()).linked(g, new int[] {rankin})).isEmpty();
@@ -90,7 +95,14 @@ class TitleLinksTest {
         int kafka = b.passage(passage("k", "d-k", "Kafka", "Kafka is a log."), unit(0, 0, 1));
         int the = b.passage(passage("t", "d-t", "The", "The is an article."), unit(1, 1, 0));
         int topic = b.passage(passage("topic", "d-topic", "Topic", "A topic is a log of records."), unit(1, 0, 1));
+        // a title's words are counted as the BM25 index reads them, accents and all
+        int fur = b.passage(passage("fur", "d-fur", "Für", "Für ist ein Wort."), unit(0, 1, 1));
+        int ab = b.passage(passage("ab", "d-ab", "", "Kafka für the records, für alle."), unit(0, 1, 1));
+        for (int i = 0; i < 8; i++) {
+            b.passage(passage("c" + i, "d-c" + i, "", "Kafka für the log " + i + "."), unit(0, 1, 0));
+        }
         MemoryGraph g = b.build();
+        assertThat(g.titleLinks.linked(g, new int[] {ab})).doesNotContain(fur, kafka, the);
         // "kafka" and "the" are in more than half of the other passages; "topic" in one
         assertThat(g.titleLinks.linked(g, new int[] {a})).containsExactly(topic).doesNotContain(kafka, the);
     }
@@ -139,6 +151,9 @@ class TitleLinksTest {
         Retrieval.Result fused = m.retrieve(g, q, Retrieval.params(m, Map.of()), 5);
 
         assertThat(off.explanation()).doesNotContainKey("links");
+        // placing alone adds no stream: the fusion reaches as many passages as with the links off
+        assertThat(placed.explanation().get("fused_candidates"))
+                .isEqualTo(off.explanation().get("fused_candidates"));
         assertThat(placed.explanation().get("links")).isEqualTo(List.of("Politician"));
         assertThat(fused.explanation().get("links")).isEqualTo(List.of("Politician"));
         assertThat(ids(
