@@ -1,5 +1,6 @@
 package dev.engram.retrieval;
 
+import static dev.engram.retrieval.TestVectors.unit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.data.Offset.offset;
 
@@ -8,18 +9,6 @@ import org.junit.jupiter.api.Test;
 
 /** Passages know their neighbours in their document or session, and the dense ranking is read in that context. */
 class InContextTest {
-
-    private static float[] unit(float... v) {
-        double n = 0;
-        for (float x : v) {
-            n += x * x;
-        }
-        float[] out = new float[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = (float) (v[i] / Math.sqrt(n));
-        }
-        return out;
-    }
 
     private static MemoryGraph.Passage passage(String id, String doc, int start) {
         return new MemoryGraph.Passage(id, doc, "", List.of(), id, id, start, start + 10);

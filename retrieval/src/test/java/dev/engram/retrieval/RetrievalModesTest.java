@@ -1,5 +1,6 @@
 package dev.engram.retrieval;
 
+import static dev.engram.retrieval.TestVectors.unit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -20,18 +21,6 @@ import org.junit.jupiter.api.Test;
  * query's words or direction), passages 2 and 3 are distractors.
  */
 class RetrievalModesTest {
-
-    private static float[] unit(float... v) {
-        double n = 0;
-        for (float x : v) {
-            n += x * x;
-        }
-        float[] out = new float[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = (float) (v[i] / Math.sqrt(n));
-        }
-        return out;
-    }
 
     private static final float[] QUERY = unit(1, 0, 0);
 

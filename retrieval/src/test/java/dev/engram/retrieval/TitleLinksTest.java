@@ -1,5 +1,6 @@
 package dev.engram.retrieval;
 
+import static dev.engram.retrieval.TestVectors.unit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
@@ -8,18 +9,6 @@ import org.junit.jupiter.api.Test;
 
 /** A passage that names another document's title links to that document's passages. */
 class TitleLinksTest {
-
-    private static float[] unit(float... v) {
-        double n = 0;
-        for (float x : v) {
-            n += x * x;
-        }
-        float[] out = new float[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = (float) (v[i] / Math.sqrt(n));
-        }
-        return out;
-    }
 
     private static MemoryGraph.Passage passage(String id, String doc, String title, String text) {
         return new MemoryGraph.Passage(id, doc, title, List.of(), text, text, 0, text.length());
