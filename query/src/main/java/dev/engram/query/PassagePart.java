@@ -3,6 +3,7 @@ package dev.engram.query;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.MemoryGraphBuilder;
 import dev.engram.retrieval.PackedStrings;
+import dev.engram.retrieval.Passage;
 import dev.engram.retrieval.VectorArena;
 import dev.engram.schemas.Embeddings;
 import dev.engram.schemas.EntityType;
@@ -24,7 +25,7 @@ import java.util.function.LongConsumer;
  *
  * <p>Its vectors are handles into the namespace's {@link VectorArena}, not values: a namespace of 100k passages has
  * some millions of vectors, which stay out of the heap. The passage's title, headings, text and memory are in the arena
- * too ({@link MemoryGraph.Passage#inArena}).
+ * too ({@link Passage#inArena}).
  *
  * <p>Entities are referred to by surface id, and the members of facts and relations by the mention that bears their
  * name: which resolved entity a surface belongs to can change without the passage changing (a merge), so that is
@@ -49,7 +50,7 @@ import java.util.function.LongConsumer;
 record PassagePart(
         long version,
         String embedder,
-        MemoryGraph.Passage passage,
+        Passage passage,
         long vector,
         Mentions mentions,
         List<Relation> relations,
@@ -337,7 +338,7 @@ record PassagePart(
                         MemoryGraph.factKey(p.passageId(), f + 1)));
             }
         }
-        MemoryGraph.Passage passage = MemoryGraph.Passage.inArena(
+        Passage passage = Passage.inArena(
                 arena,
                 p.passageId(),
                 p.documentId(),

@@ -3,6 +3,7 @@ package dev.engram.query;
 import dev.engram.metrics.Meters;
 import dev.engram.query.Responses.Watermark;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.Passage;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.MemoryCommand;
@@ -492,11 +493,11 @@ public final class QueryService {
             if (results.size() == topK) {
                 break;
             }
-            MemoryGraph.Passage p = graph.passage(s.passage());
+            Passage p = graph.passage(s.passage());
             if (memory.passage(ns, p.id()).isEmpty()) {
                 continue;
             }
-            MemoryGraph.Passage.Texts texts = p.texts();
+            Passage.Texts texts = p.texts();
             results.add(new Responses.Passage(
                     results.size() + 1,
                     s.score(),

@@ -7,6 +7,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.retrieval.HnswVectors;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.MemoryGraphBuilder;
+import dev.engram.retrieval.Passage;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.retrieval.VectorIndexer;
 import java.nio.file.Files;
@@ -291,7 +292,7 @@ class GraphLoaderTest {
                             VectorIndexer.EXACT.index(batches).byKind(), () -> released.add(version)));
             float[] v = new float[dims];
             v[0] = 1;
-            b.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "memory", 0, 4), v);
+            b.passage(new Passage("p", "d", "t", List.of(), "text", "memory", 0, 4), v);
             return b.build();
         };
     }

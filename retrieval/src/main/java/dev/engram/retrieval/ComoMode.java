@@ -216,7 +216,7 @@ final class ComoMode implements Retrieval.Mode {
         List<String> out = new ArrayList<>();
         for (int i : Retrieval.top(scores, n)) {
             if (scores[i] > 0 && live.test(i)) {
-                MemoryGraph.Passage.Texts passage = g.passage(i).texts();
+                Passage.Texts passage = g.passage(i).texts();
                 String memory =
                         passage.memory() == null || passage.memory().isBlank() ? passage.text() : passage.memory();
                 out.add(passage.title() + ": " + memory);

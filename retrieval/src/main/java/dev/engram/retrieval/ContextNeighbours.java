@@ -22,7 +22,7 @@ final class ContextNeighbours {
      * how many passages its context holds; {@code sessions}: the session of each passage that is a conversation's turn.
      */
     static void link(
-            List<MemoryGraph.Passage> passages,
+            List<Passage> passages,
             Map<Integer, MemoryGraphBuilder.Session> sessions,
             int[] previousInContext,
             int[] nextInContext,

@@ -1,7 +1,6 @@
 package dev.engram.retrieval;
 
 import dev.engram.retrieval.MemoryGraph.Fact;
-import dev.engram.retrieval.MemoryGraph.Passage;
 import dev.engram.retrieval.MemoryGraph.Relation;
 import dev.engram.schemas.EntityType;
 import java.util.ArrayList;

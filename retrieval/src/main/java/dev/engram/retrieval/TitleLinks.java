@@ -35,9 +35,9 @@ final class TitleLinks {
 
     private final int[] passages;
 
-    TitleLinks(List<MemoryGraph.Passage> all) {
+    TitleLinks(List<Passage> all) {
         int n = 0;
-        for (MemoryGraph.Passage p : all) {
+        for (Passage p : all) {
             if (p.titleKey() != 0) {
                 n++;
             }
@@ -116,7 +116,7 @@ final class TitleLinks {
         Set<Integer> out = new LinkedHashSet<>();
         Set<Long> seen = new HashSet<>();
         for (int p : from) {
-            MemoryGraph.Passage.Texts t = g.passage(p).texts();
+            Passage.Texts t = g.passage(p).texts();
             String words = t.text() == null ? "" : NormalizedNames.of(t.text());
             int[] starts = wordStarts(words);
             for (int w = 0; w < starts.length && out.size() < MOST_CANDIDATES; w++) {
@@ -158,7 +158,7 @@ final class TitleLinks {
         String title = null;
         int added = 0;
         for (int i = from; i < to && out.size() < MOST_CANDIDATES && added < MOST_PER_TITLE; i++) {
-            MemoryGraph.Passage page = g.passage(passages[i]);
+            Passage page = g.passage(passages[i]);
             if (page.titleKey() != full) {
                 continue;
             }

@@ -26,7 +26,7 @@ final class UtilityQuestions {
             VectorArena arena,
             long[][] passageQuestions,
             Map<Integer, List<String>> questionKeys,
-            List<MemoryGraph.Passage> passageList) {
+            List<Passage> passageList) {
         int questionCount = 0;
         for (long[] qs : passageQuestions) {
             questionCount += qs.length;

@@ -19,7 +19,7 @@ final class VectorBatches {
     final boolean allBare;
 
     VectorBatches(
-            List<MemoryGraph.Passage> passages,
+            List<Passage> passages,
             Map<String, Integer> passageIndex,
             Vectors passageVectors,
             long[][] passageQuestions,
@@ -31,7 +31,7 @@ final class VectorBatches {
             Vectors entityVectors,
             List<String> questionKeys,
             Vectors questionVectors) {
-        List<String> passageIds = passages.stream().map(MemoryGraph.Passage::id).toList();
+        List<String> passageIds = passages.stream().map(Passage::id).toList();
         int bareCount = 0;
         for (long[] qs : passageQuestions) {
             bareCount += qs.length == 0 ? 1 : 0;

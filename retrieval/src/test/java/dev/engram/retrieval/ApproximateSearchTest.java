@@ -29,8 +29,7 @@ class ApproximateSearchTest {
         for (int p = 0; p < passages.length; p++) {
             String text = "Passage " + p + " about topic" + (p % 12) + " and thing" + (p % 37) + ".";
             b.passage(
-                    new MemoryGraph.Passage(
-                            "p" + p, "d" + (p / 4), "Title " + p, List.of(), text, text, 0, text.length()),
+                    new Passage("p" + p, "d" + (p / 4), "Title " + p, List.of(), text, text, 0, text.length()),
                     passages[p]);
         }
         for (int e = 0; e < 60; e++) {

@@ -31,15 +31,14 @@ class EpisodicWindowsTest {
                 members.add(
                         0,
                         b.passage(
-                                new MemoryGraph.Passage(
-                                        "d" + d + "p" + k, "doc" + d, "", List.of(), "", "", k * 100, k * 100 + 50),
+                                new Passage("d" + d + "p" + k, "doc" + d, "", List.of(), "", "", k * 100, k * 100 + 50),
                                 unit(r, 8)));
             }
             contexts.add(members);
         }
         List<Integer> turns = new ArrayList<>();
         for (int t = 0; t < 25; t++) {
-            int p = b.passage(new MemoryGraph.Passage("t" + t, "turn-" + t, "", List.of(), "", "", 0, 10), unit(r, 8));
+            int p = b.passage(new Passage("t" + t, "turn-" + t, "", List.of(), "", "", 0, 10), unit(r, 8));
             b.session(p, "session", 1_000L * t);
             turns.add(p);
         }

@@ -10,8 +10,8 @@ import org.junit.jupiter.api.Test;
 /** Passages know their neighbours in their document or session, and the dense ranking is read in that context. */
 class InContextTest {
 
-    private static MemoryGraph.Passage passage(String id, String doc, int start) {
-        return new MemoryGraph.Passage(id, doc, "", List.of(), id, id, start, start + 10);
+    private static Passage passage(String id, String doc, int start) {
+        return new Passage(id, doc, "", List.of(), id, id, start, start + 10);
     }
 
     @Test

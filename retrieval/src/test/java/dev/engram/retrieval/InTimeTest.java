@@ -17,10 +17,10 @@ class InTimeTest {
     @Test
     void thePassagesOfTheNamedDaysMostSimilarFirst() {
         MemoryGraphBuilder b = MemoryGraph.builder(1);
-        int june16a = b.passage(new MemoryGraph.Passage("a", "a", "", List.of(), "a", "a", 0, 1), new float[] {1, 0});
-        int june16b = b.passage(new MemoryGraph.Passage("b", "b", "", List.of(), "b", "b", 0, 1), new float[] {0, 1});
-        int june17 = b.passage(new MemoryGraph.Passage("c", "c", "", List.of(), "c", "c", 0, 1), new float[] {1, 0});
-        int undated = b.passage(new MemoryGraph.Passage("d", "d", "", List.of(), "d", "d", 0, 1), new float[] {1, 0});
+        int june16a = b.passage(new Passage("a", "a", "", List.of(), "a", "a", 0, 1), new float[] {1, 0});
+        int june16b = b.passage(new Passage("b", "b", "", List.of(), "b", "b", 0, 1), new float[] {0, 1});
+        int june17 = b.passage(new Passage("c", "c", "", List.of(), "c", "c", 0, 1), new float[] {1, 0});
+        int undated = b.passage(new Passage("d", "d", "", List.of(), "d", "d", 0, 1), new float[] {1, 0});
         b.time(june16a, at("2023-06-16"));
         b.time(june16b, at("2023-06-16"));
         b.time(june17, at("2023-06-17"));

@@ -47,7 +47,7 @@ class PairsTest {
     @Test
     void aBuilderRefusesLinksAndFactsToWhatItDoesNotHave() {
         MemoryGraphBuilder b = MemoryGraph.builder(1);
-        int p = b.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "memory", 0, 4), new float[] {1});
+        int p = b.passage(new Passage("p", "d", "t", List.of(), "text", "memory", 0, 4), new float[] {1});
         int e = b.entity("e", "E");
         assertThatThrownBy(() -> b.link(e, p + 1)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> b.link(e + 1, p)).isInstanceOf(IndexOutOfBoundsException.class);
@@ -72,7 +72,7 @@ class PairsTest {
         String factKey = MemoryGraph.factKey("p", 1);
         String questionKey = MemoryGraph.questionKey("p", 0);
         MemoryGraphBuilder keyed = builder(seen);
-        int p = keyed.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
+        int p = keyed.passage(new Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
         keyed.fact("f", "", p, -1, -1, 1.0, new float[] {1}, factKey);
         keyed.questions(p, List.of(new float[] {1}), List.of(questionKey));
         keyed.build();
@@ -82,7 +82,7 @@ class PairsTest {
                 .isInstanceOf(IllegalArgumentException.class);
 
         MemoryGraphBuilder made = builder(seen);
-        made.passage(new MemoryGraph.Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
+        made.passage(new Passage("p", "d", "t", List.of(), "text", "m", 0, 4), new float[] {1});
         made.fact("f", "", 0, -1, -1, 1.0, new float[] {1});
         made.questions(0, List.of(new float[] {1}));
         made.build();

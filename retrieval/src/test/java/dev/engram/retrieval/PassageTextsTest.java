@@ -14,17 +14,16 @@ class PassageTextsTest {
     @TempDir
     Path dir;
 
-    private static MemoryGraph.Passage onHeap(List<String> headings, String memory, int start) {
-        return new MemoryGraph.Passage("p1", "d1", "Zürich", headings, "A city of 東京's size? No.", memory, start, 40);
+    private static Passage onHeap(List<String> headings, String memory, int start) {
+        return new Passage("p1", "d1", "Zürich", headings, "A city of 東京's size? No.", memory, start, 40);
     }
 
     @Test
     void aPassageInAnArenaReadsBackItsTextsAndEqualsTheSamePassageOnTheHeap() {
         VectorArena arena = VectorArena.mapped(dir, "ns");
         List<String> headings = List.of("History", "Old town");
-        MemoryGraph.Passage onHeap = onHeap(headings, "", 3);
-        MemoryGraph.Passage inArena = MemoryGraph.Passage.inArena(
-                arena, "p1", "d1", "Zürich", headings, "A city of 東京's size? No.", "", 3, 40);
+        Passage onHeap = onHeap(headings, "", 3);
+        Passage inArena = Passage.inArena(arena, "p1", "d1", "Zürich", headings, "A city of 東京's size? No.", "", 3, 40);
 
         assertThat(inArena.title()).isEqualTo("Zürich");
         assertThat(inArena.headings()).containsExactly("History", "Old town");
@@ -41,10 +40,10 @@ class PassageTextsTest {
         assertThat(inArena.heapBytes()).isLessThan(onHeap.heapBytes());
 
         VectorArena next = VectorArena.mapped(dir, "ns");
-        MemoryGraph.Passage moved = inArena.movedTo(next);
+        Passage moved = inArena.movedTo(next);
         // the term cache knows the moved texts as the same: compacting an arena reads no passage again
         assertThat(moved.textKey()).isSameAs(inArena.textKey());
-        MemoryGraph.Passage other = MemoryGraph.Passage.inArena(arena, "p1", "d1", "Zürich", headings, "x", "", 3, 40);
+        Passage other = Passage.inArena(arena, "p1", "d1", "Zürich", headings, "x", "", 3, 40);
         assertThat(other.textKey()).isNotSameAs(inArena.textKey());
         inArena.retire();
         other.retire();
@@ -59,12 +58,12 @@ class PassageTextsTest {
     @Test
     void nullHeadingsAndIdsAreKeptAsTheHeapKeepsThem() {
         VectorArena arena = VectorArena.onHeap();
-        MemoryGraph.Passage p = MemoryGraph.Passage.inArena(arena, null, null, "t", null, "text", "m", 0, 4);
+        Passage p = Passage.inArena(arena, null, null, "t", null, "text", "m", 0, 4);
         assertThat(p.headings()).isNull();
-        assertThat(p).isEqualTo(new MemoryGraph.Passage(null, null, "t", null, "text", "m", 0, 4));
+        assertThat(p).isEqualTo(new Passage(null, null, "t", null, "text", "m", 0, 4));
         assertThat(p.heapBytes()).isPositive();
         List<String> withNull = Arrays.asList("a", null);
-        assertThat(MemoryGraph.Passage.inArena(arena, "p", "d", "t", withNull, "x", "m", 0, 1)
+        assertThat(Passage.inArena(arena, "p", "d", "t", withNull, "x", "m", 0, 1)
                         .headings())
                 .containsExactly("a", null);
     }
@@ -73,7 +72,7 @@ class PassageTextsTest {
     void textsTooLongForAnArenaHandleStayOnTheHeapAndReadBackWhole() {
         VectorArena arena = VectorArena.onHeap();
         String huge = "é".repeat(2 * VectorArena.MAX_LENGTH); // 4 MiB of UTF-8: past what one handle holds
-        MemoryGraph.Passage p = MemoryGraph.Passage.inArena(arena, "p", "d", "t", List.of(), huge, "m", 0, 1);
+        Passage p = Passage.inArena(arena, "p", "d", "t", List.of(), huge, "m", 0, 1);
         assertThat(p.text()).isEqualTo(huge);
         assertThat(arena.floats()).isZero();
         assertThat(p.heapBytes()).isGreaterThan(2L * huge.length());
@@ -84,10 +83,10 @@ class PassageTextsTest {
     @Test
     void aPassageWithoutTitleOrMemoryKeepsTheirAbsence() {
         VectorArena arena = VectorArena.onHeap();
-        MemoryGraph.Passage p = MemoryGraph.Passage.inArena(arena, "p", "d", null, List.of(), "text", null, 0, 4);
+        Passage p = Passage.inArena(arena, "p", "d", null, List.of(), "text", null, 0, 4);
         assertThat(p.title()).isNull();
         assertThat(p.memory()).isNull();
         assertThat(p.headings()).isEmpty();
-        assertThat(p).isEqualTo(new MemoryGraph.Passage("p", "d", null, List.of(), "text", null, 0, 4));
+        assertThat(p).isEqualTo(new Passage("p", "d", null, List.of(), "text", null, 0, 4));
     }
 }

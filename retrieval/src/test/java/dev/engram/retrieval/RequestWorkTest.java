@@ -122,7 +122,7 @@ class RequestWorkTest {
         Random random = new Random(3);
         for (int i = 0; i < 30; i++) {
             String id = "p" + i;
-            b.passage(new MemoryGraph.Passage(id, "doc", id, List.of(), id, id, 0, 1), randomUnit(random, 8));
+            b.passage(new Passage(id, "doc", id, List.of(), id, id, 0, 1), randomUnit(random, 8));
         }
         MemoryGraph g = b.build();
         float[] v = randomUnit(random, 8);

@@ -56,8 +56,8 @@ class RetrievalModesTest {
         return b.build();
     }
 
-    private static MemoryGraph.Passage passage(String id, String title, String text) {
-        return new MemoryGraph.Passage(id, "doc-" + id, title, List.of(), text, text, 0, text.length());
+    private static Passage passage(String id, String title, String text) {
+        return new Passage(id, "doc-" + id, title, List.of(), text, text, 0, text.length());
     }
 
     /** GEM-RAG's own ranking, without the dense one fused in. */

@@ -10,8 +10,8 @@ import org.junit.jupiter.api.Test;
 /** A passage that names another document's title links to that document's passages. */
 class TitleLinksTest {
 
-    private static MemoryGraph.Passage passage(String id, String doc, String title, String text) {
-        return new MemoryGraph.Passage(id, doc, title, List.of(), text, text, 0, text.length());
+    private static Passage passage(String id, String doc, String title, String text) {
+        return new Passage(id, doc, title, List.of(), text, text, 0, text.length());
     }
 
     private static List<String> ids(MemoryGraph g, List<Integer> passages) {

@@ -32,7 +32,7 @@ class UnitTextsTest {
         long otherVector = arena.add(unit(2));
         long before = 0;
 
-        MemoryGraph.Passage passage = new MemoryGraph.Passage("p1", "d", "T", List.of(), "text", null, 0, 4);
+        Passage passage = new Passage("p1", "d", "T", List.of(), "text", null, 0, 4);
         MemoryGraph packed = null;
         for (int round = 0; round < 2; round++) {
             MemoryGraphBuilder b = MemoryGraph.builder(1).arena(arena).terms(cache);
@@ -51,7 +51,7 @@ class UnitTextsTest {
         }
 
         MemoryGraphBuilder h = MemoryGraph.builder(1);
-        int p = h.passage(new MemoryGraph.Passage("p1", "d", "T", List.of(), "text", null, 0, 4), unit(0));
+        int p = h.passage(new Passage("p1", "d", "T", List.of(), "text", null, 0, 4), unit(0));
         int ada = h.entity("e1", "Ada Lovelace");
         int london = h.entity("e2", "London");
         h.link(ada, p);
