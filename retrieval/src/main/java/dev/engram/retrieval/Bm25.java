@@ -280,6 +280,27 @@ final class Bm25 {
         return out;
     }
 
+    /**
+     * The {@link String#hashCode} of each token of a text, in order, as {@link #tokens} reads them, without making a
+     * string of any.
+     */
+    static int[] tokenHashes(String text) {
+        String lower = text.toLowerCase(Locale.ROOT);
+        int[][] out = {new int[16]};
+        int[] n = {0};
+        scan(lower, (start, end) -> {
+            int h = 0;
+            for (int i = start; i < end; i++) {
+                h = 31 * h + lower.charAt(i);
+            }
+            if (n[0] == out[0].length) {
+                out[0] = Arrays.copyOf(out[0], n[0] * 2);
+            }
+            out[0][n[0]++] = h;
+        });
+        return Arrays.copyOf(out[0], n[0]);
+    }
+
     /** Where a token of a text starts and ends. */
     @FunctionalInterface
     private interface TokenBounds {

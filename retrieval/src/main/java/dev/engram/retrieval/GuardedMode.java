@@ -10,7 +10,9 @@ import java.util.Map;
  * (reciprocal ranks, the dense ranking weighted {@code with_dense}). The support is {@link Retrieval#anchorSupport}: how specifically the entities the question names
  * anchor it (a question that names only hubs — a speaker of every turn, "I", a weekday — or nothing the graph holds
  * gives a diffusion nothing to start from but noise). Below {@code min_support} the dense ranking is the answer; at or
- * above it, the paper's algorithm is the path. The explanation says which it did, and why.
+ * above it, the paper's algorithm is the path. The explanation says which it did, and why. Whichever path it took, a
+ * passage that mostly repeats the words of one ranked above it then waits below the other candidates ({@link
+ * NearDuplicates}, {@code duplicate_words}; 0 turns it off).
  */
 final class GuardedMode implements Retrieval.Mode {
 
@@ -30,15 +32,21 @@ final class GuardedMode implements Retrieval.Mode {
      */
     static final double DEFAULT_MIN_SUPPORT = 0.95;
 
+    /** How alike in words a passage must be to one ranked above it to be moved down ({@link NearDuplicates}). */
+    static final String DUPLICATE_WORDS = "duplicate_words";
+
     private final Retrieval.Mode inner;
     private final double minSupport;
     private final double withDense;
     private final DenseMode dense = new DenseMode();
 
-    GuardedMode(Retrieval.Mode inner, double minSupport, double withDense) {
+    private final double duplicateWords;
+
+    GuardedMode(Retrieval.Mode inner, double minSupport, double withDense, double duplicateWords) {
         this.inner = inner;
         this.minSupport = minSupport;
         this.withDense = withDense;
+        this.duplicateWords = duplicateWords;
     }
 
     @Override
@@ -51,6 +59,7 @@ final class GuardedMode implements Retrieval.Mode {
         Map<String, Double> d = new LinkedHashMap<>(inner.defaults());
         d.put(MIN_SUPPORT, minSupport);
         d.put(WITH_DENSE, withDense);
+        d.put(DUPLICATE_WORDS, duplicateWords);
         return Map.copyOf(d);
     }
 
@@ -60,6 +69,7 @@ final class GuardedMode implements Retrieval.Mode {
         // above 1 no question has the support: the dense ranking always; 0 keeps the paper's path always
         b.put(MIN_SUPPORT, new double[] {0, 1.01});
         b.put(WITH_DENSE, new double[] {0, 100});
+        b.put(DUPLICATE_WORDS, new double[] {0, 1});
         return Map.copyOf(b);
     }
 
@@ -70,9 +80,23 @@ final class GuardedMode implements Retrieval.Mode {
 
     @Override
     public Retrieval.Result retrieve(MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK) {
+        double copies = p.get(DUPLICATE_WORDS);
+        // near-copies wait below the other candidates: the ranking goes deeper than topK to have some
+        int depth = copies > 0 ? Math.max(topK, FUSED_DEPTH) : topK;
+        Map<String, Object> explain = new LinkedHashMap<>();
+        List<Retrieval.Scored> ranked = ranked(g, q, p, depth, explain);
+        NearDuplicates.Spread spread = NearDuplicates.spread(g, ranked, copies, topK);
+        if (copies > 0) {
+            explain.put("near_copies_moved_down", spread.movedDown());
+        }
+        return new Retrieval.Result(spread.ranked(), explain);
+    }
+
+    /** The ranking of the path the support chose, its top {@code topK}; what it did goes into {@code explain}. */
+    private List<Retrieval.Scored> ranked(
+            MemoryGraph g, Retrieval.Query q, Retrieval.Params p, int topK, Map<String, Object> explain) {
         double support = Retrieval.anchorSupport(g, q.entities());
         double threshold = p.get(MIN_SUPPORT);
-        Map<String, Object> explain = new LinkedHashMap<>();
         explain.put("anchor_support", support);
         explain.put(MIN_SUPPORT, threshold);
         if (support < threshold) {
@@ -83,14 +107,14 @@ final class GuardedMode implements Retrieval.Mode {
                     q.entities().length == 0
                             ? "the question names no entity of the graph"
                             : "the entities the question names are too common in the graph to anchor it");
-            return new Retrieval.Result(d.ranked(), explain);
+            return d.ranked();
         }
         double withDense = p.get(WITH_DENSE);
         if (withDense <= 0) {
             Retrieval.Result r = inner.retrieve(g, q, p, topK);
             explain.put("path", inner.name());
             explain.putAll(r.explanation());
-            return new Retrieval.Result(r.ranked(), explain);
+            return r.ranked();
         }
         int depth = Math.max(topK, FUSED_DEPTH);
         Retrieval.Result r = inner.retrieve(g, q, p, depth);
@@ -111,6 +135,6 @@ final class GuardedMode implements Retrieval.Mode {
                 .toList();
         explain.putAll(r.explanation());
         explain.put("path", inner.name() + "+dense"); // after the mode's own keys: gem has a path of its own
-        return new Retrieval.Result(ranked, explain);
+        return ranked;
     }
 }

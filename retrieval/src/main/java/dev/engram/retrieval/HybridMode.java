@@ -18,8 +18,10 @@ import java.util.Set;
  * stream reads each passage in its context ({@link InContext}): {@code context} times its best neighbour's similarity
  * is added to its own. A question that names a time ("on 16 June, 2023", "the week before August 3, 2023"; {@link
  * QuestionTime}) adds one more stream, weighted {@code w_time}: the passages whose event time falls in it, by meaning
- * ({@link InTime}). With {@code w_como} above 0 (off by default: it about doubles the latency, docs/evaluation.md), the
- * {@code como} mode's ranking is one more stream.
+ * ({@link InTime}). The documents whose titles the best fused passages name are one more stream, weighted {@code
+ * w_links} ({@link TitleLinks}). With {@code w_como} above 0 (off by default: it about doubles the latency,
+ * docs/evaluation.md), the {@code como} mode's ranking is one more stream. Last, a passage that mostly repeats the words
+ * of one ranked above it is moved below the other candidates ({@link NearDuplicates}, {@code duplicate_words}).
  */
 final class HybridMode implements Retrieval.Mode {
 
@@ -68,6 +70,7 @@ final class HybridMode implements Retrieval.Mode {
         b.put("bridge_page", new double[] {0, 100});
         b.put("w_links", new double[] {0, 100});
         b.put("links_page", new double[] {0, 100});
+        b.put("duplicate_words", new double[] {0, 1});
         return Map.copyOf(b);
     }
 
@@ -88,6 +91,7 @@ final class HybridMode implements Retrieval.Mode {
         d.put("bridge_page", (double) BRIDGE_PAGE);
         d.put("w_links", 1.0);
         d.put("links_page", 0.0);
+        d.put("duplicate_words", NearDuplicates.THRESHOLD);
         d.put("context", CONTEXT);
         d.put("w_time", 2.0);
         return Map.copyOf(d);
@@ -166,7 +170,13 @@ final class HybridMode implements Retrieval.Mode {
         explain.put("cogito", c.explanation());
         explain.put("bm25_terms", b.explanation().get("terms"));
         explain.put("fused_candidates", reached);
-        List<Retrieval.Scored> out = Retrieval.ranked(fused, Math.min(topK, reached));
+        double copies = p.get("duplicate_words");
+        NearDuplicates.Spread spread = NearDuplicates.spread(
+                g, Retrieval.ranked(fused, Math.min(copies > 0 ? depth : topK, reached)), copies, topK);
+        if (copies > 0) {
+            explain.put("near_copies_moved_down", spread.movedDown());
+        }
+        List<Retrieval.Scored> out = spread.ranked();
         if (!pages.isEmpty()) {
             List<Retrieval.Scored> placed = Bridge.placed(out, pages, fused, p.integer("bridge_page"), topK);
             Map<String, Object> page = new LinkedHashMap<>();

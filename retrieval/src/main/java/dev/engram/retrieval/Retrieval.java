@@ -147,12 +147,12 @@ public final class Retrieval {
                 new DenseMode(),
                 new Bm25Mode(),
                 // with_dense per mode chosen leave-one-set-out over the dev sets (docs/evaluation.md)
-                new GuardedMode(new FusionMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5),
-                new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 1),
+                new GuardedMode(new FusionMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5, NearDuplicates.THRESHOLD),
+                new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 1, NearDuplicates.THRESHOLD),
                 new HybridMode(),
-                new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5),
-                new GuardedMode(new ComoMode(), 0, 0),
-                new GuardedMode(new GemMode(), 0, 2))) {
+                new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5, NearDuplicates.THRESHOLD),
+                new GuardedMode(new ComoMode(), 0, 0, NearDuplicates.THRESHOLD),
+                new GuardedMode(new GemMode(), 0, 2, NearDuplicates.THRESHOLD))) {
             MODES.put(m.name(), m);
         }
     }

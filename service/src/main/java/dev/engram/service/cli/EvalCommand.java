@@ -301,6 +301,18 @@ public final class EvalCommand {
         }
     }
 
+    /** The retrieve request of a question in a mode (with its parameters). */
+    private static ObjectNode request(String mode, int topK, JsonNode q) {
+        ObjectNode body = Json.mapper().createObjectNode();
+        body.put("query", q.path("question").asText());
+        Retrieval.Variant variant = Retrieval.Variant.parse(mode);
+        body.put("mode", variant.mode());
+        ObjectNode params = body.putObject("params");
+        variant.params().forEach(params::put);
+        body.put("top_k", Math.max(topK, 5) * 3); // passages; several may come from one document
+        return body;
+    }
+
     private static Map<String, Object> evaluate(
             String baseUrl, String mode, int topK, List<JsonNode> questions, Map<String, String> docStrings)
             throws Exception {
@@ -311,16 +323,15 @@ public final class EvalCommand {
         List<Map<String, Object>> why = new ArrayList<>();
         // questions may carry a category (a set's kinds of question, e.g. temporal ones): Recall@5 of each apart
         Map<String, double[]> byCategory = new TreeMap<>();
+        // one request untimed first: the first a namespace or a mode is asked builds what it reads lazily (the
+        // snapshot, a mode's per-snapshot structures), which is no question's latency
+        if (!questions.isEmpty()) {
+            post(baseUrl + "/v1/namespaces/" + NAMESPACE + "/retrieve", request(mode, topK, questions.get(0)));
+        }
         for (JsonNode q : questions) {
             Set<String> gold = new LinkedHashSet<>();
             q.path("gold_docs").forEach(g -> gold.add(g.asText()));
-            ObjectNode body = Json.mapper().createObjectNode();
-            body.put("query", q.path("question").asText());
-            Retrieval.Variant variant = Retrieval.Variant.parse(mode);
-            body.put("mode", variant.mode());
-            ObjectNode params = body.putObject("params");
-            variant.params().forEach(params::put);
-            body.put("top_k", Math.max(topK, 5) * 3); // passages; several may come from one document
+            ObjectNode body = request(mode, topK, q);
             long t0 = System.nanoTime();
             JsonNode reply = post(baseUrl + "/v1/namespaces/" + NAMESPACE + "/retrieve", body);
             latencies.add((System.nanoTime() - t0) / 1e6);
