@@ -119,7 +119,10 @@ final class HybridMode implements Retrieval.Mode {
             // by the registered mode, whose episodic windows per snapshot are computed once for both
             Retrieval.Mode como = Retrieval.mode("como");
             // its evidence-only form, also with an LLM configured: a stream of the fusion makes no LLM calls
-            Retrieval.Result m = como.retrieve(g, q.withReasoner(null), new Retrieval.Params(como.defaults()), depth);
+            // near copies are moved once, in the fused ranking, not in this stream too
+            Map<String, Double> comoValues = new LinkedHashMap<>(como.defaults());
+            comoValues.put("duplicate_words", 0.0);
+            Retrieval.Result m = como.retrieve(g, q.withReasoner(null), new Retrieval.Params(comoValues), depth);
             reached += addStream(fused, m.ranked(), p.get("w_como"), k);
             explain.put("como", m.explanation());
         }

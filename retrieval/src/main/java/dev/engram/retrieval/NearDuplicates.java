@@ -30,7 +30,7 @@ final class NearDuplicates {
 
     private NearDuplicates() {}
 
-    /** What {@link #spread} did: the ranking, and how many passages it moved down past the top {@code topK}. */
+    /** What {@link #spread} did: the ranking, and how many near copies it moved below the other candidates. */
     record Spread(List<Retrieval.Scored> ranked, int movedDown) {}
 
     /**
@@ -74,23 +74,24 @@ final class NearDuplicates {
                 keptShingles.add(shingles);
             }
         }
-        int moved = 0;
         for (Retrieval.Scored s : later) {
             if (kept.size() == topK) {
-                moved++;
-            } else {
-                kept.add(s);
+                break;
             }
+            kept.add(s);
         }
-        return new Spread(kept, moved);
+        return new Spread(kept, later.size());
     }
 
-    /** The cosine of two vectors (0 when either is zero). */
+    /** The cosine of two vectors (0 when either is zero, or when they are of different lengths: not comparable). */
     private static double cosine(float[] a, float[] b) {
+        if (a.length != b.length) {
+            return 0;
+        }
         double dot = 0;
         double na = 0;
         double nb = 0;
-        for (int i = 0; i < Math.min(a.length, b.length); i++) {
+        for (int i = 0; i < a.length; i++) {
             dot += a[i] * b[i];
             na += a[i] * a[i];
             nb += b[i] * b[i];
