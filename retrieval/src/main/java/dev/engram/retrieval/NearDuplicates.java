@@ -50,11 +50,11 @@ final class NearDuplicates {
             if (kept.size() == topK) {
                 break;
             }
-            float[] vector = g.passageVectors.get(s.passage());
             long[] shingles = null;
             boolean copy = false;
             for (int i = 0; i < kept.size() && !copy; i++) {
-                if (cosine(vector, keptVectors.get(i)) < ALIKE_IN_MEANING) {
+                // a snapshot's vectors are of unit length: their inner product is their cosine
+                if (g.passageVectors.dot(s.passage(), keptVectors.get(i)) < ALIKE_IN_MEANING) {
                     continue; // texts that share half their words are alike in meaning: no need to read them
                 }
                 if (shingles == null) {
@@ -70,7 +70,7 @@ final class NearDuplicates {
                 later.add(s);
             } else {
                 kept.add(s);
-                keptVectors.add(vector);
+                keptVectors.add(g.passageVectors.get(s.passage()));
                 keptShingles.add(shingles);
             }
         }
@@ -81,22 +81,6 @@ final class NearDuplicates {
             kept.add(s);
         }
         return new Spread(kept, later.size());
-    }
-
-    /** The cosine of two vectors (0 when either is zero, or when they are of different lengths: not comparable). */
-    private static double cosine(float[] a, float[] b) {
-        if (a.length != b.length) {
-            return 0;
-        }
-        double dot = 0;
-        double na = 0;
-        double nb = 0;
-        for (int i = 0; i < a.length; i++) {
-            dot += a[i] * b[i];
-            na += a[i] * a[i];
-            nb += b[i] * b[i];
-        }
-        return na == 0 || nb == 0 ? 0 : dot / Math.sqrt(na * nb);
     }
 
     /**
