@@ -150,7 +150,7 @@ public final class Retrieval {
                 new GuardedMode(new FusionMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5, NearDuplicates.THRESHOLD),
                 new GuardedMode(new CogitoMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 1, NearDuplicates.THRESHOLD),
                 new HybridMode(),
-                new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 5, NearDuplicates.THRESHOLD),
+                new GuardedMode(new PabdMode(), GuardedMode.DEFAULT_MIN_SUPPORT, 8, NearDuplicates.THRESHOLD),
                 new GuardedMode(new ComoMode(), 0, 0, NearDuplicates.THRESHOLD),
                 new GuardedMode(new GemMode(), 0, 2, NearDuplicates.THRESHOLD))) {
             MODES.put(m.name(), m);

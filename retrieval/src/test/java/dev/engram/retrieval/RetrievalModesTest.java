@@ -430,7 +430,8 @@ class RetrievalModesTest {
         MemoryGraph g = graph();
         Retrieval.Query agni = Retrieval.Query.of("q", QUERY, t -> QUERY).withEntities(new int[] {0});
         Retrieval.Mode m = Retrieval.mode("pabd");
-        assertThat(m.defaults()).containsEntry("with_dense", 5.0);
+        assertThat(m.defaults()).containsEntry("with_dense", 8.0);
+        assertThat(Retrieval.mode("fusion").defaults()).containsEntry("with_dense", 5.0);
         assertThat(Retrieval.mode("gem").defaults()).containsEntry("with_dense", 2.0);
         assertThat(Retrieval.mode("como").defaults()).containsEntry("with_dense", 0.0);
 
