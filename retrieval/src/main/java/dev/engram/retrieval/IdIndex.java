@@ -1,5 +1,6 @@
 package dev.engram.retrieval;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.ToIntFunction;
 
@@ -17,9 +18,8 @@ final class IdIndex implements ToIntFunction<String> {
     /** @param ids distinct ids, not changed afterwards */
     IdIndex(List<String> ids) {
         this.ids = ids;
-        int size = Integer.highestOneBit(Math.max(2, ids.size()) * 2 - 1) << 1;
-        this.slots = new int[size];
-        int mask = size - 1;
+        this.slots = new int[capacity(ids.size())];
+        int mask = slots.length - 1;
         for (int i = 0; i < ids.size(); i++) {
             int at = mix(ids.get(i).hashCode()) & mask;
             while (slots[at] != 0) {
@@ -27,6 +27,16 @@ final class IdIndex implements ToIntFunction<String> {
             }
             slots[at] = i + 1;
         }
+    }
+
+    private IdIndex(List<String> ids, int[] slots) {
+        this.ids = ids;
+        this.slots = slots;
+    }
+
+    /** A power of two at least twice {@code n}. */
+    private static int capacity(int n) {
+        return Integer.highestOneBit(Math.max(2, n) * 2 - 1) << 1;
     }
 
     /** The position of {@code id}, or -1. */
@@ -51,5 +61,70 @@ final class IdIndex implements ToIntFunction<String> {
     private static int mix(int h) {
         h *= 0x9E3779B9;
         return h ^ (h >>> 16);
+    }
+
+    /**
+     * The same table over a list that grows by appending, for a builder that declares ids one by one: no entry object
+     * or boxed position per id, and each id's mixed hash kept beside it so that a probe compares strings only where
+     * the hashes agree. Not safe for use by several threads.
+     */
+    static final class Growing {
+        private final List<String> ids;
+        private int[] slots = new int[capacity(0)];
+        /** The mixed hash of the id at each position. */
+        private int[] hashes = new int[16];
+
+        /** @param ids the list the ids are appended to, by the caller, right after {@link #positionOf} said absent */
+        Growing(List<String> ids) {
+            this.ids = ids;
+        }
+
+        /**
+         * The position of {@code id}; when absent, it is indexed at the list's next position and {@code -1} is returned,
+         * and the caller appends it to the list.
+         */
+        int positionOf(String id) {
+            int n = ids.size();
+            if (2 * (n + 1) > slots.length) {
+                grow();
+            }
+            int h = mix(id.hashCode());
+            int mask = slots.length - 1;
+            int at = h & mask;
+            for (int slot; (slot = slots[at]) != 0; at = (at + 1) & mask) {
+                if (hashes[slot - 1] == h && ids.get(slot - 1).equals(id)) {
+                    return slot - 1;
+                }
+            }
+            if (n == hashes.length) {
+                hashes = Arrays.copyOf(hashes, 2 * n);
+            }
+            hashes[n] = h;
+            slots[at] = n + 1;
+            return -1;
+        }
+
+        private void grow() {
+            int[] bigger = new int[slots.length * 2];
+            int mask = bigger.length - 1;
+            for (int slot : slots) {
+                if (slot != 0) {
+                    int at = hashes[slot - 1] & mask;
+                    while (bigger[at] != 0) {
+                        at = (at + 1) & mask;
+                    }
+                    bigger[at] = slot;
+                }
+            }
+            slots = bigger;
+        }
+
+        /** The index over {@code frozen}, a copy of the ids as they are now; this one is not to be changed after. */
+        IdIndex frozen(List<String> frozen) {
+            if (frozen.size() != ids.size()) {
+                throw new IllegalArgumentException(frozen.size() + " ids frozen of " + ids.size());
+            }
+            return new IdIndex(frozen, slots);
+        }
     }
 }

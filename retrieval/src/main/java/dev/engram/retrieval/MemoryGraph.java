@@ -132,7 +132,7 @@ public final class MemoryGraph {
         this.entityIds = List.copyOf(b.entityIds);
         this.entityNames = List.copyOf(b.entityNames);
         this.entityTypes = List.copyOf(b.entityTypes);
-        this.entityIndexById = new IdIndex(entityIds);
+        this.entityIndexById = b.entityIndex.frozen(entityIds);
         this.facts = List.copyOf(b.facts);
         this.factTexts = b.factTexts.build(arena);
         this.factRelations = List.copyOf(b.factRelations);

@@ -20,7 +20,8 @@ public final class MemoryGraphBuilder {
     final List<String> entityIds = new ArrayList<>();
     final List<String> entityNames = new ArrayList<>();
     final List<EntityType> entityTypes = new ArrayList<>();
-    final Map<String, Integer> entityIndex = new HashMap<>();
+    /** Each entity's position by id: the snapshot keeps it ({@link IdIndex.Growing#frozen}). */
+    final IdIndex.Growing entityIndex = new IdIndex.Growing(entityIds);
     /** Entity → passage links, as added (repeats are dropped at the build). */
     final Pairs links = new Pairs();
 
@@ -120,13 +121,15 @@ public final class MemoryGraphBuilder {
         if (built) {
             throw new IllegalStateException("the snapshot is built");
         }
-        return entityIndex.computeIfAbsent(id, k -> {
-            entityIds.add(id);
-            entityNames.add(name);
-            entityTypes.add(type == null ? EntityType.OTHER : type);
-            entityVectors.add(VectorArena.NONE);
-            return entityIds.size() - 1;
-        });
+        int known = entityIndex.positionOf(Objects.requireNonNull(id, "an entity's id"));
+        if (known >= 0) {
+            return known;
+        }
+        entityIds.add(id);
+        entityNames.add(name);
+        entityTypes.add(type == null ? EntityType.OTHER : type);
+        entityVectors.add(VectorArena.NONE);
+        return entityIds.size() - 1;
     }
 
     /** Gives an entity its "name: description" vector, unless it has one. */

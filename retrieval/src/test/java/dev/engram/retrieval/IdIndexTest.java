@@ -1,6 +1,7 @@
 package dev.engram.retrieval;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -29,5 +30,52 @@ class IdIndexTest {
     void anEmptyListFindsNothing() {
         assertThat(new IdIndex(List.of()).indexOf("x")).isEqualTo(-1);
         assertThat(new IdIndex(List.of("x")).indexOf("x")).isZero();
+    }
+
+    @Test
+    void aGrowingIndexDeclaresEachIdOnceAndFreezesIntoTheSameIndex() {
+        List<String> ids = new ArrayList<>();
+        IdIndex.Growing growing = new IdIndex.Growing(ids);
+        List<String> declared = new ArrayList<>();
+        for (int i = 0; i < 5_000; i++) {
+            declared.add("entity-" + i);
+        }
+        declared.addAll(List.of("AaAa", "AaBB", "BBAa", "BBBB", ""));
+        for (String id : declared) {
+            assertThat(growing.positionOf(id)).as(id).isEqualTo(-1);
+            ids.add(id);
+            // asked again at once, and after every growth of the table: the position it was given
+            assertThat(growing.positionOf(id)).as(id).isEqualTo(ids.size() - 1);
+        }
+        for (int i = 0; i < declared.size(); i++) {
+            assertThat(growing.positionOf(new String(declared.get(i)))).isEqualTo(i);
+        }
+        assertThat(ids).hasSize(declared.size()); // nothing declared twice
+
+        IdIndex frozen = growing.frozen(List.copyOf(ids));
+        for (int i = 0; i < declared.size(); i++) {
+            assertThat(frozen.indexOf(declared.get(i))).isEqualTo(i);
+        }
+        assertThat(frozen.indexOf("entity-5000")).isEqualTo(-1);
+        assertThat(frozen.indexOf("AaAaAa")).isEqualTo(-1);
+        assertThatThrownBy(() -> growing.frozen(List.of("x"))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void theBuilderDeclaresAnEntityOnceWhateverItIsAskedAs() {
+        MemoryGraphBuilder b = MemoryGraph.builder(1);
+        int p = b.passage(new Passage("p", "d", "t", List.of(), "text", "text", 0, 4), new float[] {1, 0});
+        int a = b.entity("AaAa", "first name");
+        int same = b.entity(new String("AaAa"), "another name");
+        int other = b.entity("BBBB", "b");
+        b.link(a, p);
+        b.link(other, p);
+        assertThat(same).isEqualTo(a);
+        assertThat(other).isNotEqualTo(a);
+        MemoryGraph g = b.build();
+        assertThat(g.entityCount()).isEqualTo(2);
+        assertThat(g.entityIndex("AaAa")).isEqualTo(a);
+        assertThat(g.entityIndex("BBBB")).isEqualTo(other);
+        assertThat(g.entityIndex("AaBB")).isEqualTo(-1);
     }
 }
