@@ -74,16 +74,21 @@ final class IdIndex implements ToIntFunction<String> {
         /** The mixed hash of the id at each position. */
         private int[] hashes = new int[16];
 
-        /** @param ids the list the ids are appended to, by the caller, right after {@link #positionOf} said absent */
+        private boolean frozen;
+
+        /** @param ids an empty list, which this index appends the ids it is given to and nothing else changes */
         Growing(List<String> ids) {
+            if (!ids.isEmpty()) {
+                throw new IllegalArgumentException("the ids of a growing index start empty: " + ids.size());
+            }
             this.ids = ids;
         }
 
-        /**
-         * The position of {@code id}; when absent, it is indexed at the list's next position and {@code -1} is returned,
-         * and the caller appends it to the list.
-         */
+        /** The position of {@code id}; when absent, it is appended to the list and {@code -1} is returned. */
         int positionOf(String id) {
+            if (frozen) {
+                throw new IllegalStateException("the index is frozen");
+            }
             int n = ids.size();
             if (2 * (n + 1) > slots.length) {
                 grow();
@@ -99,6 +104,7 @@ final class IdIndex implements ToIntFunction<String> {
             if (n == hashes.length) {
                 hashes = Arrays.copyOf(hashes, 2 * n);
             }
+            ids.add(id);
             hashes[n] = h;
             slots[at] = n + 1;
             return -1;
@@ -119,12 +125,13 @@ final class IdIndex implements ToIntFunction<String> {
             slots = bigger;
         }
 
-        /** The index over {@code frozen}, a copy of the ids as they are now; this one is not to be changed after. */
-        IdIndex frozen(List<String> frozen) {
-            if (frozen.size() != ids.size()) {
-                throw new IllegalArgumentException(frozen.size() + " ids frozen of " + ids.size());
+        /** The index over {@code copy}, a copy of the ids as they are now; no id can be added after. */
+        IdIndex frozen(List<String> copy) {
+            if (copy.size() != ids.size()) {
+                throw new IllegalArgumentException(copy.size() + " ids frozen of " + ids.size());
             }
-            return new IdIndex(frozen, slots);
+            frozen = true;
+            return new IdIndex(copy, slots);
         }
     }
 }

@@ -125,7 +125,7 @@ public final class MemoryGraphBuilder {
         if (known >= 0) {
             return known;
         }
-        entityIds.add(id);
+        // appended to entityIds by the index
         entityNames.add(name);
         entityTypes.add(type == null ? EntityType.OTHER : type);
         entityVectors.add(VectorArena.NONE);
@@ -293,7 +293,7 @@ public final class MemoryGraphBuilder {
         return passageIndex.get(id);
     }
 
-    /** The snapshot; a builder builds one (the snapshot shares its entity map). */
+    /** The snapshot; a builder builds one (the snapshot keeps its entity index's table). */
     public MemoryGraph build() {
         if (built) {
             throw new IllegalStateException("a builder builds one snapshot");

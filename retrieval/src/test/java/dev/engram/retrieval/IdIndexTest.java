@@ -43,7 +43,7 @@ class IdIndexTest {
         declared.addAll(List.of("AaAa", "AaBB", "BBAa", "BBBB", ""));
         for (String id : declared) {
             assertThat(growing.positionOf(id)).as(id).isEqualTo(-1);
-            ids.add(id);
+            assertThat(ids).last().isEqualTo(id);
             // asked again at once, and after every growth of the table: the position it was given
             assertThat(growing.positionOf(id)).as(id).isEqualTo(ids.size() - 1);
         }
@@ -59,6 +59,9 @@ class IdIndexTest {
         assertThat(frozen.indexOf("entity-5000")).isEqualTo(-1);
         assertThat(frozen.indexOf("AaAaAa")).isEqualTo(-1);
         assertThatThrownBy(() -> growing.frozen(List.of("x"))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> growing.positionOf("late")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> new IdIndex.Growing(new ArrayList<>(List.of("x"))))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
