@@ -25,6 +25,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -151,6 +152,7 @@ public final class ScaleBenchmark {
         result.put("rounds", rounds);
         result.put("copies", replay ? "replayed understandings of the base documents" : "read and understood");
         List<Map<String, Object>> bySize = new ArrayList<>();
+        boolean shared = false; // whether other processes took a share of the machine at some size
         List<Map<String, Object>> underIngest = new ArrayList<>();
         List<Map<String, Object>> queryEmbedding = new ArrayList<>();
         List<Map<String, Object>> memory = new ArrayList<>();
@@ -181,6 +183,7 @@ public final class ScaleBenchmark {
                         ? null
                         : Thread.ofPlatform().name("scale-asker").start(asker);
                 long t0 = System.nanoTime();
+                Optional<MachineShare.Sample> growing = MachineShare.sample();
                 int sentBefore = sent;
                 double[] buildsBefore = ScaleRequests.snapshotBuilds(http, baseUrl);
                 while (passages < size) {
@@ -260,6 +263,7 @@ public final class ScaleBenchmark {
                 settled += ProcessFootprint.settle();
                 mem.put("settle_seconds", settled);
                 Map<String, List<Double>> timed = new LinkedHashMap<>();
+                Optional<MachineShare.Sample> timing = MachineShare.sample();
                 for (int round = 0; round < rounds; round++) {
                     for (String q : asked) {
                         for (String mode : modes) {
@@ -275,6 +279,23 @@ public final class ScaleBenchmark {
                     long e0 = System.nanoTime();
                     model.embed(q);
                     embedding.add((System.nanoTime() - e0) / 1e6);
+                }
+                // other processes' work on the machine while this size grew and was timed: a run that shared it
+                // says so, its timings being no comparison with one that had it alone
+                Optional<MachineShare.Sample> done = MachineShare.sample();
+                if (growing.isPresent() && timing.isPresent() && done.isPresent()) {
+                    double whileGrowing = MachineShare.othersCores(growing.get(), timing.get());
+                    double whileTimed = MachineShare.othersCores(timing.get(), done.get());
+                    mem.put("others_cpu_cores_while_growing", whileGrowing);
+                    mem.put("others_cpu_cores_while_timed", whileTimed);
+                    if (Math.max(whileGrowing, whileTimed) > MachineShare.SHARED_CORES) {
+                        shared = true;
+                        System.err.printf(
+                                "%d passages: other processes kept %.2f cores busy while the namespace grew and %.2f"
+                                        + " while the modes were timed: these figures are no comparison with a run"
+                                        + " alone%n",
+                                passages, whileGrowing, whileTimed);
+                    }
                 }
                 Map<String, Object> e = row(passages, passages, "query_embedding", embedding);
                 e.remove("passages_from");
@@ -292,6 +313,7 @@ public final class ScaleBenchmark {
         } finally {
             deleteTree(state);
         }
+        result.put("machine_shared", shared);
         result.put("by_size", bySize);
         result.put("under_ingest", underIngest);
         result.put("query_embedding", queryEmbedding);
