@@ -153,6 +153,7 @@ public final class ScaleBenchmark {
         result.put("copies", replay ? "replayed understandings of the base documents" : "read and understood");
         List<Map<String, Object>> bySize = new ArrayList<>();
         boolean shared = false; // whether other processes took a share of the machine at some size
+        boolean unmeasured = false; // whether that could not be measured at some size (no /proc)
         List<Map<String, Object>> underIngest = new ArrayList<>();
         List<Map<String, Object>> queryEmbedding = new ArrayList<>();
         List<Map<String, Object>> memory = new ArrayList<>();
@@ -283,7 +284,9 @@ public final class ScaleBenchmark {
                 // other processes' work on the machine while this size grew and was timed: a run that shared it
                 // says so, its timings being no comparison with one that had it alone
                 Optional<MachineShare.Sample> done = MachineShare.sample();
-                if (growing.isPresent() && timing.isPresent() && done.isPresent()) {
+                if (growing.isEmpty() || timing.isEmpty() || done.isEmpty()) {
+                    unmeasured = true; // the run cannot say it had the machine alone at this size
+                } else {
                     double whileGrowing = MachineShare.othersCores(growing.get(), timing.get());
                     double whileTimed = MachineShare.othersCores(timing.get(), done.get());
                     mem.put("others_cpu_cores_while_growing", whileGrowing);
@@ -313,7 +316,8 @@ public final class ScaleBenchmark {
         } finally {
             deleteTree(state);
         }
-        result.put("machine_shared", shared);
+        // true where it shared the machine at some size; null where it could not tell
+        result.put("machine_shared", shared ? Boolean.TRUE : unmeasured ? null : Boolean.FALSE);
         result.put("by_size", bySize);
         result.put("under_ingest", underIngest);
         result.put("query_embedding", queryEmbedding);
