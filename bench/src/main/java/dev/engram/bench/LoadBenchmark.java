@@ -40,7 +40,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
  * held (documents/s in, queries/s out), the errors (any answer but 200, and 404 before the namespace exists), query
  * latency, heap and RSS sampled over time, and how long the backlog took to clear. Not a test: nothing is asserted.
  *
- * <p>Usage: {@code LoadBenchmark [--data DIR] [--minutes 3] [--clients 4] [--docs-per-second 2] [--out FILE]}.
+ * <p>Usage: {@code LoadBenchmark [--data DIR] [--minutes 3] [--clients 4] [--docs-per-second 2] [--mode MODE] [--out
+ * FILE]}.
  */
 public final class LoadBenchmark {
 
@@ -62,6 +63,7 @@ public final class LoadBenchmark {
                 "--flood",
                 "--llm-ms",
                 "--minutes",
+                "--mode",
                 "--out",
                 "--port",
                 "--seconds",
@@ -74,6 +76,8 @@ public final class LoadBenchmark {
         Duration length = Duration.ofSeconds((long) (60 * Double.parseDouble(opts.getOrDefault("--minutes", "3"))));
         int clients = Integer.parseInt(opts.getOrDefault("--clients", "4"));
         double docsPerSecond = Double.parseDouble(opts.getOrDefault("--docs-per-second", "2"));
+        // the retrieval mode the clients ask for; none: the service's default
+        String mode = opts.get("--mode");
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), Integer.MAX_VALUE);
         List<String> questions = questions(data, corpus);
 
@@ -81,8 +85,8 @@ public final class LoadBenchmark {
                 "engram-load",
                 opts.getOrDefault("--port", "18081"),
                 Map.of(),
-                (service, broker, config) ->
-                        run(service, broker, corpus, questions, length, clients, docsPerSecond, opts.get("--out")));
+                (service, broker, config) -> run(
+                        service, broker, corpus, questions, length, clients, docsPerSecond, mode, opts.get("--out")));
     }
 
     /** What runs against a started instance. */
@@ -125,6 +129,7 @@ public final class LoadBenchmark {
             Duration length,
             int clients,
             double docsPerSecond,
+            String mode,
             String out)
             throws Exception {
         String base = "http://127.0.0.1:" + service.httpPort();
@@ -155,7 +160,10 @@ public final class LoadBenchmark {
             pool.execute(() -> {
                 for (int i = client; running.get(); i += clients) {
                     String q = questions.get(i % questions.size());
-                    String body = Json.toString(Map.of("query", q, "top_k", 5));
+                    String body = Json.toString(
+                            mode == null
+                                    ? Map.of("query", q, "top_k", 5)
+                                    : Map.of("query", q, "top_k", 5, "mode", mode));
                     long s = System.nanoTime();
                     int status = post(http, base + "/v1/namespaces/" + NS + "/retrieve", body);
                     latenciesMicros.add((System.nanoTime() - s) / 1000);
@@ -204,6 +212,7 @@ public final class LoadBenchmark {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("seconds", loadSeconds);
         result.put("clients", clients);
+        result.put("mode", mode == null ? "default" : mode);
         result.put("documents_produced", produced.get());
         result.put("documents_per_s", produced.get() / loadSeconds);
         result.put("queries", queries.get());
