@@ -25,6 +25,7 @@ public final class BenchMain {
             Map.entry("sinks", SinkBenchmark::main),
             Map.entry("freshness", FreshnessBenchmark::main),
             Map.entry("scale", ScaleBenchmark::main),
+            Map.entry("snapshot", SnapshotBuildBenchmark::main),
             Map.entry("neo4j", Neo4jComparison::main)));
 
     private BenchMain() {}

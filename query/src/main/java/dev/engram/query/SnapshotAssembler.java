@@ -18,7 +18,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -432,9 +431,8 @@ final class SnapshotAssembler {
         memory.themes(ns).ifPresent(themes -> {
             for (ThemeSet.Theme t : themes.themes()) {
                 int[] members = t.passageIds().stream()
-                        .map(b::passageIndex)
-                        .filter(Objects::nonNull)
-                        .mapToInt(Integer::intValue)
+                        .mapToInt(b::passageIndex)
+                        .filter(i -> i >= 0)
                         .toArray();
                 b.theme(t.rank(), t.eigenvalue(), members, t.summary());
             }

@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * Links each passage of a snapshot to its neighbours in its context: the passages before and after it in its document
@@ -23,7 +24,7 @@ final class ContextNeighbours {
      */
     static void link(
             List<Passage> passages,
-            Map<Integer, MemoryGraphBuilder.Session> sessions,
+            IntFunction<MemoryGraphBuilder.Session> sessions,
             int[] previousInContext,
             int[] nextInContext,
             int[] placeInContext,
@@ -31,20 +32,25 @@ final class ContextNeighbours {
         Arrays.fill(previousInContext, -1);
         Arrays.fill(nextInContext, -1);
         Arrays.fill(contextSize, 1); // a passage alone in its context is its first
-        Map<String, List<Integer>> contexts = new HashMap<>();
+        // a document's passages, and a session's turns, by their key: no string made per passage
+        Map<String, List<Integer>> documents = new HashMap<>();
+        Map<String, List<Integer>> turns = new HashMap<>();
         for (int i = 0; i < passages.size(); i++) {
-            MemoryGraphBuilder.Session s = sessions.get(i);
-            String key = s == null ? "d\u0000" + passages.get(i).documentId() : "s\u0000" + s.key();
-            contexts.computeIfAbsent(key, k -> new ArrayList<>(2)).add(i);
+            MemoryGraphBuilder.Session s = sessions.apply(i);
+            (s == null ? documents : turns)
+                    .computeIfAbsent(s == null ? passages.get(i).documentId() : s.key(), k -> new ArrayList<>(2))
+                    .add(i);
         }
-        for (List<Integer> members : contexts.values()) {
+        List<List<Integer>> contexts = new ArrayList<>(documents.values());
+        contexts.addAll(turns.values());
+        for (List<Integer> members : contexts) {
             if (members.size() < 2) {
                 continue;
             }
             // a document's passages by offset; a session's turns by time, then by document id in natural order
             // ("turn-2" before "turn-10"), then by offset: never by the order the snapshot happens to hold them in
             members.sort(Comparator.comparingLong((Integer i) -> {
-                        MemoryGraphBuilder.Session s = sessions.get(i);
+                        MemoryGraphBuilder.Session s = sessions.apply(i);
                         return s == null ? passages.get(i).start() : s.time();
                     })
                     .thenComparing((Integer i) -> passages.get(i).documentId(), ContextNeighbours::natural)

@@ -1,7 +1,7 @@
 package dev.engram.retrieval;
 
 import java.util.Arrays;
-import java.util.Map;
+import java.util.BitSet;
 
 /**
  * The passages of a snapshot that have an event time, in order of their day (UTC epoch day), and those days: what a
@@ -12,19 +12,22 @@ final class DatedPassages {
     private final int[] byDay;
     private final long[] days;
 
-    /** From each dated passage's event time (epoch milliseconds), by passage index. */
-    DatedPassages(Map<Integer, Long> times) {
-        long[][] dated = new long[times.size()][];
+    /**
+     * From each dated passage's event time (epoch milliseconds), by passage index: {@code times[i]} where {@code dated}
+     * holds {@code i}, of {@code passages} passages.
+     */
+    DatedPassages(int passages, BitSet dated, long[] times) {
+        long[][] byTime = new long[dated.cardinality()][];
         int n = 0;
-        for (Map.Entry<Integer, Long> t : times.entrySet()) {
-            dated[n++] = new long[] {Math.floorDiv(t.getValue(), 86_400_000L), t.getKey()};
+        for (int i = dated.nextSetBit(0); i >= 0 && i < passages; i = dated.nextSetBit(i + 1)) {
+            byTime[n++] = new long[] {Math.floorDiv(times[i], 86_400_000L), i};
         }
-        Arrays.sort(dated, (x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
+        Arrays.sort(byTime, 0, n, (x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
         this.byDay = new int[n];
         this.days = new long[n];
         for (int i = 0; i < n; i++) {
-            days[i] = dated[i][0];
-            byDay[i] = (int) dated[i][1];
+            days[i] = byTime[i][0];
+            byDay[i] = (int) byTime[i][1];
         }
     }
 

@@ -110,6 +110,18 @@ final class IdIndex implements ToIntFunction<String> {
             return -1;
         }
 
+        /** The position of {@code id}, or -1; nothing is appended. */
+        int indexOf(String id) {
+            int h = mix(id.hashCode());
+            int mask = slots.length - 1;
+            for (int at = h & mask, slot; (slot = slots[at]) != 0; at = (at + 1) & mask) {
+                if (hashes[slot - 1] == h && ids.get(slot - 1).equals(id)) {
+                    return slot - 1;
+                }
+            }
+            return -1;
+        }
+
         private void grow() {
             int[] bigger = new int[slots.length * 2];
             int mask = bigger.length - 1;

@@ -144,8 +144,9 @@ public final class MemoryGraph {
         this.nextInContext = new int[passages.size()];
         this.placeInContext = new int[passages.size()];
         this.contextSize = new int[passages.size()];
-        ContextNeighbours.link(passages, b.sessions, previousInContext, nextInContext, placeInContext, contextSize);
-        this.dated = new DatedPassages(b.times);
+        ContextNeighbours.link(
+                passages, b.sessions::get, previousInContext, nextInContext, placeInContext, contextSize);
+        this.dated = new DatedPassages(passages.size(), b.dated, b.times);
         this.titleLinks = new TitleLinks(passages);
         // with the namespace's term cache, a text is known by its passage's text key or its name string, kept by the
         // builder's caller for as long as the text does not change; without one, every text is read
@@ -187,13 +188,13 @@ public final class MemoryGraph {
             passageQuestions[i] = qs == null ? new long[0] : qs;
         }
         this.themes = ThemeNodes.of(b.themes, passageVectors, passageQuestions);
-        UtilityQuestions questions = new UtilityQuestions(arena, passageQuestions, b.questionKeys, passages);
+        UtilityQuestions questions = new UtilityQuestions(arena, passageQuestions, b.questionKeys::get, passages);
         this.maxQuestionsPerPassage = questions.mostPerPassage;
         this.questionVectors = questions.vectors;
         this.questionPassage = questions.passages;
         VectorBatches laid = new VectorBatches(
-                passages,
-                Collections.unmodifiableMap(b.passageIndex),
+                Collections.unmodifiableList(b.passageIds),
+                b.passageIndex.frozen(b.passageIds),
                 passageVectors,
                 passageQuestions,
                 facts,

@@ -5,6 +5,7 @@ import dev.engram.retrieval.MemoryGraph.Relation;
 import dev.engram.schemas.EntityType;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -16,7 +17,11 @@ public final class MemoryGraphBuilder {
     final long version;
     final List<Passage> passages = new ArrayList<>();
     final Handles passageVectors = new Handles();
-    final Map<String, Integer> passageIndex = new HashMap<>();
+    /** The passages' ids, in their order: appended by {@link #passageIndex}. */
+    final List<String> passageIds = new ArrayList<>();
+    /** Each passage's position by id, kept by the snapshot for its vector batches. */
+    final IdIndex.Growing passageIndex = new IdIndex.Growing(passageIds);
+
     final List<String> entityIds = new ArrayList<>();
     final List<String> entityNames = new ArrayList<>();
     final List<EntityType> entityTypes = new ArrayList<>();
@@ -31,10 +36,14 @@ public final class MemoryGraphBuilder {
     final Handles factVectors = new Handles();
     final List<Relation> relations = new ArrayList<>();
     final Handles entityVectors = new Handles();
-    final Map<Integer, long[]> passageQuestions = new HashMap<>();
+    /** Per passage, the handles of its utility questions' vectors (null: none). */
+    final ByPassage<long[]> passageQuestions = new ByPassage<>();
+
     final List<PendingTheme> themes = new ArrayList<>();
     final List<String> factKeys = new ArrayList<>();
-    final Map<Integer, List<String>> questionKeys = new HashMap<>();
+    /** Per passage, its questions' keys as the caller gave them (null: made at the build). */
+    final ByPassage<List<String>> questionKeys = new ByPassage<>();
+
     private boolean built;
     final List<String> factRelations = new ArrayList<>();
     /** Each relation as given → its type as kept (stripped, lower case). */
@@ -52,10 +61,13 @@ public final class MemoryGraphBuilder {
     /** The session of a conversation's turn and its time (epoch milliseconds). */
     record Session(String key, long time) {}
 
-    final Map<Integer, Session> sessions = new HashMap<>();
+    /** Per passage, its session when it is a conversation's turn (null: none). */
+    final ByPassage<Session> sessions = new ByPassage<>();
 
-    /** Each dated passage's event time (epoch milliseconds). */
-    final Map<Integer, Long> times = new HashMap<>();
+    /** Per passage, its event time (epoch milliseconds), where {@link #dated} says it has one. */
+    long[] times = new long[16];
+
+    final BitSet dated = new BitSet();
 
     MemoryGraphBuilder(long version) {
         this.version = version;
@@ -72,9 +84,11 @@ public final class MemoryGraphBuilder {
             throw new IllegalArgumentException("passage " + p.id() + " has no vector");
         }
         int i = passages.size();
+        if (passageIndex.positionOf(p.id()) >= 0) {
+            throw new IllegalArgumentException("passage " + p.id() + " is already in the snapshot");
+        }
         passages.add(p);
         passageVectors.add(vector);
-        passageIndex.put(p.id(), i);
         return i;
     }
 
@@ -103,12 +117,18 @@ public final class MemoryGraphBuilder {
      * before and after it, not its document's passages.
      */
     public void session(int passage, String key, long time) {
-        sessions.put(passage, new Session(key, time));
+        Objects.checkIndex(passage, passages.size());
+        sessions.set(passage, new Session(key, time));
     }
 
     /** The event time of passage {@code passage}'s document (epoch milliseconds). */
     public void time(int passage, long time) {
-        times.put(passage, time);
+        Objects.checkIndex(passage, passages.size());
+        if (passage >= times.length) {
+            times = Arrays.copyOf(times, Math.max(passage + 1, times.length * 2));
+        }
+        times[passage] = time;
+        dated.set(passage);
     }
 
     /** Declares an entity (idempotent); returns its index. */
@@ -247,8 +267,9 @@ public final class MemoryGraphBuilder {
 
     /** The vectors of a passage's utility questions (GEM-RAG: mean of question and passage, normalized). */
     public void questions(int passage, List<float[]> vectors) {
-        passageQuestions.put(passage, added(vectors));
-        questionKeys.remove(passage);
+        Objects.checkIndex(passage, passages.size());
+        passageQuestions.set(passage, added(vectors));
+        questionKeys.set(passage, null);
     }
 
     long[] added(List<float[]> vectors) {
@@ -267,8 +288,9 @@ public final class MemoryGraphBuilder {
         if (keys.size() != vectors.size()) {
             throw new IllegalArgumentException(keys.size() + " keys for " + vectors.size() + " question vectors");
         }
-        passageQuestions.put(passage, added(vectors));
-        questionKeys.put(passage, List.copyOf(keys));
+        Objects.checkIndex(passage, passages.size());
+        passageQuestions.set(passage, added(vectors));
+        questionKeys.set(passage, List.copyOf(keys));
     }
 
     /**
@@ -279,8 +301,9 @@ public final class MemoryGraphBuilder {
         if (keys.size() != vectors.length) {
             throw new IllegalArgumentException(keys.size() + " keys for " + vectors.length + " question vectors");
         }
-        passageQuestions.put(passage, vectors.clone());
-        questionKeys.put(passage, List.copyOf(keys));
+        Objects.checkIndex(passage, passages.size());
+        passageQuestions.set(passage, vectors.clone());
+        questionKeys.set(passage, List.copyOf(keys));
     }
 
     /** An eigen-theme over passages (indices, strongest first). */
@@ -288,9 +311,9 @@ public final class MemoryGraphBuilder {
         themes.add(new PendingTheme(rank, eigenvalue, members.clone(), summary));
     }
 
-    /** The index of the passage with this id, or null. */
-    public Integer passageIndex(String id) {
-        return passageIndex.get(id);
+    /** The index of the passage with this id, or -1. */
+    public int passageIndex(String id) {
+        return passageIndex.indexOf(id);
     }
 
     /** The snapshot; a builder builds one (the snapshot keeps its entity index's table). */
@@ -300,6 +323,24 @@ public final class MemoryGraphBuilder {
         }
         built = true;
         return new MemoryGraph(this);
+    }
+
+    /** Values by passage index, null where none was set: an array, not a map of boxed indices. */
+    static final class ByPassage<T> {
+        private Object[] values = new Object[16];
+
+        void set(int passage, T value) {
+            if (passage >= values.length) {
+                values = Arrays.copyOf(values, Math.max(passage + 1, values.length * 2));
+            }
+            values[passage] = value;
+        }
+
+        /** The value of {@code passage}, or null. */
+        @SuppressWarnings("unchecked")
+        T get(int passage) {
+            return passage < values.length ? (T) values[passage] : null;
+        }
     }
 
     /** A growable array of vector handles. */

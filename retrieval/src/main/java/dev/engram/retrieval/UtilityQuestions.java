@@ -2,7 +2,7 @@ package dev.engram.retrieval;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * A snapshot's utility questions in one list, passage by passage: each question's vector, the passage it belongs to
@@ -25,7 +25,7 @@ final class UtilityQuestions {
     UtilityQuestions(
             VectorArena arena,
             long[][] passageQuestions,
-            Map<Integer, List<String>> questionKeys,
+            IntFunction<List<String>> questionKeys,
             List<Passage> passageList) {
         int questionCount = 0;
         for (long[] qs : passageQuestions) {
@@ -38,7 +38,7 @@ final class UtilityQuestions {
             for (int j = 0; j < passageQuestions[i].length; j++, at++) {
                 qv[at] = passageQuestions[i][j];
                 qp[at] = i;
-                List<String> given = questionKeys.get(i);
+                List<String> given = questionKeys.apply(i);
                 qk.add(
                         given != null
                                 ? given.get(j)

@@ -18,9 +18,13 @@ final class VectorBatches {
     /** Whether no passage has utility questions: then there is no batch of bare passages, they are all passages. */
     final boolean allBare;
 
+    /**
+     * @param passageIds the snapshot's passages' ids, in their order
+     * @param passageIndex each passage's position by id (-1: none)
+     */
     VectorBatches(
-            List<Passage> passages,
-            Map<String, Integer> passageIndex,
+            List<String> passageIds,
+            ToIntFunction<String> passageIndex,
             Vectors passageVectors,
             long[][] passageQuestions,
             List<MemoryGraph.Fact> facts,
@@ -31,21 +35,21 @@ final class VectorBatches {
             Vectors entityVectors,
             List<String> questionKeys,
             Vectors questionVectors) {
-        List<String> passageIds = passages.stream().map(Passage::id).toList();
+        int passageCount = passageIds.size();
         int bareCount = 0;
         for (long[] qs : passageQuestions) {
             bareCount += qs.length == 0 ? 1 : 0;
         }
         Vectors bare = passageVectors.only(i -> passageQuestions[i].length == 0);
-        ToIntFunction<String> passage = id -> passageIndex.getOrDefault(id, -1);
-        int[] factStart = new int[passages.size()];
-        int[] factCount = new int[passages.size()];
+        ToIntFunction<String> passage = passageIndex;
+        int[] factStart = new int[passageCount];
+        int[] factCount = new int[passageCount];
         for (int f = facts.size() - 1; f >= 0; f--) {
             factStart[facts.get(f).passage()] = f;
             factCount[facts.get(f).passage()]++;
         }
-        int[] questionStart = new int[passages.size()];
-        int[] questionCount = new int[passages.size()];
+        int[] questionStart = new int[passageCount];
+        int[] questionCount = new int[passageCount];
         for (int i = 0, at = 0; i < questionStart.length; at += passageQuestions[i].length, i++) {
             questionStart[i] = at;
             questionCount[i] = passageQuestions[i].length;
@@ -64,7 +68,7 @@ final class VectorBatches {
                         questionKeys,
                         questionVectors,
                         new Ordinals(questionKeys, passageIndex, questionStart, questionCount, 'q', 0))));
-        this.allBare = bareCount == passages.size();
+        this.allBare = bareCount == passageCount;
         if (!allBare) {
             all.add(new VectorIndexer.Batch("bare_passage", passageIds, bare, passage));
         }
@@ -81,7 +85,7 @@ final class VectorBatches {
      */
     private static final class Ordinals implements ToIntFunction<String> {
         private final List<String> keys;
-        private final Map<String, Integer> passageIndex;
+        private final ToIntFunction<String> passageIndex;
         private final int[] start;
         private final int[] count;
         private final char tag;
@@ -93,7 +97,7 @@ final class VectorBatches {
          * @param count per passage, how many keys it has
          * @param first the ordinal of a passage's first key
          */
-        Ordinals(List<String> keys, Map<String, Integer> passageIndex, int[] start, int[] count, char tag, int first) {
+        Ordinals(List<String> keys, ToIntFunction<String> passageIndex, int[] start, int[] count, char tag, int first) {
             this.keys = keys;
             this.passageIndex = passageIndex;
             this.start = start;
@@ -116,8 +120,8 @@ final class VectorBatches {
                 }
                 ordinal = ordinal * 10 + (c - '0');
             }
-            Integer p = passageIndex.get(key.substring(0, hash));
-            if (p == null || ordinal < first || ordinal - first >= count[p]) {
+            int p = passageIndex.applyAsInt(key.substring(0, hash));
+            if (p < 0 || ordinal < first || ordinal - first >= count[p]) {
                 return -1; // its passage is not in the snapshot, or has fewer of these now
             }
             int at = start[p] + ordinal - first;

@@ -49,7 +49,11 @@ class IdIndexTest {
         }
         for (int i = 0; i < declared.size(); i++) {
             assertThat(growing.positionOf(new String(declared.get(i)))).isEqualTo(i);
+            assertThat(growing.indexOf(new String(declared.get(i)))).isEqualTo(i);
         }
+        // looking up an absent id declares nothing
+        assertThat(growing.indexOf("entity-5000")).isEqualTo(-1);
+        assertThat(growing.indexOf("AaAaAa")).isEqualTo(-1);
         assertThat(ids).hasSize(declared.size()); // nothing declared twice
 
         IdIndex frozen = growing.frozen(List.copyOf(ids));
