@@ -56,7 +56,7 @@ final class MentionFinder {
         String sentenceText = state.text.substring(sentence.start(), sentence.end());
         addRelativeTimes(s, taken);
         if (state.titleWord != null) {
-            addPatternMentions(s, state.titleWord.matcher(sentenceText), 0, EntityType.OTHER, taken);
+            addTitleMentions(s, sentenceText, state.titleWord, taken);
         }
         addPatternMentions(s, DATE.matcher(sentenceText), 0, EntityType.DATE, taken);
         addQuotedMentions(s, sentenceText, taken);
@@ -207,6 +207,38 @@ final class MentionFinder {
         while (m.find()) {
             addSpanMention(s, m.start(group), m.end(group), type, taken);
         }
+    }
+
+    /**
+     * The title where it stands as a whole word: a word boundary (as a regular expression's {@code \\b}, over ASCII
+     * letters, digits and the underscore) before and after it, left to right and not overlapping. Found by searching
+     * the string, in time about the sentence's length times the title's (at most {@link
+     * PassageState#MAX_TITLE_WORD}), never more.
+     */
+    private void addTitleMentions(int s, String sentenceText, String title, boolean[] taken) {
+        int from = 0;
+        for (int at; (at = sentenceText.indexOf(title, from)) >= 0; ) {
+            int end = at + title.length();
+            if (wordBoundary(sentenceText, at) && wordBoundary(sentenceText, end)) {
+                addSpanMention(s, at, end, EntityType.OTHER, taken);
+                from = end;
+            } else {
+                from = at + 1;
+            }
+        }
+    }
+
+    /** Whether a word starts or ends at {@code at}: one side a word character (ASCII), the other not. */
+    static boolean wordBoundary(String text, int at) {
+        return asciiWord(text, at - 1) != asciiWord(text, at);
+    }
+
+    private static boolean asciiWord(String text, int i) {
+        if (i < 0 || i >= text.length()) {
+            return false;
+        }
+        char c = text.charAt(i);
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     }
 
     /** Quoted titles: what a pair of quotes holds, without spaces inside them, when it opens with a capital or digit. */

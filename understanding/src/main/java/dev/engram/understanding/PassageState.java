@@ -3,7 +3,6 @@ package dev.engram.understanding;
 import static dev.engram.understanding.RuleExtractor.normalize;
 import static dev.engram.understanding.RuleExtractor.withoutClosingParenthetical;
 
-import com.google.re2j.Pattern;
 import dev.engram.schemas.Conversation;
 import dev.engram.schemas.EntityType;
 import dev.engram.schemas.PassageEvent;
@@ -30,8 +29,14 @@ final class PassageState {
     final List<Pronoun> pronouns = new ArrayList<>();
     final List<FactDraft> facts = new ArrayList<>();
     final Set<String> honorific = new HashSet<>();
-    /** The title as a whole word, without a closing parenthetical ("Kill or Be Killed (1966 film)"); or null. */
-    final Pattern titleWord;
+    /**
+     * The title without a closing parenthetical ("Kill or Be Killed (1966 film)"), found in the text as a whole word;
+     * or null when it is shorter than two characters or longer than {@link #MAX_TITLE_WORD}.
+     */
+    final String titleWord;
+
+    /** A longer title is not looked for in the text: no entity's name is that long. */
+    static final int MAX_TITLE_WORD = 200;
     /** The speaker and the addressee of a conversation's turn, as named in its metadata; or null. */
     final String speakerName;
 
@@ -73,7 +78,7 @@ final class PassageState {
                 : RelativeTime.find(
                         text, passage.eventTime().atZone(ZoneOffset.UTC).toLocalDate());
         String titleName = withoutClosingParenthetical(this.title);
-        this.titleWord = titleName.length() >= 2 ? Pattern.compile("\\b" + Pattern.quote(titleName) + "\\b") : null;
+        this.titleWord = titleName.length() >= 2 && titleName.length() <= MAX_TITLE_WORD ? titleName : null;
     }
 
     /** The mentions of sentence {@code s}. */

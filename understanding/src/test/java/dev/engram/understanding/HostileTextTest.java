@@ -36,6 +36,41 @@ class HostileTextTest {
         extract(" ".repeat(1999) + "x", sentences);
     }
 
+    /**
+     * A title that matches at every letter of a passage of one word a mebibyte long (non-ASCII letters between ASCII
+     * ones put a word boundary at every letter), and one that almost matches everywhere; at the schema's 2,000
+     * characters too, the longest title an event can carry, and at 60,000, as a front matter's may be.
+     */
+    @Test
+    void aTitleIsFoundInAMebibyteWordInLinearTime() {
+        String word = "aé".repeat(1 << 19);
+        extract("aé".repeat(100), word);
+        extract("aé".repeat(1000), word);
+        Extraction almost = extract("a".repeat(199) + "b", "a".repeat(1 << 20));
+        assertThat(almost.entities()).isEmpty();
+        extract("a".repeat(1999) + "b", "a".repeat(1 << 20));
+        // a front matter's title may be far longer than an event's (its block is read up to 64 KiB)
+        extract("aé".repeat(30_000), word);
+    }
+
+    @Test
+    void theTitleIsAMentionWhereItStandsAsAWholeWord() {
+        // lower-case words, which only the title makes a name of
+        String text = "engine room zero is hot. engine room zeros, xengine room zero and engine room zero_ are not;"
+                + " (engine room zero) is.";
+        List<Integer> starts = extract("engine room zero (place)", text).entities().stream()
+                .filter(e -> e.name().equals("engine room zero"))
+                .flatMap(e -> e.spans().stream())
+                .map(Span::start)
+                .toList();
+        assertThat(starts).containsExactly(0, text.indexOf("(engine") + 1);
+        assertThat(MentionFinder.wordBoundary("a b", 1)).isTrue();
+        assertThat(MentionFinder.wordBoundary("ab", 1)).isFalse();
+        assertThat(MentionFinder.wordBoundary("é", 0)).isFalse(); // word characters are ASCII, as in \\b
+        assertThat(MentionFinder.wordBoundary("_a", 1)).isFalse();
+        assertThat(MentionFinder.wordBoundary("a", 1)).isTrue();
+    }
+
     @Test
     void aTitleLosesOnlyItsClosingParenthetical() {
         assertThat(RuleExtractor.withoutClosingParenthetical("Kill or Be Killed (1966 film)"))
