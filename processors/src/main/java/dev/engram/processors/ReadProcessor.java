@@ -207,19 +207,34 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
      * the event has none (the chunker does not read front matter as text). Passage offsets are into this text.
      */
     record Readable(String title, String text) {
+        /** The longest title a document event can carry (its schema's limit), and so a document's. */
+        static final int MAX_TITLE = 2000;
+
         static Readable of(DocumentEvent event) {
             if (event.text() == null) {
                 return new Readable(event.title(), "");
             }
             if (HtmlText.is(event)) {
                 HtmlText page = HtmlText.of(event.text());
-                return new Readable(event.title().isBlank() ? page.title() : event.title(), page.text());
+                return new Readable(event.title().isBlank() ? cut(page.title()) : event.title(), page.text());
             }
             if (!event.title().isBlank() || !event.text().startsWith("---")) {
                 return new Readable(event.title(), event.text());
             }
             String t = FrontMatter.of(event.text()).title();
-            return new Readable(t == null ? event.title() : t, event.text());
+            return new Readable(t == null ? event.title() : cut(t), event.text());
+        }
+
+        /**
+         * A title read from the text, cut to {@link #MAX_TITLE} characters (never inside a character's surrogate
+         * pair): every passage carries its document's title.
+         */
+        static String cut(String title) {
+            if (title.length() <= MAX_TITLE) {
+                return title;
+            }
+            int end = Character.isHighSurrogate(title.charAt(MAX_TITLE - 1)) ? MAX_TITLE - 1 : MAX_TITLE;
+            return title.substring(0, end).strip();
         }
     }
 

@@ -81,6 +81,22 @@ class ReadPassagesTest {
                 .isEmpty();
     }
 
+    /** Every passage carries its document's title: one read from the text is cut to what an event's may be. */
+    @Test
+    void aTitleReadFromTheTextIsCutToTheLongestAnEventsTitleMayBe() {
+        String longTitle = "t".repeat(1999) + "\uD83D\uDE00" + "t".repeat(60_000);
+        String front = "---\ntitle: " + longTitle + "\n---\nBody.";
+        List<ReadProcessor.Planned> planned =
+                ReadProcessor.passages(CHUNKER, DocumentEvent.upsert("docs", "long.md", "", front));
+        // never half a character: the pair that would straddle the limit is left out
+        assertThat(planned).extracting(ReadProcessor.Planned::title).containsExactly("t".repeat(1999));
+        String page = "<html><head><title>" + "p".repeat(70_000) + "</title></head><body><p>Body.</p></body></html>";
+        assertThat(ReadProcessor.passages(CHUNKER, DocumentEvent.upsert("docs", "long.html", "", page)))
+                .extracting(ReadProcessor.Planned::title)
+                .containsExactly("p".repeat(2000));
+        assertThat(ReadProcessor.Readable.cut("short")).isEqualTo("short");
+    }
+
     @Test
     void anHtmlPageIsReadAsItsText() {
         String html = "<!DOCTYPE html><html><head><title>Storage</title><style>p{}</style></head><body>"

@@ -55,6 +55,9 @@ final class ExtractionWriter {
         record Edit(int start, int end, String with) {}
         List<Edit> edits = new ArrayList<>();
         for (Pronoun p : state.pronouns) {
+            if (p.target().name.length() > Mention.MAX_NAME) {
+                continue; // left as written: a name that long at every pronoun would multiply the text
+            }
             String with = p.target().name + (p.possessive() ? "'s" : "");
             int end = p.end();
             if (subjectPronoun(p)) {

@@ -21,11 +21,18 @@ final class MarkdownBlocks {
     /** The longest line read as a setext heading's title. */
     static final int MAX_SETEXT = 120;
 
+    /**
+     * The longest title read as an ATX heading's: every passage of a section carries its headings, so a longer line
+     * stays text of its section rather than be copied into each.
+     */
+    static final int MAX_ATX = 300;
+
     /** A top-level heading at {@code [start, end)} of the text, with its level and title. */
     record Heading(int start, int end, int level, String title) {}
 
     /**
-     * The headings in text order (a setext heading only of one line of at most {@link #MAX_SETEXT} characters), and
+     * The headings in text order (a setext heading only of one line of at most {@link #MAX_SETEXT} characters, an ATX
+     * heading only of a title of at most {@link #MAX_ATX}), and
      * the fenced code blocks' {@code [start, end)} in text order.
      */
     record Blocks(List<Heading> headings, List<int[]> fences) {}
@@ -95,6 +102,9 @@ final class MarkdownBlocks {
         Chunker.Heading atx = Chunker.heading(text, lineStart, lineEnd);
         String title;
         if (atx != null && spans.size() == 1) {
+            if (atx.title().length() > MAX_ATX) {
+                return null;
+            }
             title = atx.title();
         } else {
             // setext: the line above the underline. Lines of plain text above a "---" or "===" rule are a paragraph

@@ -342,6 +342,9 @@ final class MentionFinder {
         while (end - start > 1 && state.text.charAt(end - 1) == '/') {
             end--; // "TBS/" as one token
         }
+        if (end - start > Mention.MAX_NAME) {
+            return; // a run of capitals that long is no name
+        }
         String name = state.text.substring(start, end);
         if (name.length() < 2 && type != EntityType.NUMBER) {
             return;

@@ -255,4 +255,24 @@ class ChunkerTest {
                     .isEqualTo(c.text()));
         }
     }
+
+    /**
+     * Every passage of a section carries its headings: a heading line a mebibyte long over a long body would be copied
+     * into each of its thousand passages. Past 300 characters, an ATX heading's line is text of its section.
+     */
+    @Test
+    void aHeadingLongerThanAHeadingCanBeIsTextNotEveryPassagesHeading() {
+        String longTitle = "x ".repeat(250_000).strip();
+        String text = "# " + longTitle + "\n\n" + "y ".repeat(250_000);
+        List<Chunker.Chunk> chunks = new Chunker(200).chunk(text);
+        assertThat(chunks).hasSizeGreaterThan(1000);
+        assertThat(chunks).allSatisfy(c -> assertThat(c.headings()).isEmpty());
+        assertThat(chunks.get(0).text()).startsWith("# x x");
+
+        String atLimit = "t".repeat(300);
+        assertThat(new Chunker(200).chunk("# " + atLimit + "\n\nbody").get(0).headings())
+                .containsExactly(atLimit);
+        assertThat(new Chunker(200).chunk("# " + atLimit + "t\n\nbody").get(0).headings())
+                .isEmpty();
+    }
 }

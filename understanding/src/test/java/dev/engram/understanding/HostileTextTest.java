@@ -53,6 +53,22 @@ class HostileTextTest {
         extract("aé".repeat(30_000), word);
     }
 
+    /**
+     * A pronoun is replaced by its target's name in the memory text: a "name" of ninety words of 10,000 letters each,
+     * and a hundred pronouns after it, would make a memory of 90 million characters.
+     */
+    @Test
+    void aPronounIsNeverReplacedByANameLongerThanANameCanBe() {
+        String text = "I met Ada " + ("B" + "b".repeat(9_999) + " ").repeat(90) + "he ".repeat(100);
+        Extraction e = extract("T", text);
+        assertThat(e.memory().length()).isLessThan(text.length() + 1_000);
+        assertThat(e.entities()).allSatisfy(x -> assertThat(x.name().length()).isLessThanOrEqualTo(120));
+        // an ordinary name still stands for its pronoun
+        assertThat(extract("T", "Ada Lovelace wrote notes. She published them in 1843.")
+                        .memory())
+                .contains("Ada Lovelace published");
+    }
+
     @Test
     void theTitleIsAMentionWhereItStandsAsAWholeWord() {
         // lower-case words, which only the title makes a name of
