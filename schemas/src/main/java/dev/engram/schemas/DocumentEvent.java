@@ -3,6 +3,8 @@ package dev.engram.schemas;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
@@ -30,7 +32,8 @@ public record DocumentEvent(
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(op, "op");
         title = title == null ? "" : title;
-        metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+        // a value may be null, as JSON's may be, at the top as further down
+        metadata = metadata == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(metadata));
     }
 
     public static DocumentEvent upsert(String namespace, String id, String title, String text) {

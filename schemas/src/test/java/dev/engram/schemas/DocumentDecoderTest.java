@@ -102,6 +102,19 @@ class DocumentDecoderTest {
                 .isInstanceOf(DocumentDecoder.Accepted.class);
     }
 
+    @Test
+    void aNullMetadataValueIsKeptAsNestedOnesAre() {
+        DocumentDecoder.Result result = new DocumentDecoder(1 << 20)
+                .decode(
+                        utf8("d"),
+                        utf8("{\"namespace\":\"a\",\"id\":\"d\",\"op\":\"upsert\",\"text\":\"x\","
+                                + "\"metadata\":{\"k\":null,\"lang\":\"en\"}}"));
+        assertThat(result).isInstanceOf(DocumentDecoder.Accepted.class);
+        DocumentEvent event = ((DocumentDecoder.Accepted) result).event();
+        assertThat(event.metadata()).containsEntry("k", null).containsEntry("lang", "en");
+        assertThat(event.metadata().keySet()).containsExactly("k", "lang");
+    }
+
     /**
      * Every one-place change of a full upsert (each value removed or replaced by values of every type, a field added),
      * every cut of its bytes and random bytes written over it are accepted or refused with a reason, never thrown.
