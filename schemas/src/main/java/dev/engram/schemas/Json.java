@@ -21,6 +21,7 @@ import com.google.re2j.Matcher;
 import com.google.re2j.Pattern;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -213,38 +214,53 @@ public final class Json {
      * Checked wherever people's JSON is taken in, before it is written anywhere.
      */
     public static String notKeptAsRead(JsonNode node) {
-        return node == null ? null : notKeptAsRead(node, "");
+        Unkept found = node == null ? null : unkept(node);
+        if (found == null) {
+            return null;
+        }
+        StringBuilder pointer = new StringBuilder();
+        for (int i = found.reversedPath().size() - 1; i >= 0; i--) {
+            // RFC 6901: "~" and "/" inside a name are escaped
+            pointer.append('/')
+                    .append(found.reversedPath().get(i).replace("~", "~0").replace("/", "~1"));
+        }
+        return (pointer.isEmpty() ? "/" : pointer) + ": " + found.why();
     }
 
+    /** A value that would not be kept as sent: why, and the names and indices that lead to it, innermost first. */
+    private record Unkept(List<String> reversedPath, String why) {}
+
     /**
-     * The first value under {@code node} that would not be kept as it was sent, as its JSON pointer and why, or null:
-     * a string or field name with an unpaired surrogate (a valid JSON escape such as {@code "\ud800"} that no UTF-8
-     * encodes: written to bytes it would become {@code ?}), or a number too large for a double ({@code 1e400} reads
-     * as infinity, which JSON cannot hold: it would come back as the string {@code "Infinity"}). One walk for both.
+     * The first value under {@code node} that would not be kept as it was sent, or null: a string or field name with an
+     * unpaired surrogate (a valid JSON escape such as {@code "\ud800"} that no UTF-8 encodes: written to bytes it would
+     * become {@code ?}), or a number too large for a double ({@code 1e400} reads as infinity, which JSON cannot hold: it
+     * would come back as the string {@code "Infinity"}). One walk for both; its path is made only for what is found,
+     * so the walk takes time linear in the value, however long its names and deep its nesting.
      */
-    private static String notKeptAsRead(JsonNode node, String at) {
-        String here = at.isEmpty() ? "/" : at;
+    private static Unkept unkept(JsonNode node) {
         if (node.isTextual()) {
-            return Utf8.encodable(node.textValue()) ? null : here + ": an unpaired surrogate, which is not text";
+            return Utf8.encodable(node.textValue())
+                    ? null
+                    : new Unkept(new ArrayList<>(), "an unpaired surrogate, which is not text");
         }
         if (node.isNumber()) {
-            return Double.isFinite(node.doubleValue()) ? null : here + ": a number out of range";
+            return Double.isFinite(node.doubleValue()) ? null : new Unkept(new ArrayList<>(), "a number out of range");
         }
         if (node.isObject()) {
             for (Map.Entry<String, JsonNode> field : node.properties()) {
-                String path = at + "/" + field.getKey();
-                if (!Utf8.encodable(field.getKey())) {
-                    return path + ": an unpaired surrogate, which is not text";
-                }
-                String found = notKeptAsRead(field.getValue(), path);
+                Unkept found = Utf8.encodable(field.getKey())
+                        ? unkept(field.getValue())
+                        : new Unkept(new ArrayList<>(), "an unpaired surrogate, which is not text");
                 if (found != null) {
+                    found.reversedPath().add(field.getKey());
                     return found;
                 }
             }
         } else if (node.isArray()) {
             for (int i = 0; i < node.size(); i++) {
-                String found = notKeptAsRead(node.get(i), at + "/" + i);
+                Unkept found = unkept(node.get(i));
                 if (found != null) {
+                    found.reversedPath().add(Integer.toString(i));
                     return found;
                 }
             }

@@ -78,4 +78,28 @@ class JsonProblemTest {
     void aFailureWithoutAMessageStillSaysSomething() {
         assertThat(Json.problem(new RuntimeException())).isEqualTo("not valid JSON");
     }
+
+    /**
+     * A value that would not be kept as sent is named by its JSON pointer (names escaped as RFC 6901 says), and the
+     * walk that finds it makes no path for what it passes by: a name of 50,000 characters over a million array
+     * elements, and twenty such names nested, take time linear in the value.
+     */
+    @Test
+    void whatWouldNotBeKeptIsNamedByItsPointerInTimeLinearInTheValue() throws Exception {
+        assertThat(Json.notKeptAsRead(Json.mapper().readTree("{\"a/b~c\": [0, {\"x\": 1e400}]}")))
+                .isEqualTo("/a~1b~0c/1/x: a number out of range");
+        assertThat(Json.notKeptAsRead(Json.mapper().readTree("1e400"))).isEqualTo("/: a number out of range");
+        assertThat(Json.notKeptAsRead(Json.mapper().readTree("{\"a\": [\"ok\"]}")))
+                .isNull();
+
+        String name = "k".repeat(50_000);
+        String wide = "{\"" + name + "\": [" + "0,".repeat(1_000_000) + "\"\\ud800\"]}";
+        String deep = ("{\"" + name + "\": ").repeat(20) + "[" + "0,".repeat(200_000) + "1]" + "}".repeat(20);
+        var wideTree = Json.mapper().readTree(wide);
+        var deepTree = Json.mapper().readTree(deep);
+        String found = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> Json.notKeptAsRead(wideTree));
+        assertThat(found).isEqualTo("/" + name + "/1000000: an unpaired surrogate, which is not text");
+        assertThat(assertTimeoutPreemptively(Duration.ofSeconds(20), () -> Json.notKeptAsRead(deepTree)))
+                .isNull();
+    }
 }
