@@ -78,8 +78,8 @@ public final class DocumentDecoder {
             // a delete names a document as it was written, with the rules of then: only new ids meet these
             return new Rejected(
                     DeadLetter.Cause.SCHEMA,
-                    "schema: /id: a C1 control character, or no visible character (only whitespace, control or format"
-                            + " characters)");
+                    "schema: /id: a C1 control character, no visible character (only whitespace, control or format"
+                            + " characters), or '.' or '..'");
         }
         JsonNode time = node.get("event_time");
         if (time != null && time.isTextual() && !rfc3339(time.asText())) {
@@ -120,10 +120,11 @@ public final class DocumentDecoder {
 
     /**
      * Whether an id may name a new document: no C1 control character (the schema refuses C0 ones and DEL for every
-     * id) and a visible character. Ids written before these rules keep working for reads and deletes.
+     * id), a visible character, and not {@code .} or {@code ..}, which a URL's path cannot hold as a segment (clients
+     * remove them, servers refuse them encoded). Ids written before these rules keep working for reads and deletes.
      */
     public static boolean newId(String id) {
-        return id.chars().noneMatch(c -> c >= 0x80 && c <= 0x9f) && visible(id);
+        return id.chars().noneMatch(c -> c >= 0x80 && c <= 0x9f) && visible(id) && !id.equals(".") && !id.equals("..");
     }
 
     /**
@@ -178,6 +179,11 @@ public final class DocumentDecoder {
     private static final Set<Integer> BLANK = Set.of(0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800);
 
     private static String abbreviate(String s) {
-        return s.length() <= 80 ? s : s.substring(0, 77) + "...";
+        if (s.length() <= 80) {
+            return s;
+        }
+        // never half a character: a pair cut in two would be an unpaired surrogate, which JSON cannot carry as text
+        int end = Character.isHighSurrogate(s.charAt(76)) ? 76 : 77;
+        return s.substring(0, end) + "...";
     }
 }

@@ -502,7 +502,12 @@ public final class HttpApi implements AutoCloseable {
     }
 
     static String abbreviate(String s) {
-        return s.length() <= 200 ? s : s.substring(0, 197) + "...";
+        if (s.length() <= 200) {
+            return s;
+        }
+        // never half a character: a pair cut in two would be an unpaired surrogate, which JSON cannot carry as text
+        int end = Character.isHighSurrogate(s.charAt(196)) ? 196 : 197;
+        return s.substring(0, end) + "...";
     }
 
     private static void sendError(Context ctx, ApiException e) {

@@ -226,9 +226,13 @@ public final class Routes {
         String status = r.query("status");
         DocumentStatus wanted = null;
         if (status != null) {
-            try {
-                wanted = DocumentStatus.valueOf(status.toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
+            // the names as written, in lower case: no case mapping that reads "verıfıed" (a dotless ı) as VERIFIED
+            for (DocumentStatus s : DocumentStatus.values()) {
+                if (s.name().toLowerCase(Locale.ROOT).equals(status)) {
+                    wanted = s;
+                }
+            }
+            if (wanted == null) {
                 throw ApiException.badRequest("'status' must be one of "
                         + Arrays.toString(DocumentStatus.values()).toLowerCase(Locale.ROOT));
             }
@@ -371,7 +375,8 @@ public final class Routes {
         String id = id(r);
         if (!DocumentDecoder.newId(id)) {
             throw ApiException.badRequest(
-                    "a new document's id has no C1 control character (U+0080-U+009F) and a visible character");
+                    "a new document's id has no C1 control character (U+0080-U+009F), a visible character, and is not"
+                            + " '.' or '..'");
         }
         return id;
     }

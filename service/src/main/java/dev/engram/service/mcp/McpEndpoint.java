@@ -357,6 +357,13 @@ public final class McpEndpoint {
                 List.of(new McpSchema.TextResourceContents(uri, "application/json", answer.text())));
     }
 
+    /** The value of an ASCII hex digit, or -1 (other scripts' digits, which {@link Character#digit} reads, are not). */
+    private static int hex(char c) {
+        return c >= '0' && c <= '9'
+                ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    }
+
     private static McpError error(int code, String message) {
         return McpError.builder(code).message(message).build();
     }
@@ -370,11 +377,8 @@ public final class McpEndpoint {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(value.length());
         for (int i = 0; i < value.length(); ) {
             char c = value.charAt(i);
-            if (c == '%'
-                    && i + 2 < value.length()
-                    && Character.digit(value.charAt(i + 1), 16) >= 0
-                    && Character.digit(value.charAt(i + 2), 16) >= 0) {
-                bytes.write(Character.digit(value.charAt(i + 1), 16) << 4 | Character.digit(value.charAt(i + 2), 16));
+            if (c == '%' && i + 2 < value.length() && hex(value.charAt(i + 1)) >= 0 && hex(value.charAt(i + 2)) >= 0) {
+                bytes.write(hex(value.charAt(i + 1)) << 4 | hex(value.charAt(i + 2)));
                 i += 3;
                 continue;
             }

@@ -38,7 +38,9 @@ final class McpGuard extends HttpServlet {
         if (request.getMethod().equals("POST")) {
             String problem = problem(request.getInputStream().readAllBytes());
             if (problem != null) {
-                int code = problem.startsWith("parse error") ? -32700 : -32600;
+                int code = problem.startsWith("parse error")
+                        ? -32700
+                        : problem.startsWith("invalid params") ? -32602 : -32600;
                 write(response, 400, rpcError(code, problem));
                 return;
             }
@@ -103,7 +105,30 @@ final class McpGuard extends HttpServlet {
         if (params != null && !params.isObject()) {
             return "params are an object";
         }
-        return null;
+        return method == null ? null : invalidParams(method.textValue(), params);
+    }
+
+    /**
+     * Why the params of a call that names what it acts on do not name it, or null: the SDK hands them to the tool or
+     * resource without looking, and a call without them would fail inside it rather than be told.
+     */
+    private static String invalidParams(String method, JsonNode params) {
+        return switch (method) {
+            case "tools/call" -> {
+                if (params == null || !params.path("name").isTextual()) {
+                    yield "invalid params: tools/call names its tool (params.name, a string)";
+                }
+                JsonNode arguments = params.get("arguments");
+                yield arguments == null || arguments.isNull() || arguments.isObject()
+                        ? null
+                        : "invalid params: a tool's arguments are an object";
+            }
+            case "resources/read" ->
+                params == null || !params.path("uri").isTextual()
+                        ? "invalid params: resources/read names its resource (params.uri, a string)"
+                        : null;
+            default -> null;
+        };
     }
 
     private static byte[] rpcError(int code, String message) {

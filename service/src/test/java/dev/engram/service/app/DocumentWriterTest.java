@@ -264,6 +264,11 @@ class DocumentWriterTest {
         assertThat(DocumentDecoder.newId("a\u009fb")).isFalse();
         assertThat(DocumentDecoder.newId("a\u00a0b")).isTrue(); // the first character after them
         assertThat(DocumentDecoder.newId("\u200b")).isFalse(); // nothing visible
+        // a URL path's own segments: no client can send them, no server reads them encoded
+        assertThat(DocumentDecoder.newId(".")).isFalse();
+        assertThat(DocumentDecoder.newId("..")).isFalse();
+        assertThat(DocumentDecoder.newId("...")).isTrue();
+        assertThat(DocumentDecoder.newId(".env")).isTrue();
         assertThat(DocumentDecoder.newId("\u200bx")).isTrue();
         assertThat(Routes.validId("a\u0000b")).isFalse();
         assertThat(Routes.validId("a\u007fb")).isFalse();

@@ -847,4 +847,14 @@ class HttpApiTest {
         assertThat(past.status()).isEqualTo(413);
         assertThat(past.body().path("error").path("code").asText()).isEqualTo("too_large");
     }
+
+    @Test
+    void anAbbreviationNeverCutsACharacterInTwo() {
+        String faces = "\uD83D\uDE00".repeat(150); // 300 chars, each face a surrogate pair
+        String cut = HttpApi.abbreviate(faces);
+        assertThat(cut).endsWith("...").hasSizeLessThanOrEqualTo(200);
+        assertThat(Character.isHighSurrogate(cut.charAt(cut.length() - 4))).isFalse();
+        assertThat(HttpApi.abbreviate("x" + faces)).hasSize(200);
+        assertThat(HttpApi.abbreviate("short")).isEqualTo("short");
+    }
 }

@@ -251,6 +251,24 @@ class McpEndpointTest {
                     .as(accept)
                     .isNegative();
         }
+        // a call that does not name what it acts on is told so, not failed inside the SDK
+        for (String call : List.of(
+                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\"}",
+                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", \"params\": {}}",
+                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", \"params\": {\"name\": 7}}",
+                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\","
+                        + " \"params\": {\"name\": \"retrieve\", \"arguments\": \"x\"}}",
+                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"resources/read\", \"params\": {}}",
+                "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"resources/read\"}")) {
+            ItSupport.Response r = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
+                    .header("Authorization", "Bearer reader")
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json, text/event-stream")
+                    .POST(HttpRequest.BodyPublishers.ofString(call)));
+            assertThat(r.status()).as(call).isEqualTo(400);
+            assertThat(r.body().path("error").path("code").asInt()).as(call).isEqualTo(-32602);
+            assertThat(r.body().path("error").path("message").asText()).as(call).startsWith("invalid params");
+        }
         ItSupport.Response get = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
                 .header("Authorization", "Bearer reader")
                 .GET());
@@ -267,6 +285,10 @@ class McpEndpointTest {
         assertThat(McpEndpoint.templateValue("Ã©", "u")).isEqualTo("Ã©");
         assertThat(McpEndpoint.templateValue("100%.md", "u")).isEqualTo("100%.md");
         assertThat(McpEndpoint.templateValue("日本", "u")).isEqualTo("日本");
+        // an escape is two ASCII hex digits: full-width and other scripts' digits are themselves
+        assertThat(McpEndpoint.templateValue("a%２Ｆb", "u")).isEqualTo("a%２Ｆb");
+        assertThat(McpEndpoint.templateValue("%٤١.md", "u")).isEqualTo("%٤١.md");
+        assertThat(McpEndpoint.templateValue("%4a%4A", "u")).isEqualTo("JJ");
         assertThatThrownBy(() -> McpEndpoint.templateValue("%FF", "u")).hasMessageContaining("not UTF-8");
     }
 }
