@@ -456,6 +456,7 @@ class EngramServiceIT {
         assertError(get(docs + "?status=lost"), 400);
         assertError(get(docs + "?status=ver%C4%B1f%C4%B1ed"), 400); // a dotless ı (U+0131) is no i
         assertError(get(docs + "?status=VERIFIED"), 400); // the names as documented
+        assertError(get(docs + "?statuss=verified"), 400); // a parameter the route does not take
         assertError(get(docs + "?cursor=!!!"), 400);
         // the most recently updated first, in one page: "babbage" was written last of these
         JsonNode recent = get(docs + "?order=recent&limit=3").body();

@@ -156,6 +156,9 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    /** The query parameters of each route, from the OpenAPI document. */
+    private static final QueryParameters QUERY_PARAMETERS = new QueryParameters(Routes.OPENAPI);
+
     private final Javalin app;
     private final MemoryAccess memory;
     private final ApiKeys keys;
@@ -317,13 +320,12 @@ public final class HttpApi implements AutoCloseable {
             }
             String presented = presentedKey(ctx);
             ApiKeys.Key caller = authorize(ctx, route, params.get("ns"), presented);
-            Request request = new Request(
-                    method,
-                    params,
-                    parameters(ctx.req().getQueryString()),
-                    readBody(ctx, route.maxBodyBytes(), held),
-                    caller,
-                    presented);
+            Map<String, List<String>> query = parameters(ctx.req().getQueryString());
+            if (servlet == null) {
+                QUERY_PARAMETERS.check(method, route.template(), query); // a mount's protocol has its own
+            }
+            Request request =
+                    new Request(method, params, query, readBody(ctx, route.maxBodyBytes(), held), caller, presented);
             String tenant = params.get("ns");
             if (route.takesSlot()) {
                 inFlight.take(tenant);
