@@ -69,6 +69,9 @@ public final class LoadBenchmark {
                 "--seconds",
                 "--tenants");
         if (Boolean.parseBoolean(opts.getOrDefault("--tenants", "false"))) {
+            if (opts.containsKey("--mode")) {
+                throw new BenchOptions.Exit(2, "engram bench load: --mode is not taken with --tenants true");
+            }
             TenantsLoad.run(opts);
             return;
         }

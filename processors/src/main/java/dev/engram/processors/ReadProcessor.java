@@ -10,6 +10,7 @@ import dev.engram.schemas.Json;
 import dev.engram.schemas.PassageEvent;
 import dev.engram.schemas.UnderstandingEvent;
 import dev.engram.schemas.UnderstandingEvent.PassageRef;
+import dev.engram.schemas.Utf8;
 import dev.engram.stores.DocumentState;
 import dev.engram.stores.Hashing;
 import dev.engram.stores.Keys;
@@ -230,11 +231,8 @@ public final class ReadProcessor implements Processor<byte[], byte[], Void, Emis
          * pair): every passage carries its document's title.
          */
         static String cut(String title) {
-            if (title.length() <= MAX_TITLE) {
-                return title;
-            }
-            int end = Character.isHighSurrogate(title.charAt(MAX_TITLE - 1)) ? MAX_TITLE - 1 : MAX_TITLE;
-            return title.substring(0, end).strip();
+            String cut = Utf8.abbreviate(title, MAX_TITLE, "");
+            return cut.length() == title.length() ? title : cut.strip();
         }
     }
 

@@ -57,7 +57,7 @@ public record DeadLetter(
         return new DeadLetter(
                 stage,
                 cause,
-                reason.length() > MAX_REASON_CHARS ? reason.substring(0, MAX_REASON_CHARS - 3) + "..." : reason,
+                Utf8.abbreviate(reason, MAX_REASON_CHARS, "..."),
                 topic,
                 partition,
                 offset,

@@ -179,11 +179,6 @@ public final class DocumentDecoder {
     private static final Set<Integer> BLANK = Set.of(0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800);
 
     private static String abbreviate(String s) {
-        if (s.length() <= 80) {
-            return s;
-        }
-        // never half a character: a pair cut in two would be an unpaired surrogate, which JSON cannot carry as text
-        int end = Character.isHighSurrogate(s.charAt(76)) ? 76 : 77;
-        return s.substring(0, end) + "...";
+        return Utf8.abbreviate(s, 80, "...");
     }
 }

@@ -210,8 +210,9 @@ public final class Json {
 
     /**
      * The first value of a JSON text read into {@code node} that would not be kept as it was sent, as its JSON pointer
-     * and why ({@code "/metadata/a: a number out of range"}), or null; see {@link #notKeptAsRead(JsonNode, String)}.
-     * Checked wherever people's JSON is taken in, before it is written anywhere.
+     * and why ({@code "/metadata/a: a number out of range"}), or null; see {@link #unkept(JsonNode)}. Checked wherever
+     * people's JSON is taken in, before it is written anywhere. A name in the pointer is shown to at most {@link
+     * #POINTER_NAME} characters, an unpaired surrogate in it as its escape: the message can always be written.
      */
     public static String notKeptAsRead(JsonNode node) {
         Unkept found = node == null ? null : unkept(node);
@@ -220,12 +221,16 @@ public final class Json {
         }
         StringBuilder pointer = new StringBuilder();
         for (int i = found.reversedPath().size() - 1; i >= 0; i--) {
+            String name =
+                    Utf8.abbreviate(Utf8.escapeUnpaired(found.reversedPath().get(i)), POINTER_NAME, "…");
             // RFC 6901: "~" and "/" inside a name are escaped
-            pointer.append('/')
-                    .append(found.reversedPath().get(i).replace("~", "~0").replace("/", "~1"));
+            pointer.append('/').append(name.replace("~", "~0").replace("/", "~1"));
         }
         return (pointer.isEmpty() ? "/" : pointer) + ": " + found.why();
     }
+
+    /** The most characters of one name a pointer in a message shows. */
+    static final int POINTER_NAME = 100;
 
     /** A value that would not be kept as sent: why, and the names and indices that lead to it, innermost first. */
     private record Unkept(List<String> reversedPath, String why) {}

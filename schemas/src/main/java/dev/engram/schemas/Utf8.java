@@ -40,4 +40,42 @@ public final class Utf8 {
         }
         return true;
     }
+
+    /**
+     * {@code text} when it has at most {@code max} chars; else as many of its first chars as leave room for {@code
+     * ellipsis}, never the first half of a surrogate pair without its second (which no UTF-8 can write), then {@code
+     * ellipsis}.
+     */
+    public static String abbreviate(String text, int max, String ellipsis) {
+        if (text.length() <= max) {
+            return text;
+        }
+        int end = Math.max(0, max - ellipsis.length());
+        if (end > 0 && Character.isHighSurrogate(text.charAt(end - 1))) {
+            end--;
+        }
+        return text.substring(0, end) + ellipsis;
+    }
+
+    /**
+     * {@code text} with each unpaired surrogate written as its escape ({@code \\uD800}): text that can be shown and
+     * written, for a message that quotes what was refused for holding one.
+     */
+    public static String escapeUnpaired(String text) {
+        if (encodable(text)) {
+            return text;
+        }
+        StringBuilder out = new StringBuilder(text.length() + 8);
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                out.append(c).append(text.charAt(++i));
+            } else if (Character.isSurrogate(c)) {
+                out.append(String.format("\\u%04X", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
 }

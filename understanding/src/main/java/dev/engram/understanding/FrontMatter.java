@@ -3,6 +3,7 @@ package dev.engram.understanding;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.engram.schemas.Utf8;
 import java.io.IOException;
 
 /**
@@ -73,7 +74,7 @@ public record FrontMatter(int body, ObjectNode metadata) {
         }
         int nl = message.indexOf('\n');
         String line = (nl < 0 ? message : message.substring(0, nl)).strip();
-        return line.length() > 200 ? line.substring(0, 200) + "…" : line;
+        return Utf8.abbreviate(line, 201, "…");
     }
 
     /** Its {@code title}, stripped, or null when it has none that is a non-blank string. */

@@ -36,7 +36,7 @@ final class PassageState {
     final String titleWord;
 
     /** A longer title is not looked for in the text: no entity's name is that long. */
-    static final int MAX_TITLE_WORD = 200;
+    static final int MAX_TITLE_WORD = Mention.MAX_NAME;
     /** The speaker and the addressee of a conversation's turn, as named in its metadata; or null. */
     final String speakerName;
 

@@ -2,6 +2,7 @@ package dev.engram.service.http;
 
 import dev.engram.metrics.Meters;
 import dev.engram.schemas.Json;
+import dev.engram.schemas.Utf8;
 import dev.engram.service.cluster.MemoryAccess;
 import dev.engram.service.cluster.NamespaceRouter;
 import dev.engram.service.mcp.McpEndpoint;
@@ -504,12 +505,7 @@ public final class HttpApi implements AutoCloseable {
     }
 
     static String abbreviate(String s) {
-        if (s.length() <= 200) {
-            return s;
-        }
-        // never half a character: a pair cut in two would be an unpaired surrogate, which JSON cannot carry as text
-        int end = Character.isHighSurrogate(s.charAt(196)) ? 196 : 197;
-        return s.substring(0, end) + "...";
+        return Utf8.abbreviate(s, 200, "...");
     }
 
     private static void sendError(Context ctx, ApiException e) {

@@ -36,12 +36,14 @@ final class McpGuard extends HttpServlet {
     protected void service(HttpServletRequest request, HttpServletResponse response)
             throws ServletException, IOException {
         if (request.getMethod().equals("POST")) {
-            String problem = problem(request.getInputStream().readAllBytes());
+            byte[] message = request.getInputStream().readAllBytes();
+            String problem = problem(message);
             if (problem != null) {
-                int code = problem.startsWith("parse error")
-                        ? -32700
-                        : problem.startsWith("invalid params") ? -32602 : -32600;
-                write(response, 400, rpcError(code, problem));
+                boolean invalidParams = problem.startsWith("invalid params");
+                int code = problem.startsWith("parse error") ? -32700 : invalidParams ? -32602 : -32600;
+                // a request whose id was read is answered with it, so that its client can tell which call failed
+                JsonNode id = invalidParams ? Json.treeOrMissing(message).get("id") : null;
+                write(response, 400, rpcError(code, id, problem));
                 return;
             }
         }
@@ -132,9 +134,18 @@ final class McpGuard extends HttpServlet {
     }
 
     private static byte[] rpcError(int code, String message) {
+        return rpcError(code, null, message);
+    }
+
+    /** A JSON-RPC error answering the request of {@code id} (null: one whose id could not be read). */
+    private static byte[] rpcError(int code, JsonNode id, String message) {
         ObjectNode reply = Json.mapper().createObjectNode();
         reply.put("jsonrpc", "2.0");
-        reply.putNull("id");
+        if (id == null || id.isNull()) {
+            reply.putNull("id");
+        } else {
+            reply.set("id", id);
+        }
         reply.putObject("error").put("code", code).put("message", message);
         return Json.toBytes(reply);
     }

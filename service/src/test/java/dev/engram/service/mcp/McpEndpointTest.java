@@ -268,6 +268,7 @@ class McpEndpointTest {
             assertThat(r.status()).as(call).isEqualTo(400);
             assertThat(r.body().path("error").path("code").asInt()).as(call).isEqualTo(-32602);
             assertThat(r.body().path("error").path("message").asText()).as(call).startsWith("invalid params");
+            assertThat(r.body().path("id").asInt()).as(call).isEqualTo(1); // the call it answers
         }
         ItSupport.Response get = ItSupport.call(HttpRequest.newBuilder(URI.create(base + "/mcp"))
                 .header("Authorization", "Bearer reader")
