@@ -94,12 +94,9 @@ final class IdIndex implements ToIntFunction<String> {
                 grow();
             }
             int h = mix(id.hashCode());
-            int mask = slots.length - 1;
-            int at = h & mask;
-            for (int slot; (slot = slots[at]) != 0; at = (at + 1) & mask) {
-                if (hashes[slot - 1] == h && ids.get(slot - 1).equals(id)) {
-                    return slot - 1;
-                }
+            int at = slotOf(id, h);
+            if (slots[at] != 0) {
+                return slots[at] - 1;
             }
             if (n == hashes.length) {
                 hashes = Arrays.copyOf(hashes, 2 * n);
@@ -112,14 +109,19 @@ final class IdIndex implements ToIntFunction<String> {
 
         /** The position of {@code id}, or -1; nothing is appended. */
         int indexOf(String id) {
-            int h = mix(id.hashCode());
+            return slots[slotOf(id, mix(id.hashCode()))] - 1; // an empty slot holds 0
+        }
+
+        /** The slot that holds {@code id} (of mixed hash {@code h}), or the empty one where it would go. */
+        private int slotOf(String id, int h) {
             int mask = slots.length - 1;
-            for (int at = h & mask, slot; (slot = slots[at]) != 0; at = (at + 1) & mask) {
+            int at = h & mask;
+            for (int slot; (slot = slots[at]) != 0; at = (at + 1) & mask) {
                 if (hashes[slot - 1] == h && ids.get(slot - 1).equals(id)) {
-                    return slot - 1;
+                    break;
                 }
             }
-            return -1;
+            return at;
         }
 
         private void grow() {
@@ -137,7 +139,10 @@ final class IdIndex implements ToIntFunction<String> {
             slots = bigger;
         }
 
-        /** The index over {@code copy}, a copy of the ids as they are now; no id can be added after. */
+        /**
+         * The index over {@code copy}, the ids as they are now (a copy, or the same list, which nothing appends to once
+         * frozen); no id can be added after.
+         */
         IdIndex frozen(List<String> copy) {
             if (copy.size() != ids.size()) {
                 throw new IllegalArgumentException(copy.size() + " ids frozen of " + ids.size());
