@@ -22,6 +22,10 @@ final class QueryParameters {
     /** From an OpenAPI 3 document: each operation's parameters {@code in: query}, by reference or inline. */
     QueryParameters(String openApi) {
         JsonNode doc = Json.treeOrMissing(openApi.getBytes(StandardCharsets.UTF_8));
+        if (!doc.path("paths").isObject()) {
+            // a document without paths would check nothing: the jar is broken, not the request
+            throw new IllegalStateException("the OpenAPI document has no paths to read query parameters from");
+        }
         JsonNode shared = doc.path("components").path("parameters");
         doc.path("paths")
                 .properties()

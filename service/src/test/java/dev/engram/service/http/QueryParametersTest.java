@@ -2,6 +2,7 @@ package dev.engram.service.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.util.LinkedHashMap;
@@ -41,6 +42,12 @@ class QueryParametersTest {
                 .isEqualTo("unknown query parameter 'top_k': this route takes none");
         // the path's own parameters are no query parameters
         assertThat(refused("GET", "/v1/namespaces/{ns}", "ns")).isNotNull();
+    }
+
+    @Test
+    void aDocumentWithoutPathsIsRefusedRatherThanCheckingNothing() {
+        assertThatThrownBy(() -> new QueryParameters("{}")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> new QueryParameters("not json")).isInstanceOf(IllegalStateException.class);
     }
 
     @Test
