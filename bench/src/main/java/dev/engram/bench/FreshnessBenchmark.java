@@ -98,7 +98,7 @@ public final class FreshnessBenchmark {
                 System.out.printf("maximum rate: %.2f documents/s; steady load: %.2f documents/s%n", maxRate, rate);
 
                 HttpClient http = HttpClient.newHttpClient();
-                double[] buildsBefore = ScaleRequests.snapshotBuilds(http, base);
+                double[] buildsBefore = ScaleRequests.snapshotBuilds(http, base, false);
                 Watcher watcher = new Watcher(base, pollMs);
                 Thread watching = Thread.ofPlatform().name("freshness-watcher").start(watcher);
                 Map<String, Long> acknowledged = new LinkedHashMap<>();
@@ -124,7 +124,7 @@ public final class FreshnessBenchmark {
                 }
                 watcher.stop.set(true);
                 watching.join();
-                double[] buildsAfter = ScaleRequests.snapshotBuilds(http, base);
+                double[] buildsAfter = ScaleRequests.snapshotBuilds(http, base, false);
 
                 List<double[]> points = new ArrayList<>(); // {seconds since the first send, freshness seconds}
                 List<Double> freshness = new ArrayList<>();

@@ -186,7 +186,8 @@ public final class ScaleBenchmark {
                 long t0 = System.nanoTime();
                 Optional<MachineShare.Sample> growing = MachineShare.sample();
                 int sentBefore = sent;
-                double[] buildsBefore = ScaleRequests.snapshotBuilds(http, baseUrl);
+                double[] buildsBefore = ScaleRequests.snapshotBuilds(http, baseUrl, false);
+                double[] recentBefore = ScaleRequests.snapshotBuilds(http, baseUrl, true);
                 while (passages < size) {
                     int batch = Math.max(20, (int) Math.min(2000, (size - passages) / 2));
                     for (int i = 0; i < batch; i++) {
@@ -232,11 +233,12 @@ public final class ScaleBenchmark {
                         underIngest.add(row(previousSize, passages, e.getKey(), e.getValue()));
                     }
                 }
-                double[] buildsAfter = ScaleRequests.snapshotBuilds(http, baseUrl);
+                double[] buildsAfter = ScaleRequests.snapshotBuilds(http, baseUrl, false);
+                double[] recentAfter = ScaleRequests.snapshotBuilds(http, baseUrl, true);
                 // a snapshot serves for a while after the namespace moved on (GraphLoader): how long after the last
                 // write a query, asked every second, is answered from the namespace as it is now; the modes are
                 // timed on the namespace at this size, not on a snapshot of it from earlier in the ingest
-                double caughtUp = ScaleRequests.awaitCurrentSnapshot(http, baseUrl, asked.get(0));
+                double[] caughtUp = ScaleRequests.awaitCurrentSnapshot(http, baseUrl, asked.get(0));
                 Map<String, Object> mem = ProcessFootprint.memory(
                         passages,
                         state,
@@ -244,12 +246,18 @@ public final class ScaleBenchmark {
                 mem.put("documents", sent);
                 mem.put("ingest_documents_per_s", (sent - sentBefore) / ingestSeconds);
                 mem.put("ingest_passages_per_s", (passages - previousSize) / ingestSeconds);
-                mem.put("snapshot_current", caughtUp >= 0);
-                mem.put("catch_up_seconds", Math.abs(caughtUp));
+                mem.put("snapshot_current", caughtUp[1] >= 0);
+                mem.put("catch_up_seconds", Math.abs(caughtUp[0]));
+                mem.put("whole_catch_up_seconds", Math.abs(caughtUp[1]));
                 long builds = Math.round(buildsAfter[1] - buildsBefore[1]);
                 mem.put("snapshot_builds_while_growing", builds);
                 mem.put("snapshot_build_mean_seconds", builds == 0 ? 0 : (buildsAfter[0] - buildsBefore[0]) / builds);
                 mem.put("snapshot_build_recent_max_seconds", buildsAfter[2]);
+                long recentBuilds = Math.round(recentAfter[1] - recentBefore[1]);
+                mem.put("recent_layer_builds_while_growing", recentBuilds);
+                mem.put(
+                        "recent_layer_build_mean_seconds",
+                        recentBuilds == 0 ? 0 : (recentAfter[0] - recentBefore[0]) / recentBuilds);
                 memory.add(mem);
                 // every mode warmed up before any is timed (the snapshot, its indexes, the JIT), then the modes take
                 // turns on each question, so that no mode is timed colder than another or in a quieter moment; the

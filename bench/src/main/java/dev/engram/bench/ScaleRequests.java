@@ -45,26 +45,31 @@ final class ScaleRequests {
     }
 
     /**
-     * Asks until an answer comes from a snapshot of the namespace's last memory change ({@code graph_version} equal to
-     * the watermark's {@code version}); returns the seconds waited, negated when twenty minutes passed without one (a
-     * snapshot that took {@code b} to build serves for {@code 3·b} under the default build share: at 100k passages,
-     * minutes).
+     * Asks {@code question} every second until answers hold the namespace's last change: how many seconds until the
+     * version they were ranked at ({@code graph_version}, which a recent layer brings forward) and until the version
+     * of the whole snapshot ({@code whole_graph_version}, on which the modes that rank by links see the last passages'
+     * links) were the namespace's; each negative when it did not happen within 20 minutes.
      */
-    static double awaitCurrentSnapshot(HttpClient http, String base, String question) throws Exception {
+    static double[] awaitCurrentSnapshot(HttpClient http, String base, String question) throws Exception {
         long t0 = System.nanoTime();
         long deadline = t0 + Duration.ofMinutes(20).toNanos();
+        double answers = Double.NaN;
         while (true) {
             ObjectNode body = Json.mapper().createObjectNode();
             body.put("query", question).put("mode", "dense").put("top_k", 1);
             HttpResponse<String> r = post(http, base, body);
             JsonNode watermark = Json.mapper().readTree(r.body()).path("watermark");
-            if (watermark.path("graph_version").asLong(-1)
-                    == watermark.path("version").asLong(-2)) {
-                return (System.nanoTime() - t0) / 1e9;
+            long version = watermark.path("version").asLong(-2);
+            double now = (System.nanoTime() - t0) / 1e9;
+            if (Double.isNaN(answers) && watermark.path("graph_version").asLong(-1) == version) {
+                answers = now;
+            }
+            if (!Double.isNaN(answers) && watermark.path("whole_graph_version").asLong(-1) == version) {
+                return new double[] {answers, now};
             }
             if (System.nanoTime() > deadline) {
                 System.err.println("no snapshot of the namespace's last change after 20 minutes: " + r.body());
-                return -(System.nanoTime() - t0) / 1e9;
+                return new double[] {Double.isNaN(answers) ? -now : answers, -now};
             }
             Thread.sleep(1000);
         }
@@ -72,14 +77,17 @@ final class ScaleRequests {
 
     /**
      * The snapshot builds so far, from the service's Prometheus endpoint: the seconds they took in all, how many there
-     * were, and the longest of the last few minutes (Micrometer's decaying maximum).
+     * were, and the longest of the last few minutes (Micrometer's decaying maximum); of recent layers with
+     * {@code recent}, else of whole snapshots.
      */
-    static double[] snapshotBuilds(HttpClient http, String base) throws Exception {
+    static double[] snapshotBuilds(HttpClient http, String base, boolean recent) throws Exception {
         HttpResponse<String> r = http.send(
                 HttpRequest.newBuilder(URI.create(base + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
         double[] sumCountMax = new double[3];
         for (String line : r.body().split("\n")) {
-            if (!line.startsWith("engram_snapshot_builds_seconds") || !line.contains("outcome=\"ok\"")) {
+            if (!line.startsWith("engram_snapshot_builds_seconds")
+                    || !line.contains("outcome=\"ok\"")
+                    || line.contains("how=\"recent\"") != recent) {
                 continue;
             }
             double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));

@@ -172,7 +172,9 @@ public final class Meters {
     /** How a query snapshot was built (tag {@code how} of {@link #SNAPSHOT_BUILDS}). */
     public enum SnapshotHow implements TagValue {
         INLINE,
-        BACKGROUND
+        BACKGROUND,
+        /** A recent layer: the passages changed since a snapshot, read beside it while the next one is built. */
+        RECENT
     }
 
     /** Where a snapshot's passage came from (tag {@code source} of {@link #SNAPSHOT_PASSAGES}). */

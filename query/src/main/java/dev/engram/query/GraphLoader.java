@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongFunction;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -89,6 +90,19 @@ public final class GraphLoader implements AutoCloseable {
     private final double agePerBuildNanos;
 
     private final long inlineBuildNanos;
+    /** The most passages changed since a namespace's snapshot that its recent layer takes (0: no recent layers). */
+    private final int recentPassages;
+
+    /**
+     * A namespace's recent layer: a snapshot of the passages changed after {@code base} (null when there were too many
+     * or the log did not reach back), read when memory was at {@code version}.
+     */
+    private record Recent(MemoryGraph base, MemoryGraph graph, long version, long builtAtNanos) {}
+
+    private final ConcurrentHashMap<String, Recent> recents = new ConcurrentHashMap<>();
+    /** One recent layer built at a time per namespace, apart from its whole builds. */
+    private final ConcurrentHashMap<String, ReentrantLock> recentLocks = new ConcurrentHashMap<>();
+
     private final long budgetBytes;
     private final long idleNanos;
     /** The namespaces' vector indexes, which outlive their snapshots. */
@@ -114,6 +128,9 @@ public final class GraphLoader implements AutoCloseable {
      *     bound beyond {@code maxStaleness})
      * @param compactBytes a namespace's snapshot vectors (kept off the heap, in an arena: see {@code VectorArena}) are
      *     copied into a new arena once most of them are no longer used and they take at least this many bytes
+     * @param recentPassages while a namespace's costly snapshot is rebuilt in the background, queries also read a
+     *     small snapshot of the passages written since it, as long as there are at most this many (0: never; see
+     *     {@link #layers(String, NamespaceState, MemoryReader)})
      */
     public record Settings(
             long maxStalenessMillis,
@@ -123,10 +140,14 @@ public final class GraphLoader implements AutoCloseable {
             Duration idle,
             String embedder,
             double buildShare,
-            long compactBytes) {
+            long compactBytes,
+            int recentPassages) {
 
         /** The default of {@code compactBytes}: a namespace's vectors are not compacted below 16 MiB. */
         public static final long COMPACT_BYTES = 16L << 20;
+
+        /** The default of {@code recentPassages}. */
+        public static final int RECENT_PASSAGES = 5_000;
 
         public Settings {
             if (!(buildShare > 0 && buildShare <= 1)) {
@@ -135,6 +156,9 @@ public final class GraphLoader implements AutoCloseable {
             Objects.requireNonNull(idle, "idle");
             if (compactBytes < 0) {
                 throw new IllegalArgumentException("compactBytes must not be negative: " + compactBytes);
+            }
+            if (recentPassages < 0) {
+                throw new IllegalArgumentException("recentPassages must not be negative: " + recentPassages);
             }
         }
 
@@ -148,12 +172,21 @@ public final class GraphLoader implements AutoCloseable {
                     Duration.ofDays(365),
                     null,
                     1.0,
-                    COMPACT_BYTES);
+                    COMPACT_BYTES,
+                    RECENT_PASSAGES);
         }
 
         public Settings withIndexDir(Path dir) {
             return new Settings(
-                    maxStalenessMillis, inlineBuildMillis, dir, budgetBytes, idle, embedder, buildShare, compactBytes);
+                    maxStalenessMillis,
+                    inlineBuildMillis,
+                    dir,
+                    budgetBytes,
+                    idle,
+                    embedder,
+                    buildShare,
+                    compactBytes,
+                    recentPassages);
         }
 
         public Settings withBudget(long bytes, Duration idleTime) {
@@ -165,7 +198,8 @@ public final class GraphLoader implements AutoCloseable {
                     idleTime,
                     embedder,
                     buildShare,
-                    compactBytes);
+                    compactBytes,
+                    recentPassages);
         }
 
         public Settings withEmbedder(String model) {
@@ -177,17 +211,47 @@ public final class GraphLoader implements AutoCloseable {
                     idle,
                     model,
                     buildShare,
-                    compactBytes);
+                    compactBytes,
+                    recentPassages);
         }
 
         public Settings withBuildShare(double share) {
             return new Settings(
-                    maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, embedder, share, compactBytes);
+                    maxStalenessMillis,
+                    inlineBuildMillis,
+                    indexDir,
+                    budgetBytes,
+                    idle,
+                    embedder,
+                    share,
+                    compactBytes,
+                    recentPassages);
+        }
+
+        public Settings withRecentPassages(int passages) {
+            return new Settings(
+                    maxStalenessMillis,
+                    inlineBuildMillis,
+                    indexDir,
+                    budgetBytes,
+                    idle,
+                    embedder,
+                    buildShare,
+                    compactBytes,
+                    passages);
         }
 
         public Settings withCompaction(long bytes) {
             return new Settings(
-                    maxStalenessMillis, inlineBuildMillis, indexDir, budgetBytes, idle, embedder, buildShare, bytes);
+                    maxStalenessMillis,
+                    inlineBuildMillis,
+                    indexDir,
+                    budgetBytes,
+                    idle,
+                    embedder,
+                    buildShare,
+                    bytes,
+                    recentPassages);
         }
     }
 
@@ -204,6 +268,7 @@ public final class GraphLoader implements AutoCloseable {
         this.meters = meters;
         this.maxStalenessNanos = settings.maxStalenessMillis() * 1_000_000L;
         this.inlineBuildNanos = settings.inlineBuildMillis() * 1_000_000L;
+        this.recentPassages = settings.recentPassages();
         this.vectors = new VectorIndexes(settings.indexDir(), search, meters);
         this.assembler =
                 new SnapshotAssembler(settings.embedder(), settings.compactBytes(), vectors, meters, () -> closed);
@@ -224,6 +289,11 @@ public final class GraphLoader implements AutoCloseable {
     /** {@link #forgetKept()} for the namespaces {@code which} accepts. */
     public void forgetKept(Predicate<String> which) {
         assembler.forget(which);
+        for (String ns : recents.keySet()) {
+            if (which.test(ns)) {
+                dropRecent(ns);
+            }
+        }
         for (String ns : cache.keySet()) {
             if (which.test(ns)) {
                 cache.computeIfPresent(
@@ -288,6 +358,114 @@ public final class GraphLoader implements AutoCloseable {
             return c.graph();
         }
         return rebuild(ns, version, build, Meters.SnapshotHow.INLINE);
+    }
+
+    /**
+     * What a query of the namespace reads: its snapshot, and while a costly snapshot (one rebuilt in the background) is
+     * behind memory, a recent layer of the passages written since.
+     */
+    public record Layers(MemoryGraph base, MemoryGraph recent) {
+
+        /** The memory version the layers hold together. */
+        public long version() {
+            return recent != null ? recent.version() : base.version();
+        }
+    }
+
+    /**
+     * The namespace's snapshot as {@link #graph(String, NamespaceState, MemoryReader)} gives it, and, while that
+     * snapshot is costly to build and behind memory, a recent layer: a snapshot of only the passages memory changed
+     * since, read from the stores in time proportional to them, at most {@code maxStaleness} old. Answers then hold a
+     * write within about {@code maxStaleness} of it at any size of namespace, while the whole snapshot, which the modes
+     * that rank by links need to see a new passage's links to the rest, follows at the pace its build allows (see
+     * {@link dev.engram.retrieval.RecentLayer} for how the two are ranked as one).
+     */
+    public Layers layers(String ns, NamespaceState state, MemoryReader memory) {
+        return layers(
+                ns,
+                state.version(),
+                state.updatedAt(),
+                () -> assembler.build(ns, state, memory),
+                since -> assembler.recent(ns, since, memory, recentPassages));
+    }
+
+    /**
+     * {@link #layers(String, NamespaceState, MemoryReader)} with the builds given: {@code build} of the whole
+     * snapshot, {@code recentSince} of the recent layer after a version (null: none can be had).
+     */
+    public Layers layers(
+            String ns,
+            long version,
+            Instant changedAt,
+            Supplier<MemoryGraph> build,
+            LongFunction<MemoryGraph> recentSince) {
+        MemoryGraph base = graph(ns, version, changedAt, build);
+        Cached c = cache.get(ns);
+        if (base.version() >= version) {
+            dropRecent(ns);
+            return new Layers(base, null);
+        }
+        if (recentPassages == 0
+                || c == null
+                || c.graph() != base
+                || !c.trusted()
+                || c.buildNanos() <= inlineBuildNanos) {
+            // a cheap snapshot is rebuilt at once; one read before memory was restored says nothing of what changed
+            // since
+            return new Layers(base, null);
+        }
+        Recent r = recents.get(ns);
+        if (current(r, base, version)) {
+            return new Layers(base, r.graph());
+        }
+        ReentrantLock lock = recentLocks.computeIfAbsent(ns, n -> new ReentrantLock());
+        lock.lock();
+        try {
+            r = recents.get(ns);
+            if (current(r, base, version)) {
+                return new Layers(base, r.graph());
+            }
+            long t0 = ticker.nanoTime();
+            MemoryGraph g;
+            try {
+                g = recentSince.apply(base.version());
+            } catch (RuntimeException e) {
+                meters.snapshotBuilt(Meters.SnapshotHow.RECENT, false, Duration.ofNanos(ticker.nanoTime() - t0));
+                throw e;
+            }
+            long now = ticker.nanoTime();
+            if (g != null) {
+                meters.snapshotBuilt(Meters.SnapshotHow.RECENT, true, Duration.ofNanos(now - t0));
+            }
+            if (closed) {
+                return new Layers(base, g); // served to this caller only, never kept
+            }
+            Recent previous = recents.put(ns, new Recent(base, g, g != null ? g.version() : version, now));
+            if (previous != null && previous.graph() != null) {
+                previous.graph().release();
+            }
+            return new Layers(base, g);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether a recent layer serves a query of {@code version} over {@code base}: it was read over this base, and it
+     * holds the version or was read less than {@code maxStaleness} ago.
+     */
+    private boolean current(Recent r, MemoryGraph base, long version) {
+        return r != null
+                && r.base() == base
+                && (r.version() >= version || ticker.nanoTime() - r.builtAtNanos() < maxStalenessNanos);
+    }
+
+    /** Lets go of a namespace's recent layer. */
+    private void dropRecent(String ns) {
+        Recent r = recents.get(ns);
+        if (r != null && recents.remove(ns, r) && r.graph() != null) {
+            r.graph().release();
+        }
     }
 
     /** How long a snapshot serves while its namespace changes: the staleness bound, longer for a costly build. */
@@ -392,6 +570,7 @@ public final class GraphLoader implements AutoCloseable {
             }
             Cached c = cache.remove(ns);
             lastUsed.remove(ns);
+            dropRecent(ns);
             assembler.drop(ns);
             if (c != null) {
                 c.graph().release();
@@ -440,6 +619,9 @@ public final class GraphLoader implements AutoCloseable {
             } finally {
                 lock.unlock();
             }
+        }
+        for (String ns : recents.keySet()) {
+            dropRecent(ns);
         }
         vectors.closeAll();
         assembler.dropAll(); // a build that ended while closing may have kept its parts

@@ -4,6 +4,7 @@ import dev.engram.metrics.Meters;
 import dev.engram.query.Responses.Watermark;
 import dev.engram.retrieval.MemoryGraph;
 import dev.engram.retrieval.Passage;
+import dev.engram.retrieval.RecentLayer;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.DocumentStatus;
 import dev.engram.schemas.MemoryCommand;
@@ -453,7 +454,8 @@ public final class QueryService {
         }
         MemoryReader memory = memory(ns);
         NamespaceState state = state(ns);
-        MemoryGraph graph = graphs.graph(ns, state, memory);
+        GraphLoader.Layers layers = graphs.layers(ns, state, memory);
+        MemoryGraph graph = layers.base();
         // sub-queries and probes of one request may be embedded side by side
         Map<String, float[]> embedded = new ConcurrentHashMap<>();
         Function<String, float[]> embed = text -> {
@@ -465,35 +467,43 @@ public final class QueryService {
             }
             return v;
         };
-        int[] queryEntities = !mode.usesQueryEntities()
-                ? new int[0]
+        List<String> queryEntities = !mode.usesQueryEntities()
+                ? List.of()
                 : queryEntityNames.apply(query).stream()
                         .flatMap(n -> new EntityViews(memory).resolvedIds(ns, n, false).stream())
-                        .mapToInt(graph::entityIndex)
-                        .filter(i -> i >= 0)
                         .distinct()
-                        .toArray();
+                        .toList();
         // The snapshot may lag the stores by up to a second: rank with slack and drop passages that have since left
         // memory, so a deleted document is never served.
-        Retrieval.Result result = mode.retrieve(
-                graph,
-                Retrieval.Query.of(query, embed.apply(query), embed)
-                        .withEntities(queryEntities)
-                        .withDecomposer(
-                                llm.decomposer() == null
-                                        ? null
-                                        : question -> llm.decomposer().apply(ns, question))
-                        .withReasoner(llm.reasoner())
-                        // what an LLM is shown of the snapshot is checked against memory first, as the results are
-                        .withLive(i -> memory.passage(ns, graph.passage(i).id()).isPresent()),
-                params,
-                topK * 2 + 10);
+        int ranked = topK * 2 + 10;
+        Retrieval.Result result =
+                mode.retrieve(graph, query(ns, query, embed, queryEntities, graph, memory), params, ranked);
+        List<RecentLayer.Hit> hits;
+        Map<String, Object> explanation = result.explanation();
+        MemoryGraph recent = layers.recent();
+        if (recent != null && recent.passageCount() > 0) {
+            Retrieval.Result fromRecent =
+                    mode.retrieve(recent, query(ns, query, embed, queryEntities, recent, memory), params, ranked);
+            hits = RecentLayer.merge(graph, result.ranked(), recent, fromRecent.ranked(), embed.apply(query));
+            explanation = new LinkedHashMap<>(explanation);
+            explanation.put(
+                    "recent",
+                    Map.of(
+                            "graph_version",
+                            recent.version(),
+                            "passages",
+                            recent.passageCount(),
+                            "ranked",
+                            fromRecent.ranked().size()));
+        } else {
+            hits = RecentLayer.of(graph, result.ranked());
+        }
         List<Responses.Passage> results = new ArrayList<>();
-        for (Retrieval.Scored s : result.ranked()) {
+        for (RecentLayer.Hit s : hits) {
             if (results.size() == topK) {
                 break;
             }
-            Passage p = graph.passage(s.passage());
+            Passage p = s.graph().passage(s.passage());
             if (memory.passage(ns, p.id()).isEmpty()) {
                 continue;
             }
@@ -519,9 +529,9 @@ public final class QueryService {
                 topK,
                 params.values(),
                 results,
-                result.explanation(),
+                explanation,
                 graph.vectorSearch(),
-                watermark(state, graph.version()),
+                watermark(state, layers.version(), graph.version()),
                 took.toNanos() / 1e6);
     }
 
@@ -568,6 +578,38 @@ public final class QueryService {
     }
 
     private static Watermark watermark(NamespaceState s, Long graphVersion) {
-        return new Watermark(s.version(), s.inputPartition(), s.inputOffset(), s.updatedAt(), graphVersion);
+        return watermark(s, graphVersion, graphVersion);
+    }
+
+    /** With the version of the whole snapshot the answers were ranked on, below {@code graphVersion} beside a recent layer. */
+    private static Watermark watermark(NamespaceState s, Long graphVersion, Long wholeVersion) {
+        return new Watermark(
+                s.version(), s.inputPartition(), s.inputOffset(), s.updatedAt(), graphVersion, wholeVersion);
+    }
+
+    /**
+     * The query as a mode runs it on {@code graph}: naming the graph's entities among {@code entityIds}, with the
+     * namespace's LLM agents, and showing an LLM only the passages of the graph still in memory.
+     */
+    private Retrieval.Query query(
+            String ns,
+            String text,
+            Function<String, float[]> embed,
+            List<String> entityIds,
+            MemoryGraph graph,
+            MemoryReader memory) {
+        return Retrieval.Query.of(text, embed.apply(text), embed)
+                .withEntities(entityIds.stream()
+                        .mapToInt(graph::entityIndex)
+                        .filter(i -> i >= 0)
+                        .distinct()
+                        .toArray())
+                .withDecomposer(
+                        llm.decomposer() == null
+                                ? null
+                                : question -> llm.decomposer().apply(ns, question))
+                .withReasoner(llm.reasoner())
+                // what an LLM is shown of the snapshot is checked against memory first, as the results are
+                .withLive(i -> memory.passage(ns, graph.passage(i).id()).isPresent());
     }
 }

@@ -24,14 +24,17 @@ public final class Responses {
 
     /**
      * How far the memory behind an answer has got: the version of the namespace's last memory change and the input
-     * position processed; {@code graph_version} is the query snapshot's version, present on retrievals only.
+     * position processed; on retrievals only, {@code graph_version} is the version the answers were ranked at, and
+     * {@code whole_graph_version} that of the namespace's whole snapshot, below it while the passages written since are
+     * read from a recent layer beside it ({@link GraphLoader#layers}).
      */
     public record Watermark(
             long version,
             int partition,
             long offset,
             Instant updatedAt,
-            @JsonInclude(JsonInclude.Include.NON_NULL) Long graphVersion) {}
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long graphVersion,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long wholeGraphVersion) {}
 
     /** {@code GET /v1/namespaces/{ns}}. */
     public record Namespace(

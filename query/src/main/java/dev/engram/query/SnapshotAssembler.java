@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -237,7 +238,7 @@ final class SnapshotAssembler {
         List<Kept> ordered = new ArrayList<>(next.byId().values());
         MemoryGraph g;
         try {
-            g = assemble(ns, version, ordered, next.terms(), next.arena(), memory);
+            g = assemble(ns, version, ordered, next.terms(), next.arena(), memory, indexer(ns), true);
         } catch (RuntimeException | Error e) {
             parts.remove(ns);
             throw e;
@@ -348,28 +349,83 @@ final class SnapshotAssembler {
         return n == out.length ? out : Arrays.copyOf(out, n);
     }
 
-    /** A snapshot of the passages' parts, with each surface resolved as memory resolves it now. */
-    private MemoryGraph assemble(
-            String ns, long version, List<Kept> ordered, TermCache terms, VectorArena arena, MemoryReader memory) {
-        long build = builds.incrementAndGet();
+    /**
+     * A small snapshot of only the passages memory changed after version {@code since}, read afresh from the stores
+     * without touching what the namespace's whole builds keep: what a query reads beside the whole snapshot of
+     * {@code since} while the next one is built (see {@link GraphLoader}). Its vectors are on the heap and searched
+     * exactly; the surfaces its passages mention are read for it alone, so an entity it names is named after the
+     * surfaces of it these passages mention. Null when memory is not past {@code since}, when the namespace's log does
+     * not reach back to it, or when more than {@code limit} passages changed since (the whole build is then the
+     * quicker way to them).
+     */
+    MemoryGraph recent(String ns, long since, MemoryReader memory, int limit) {
+        long version = memory.namespace(ns).map(NamespaceState::version).orElse(since);
+        if (version <= since) {
+            return null;
+        }
+        MemoryReader.Changed changed = memory.changed(ns, since, version).orElse(null);
+        if (changed == null || changed.passages().size() > limit) {
+            return null;
+        }
+        VectorArena arena = VectorArena.onHeap();
+        Map<String, String> normalized = new HashMap<>();
+        Function<String, String> normalize = name -> normalized.computeIfAbsent(name, EntityNames::normalize);
+        TreeMap<String, PassagePart> read = new TreeMap<>();
+        Set<String> mentioned = new HashSet<>();
+        for (String id : changed.passages()) {
+            PassagePart part = memory.passage(ns, id)
+                    .map(p -> read(ns, p, version, memory, normalize, Function.identity(), arena))
+                    .orElse(null);
+            if (part != null) {
+                read.put(id, part);
+                for (int i = 0; i < part.mentions().size(); i++) {
+                    mentioned.add(part.mentions().surfaceId(i));
+                }
+            }
+        }
+        Surfaces surfaces = new Surfaces();
+        surfaces.update(ns, mentioned, memory);
+        List<Kept> ordered = new ArrayList<>(read.size());
+        for (PassagePart part : read.values()) {
+            ordered.add(Kept.of(part, surfaces));
+        }
+        return assemble(ns, version, ordered, new TermCache(), arena, memory, VectorIndexer.EXACT, false);
+    }
+
+    /** How a whole snapshot of the namespace searches its vectors: its HNSW index, or exactly while it cannot be. */
+    private VectorIndexer indexer(String ns) {
         HnswVectors hnsw = vectors.of(ns);
-        MemoryGraphBuilder b = MemoryGraph.builder(version)
-                .arena(arena)
-                .terms(terms)
-                .indexer(batches -> {
-                    if (closed.getAsBoolean()) {
-                        return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
-                    }
-                    try {
-                        return hnsw.index(batches);
-                    } catch (RuntimeException e) {
-                        meters.vectorIndexUnavailable();
-                        // the index cannot be written (a full disk, a lock held elsewhere): search stays exact
-                        // meanwhile
-                        LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
-                        return VectorIndexer.EXACT.index(batches);
-                    }
-                });
+        return batches -> {
+            if (closed.getAsBoolean()) {
+                return VectorIndexer.EXACT.index(batches); // closing: its indexes are closed or about to be
+            }
+            try {
+                return hnsw.index(batches);
+            } catch (RuntimeException e) {
+                meters.vectorIndexUnavailable();
+                // the index cannot be written (a full disk, a lock held elsewhere): search stays exact meanwhile
+                LOG.warn("vector index of namespace {} unavailable, searching exactly: {}", ns, e.toString());
+                return VectorIndexer.EXACT.index(batches);
+            }
+        };
+    }
+
+    /**
+     * A snapshot of the passages' parts, with each surface resolved as memory resolves it now; {@code whole} when it is
+     * the namespace's whole snapshot (a recent layer says nothing of the passages it leaves out).
+     */
+    private MemoryGraph assemble(
+            String ns,
+            long version,
+            List<Kept> ordered,
+            TermCache terms,
+            VectorArena arena,
+            MemoryReader memory,
+            VectorIndexer indexer,
+            boolean whole) {
+        long build = builds.incrementAndGet();
+        MemoryGraphBuilder b =
+                MemoryGraph.builder(version).arena(arena).terms(terms).indexer(indexer);
         long otherModel = 0;
         for (Kept kept : ordered) {
             PassagePart part = kept.part();
@@ -418,8 +474,8 @@ final class SnapshotAssembler {
                         b, f, index, x.head() < 0 ? -1 : entityOf[x.head()], x.tail() < 0 ? -1 : entityOf[x.tail()]);
             }
         }
-        Long logged = otherModelLogged.put(ns, otherModel);
-        if (otherModel > 0 && (logged == null || logged != otherModel)) {
+        Long logged = whole ? otherModelLogged.put(ns, otherModel) : null;
+        if (whole && otherModel > 0 && (logged == null || logged != otherModel)) {
             // snapshots are rebuilt every second or so while a namespace changes: said again only when it changes
             LOG.warn(
                     "namespace {}: {} passages were embedded by another model than {} and are left out of retrieval"

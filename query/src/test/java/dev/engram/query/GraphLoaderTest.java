@@ -22,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -223,6 +224,129 @@ class GraphLoaderTest {
             assertThat(builds).hasValue(2);
             assertThat(released).containsExactly(1L);
             assertThat(built("background", "ok")).isEqualTo(1);
+        }
+    }
+
+    /** A recent layer of version {@code version}, counted in {@code calls} with the version it was read after. */
+    private static LongFunction<MemoryGraph> recentLayer(long version, List<Long> calls) {
+        return since -> {
+            calls.add(since);
+            return MemoryGraph.builder(version).build();
+        };
+    }
+
+    @Test
+    void whileACostlySnapshotIsRebuiltQueriesReadARecentLayerAtMostTheStalenessBoundOld() throws Exception {
+        CountDownLatch proceed = new CountDownLatch(1);
+        List<Long> calls = new CopyOnWriteArrayList<>();
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(1000, 100), SEARCH, meters, ticker)) {
+            // 200 ms to build: costlier than the 100 ms built by the query
+            GraphLoader.Layers first = loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
+            assertThat(first.base().version()).isEqualTo(1);
+            assertThat(first.recent()).isNull();
+            Supplier<MemoryGraph> blocked = () -> {
+                try {
+                    assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return snapshot(3).get();
+            };
+            ticker.advance(1500); // past the staleness bound and the build-time bound: a background build is due
+
+            GraphLoader.Layers layers = loader.layers("ns", 2, null, blocked, recentLayer(2, calls));
+            assertThat(layers.base().version())
+                    .as("the whole snapshot is rebuilt in the background")
+                    .isEqualTo(1);
+            assertThat(layers.recent().version()).isEqualTo(2);
+            assertThat(layers.version()).isEqualTo(2);
+            assertThat(calls)
+                    .as("read after the version of the snapshot it lies beside")
+                    .containsExactly(1L);
+
+            // memory moves on; within the staleness bound the recent layer serves as it is
+            ticker.advance(400);
+            assertThat(loader.layers("ns", 3, null, blocked, recentLayer(3, calls))
+                            .recent()
+                            .version())
+                    .isEqualTo(2);
+            assertThat(calls).hasSize(1);
+            // past it, the next query reads the passages changed since the whole snapshot again
+            ticker.advance(700);
+            assertThat(loader.layers("ns", 3, null, blocked, recentLayer(3, calls))
+                            .version())
+                    .isEqualTo(3);
+            assertThat(calls).containsExactly(1L, 1L);
+            assertThat(built("recent", "ok")).isEqualTo(2);
+            assertThat(released)
+                    .as("the recent layer replaced holds no index to let go of")
+                    .isEmpty();
+
+            proceed.countDown();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            GraphLoader.Layers caughtUp;
+            do {
+                Thread.sleep(10);
+                caughtUp = loader.layers(
+                        "ns",
+                        3,
+                        null,
+                        () -> {
+                            throw new AssertionError("the whole snapshot is current");
+                        },
+                        recentLayer(3, calls));
+            } while (caughtUp.base().version() != 3 && System.nanoTime() < deadline);
+            assertThat(caughtUp.base().version()).isEqualTo(3);
+            assertThat(caughtUp.recent())
+                    .as("the whole snapshot holds what the recent layer did")
+                    .isNull();
+            assertThat(calls).hasSize(2);
+        }
+    }
+
+    @Test
+    void noRecentLayerBesideACheapSnapshotOrWhenThereAreTooManyChangesOrNoneAreAllowed() throws Exception {
+        List<Long> calls = new CopyOnWriteArrayList<>();
+        // cheap: every stale snapshot is rebuilt by the query
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(0, 60_000), SEARCH, meters, ticker)) {
+            loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
+            GraphLoader.Layers layers = loader.layers("ns", 2, null, slowSnapshot(2), recentLayer(2, calls));
+            assertThat(layers.base().version()).isEqualTo(2);
+            assertThat(layers.recent()).isNull();
+        }
+        // costly, but no recent layers configured
+        try (GraphLoader loader =
+                new GraphLoader(GraphLoader.Settings.of(0, 0).withRecentPassages(0), SEARCH, meters, ticker)) {
+            loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
+            GraphLoader.Layers layers = loader.layers("ns", 2, null, snapshot(2), recentLayer(2, calls));
+            assertThat(layers.recent()).isNull();
+        }
+        assertThat(calls).isEmpty();
+        // costly, and too much changed since for a recent layer: none, and not asked again within the staleness bound
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(1000, 0), SEARCH, meters, ticker)) {
+            loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
+            ticker.advance(1500);
+            CountDownLatch proceed = new CountDownLatch(1);
+            Supplier<MemoryGraph> blocked = () -> {
+                try {
+                    assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return snapshot(2).get();
+            };
+            LongFunction<MemoryGraph> tooMany = since -> {
+                calls.add(since);
+                return null;
+            };
+            assertThat(loader.layers("ns", 2, null, blocked, tooMany).recent()).isNull();
+            ticker.advance(500);
+            assertThat(loader.layers("ns", 2, null, blocked, tooMany).recent()).isNull();
+            assertThat(calls).containsExactly(1L);
+            assertThat(built("recent", "ok"))
+                    .as("only layers that were built are timed")
+                    .isZero();
+            proceed.countDown();
         }
     }
 

@@ -102,6 +102,9 @@ public final class MemoryGraph {
 
     private final IdIndex entityIndexById;
 
+    /** Each passage's index by its id. */
+    private final IdIndex passageIndexById;
+
     /**
      * Each passage's neighbours in its context, or -1: the passages before and after it in its document (by offset),
      * or, for a conversation's turn, the turns before and after it in its session (by event time, then as added).
@@ -192,9 +195,10 @@ public final class MemoryGraph {
         this.maxQuestionsPerPassage = questions.mostPerPassage;
         this.questionVectors = questions.vectors;
         this.questionPassage = questions.passages;
+        this.passageIndexById = b.passageIndex.frozen(b.passageIds);
         VectorBatches laid = new VectorBatches(
                 Collections.unmodifiableList(b.passageIds),
-                b.passageIndex.frozen(b.passageIds),
+                passageIndexById,
                 passageVectors,
                 passageQuestions,
                 facts,
@@ -268,6 +272,7 @@ public final class MemoryGraph {
             bytes += 28 + p.heapBytes() + 2L * p.textBytes();
         }
         bytes += 40L * facts.size() + factTexts.heapBytes() + relationTexts.heapBytes() + titleLinks.bytes();
+        bytes += 8L * passages.size(); // the passages' id index
         // the arrays its queries reuse, as many as it may keep
         bytes += unitScratch.maxBytes() + nodeScratch.maxBytes() + unitNames.scratchBytes() + bm25.scratchBytes();
         return bytes;
@@ -303,6 +308,16 @@ public final class MemoryGraph {
 
     public Passage passage(int i) {
         return passages.get(i);
+    }
+
+    /** The index of the passage {@code id}, or -1 when this snapshot does not hold it. */
+    public int passageIndex(String id) {
+        return passageIndexById.indexOf(id);
+    }
+
+    /** The inner product of {@code query} with passage {@code p}'s vector: their cosine, as both are unit length. */
+    public double passageSimilarity(int p, float[] query) {
+        return passageVectors.dot(p, query);
     }
 
     public int entityCount() {

@@ -7,6 +7,7 @@ import dev.engram.processors.ReadProcessor;
 import dev.engram.query.GraphLoader;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.MemoryGraph;
+import dev.engram.retrieval.RecentLayer;
 import dev.engram.retrieval.Retrieval;
 import dev.engram.schemas.DocumentEvent;
 import dev.engram.stores.EntityRecord;
@@ -23,9 +24,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -295,6 +298,91 @@ class IncrementalSnapshotTest {
         assertThat(renamed.entityName(renamed.entityIndex(before.canonical())))
                 .isEqualTo(surface("babbage").name())
                 .isNotEqualTo(before.name());
+    }
+
+    /**
+     * Beside a costly snapshot rebuilt in the background, a query reads a recent layer: the passages memory changed
+     * since that snapshot, each with its entities resolved as memory resolves them now (as a whole build from scratch
+     * resolves them), and none of the passages deleted since. Ranked with the snapshot, the new passage is found.
+     */
+    @Test
+    void aRecentLayerHoldsThePassagesChangedSinceTheSnapshotResolvedAsMemoryIsNow() {
+        upsert("bio", "Charles Babbage worked with Ada Lovelace in London.");
+        upsert("navy", "The United States Navy commissioned new ships in 1940.");
+        upsert("program", "Ada Lovelace wrote the first program for the Analytical Engine.");
+        // every build costly enough for the background, and a whole snapshot that serves for a minute while written
+        try (GraphLoader loader =
+                new GraphLoader(GraphLoader.Settings.of(60_000, 0), new VectorSearch(1, 100), Meters.detached())) {
+            GraphLoader.Layers before = loader.layers("wiki", namespace(), memory);
+            assertThat(before.recent()).isNull();
+            String navy = firstPassageOf("navy");
+
+            upsert("engine", "Babbage built the Difference Engine with Ada Lovelace.");
+            upsert("sailors", "USN sailors visited London.");
+            delete("navy");
+            // Babbage now merges with Charles Babbage, a surface of a passage that did not change
+            assertThat(surface("babbage").canonical())
+                    .isEqualTo(surface("charles babbage").canonical());
+            GraphLoader.Layers layers = loader.layers("wiki", namespace(), memory);
+
+            assertThat(layers.base()).isSameAs(before.base());
+            MemoryGraph recent = layers.recent();
+            assertThat(recent).isNotNull();
+            assertThat(recent.version()).isEqualTo(namespace().version());
+            assertThat(layers.version()).isEqualTo(namespace().version());
+            assertThat(passageIds(recent))
+                    .containsExactlyInAnyOrder(firstPassageOf("engine"), firstPassageOf("sailors"))
+                    .doesNotContain(navy);
+            try (GraphLoader fresh = loader(Meters.detached())) {
+                MemoryGraph scratch = fresh.graph("wiki", namespace(), memory);
+                Map<String, List<String>> resolvedNow = entitiesByPassage(scratch);
+                for (Map.Entry<String, List<String>> e :
+                        entitiesByPassage(recent).entrySet()) {
+                    assertThat(e.getValue())
+                            .as("the entities of %s", e.getKey())
+                            .isNotEmpty()
+                            .isEqualTo(resolvedNow.get(e.getKey()));
+                }
+            }
+
+            float[] q = Understanders.embedded().embedder().embed("What did Babbage build?");
+            Retrieval.Mode dense = Retrieval.mode("dense");
+            List<RecentLayer.Hit> hits = RecentLayer.merge(
+                    layers.base(),
+                    dense.retrieve(
+                                    layers.base(),
+                                    Retrieval.Query.of("q", q, t -> q),
+                                    Retrieval.params(dense, Map.of()),
+                                    5)
+                            .ranked(),
+                    recent,
+                    dense.retrieve(recent, Retrieval.Query.of("q", q, t -> q), Retrieval.params(dense, Map.of()), 5)
+                            .ranked(),
+                    q);
+            assertThat(hits.get(0).graph()).isSameAs(recent);
+            assertThat(hits.get(0).graph().passage(hits.get(0).passage()).id()).isEqualTo(firstPassageOf("engine"));
+        }
+    }
+
+    private static List<String> passageIds(MemoryGraph g) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < g.passageCount(); i++) {
+            out.add(g.passage(i).id());
+        }
+        return out;
+    }
+
+    /** Each passage's entities, by resolved id in id order. */
+    private static Map<String, List<String>> entitiesByPassage(MemoryGraph g) {
+        Map<String, TreeSet<String>> sets = new HashMap<>();
+        for (int e = 0; e < g.entityCount(); e++) {
+            for (int p : g.entityPassages(e)) {
+                sets.computeIfAbsent(g.passage(p).id(), k -> new TreeSet<>()).add(g.entityId(e));
+            }
+        }
+        Map<String, List<String>> out = new HashMap<>();
+        sets.forEach((k, v) -> out.put(k, List.copyOf(v)));
+        return out;
     }
 
     private static final String CHARLES = "Charles Babbage worked with Ada Lovelace in London.";

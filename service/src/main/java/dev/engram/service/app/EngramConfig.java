@@ -285,7 +285,8 @@ public record EngramConfig(
             long snapshotBackgroundMs,
             long snapshotMemoryBytes,
             Duration snapshotIdle,
-            double snapshotBuildShare) {}
+            double snapshotBuildShare,
+            int snapshotRecentPassages) {}
 
     /** Reads the configuration from the process environment. */
     public static EngramConfig fromEnvironment() {

@@ -6,6 +6,7 @@ import static dev.engram.service.app.ConfigVariables.invalid;
 import dev.engram.processors.ExtractionCacheScope;
 import dev.engram.processors.MergeModel;
 import dev.engram.processors.UnderstandingWorkers;
+import dev.engram.query.GraphLoader;
 import dev.engram.query.VectorSearch;
 import dev.engram.retrieval.EngramHnswFormat;
 import dev.engram.service.http.ApiKeys;
@@ -138,7 +139,8 @@ final class EngramConfigReader {
                 env.integer("ENGRAM_SNAPSHOT_BACKGROUND_MS", 50, 0, Integer.MAX_VALUE),
                 env.integer("ENGRAM_SNAPSHOT_MEMORY_MB", 1024, 16, 1 << 20) * (1L << 20),
                 Duration.ofMinutes(env.integer("ENGRAM_SNAPSHOT_IDLE_MINUTES", 30, 1, 525_600)),
-                env.integer("ENGRAM_SNAPSHOT_BUILD_PERCENT", 25, 1, 100) / 100.0);
+                env.integer("ENGRAM_SNAPSHOT_BUILD_PERCENT", 25, 1, 100) / 100.0,
+                env.integer("ENGRAM_SNAPSHOT_RECENT_PASSAGES", GraphLoader.Settings.RECENT_PASSAGES, 0, 1_000_000));
         return new EngramConfig(kafka, http, storage, ingest, understanding, query, security(env), mirrors(env));
     }
 

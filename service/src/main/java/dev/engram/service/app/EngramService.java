@@ -178,7 +178,8 @@ public final class EngramService implements AutoCloseable {
                                 config.query().snapshotMemoryBytes(),
                                 config.query().snapshotIdle())
                         .withEmbedder(understander.embedder().modelId())
-                        .withBuildShare(config.query().snapshotBuildShare()),
+                        .withBuildShare(config.query().snapshotBuildShare())
+                        .withRecentPassages(config.query().snapshotRecentPassages()),
                 config.query().vectorSearch(),
                 meters);
         streams.setGlobalStateRestoreListener(new MemoryRestores(partition -> graphs.forgetKept(ns -> {
