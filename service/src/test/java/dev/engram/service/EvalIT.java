@@ -135,6 +135,75 @@ class EvalIT {
                 .contains("Recall@5 gain over dense, per set, and the worst set");
     }
 
+    /**
+     * With a late share, half the documents are sent once the snapshot of the others is built, and every question is
+     * answered from that snapshot and a recent layer of the late ones: {@code dense} ranks as over one snapshot of all.
+     */
+    @Test
+    void aLateShareIsAnsweredFromARecentLayerBesideTheSnapshotOfTheRest() throws Exception {
+        Path delta = set("delta", new String[][] {
+            {"Penicillin", "Alexander Fleming discovered penicillin in 1928.", "Who discovered penicillin?"},
+            {"Violin", "The violin has four strings and is played with a bow.", "How many strings has a violin?"},
+            {"Tides", "Tides are caused mainly by the gravity of the Moon.", "What causes the tides?"},
+            {"Chess", "Chess is played on a board of sixty-four squares.", "On how many squares is chess played?"}
+        });
+        Path out = dir.resolve("late.json");
+        Path keep = dir.resolve("kept-late");
+
+        EvalCommand.run(
+                List.of(
+                        "--data",
+                        delta.toString(),
+                        "--modes",
+                        "dense,hybrid",
+                        "--late-percent",
+                        "50",
+                        "--keep",
+                        keep.toString(),
+                        "--per-question",
+                        "true",
+                        "--out",
+                        out.toString()),
+                EngramConfig.local(Map.of()),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+
+        JsonNode result = Json.mapper().readTree(out.toFile());
+        assertThat(result.path("late_documents").asInt()).isEqualTo(2);
+        JsonNode recent = result.path("recent_layer");
+        assertThat(recent.path("passages").asInt()).isEqualTo(2);
+        assertThat(recent.path("whole_graph_version").asLong())
+                .isLessThan(recent.path("graph_version").asLong());
+        assertThat(result.path("modes").path("dense").path("gold_ranks").toString())
+                .as("each question names its document's topic, early or late")
+                .isEqualTo("[[1],[1],[1],[1]]");
+        assertThat(result.path("modes").path("hybrid").path("gold_ranks")).hasSize(4);
+        // the same memory answered whole by a later run; a late share of memory kept already is refused
+        Path whole = dir.resolve("whole.json");
+        EvalCommand.run(
+                List.of(
+                        "--data",
+                        delta.toString(),
+                        "--modes",
+                        "dense",
+                        "--keep",
+                        keep.toString(),
+                        "--per-question",
+                        "true",
+                        "--out",
+                        whole.toString()),
+                EngramConfig.local(Map.of()),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        JsonNode answeredWhole = Json.mapper().readTree(whole.toFile());
+        assertThat(answeredWhole.has("recent_layer")).isFalse();
+        assertThat(answeredWhole.path("modes").path("dense").path("gold_ranks"))
+                .isEqualTo(result.path("modes").path("dense").path("gold_ranks"));
+        assertThatThrownBy(() -> EvalCommand.run(
+                        List.of("--data", delta.toString(), "--late-percent", "10", "--keep", keep.toString()),
+                        EngramConfig.local(Map.of()),
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))
+                .hasMessageContaining("--late-percent needs a new --keep");
+    }
+
     @Test
     void aKeptIngestAnswersALaterRunWithoutIngestingAgainAndOnlyForItsOwnCorpus() throws Exception {
         Path gamma = set("gamma", new String[][] {

@@ -189,12 +189,22 @@ public final class Cli implements Callable<Integer> {
                 description = "keep each set's broker and state in WORKDIR/<set>; a later run asks that memory")
         Path keep;
 
+        @Option(
+                names = "--late-percent",
+                defaultValue = "0",
+                paramLabel = "P",
+                description = "send the last P % of each corpus (a seeded random share) only once the whole query"
+                        + " snapshot of the rest is built, and answer every question from that snapshot and the recent"
+                        + " layer of the late documents beside it: what answers lose until the next whole snapshot,"
+                        + " 0-50 (default ${DEFAULT-VALUE}: no late share)")
+        int latePercent;
+
         Eval(Io io) {
             this.io = io;
         }
 
         EvalCommand.Settings settings() {
-            return new EvalCommand.Settings(data, modes, topK, out, perQuestion, serve, keep);
+            return new EvalCommand.Settings(data, modes, topK, out, perQuestion, serve, keep, latePercent);
         }
 
         /** The settings {@code args} give, read as {@code engram eval} reads them. */

@@ -23,13 +23,16 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
@@ -37,13 +40,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code engram eval --data DIR[,DIR...] [--modes m1,m2:param=value] [--top-k 5] [--out results.json]
- * [--per-question true] [--serve true] [--keep WORKDIR]}:
+ * [--per-question true] [--serve true] [--keep WORKDIR] [--late-percent P]}:
  * for each set, ingests DIR/corpus.jsonl through
  * the real pipeline on an embedded broker, waits until every document is in memory, asks every question of
  * DIR/questions.jsonl over the HTTP API in each mode, and reports Recall@2 and Recall@5 over documents (the
  * HippoRAG protocol) with latency percentiles. With {@code --keep}, each set's broker and state live in
  * WORKDIR/&lt;set&gt; and a later run with the same corpus, extractor and embedder asks its questions of that memory
- * without ingesting again (to compare retrieval code over one ingest).
+ * without ingesting again (to compare retrieval code over one ingest). With {@code --late-percent}, P % of each corpus
+ * is sent only once the whole query snapshot of the rest is built, and every question is answered from that snapshot
+ * and the recent layer of the late documents beside it; a later run with the same {@code --keep} and no late share
+ * answers the same memory from whole snapshots, which isolates what the recent layer costs.
  */
 public final class EvalCommand {
 
@@ -58,8 +64,19 @@ public final class EvalCommand {
      * null).
      */
     record Settings(
-            List<Path> sets, List<String> modes, int topK, Path out, boolean perQuestion, boolean serve, Path keep) {
+            List<Path> sets,
+            List<String> modes,
+            int topK,
+            Path out,
+            boolean perQuestion,
+            boolean serve,
+            Path keep,
+            int latePercent) {
         Settings {
+            if (latePercent < 0 || latePercent > 50) {
+                throw new IllegalArgumentException("--late-percent must be 0-50");
+            }
+
             sets = sets == null
                     ? List.of()
                     : sets.stream().filter(d -> !d.toString().isBlank()).toList();
@@ -94,7 +111,7 @@ public final class EvalCommand {
         Path keep = settings.keep();
         List<Map<String, Object>> results = new ArrayList<>();
         for (Path data : sets) {
-            results.add(evaluateSet(data, modes, topK, serve, keep, out));
+            results.add(evaluateSet(data, modes, topK, serve, keep, settings.latePercent(), out));
         }
         if (!perQuestion) {
             results.forEach(EvalCommand::dropPerQuestion);
@@ -188,7 +205,8 @@ public final class EvalCommand {
     }
 
     private static Map<String, Object> evaluateSet(
-            Path data, List<String> modes, int topK, boolean serve, Path keep, PrintStream out) throws Exception {
+            Path data, List<String> modes, int topK, boolean serve, Path keep, int latePercent, PrintStream out)
+            throws Exception {
         List<JsonNode> corpus = Corpus.read(data.resolve("corpus.jsonl"), Integer.MAX_VALUE);
         List<JsonNode> questions = Corpus.read(data.resolve("questions.jsonl"), Integer.MAX_VALUE);
         Map<String, String> docStrings = new HashMap<>();
@@ -211,6 +229,12 @@ public final class EvalCommand {
             throw new IllegalArgumentException(
                     work + " holds the ingest of another corpus: delete it or --keep elsewhere");
         }
+        if (kept != null && latePercent > 0) {
+            throw new IllegalArgumentException(
+                    work + " holds an ingest already, whose questions are answered from whole"
+                            + " snapshots: --late-percent needs a new --keep (a later run without it answers the same memory"
+                            + " whole)");
+        }
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(work.resolve("kafka"), 0, keep == null)) {
             int port = freePort();
             Map<String, String> env = new HashMap<>(System.getenv());
@@ -221,6 +245,12 @@ public final class EvalCommand {
             env.put("ENGRAM_ADVERTISED_HOST", "127.0.0.1");
             env.put("ENGRAM_ADVERTISED_PORT", Integer.toString(port));
             env.put("ENGRAM_APPLICATION_ID", "engram-eval");
+            if (latePercent > 0) {
+                // the whole snapshot of the early documents serves every question: it is rebuilt neither in the
+                // background (an hour's staleness bound, never quiet that long) nor by a query (every build costly)
+                env.put("ENGRAM_SNAPSHOT_MAX_STALENESS_MS", "3600000");
+                env.put("ENGRAM_SNAPSHOT_BACKGROUND_MS", "0");
+            }
             EngramConfig config = EngramConfig.local(env);
             try (EngramService service = EngramService.start(config)) {
                 if (!service.awaitRunning(Duration.ofMinutes(2))) {
@@ -239,12 +269,22 @@ public final class EvalCommand {
                             + ": delete it or --keep elsewhere");
                 }
                 long t0 = System.nanoTime();
+                List<List<JsonNode>> steps = latePercent == 0 ? List.of(corpus) : lateSplit(corpus, latePercent);
                 if (kept == null) {
-                    Corpus.produce(
-                            broker.bootstrapServers(),
-                            service.topics().documents().name(),
-                            NAMESPACE,
-                            corpus);
+                    for (int step = 0; step < steps.size(); step++) {
+                        if (step > 0) {
+                            awaitIngested(baseUrl, steps.get(0).size(), out);
+                            // builds the whole snapshot of the early documents, which then serves every question
+                            post(
+                                    baseUrl + "/v1/namespaces/" + NAMESPACE + "/retrieve",
+                                    request("dense", topK, questions.get(0)));
+                        }
+                        Corpus.produce(
+                                broker.bootstrapServers(),
+                                service.topics().documents().name(),
+                                NAMESPACE,
+                                steps.get(step));
+                    }
                 }
                 JsonNode stats = awaitIngested(baseUrl, corpus.size(), out);
                 double ingestSeconds = kept == null
@@ -264,6 +304,7 @@ public final class EvalCommand {
                     m.put("extractor", extractor);
                     m.put("embedder", embedder);
                     m.put("ingest_seconds", ingestSeconds);
+                    m.put("late_percent", latePercent);
                     Files.write(marker, Json.toBytes(m));
                 }
 
@@ -274,6 +315,10 @@ public final class EvalCommand {
                 results.put("extractor", extractor);
                 results.put("embedder", embedder);
                 results.put("ingest_seconds", ingestSeconds);
+                if (latePercent > 0) {
+                    results.put("late_documents", steps.get(1).size());
+                    results.put("recent_layer", recentLayer(baseUrl, questions.get(0), topK));
+                }
                 Map<String, Object> byMode = new LinkedHashMap<>();
                 for (String mode : modes) {
                     byMode.put(mode, evaluate(baseUrl, mode, topK, questions, docStrings));
@@ -291,6 +336,48 @@ public final class EvalCommand {
                 EmbeddedKafkaBroker.deleteRecursively(work);
             }
         }
+    }
+
+    /**
+     * The corpus in two steps: the documents sent first, and the late ones, {@code percent} % of them (at least one)
+     * chosen at random with a fixed seed, each step in the corpus's order.
+     */
+    static List<List<JsonNode>> lateSplit(List<JsonNode> corpus, int percent) {
+        int lateCount = Math.max(1, (int) Math.round(corpus.size() * percent / 100.0));
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < corpus.size(); i++) {
+            order.add(i);
+        }
+        Collections.shuffle(order, new Random(20_260_101L));
+        Set<Integer> late = new HashSet<>(order.subList(0, Math.min(lateCount, order.size())));
+        List<JsonNode> first = new ArrayList<>();
+        List<JsonNode> then = new ArrayList<>();
+        for (int i = 0; i < corpus.size(); i++) {
+            (late.contains(i) ? then : first).add(corpus.get(i));
+        }
+        return List.of(first, then);
+    }
+
+    /**
+     * The recent layer a question is answered with once the late documents are in memory: its passages and the
+     * versions of the two snapshots. Fails when the answers did not come from a recent layer beside an older whole
+     * snapshot, as the late share asks.
+     */
+    private static Map<String, Object> recentLayer(String baseUrl, JsonNode question, int topK) throws Exception {
+        JsonNode r = post(baseUrl + "/v1/namespaces/" + NAMESPACE + "/retrieve", request("dense", topK, question));
+        JsonNode watermark = r.path("watermark");
+        JsonNode recent = r.path("explanation").path("recent");
+        if (recent.isMissingNode()
+                || watermark.path("whole_graph_version").asLong()
+                        >= watermark.path("graph_version").asLong()) {
+            throw new IllegalStateException(
+                    "the late documents were not answered from a recent layer beside the early ones' snapshot: " + r);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("passages", recent.path("passages").asLong());
+        out.put("graph_version", watermark.path("graph_version").asLong());
+        out.put("whole_graph_version", watermark.path("whole_graph_version").asLong());
+        return out;
     }
 
     private static String sha256(Path file) throws IOException {
