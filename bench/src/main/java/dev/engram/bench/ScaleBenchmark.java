@@ -320,21 +320,31 @@ public final class ScaleBenchmark {
                             passages, mode, (Double) r.get("p50_ms"), (Double) r.get("p99_ms"));
                 }
                 previousSize = (int) passages;
+                if (opts.containsKey("--out")) {
+                    // what is measured so far, so that a run stopped before its last size keeps the sizes it reached
+                    Files.writeString(
+                            Path.of(opts.get("--out")),
+                            Json.mapper()
+                                            .writerWithDefaultPrettyPrinter()
+                                            .writeValueAsString(finished(
+                                                    result,
+                                                    shared,
+                                                    unmeasured,
+                                                    bySize,
+                                                    underIngest,
+                                                    queryEmbedding,
+                                                    memory,
+                                                    false))
+                                    + "\n");
+                }
             }
         } finally {
             deleteTree(state);
         }
-        // true where it shared the machine at some size; null where it could not tell
-        result.put("machine_shared", shared ? Boolean.TRUE : unmeasured ? null : Boolean.FALSE);
-        result.put("by_size", bySize);
-        result.put("under_ingest", underIngest);
-        result.put("query_embedding", queryEmbedding);
-        result.put("memory", memory);
-        result.put(
-                "goals",
-                Map.of("offline_p99_vs_dense_p99_at_most", 3.0, "graph_modes_10k_to_100k", "sublinear growth of p99"));
-        result.put("p99_vs_dense", ratios(bySize));
-        String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(result);
+        String json = Json.mapper()
+                .writerWithDefaultPrettyPrinter()
+                .writeValueAsString(
+                        finished(result, shared, unmeasured, bySize, underIngest, queryEmbedding, memory, true));
         System.out.println(json);
         if (opts.containsKey("--out")) {
             Files.writeString(Path.of(opts.get("--out")), json + "\n");
@@ -373,6 +383,34 @@ public final class ScaleBenchmark {
             out.add(x);
         }
         return out;
+    }
+
+    /**
+     * The run's figures as its JSON gives them: what it was asked and measured, whether it had the machine alone, and
+     * {@code complete} once every size was reached (false in what a run writes after each size).
+     */
+    private static Map<String, Object> finished(
+            Map<String, Object> asked,
+            boolean shared,
+            boolean unmeasured,
+            List<Map<String, Object>> bySize,
+            List<Map<String, Object>> underIngest,
+            List<Map<String, Object>> queryEmbedding,
+            List<Map<String, Object>> memory,
+            boolean complete) {
+        Map<String, Object> result = new LinkedHashMap<>(asked);
+        result.put("complete", complete);
+        // true where it shared the machine at some size; null where it could not tell
+        result.put("machine_shared", shared ? Boolean.TRUE : unmeasured ? null : Boolean.FALSE);
+        result.put("by_size", bySize);
+        result.put("under_ingest", underIngest);
+        result.put("query_embedding", queryEmbedding);
+        result.put("memory", memory);
+        result.put(
+                "goals",
+                Map.of("offline_p99_vs_dense_p99_at_most", 3.0, "graph_modes_10k_to_100k", "sublinear growth of p99"));
+        result.put("p99_vs_dense", ratios(bySize));
+        return result;
     }
 
     static void deleteTree(Path root) throws IOException {

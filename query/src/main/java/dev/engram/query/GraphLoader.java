@@ -94,10 +94,26 @@ public final class GraphLoader implements AutoCloseable {
     private final int recentPassages;
 
     /**
-     * A namespace's recent layer: a snapshot of the passages changed after {@code base} (null when there were too many
-     * or the log did not reach back), read when memory was at {@code version}.
+     * A recent layer as read from the stores: a snapshot of the passages memory changed after a version, and the ids of
+     * every passage changed since (those it holds, and those that left or cannot be in a snapshot: a whole snapshot
+     * of the earlier version may hold them, as they were).
      */
-    private record Recent(MemoryGraph base, MemoryGraph graph, long version, long builtAtNanos) {}
+    public record RecentRead(MemoryGraph graph, Set<String> changed) {}
+
+    /**
+     * A namespace's recent layer beside {@code base}: {@code read} is null when too many passages changed since or the
+     * log did not reach back; read when memory was at {@code version}. {@code shadowed} counts the passages of the base
+     * it changed, and {@code bytes} is about what it holds.
+     */
+    private record Recent(
+            MemoryGraph base, RecentRead read, long version, long builtAtNanos, int shadowed, long bytes) {
+
+        Layers layers() {
+            return read == null
+                    ? new Layers(base, null, Set.of(), 0)
+                    : new Layers(base, read.graph(), read.changed(), shadowed);
+        }
+    }
 
     private final ConcurrentHashMap<String, Recent> recents = new ConcurrentHashMap<>();
     /** One recent layer built at a time per namespace, apart from its whole builds. */
@@ -362,9 +378,16 @@ public final class GraphLoader implements AutoCloseable {
 
     /**
      * What a query of the namespace reads: its snapshot, and while a costly snapshot (one rebuilt in the background) is
-     * behind memory, a recent layer of the passages written since.
+     * behind memory, a recent layer of the passages written since (null: none), with the ids of the passages changed
+     * since the snapshot ({@code changed}; the snapshot's copies of them are not to be served) and how many of them the
+     * snapshot holds ({@code shadowed}).
      */
-    public record Layers(MemoryGraph base, MemoryGraph recent) {
+    public record Layers(MemoryGraph base, MemoryGraph recent, Set<String> changed, int shadowed) {
+
+        /** The snapshot alone. */
+        public Layers(MemoryGraph base) {
+            this(base, null, Set.of(), 0);
+        }
 
         /** The memory version the layers hold together. */
         public long version() {
@@ -375,10 +398,11 @@ public final class GraphLoader implements AutoCloseable {
     /**
      * The namespace's snapshot as {@link #graph(String, NamespaceState, MemoryReader)} gives it, and, while that
      * snapshot is costly to build and behind memory, a recent layer: a snapshot of only the passages memory changed
-     * since, read from the stores in time proportional to them, at most {@code maxStaleness} old. Answers then hold a
-     * write within about {@code maxStaleness} of it at any size of namespace, while the whole snapshot, which the modes
-     * that rank by links need to see a new passage's links to the rest, follows at the pace its build allows (see
-     * {@link dev.engram.retrieval.RecentLayer} for how the two are ranked as one).
+     * since, read from the stores in time proportional to them, read again once it is {@code maxStaleness} old and
+     * memory has moved on. Answers then hold a write within about {@code maxStaleness} and a recent layer's read of it
+     * at any size of namespace, while the whole snapshot, which the modes that rank by links need to see a new
+     * passage's links to the rest, follows at the pace its build allows (see {@link dev.engram.retrieval.RecentLayer}
+     * for how the two are ranked as one).
      */
     public Layers layers(String ns, NamespaceState state, MemoryReader memory) {
         return layers(
@@ -386,7 +410,7 @@ public final class GraphLoader implements AutoCloseable {
                 state.version(),
                 state.updatedAt(),
                 () -> assembler.build(ns, state, memory),
-                since -> assembler.recent(ns, since, memory, recentPassages));
+                since -> assembler.recent(ns, since, state.version(), memory, recentPassages));
     }
 
     /**
@@ -398,12 +422,12 @@ public final class GraphLoader implements AutoCloseable {
             long version,
             Instant changedAt,
             Supplier<MemoryGraph> build,
-            LongFunction<MemoryGraph> recentSince) {
+            LongFunction<RecentRead> recentSince) {
         MemoryGraph base = graph(ns, version, changedAt, build);
         Cached c = cache.get(ns);
         if (base.version() >= version) {
             dropRecent(ns);
-            return new Layers(base, null);
+            return new Layers(base);
         }
         if (recentPassages == 0
                 || c == null
@@ -412,39 +436,55 @@ public final class GraphLoader implements AutoCloseable {
                 || c.buildNanos() <= inlineBuildNanos) {
             // a cheap snapshot is rebuilt at once; one read before memory was restored says nothing of what changed
             // since
-            return new Layers(base, null);
+            return new Layers(base);
         }
         Recent r = recents.get(ns);
         if (current(r, base, version)) {
-            return new Layers(base, r.graph());
+            return r.layers();
         }
         ReentrantLock lock = recentLocks.computeIfAbsent(ns, n -> new ReentrantLock());
-        lock.lock();
+        if (!lock.tryLock()) {
+            if (r != null && r.base() == base) {
+                return r.layers(); // another query reads a newer one meanwhile
+            }
+            lock.lock(); // none to serve yet beside this snapshot: wait for it
+        }
         try {
             r = recents.get(ns);
             if (current(r, base, version)) {
-                return new Layers(base, r.graph());
+                return r.layers();
             }
             long t0 = ticker.nanoTime();
-            MemoryGraph g;
+            RecentRead read;
             try {
-                g = recentSince.apply(base.version());
+                read = recentSince.apply(base.version());
             } catch (RuntimeException e) {
                 meters.snapshotBuilt(Meters.SnapshotHow.RECENT, false, Duration.ofNanos(ticker.nanoTime() - t0));
                 throw e;
             }
             long now = ticker.nanoTime();
-            if (g != null) {
+            int shadowed = 0;
+            long bytes = 0;
+            if (read != null) {
                 meters.snapshotBuilt(Meters.SnapshotHow.RECENT, true, Duration.ofNanos(now - t0));
+                for (String id : read.changed()) {
+                    shadowed += base.passageIndex(id) >= 0 ? 1 : 0;
+                }
+                bytes = read.graph().estimatedBytes() + 64L * read.changed().size();
             }
+            Recent next = new Recent(base, read, read != null ? read.graph().version() : version, now, shadowed, bytes);
             if (closed) {
-                return new Layers(base, g); // served to this caller only, never kept
+                return next.layers(); // served to this caller only, never kept
             }
-            Recent previous = recents.put(ns, new Recent(base, g, g != null ? g.version() : version, now));
-            if (previous != null && previous.graph() != null) {
-                previous.graph().release();
+            Recent previous = recents.put(ns, next);
+            if (previous != null && previous.read() != null) {
+                previous.read().graph().release();
             }
-            return new Layers(base, g);
+            Cached still = cache.get(ns);
+            if (still == null || still.graph() != base) {
+                dropRecent(ns); // the snapshot was evicted or replaced meanwhile: nothing to lie beside
+            }
+            return next.layers();
         } finally {
             lock.unlock();
         }
@@ -463,8 +503,8 @@ public final class GraphLoader implements AutoCloseable {
     /** Lets go of a namespace's recent layer. */
     private void dropRecent(String ns) {
         Recent r = recents.get(ns);
-        if (r != null && recents.remove(ns, r) && r.graph() != null) {
-            r.graph().release();
+        if (r != null && recents.remove(ns, r) && r.read() != null) {
+            r.read().graph().release();
         }
     }
 
@@ -522,9 +562,10 @@ public final class GraphLoader implements AutoCloseable {
         }
     }
 
-    /** Bytes the cached snapshots hold, about. */
+    /** Bytes the cached snapshots and their recent layers hold, about. */
     public long cachedBytes() {
-        return cache.values().stream().mapToLong(Cached::bytes).sum();
+        return cache.values().stream().mapToLong(Cached::bytes).sum()
+                + recents.values().stream().mapToLong(Recent::bytes).sum();
     }
 
     /** The namespaces that have a snapshot cached. */
@@ -552,6 +593,11 @@ public final class GraphLoader implements AutoCloseable {
         for (Map.Entry<String, Long> e : lastUsed.entrySet()) {
             if (now - e.getValue() > idleNanos && cache.containsKey(e.getKey())) {
                 evict(e.getKey(), "idle", false);
+            }
+        }
+        for (String ns : recents.keySet()) {
+            if (!cache.containsKey(ns)) {
+                dropRecent(ns); // its snapshot left while it was read
             }
         }
     }

@@ -476,28 +476,26 @@ public final class QueryService {
         // The snapshot may lag the stores by up to a second: rank with slack and drop passages that have since left
         // memory, so a deleted document is never served.
         int ranked = topK * 2 + 10;
-        Retrieval.Result result =
-                mode.retrieve(graph, query(ns, query, embed, queryEntities, graph, memory), params, ranked);
-        List<RecentLayer.Hit> hits;
-        Map<String, Object> explanation = result.explanation();
         MemoryGraph recent = layers.recent();
-        if (recent != null && recent.passageCount() > 0) {
-            Retrieval.Result fromRecent =
-                    mode.retrieve(recent, query(ns, query, embed, queryEntities, recent, memory), params, ranked);
-            hits = RecentLayer.merge(graph, result.ranked(), recent, fromRecent.ranked(), embed.apply(query));
-            explanation = new LinkedHashMap<>(explanation);
-            explanation.put(
-                    "recent",
-                    Map.of(
-                            "graph_version",
-                            recent.version(),
-                            "passages",
-                            recent.passageCount(),
-                            "ranked",
-                            fromRecent.ranked().size()));
-        } else {
-            hits = RecentLayer.of(graph, result.ranked());
-        }
+        Set<String> changed = layers.changed();
+        RecentLayer.Ranked result = RecentLayer.retrieve(
+                mode,
+                params,
+                ranked,
+                graph,
+                query(ns, query, embed, queryEntities, graph, memory, changed)
+                        .withDecomposer(
+                                llm.decomposer() == null
+                                        ? null
+                                        : question -> llm.decomposer().apply(ns, question))
+                        .withReasoner(llm.reasoner()),
+                recent,
+                // the LLM agents ran on the snapshot: the recent layer is ranked by the mode's own steps
+                recent == null ? null : query(ns, query, embed, queryEntities, recent, memory, Set.of()),
+                changed,
+                layers.shadowed());
+        List<RecentLayer.Hit> hits = result.hits();
+        Map<String, Object> explanation = result.explanation();
         List<Responses.Passage> results = new ArrayList<>();
         for (RecentLayer.Hit s : hits) {
             if (results.size() == topK) {
@@ -588,28 +586,28 @@ public final class QueryService {
     }
 
     /**
-     * The query as a mode runs it on {@code graph}: naming the graph's entities among {@code entityIds}, with the
-     * namespace's LLM agents, and showing an LLM only the passages of the graph still in memory.
+     * The query as a mode runs it on {@code graph}: naming the graph's entities among {@code entityIds}, and showing an
+     * LLM only the passages of the graph still in memory and not {@code changed} since the graph was read.
      */
-    private Retrieval.Query query(
+    private static Retrieval.Query query(
             String ns,
             String text,
             Function<String, float[]> embed,
             List<String> entityIds,
             MemoryGraph graph,
-            MemoryReader memory) {
+            MemoryReader memory,
+            Set<String> changed) {
         return Retrieval.Query.of(text, embed.apply(text), embed)
                 .withEntities(entityIds.stream()
                         .mapToInt(graph::entityIndex)
                         .filter(i -> i >= 0)
                         .distinct()
                         .toArray())
-                .withDecomposer(
-                        llm.decomposer() == null
-                                ? null
-                                : question -> llm.decomposer().apply(ns, question))
-                .withReasoner(llm.reasoner())
-                // what an LLM is shown of the snapshot is checked against memory first, as the results are
-                .withLive(i -> memory.passage(ns, graph.passage(i).id()).isPresent());
+                // what an LLM is shown of the snapshot is checked against memory first, as the results are; a passage
+                // changed since is shown as the recent layer holds it, not as this snapshot does
+                .withLive(i -> {
+                    String id = graph.passage(i).id();
+                    return !changed.contains(id) && memory.passage(ns, id).isPresent();
+                });
     }
 }

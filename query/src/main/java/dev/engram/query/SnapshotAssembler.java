@@ -352,14 +352,17 @@ final class SnapshotAssembler {
     /**
      * A small snapshot of only the passages memory changed after version {@code since}, read afresh from the stores
      * without touching what the namespace's whole builds keep: what a query reads beside the whole snapshot of
-     * {@code since} while the next one is built (see {@link GraphLoader}). Its vectors are on the heap and searched
-     * exactly; the surfaces its passages mention are read for it alone, so an entity it names is named after the
-     * surfaces of it these passages mention. Null when memory is not past {@code since}, when the namespace's log does
-     * not reach back to it, or when more than {@code limit} passages changed since (the whole build is then the
-     * quicker way to them).
+     * {@code since} while the next one is built (see {@link GraphLoader}), with the ids of every passage changed since
+     * (those that left, or whose vector is not there yet, included: the whole snapshot's copies of them are stale). Its
+     * vectors are on the heap and searched exactly; the surfaces its passages mention are read for it alone, so an
+     * entity it names is named after the surfaces of it these passages mention. Its version is memory's now, or
+     * {@code upTo} when that is lower (the version the caller read, which its answers' watermark gives). Null when
+     * memory is not past {@code since}, when the namespace's log does not reach back to it, or when more than
+     * {@code limit} passages changed since (the whole build is then the quicker way to them).
      */
-    MemoryGraph recent(String ns, long since, MemoryReader memory, int limit) {
-        long version = memory.namespace(ns).map(NamespaceState::version).orElse(since);
+    GraphLoader.RecentRead recent(String ns, long since, long upTo, MemoryReader memory, int limit) {
+        long version =
+                Math.min(upTo, memory.namespace(ns).map(NamespaceState::version).orElse(since));
         if (version <= since) {
             return null;
         }
@@ -389,7 +392,8 @@ final class SnapshotAssembler {
         for (PassagePart part : read.values()) {
             ordered.add(Kept.of(part, surfaces));
         }
-        return assemble(ns, version, ordered, new TermCache(), arena, memory, VectorIndexer.EXACT, false);
+        MemoryGraph g = assemble(ns, version, ordered, new TermCache(), arena, memory, VectorIndexer.EXACT, false);
+        return new GraphLoader.RecentRead(g, Set.copyOf(changed.passages()));
     }
 
     /** How a whole snapshot of the namespace searches its vectors: its HNSW index, or exactly while it cannot be. */

@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -228,10 +229,10 @@ class GraphLoaderTest {
     }
 
     /** A recent layer of version {@code version}, counted in {@code calls} with the version it was read after. */
-    private static LongFunction<MemoryGraph> recentLayer(long version, List<Long> calls) {
+    private static LongFunction<GraphLoader.RecentRead> recentLayer(long version, List<Long> calls) {
         return since -> {
             calls.add(since);
-            return MemoryGraph.builder(version).build();
+            return new GraphLoader.RecentRead(MemoryGraph.builder(version).build(), Set.of("p" + version));
         };
     }
 
@@ -335,7 +336,7 @@ class GraphLoaderTest {
                 }
                 return snapshot(2).get();
             };
-            LongFunction<MemoryGraph> tooMany = since -> {
+            LongFunction<GraphLoader.RecentRead> tooMany = since -> {
                 calls.add(since);
                 return null;
             };

@@ -1,20 +1,24 @@
 package dev.engram.retrieval;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * One ranking from two snapshots of a namespace: its whole snapshot (the base), and a small snapshot of only the
  * passages written since (the recent layer), which a query reads while the next whole snapshot is built. A mode runs on
  * each; this places the recent layer's passages among the base's.
  *
- * <p>A base passage the recent layer holds again (it was written since) is left out: the recent layer's copy is the one
- * memory holds now. Each recent passage is placed where its similarity to the query would put it among the base's
- * ranked passages: before every base passage less similar to the query, behind every one more similar. For
- * {@code dense}, whose ranking is by that similarity, this is the ranking a whole snapshot of both would give. For the
- * modes that rank by links, by words or by both, it is an approximation until the next whole snapshot: the recent
- * passages' own links and statistics are of the recent layer alone, so their scores are not comparable with the
- * base's, while their similarity to the query is.
+ * <p>A base passage changed since (written again, deleted, or not yet in a snapshot) is left out: the recent layer's
+ * copy, if any, is the one memory holds now. Each recent passage is placed after as many of the base's ranked passages
+ * as are more similar to the query than it is. For {@code dense}, whose ranking is by that similarity, that is before
+ * every less similar one and after every more similar one: the ranking a whole snapshot of both would give, as long as
+ * the base is asked for as many more passages as it holds that changed since. For the modes that rank by links, by
+ * words or by both, it is an approximation until the next whole snapshot: the recent passages' own links and
+ * statistics are of the recent layer alone, so their scores are not comparable with the base's, while their
+ * similarity to the query is.
  *
  * <p>A placed passage's score is its own, bounded by the scores of the base passages before and after it, so that the
  * scores still descend with the rank wherever the base's did.
@@ -25,6 +29,43 @@ public final class RecentLayer {
 
     /** A passage of one of the two snapshots, with its score. */
     public record Hit(MemoryGraph graph, int passage, double score) {}
+
+    /** Ranked passages of either snapshot, best first, and how the mode arrived at them. */
+    public record Ranked(List<Hit> hits, Map<String, Object> explanation) {}
+
+    /**
+     * Runs {@code mode} on the base and on the recent layer (when there is one) and ranks their passages as one.
+     *
+     * @param changed the ids of the passages changed since the base (its copies of them are stale), of which it holds
+     *     {@code shadowed}: the base is asked for that many more, so that {@code k} of its own remain
+     * @param recentQuery the query as the mode runs it on the recent layer (without LLM agents: they ran on the base)
+     */
+    public static Ranked retrieve(
+            Retrieval.Mode mode,
+            Retrieval.Params params,
+            int k,
+            MemoryGraph base,
+            Retrieval.Query baseQuery,
+            MemoryGraph recent,
+            Retrieval.Query recentQuery,
+            Set<String> changed,
+            int shadowed) {
+        Retrieval.Result fromBase = mode.retrieve(base, baseQuery, params, k + shadowed);
+        if (recent == null) {
+            return new Ranked(of(base, fromBase.ranked()), fromBase.explanation());
+        }
+        List<Retrieval.Scored> fromRecent = recent.passageCount() == 0
+                ? List.of()
+                : mode.retrieve(recent, recentQuery, params, k).ranked();
+        Map<String, Object> explanation = new LinkedHashMap<>(fromBase.explanation());
+        Map<String, Object> layer = new LinkedHashMap<>();
+        layer.put("graph_version", recent.version());
+        layer.put("passages", recent.passageCount());
+        layer.put("changed", changed.size());
+        layer.put("ranked", fromRecent.size());
+        explanation.put("recent", layer);
+        return new Ranked(merge(base, fromBase.ranked(), recent, fromRecent, changed, baseQuery.vector()), explanation);
+    }
 
     /** The base's ranking alone, as hits. */
     public static List<Hit> of(MemoryGraph base, List<Retrieval.Scored> ranked) {
@@ -38,6 +79,8 @@ public final class RecentLayer {
     /**
      * The base's and the recent layer's rankings as one, best first.
      *
+     * @param changed the ids of the passages changed since the base: its copies of them are left out, as are those of
+     *     the passages the recent layer holds
      * @param query the query's vector, unit length, as the passages' are
      */
     public static List<Hit> merge(
@@ -45,11 +88,13 @@ public final class RecentLayer {
             List<Retrieval.Scored> baseRanked,
             MemoryGraph recent,
             List<Retrieval.Scored> recentRanked,
+            Set<String> changed,
             float[] query) {
         List<Retrieval.Scored> kept = new ArrayList<>(baseRanked.size());
         for (Retrieval.Scored s : baseRanked) {
-            if (recent.passageIndex(base.passage(s.passage()).id()) < 0) {
-                kept.add(s); // not written since
+            String id = base.passage(s.passage()).id();
+            if (!changed.contains(id) && recent.passageIndex(id) < 0) {
+                kept.add(s); // not changed since
             }
         }
         double[] keptSimilarity = new double[kept.size()];

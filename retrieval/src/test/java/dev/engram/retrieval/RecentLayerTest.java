@@ -80,6 +80,7 @@ class RecentLayerTest {
                     recent,
                     dense.retrieve(recent, Retrieval.Query.of("q", q, t -> q), params, 30)
                             .ranked(),
+                    since.keySet(),
                     q);
             List<Retrieval.Scored> expected = dense.retrieve(whole, Retrieval.Query.of("q", q, t -> q), params, 20)
                     .ranked();
@@ -122,7 +123,12 @@ class RecentLayerTest {
         }
         fromBase.sort((a, b) -> Double.compare(b.score(), a.score()));
         List<RecentLayer.Hit> merged = RecentLayer.merge(
-                base, fromBase, recent, List.of(new Retrieval.Scored(0, recent.passageSimilarity(0, q))), q);
+                base,
+                fromBase,
+                recent,
+                List.of(new Retrieval.Scored(0, recent.passageSimilarity(0, q))),
+                Set.of("rewritten"),
+                q);
 
         assertThat(ids(merged)).hasSize(11).containsOnlyOnce("rewritten");
         RecentLayer.Hit rewritten = merged.stream()
@@ -136,7 +142,7 @@ class RecentLayerTest {
     }
 
     @Test
-    void inEveryModeTheRecentPassagesArePlacedByTheirSimilarityAndScoresDescend() {
+    void inEveryModeEachRecentPassageFollowsJustTheBasePassagesMoreAlikeAndScoresDescend() {
         Random random = new Random(5);
         Map<String, float[]> old = new LinkedHashMap<>();
         for (int i = 0; i < 120; i++) {
@@ -150,6 +156,7 @@ class RecentLayerTest {
         }
         MemoryGraph base = graph(1, old);
         MemoryGraph recent = graph(2, since);
+        int descending = 0;
         for (String name : Retrieval.modes()) {
             Retrieval.Mode mode = Retrieval.mode(name);
             Retrieval.Params params = Retrieval.params(mode, Map.of());
@@ -159,17 +166,29 @@ class RecentLayerTest {
             List<Retrieval.Scored> fromRecent = mode.retrieve(
                             recent, Retrieval.Query.of("shared things", q, t -> q), params, 20)
                     .ranked();
-            List<RecentLayer.Hit> merged = RecentLayer.merge(base, fromBase, recent, fromRecent, q);
+            List<RecentLayer.Hit> merged = RecentLayer.merge(base, fromBase, recent, fromRecent, since.keySet(), q);
 
             assertThat(merged).as(name).hasSize(fromBase.size() + fromRecent.size());
             assertThat(Set.copyOf(ids(merged))).as(name).hasSize(merged.size());
-            if (fromRecent.stream()
-                    .anyMatch(s -> recent.passage(s.passage()).id().equals("twin"))) {
-                assertThat(ids(merged).get(0))
-                        .as(name + ": nothing of the base is more alike")
-                        .isEqualTo("twin");
+            assertThat(fromRecent).as(name).isNotEmpty();
+            int baseBefore = 0;
+            for (RecentLayer.Hit h : merged) {
+                if (h.graph() == base) {
+                    baseBefore++;
+                    continue;
+                }
+                double similarity = recent.passageSimilarity(h.passage(), q);
+                long moreAlike = fromBase.stream()
+                        .filter(b -> base.passageSimilarity(b.passage(), q) > similarity)
+                        .count();
+                assertThat(baseBefore)
+                        .as(
+                                "%s: base passages before %s",
+                                name, recent.passage(h.passage()).id())
+                        .isEqualTo(moreAlike);
             }
             if (isDescending(fromBase)) {
+                descending++;
                 for (int i = 1; i < merged.size(); i++) {
                     assertThat(merged.get(i).score())
                             .as("%s at rank %d", name, i)
@@ -177,6 +196,57 @@ class RecentLayerTest {
                 }
             }
         }
+        assertThat(descending).as("modes whose scores descend").isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void whenMostOfTheBasesBestWereWrittenAgainTheBaseIsAskedForAsManyMore() {
+        Random random = new Random(13);
+        float[] q = randomUnit(random);
+        Map<String, float[]> old = new LinkedHashMap<>();
+        for (int i = 0; i < 300; i++) {
+            old.put("p" + i, randomUnit(random));
+        }
+        MemoryGraph base = graph(1, old);
+        Retrieval.Mode dense = Retrieval.mode("dense");
+        Retrieval.Params params = Retrieval.params(dense, Map.of());
+        // the base's 40 passages most alike the query are all written again, now far from it
+        Map<String, float[]> since = new LinkedHashMap<>();
+        for (Retrieval.Scored s : dense.retrieve(base, Retrieval.Query.of("q", q, t -> q), params, 40)
+                .ranked()) {
+            float[] away = q.clone();
+            for (int d = 0; d < away.length; d++) {
+                away[d] = -away[d] + 0.1f * (float) random.nextGaussian();
+            }
+            since.put(base.passage(s.passage()).id(), TestVectors.unit(away));
+        }
+        Map<String, float[]> now = new LinkedHashMap<>(old);
+        now.putAll(since);
+        MemoryGraph recent = graph(2, since);
+        MemoryGraph whole = graph(2, now);
+
+        RecentLayer.Ranked ranked = RecentLayer.retrieve(
+                dense,
+                params,
+                10,
+                base,
+                Retrieval.Query.of("q", q, t -> q),
+                recent,
+                Retrieval.Query.of("q", q, t -> q),
+                since.keySet(),
+                since.size());
+
+        assertThat(ids(ranked.hits()).subList(0, 10))
+                .isEqualTo(dense.retrieve(whole, Retrieval.Query.of("q", q, t -> q), params, 10).ranked().stream()
+                        .map(s -> whole.passage(s.passage()).id())
+                        .toList());
+        assertThat(ranked.explanation()).containsKey("recent");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> layer = (Map<String, Object>) ranked.explanation().get("recent");
+        assertThat(layer)
+                .containsEntry("passages", 40)
+                .containsEntry("changed", 40)
+                .containsEntry("graph_version", 2L);
     }
 
     private static boolean isDescending(List<Retrieval.Scored> ranked) {

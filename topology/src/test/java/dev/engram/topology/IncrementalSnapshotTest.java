@@ -347,18 +347,23 @@ class IncrementalSnapshotTest {
 
             float[] q = Understanders.embedded().embedder().embed("What did Babbage build?");
             Retrieval.Mode dense = Retrieval.mode("dense");
-            List<RecentLayer.Hit> hits = RecentLayer.merge(
-                    layers.base(),
-                    dense.retrieve(
-                                    layers.base(),
-                                    Retrieval.Query.of("q", q, t -> q),
-                                    Retrieval.params(dense, Map.of()),
-                                    5)
-                            .ranked(),
-                    recent,
-                    dense.retrieve(recent, Retrieval.Query.of("q", q, t -> q), Retrieval.params(dense, Map.of()), 5)
-                            .ranked(),
-                    q);
+            List<RecentLayer.Hit> hits = RecentLayer.retrieve(
+                            dense,
+                            Retrieval.params(dense, Map.of()),
+                            5,
+                            layers.base(),
+                            Retrieval.Query.of("q", q, t -> q),
+                            recent,
+                            Retrieval.Query.of("q", q, t -> q),
+                            layers.changed(),
+                            layers.shadowed())
+                    .hits();
+            assertThat(layers.changed())
+                    .as("the deleted passage too")
+                    .contains(navy, firstPassageOf("engine"), firstPassageOf("sailors"));
+            assertThat(layers.shadowed())
+                    .as("of the snapshot, the navy's passage")
+                    .isEqualTo(1);
             assertThat(hits.get(0).graph()).isSameAs(recent);
             assertThat(hits.get(0).graph().passage(hits.get(0).passage()).id()).isEqualTo(firstPassageOf("engine"));
         }
