@@ -259,6 +259,8 @@ public final class ScaleBenchmark {
                         "recent_layer_build_mean_seconds",
                         recentBuilds == 0 ? 0 : (recentAfter[0] - recentBefore[0]) / recentBuilds);
                 memory.add(mem);
+                writePartial(
+                        opts, finished(result, shared, unmeasured, bySize, underIngest, queryEmbedding, memory, false));
                 // every mode warmed up before any is timed (the snapshot, its indexes, the JIT), then the modes take
                 // turns on each question, so that no mode is timed colder than another or in a quieter moment; the
                 // work the ingest left behind (compactions) done first, so that the latency is that of the namespace
@@ -320,23 +322,8 @@ public final class ScaleBenchmark {
                             passages, mode, (Double) r.get("p50_ms"), (Double) r.get("p99_ms"));
                 }
                 previousSize = (int) passages;
-                if (opts.containsKey("--out")) {
-                    // what is measured so far, so that a run stopped before its last size keeps the sizes it reached
-                    Files.writeString(
-                            Path.of(opts.get("--out")),
-                            Json.mapper()
-                                            .writerWithDefaultPrettyPrinter()
-                                            .writeValueAsString(finished(
-                                                    result,
-                                                    shared,
-                                                    unmeasured,
-                                                    bySize,
-                                                    underIngest,
-                                                    queryEmbedding,
-                                                    memory,
-                                                    false))
-                                    + "\n");
-                }
+                writePartial(
+                        opts, finished(result, shared, unmeasured, bySize, underIngest, queryEmbedding, memory, false));
             }
         } finally {
             deleteTree(state);
@@ -383,6 +370,18 @@ public final class ScaleBenchmark {
             out.add(x);
         }
         return out;
+    }
+
+    /**
+     * Writes what is measured so far to {@code --out}, if given: a run stopped before its end keeps the sizes it reached
+     * (their memory and catch-up as soon as they are read, their latencies once they are timed).
+     */
+    private static void writePartial(Map<String, String> opts, Map<String, Object> partial) throws IOException {
+        if (opts.containsKey("--out")) {
+            Files.writeString(
+                    Path.of(opts.get("--out")),
+                    Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(partial) + "\n");
+        }
     }
 
     /**

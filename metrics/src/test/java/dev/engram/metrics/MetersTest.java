@@ -89,7 +89,13 @@ class MetersTest {
         assertThat(series(Meters.THEME_SUMMARIES, "kind"))
                 .containsExactlyInAnyOrder("extractive", "abstractive", "failed");
         assertThat(series(Meters.SNAPSHOT_BUILDS, "how", "outcome"))
-                .containsExactlyInAnyOrder("inline/ok", "inline/failed", "background/ok", "background/failed");
+                .containsExactlyInAnyOrder(
+                        "inline/ok",
+                        "inline/failed",
+                        "background/ok",
+                        "background/failed",
+                        "recent/ok",
+                        "recent/failed");
         assertThat(series(Meters.VECTOR_INDEX_WRITES, "op")).containsExactlyInAnyOrder("write", "delete");
         assertThat(series(Meters.VECTOR_INDEX_UNAVAILABLE)).hasSize(1);
         assertThat(series(Meters.MIRROR_RECORDS, "op")).containsExactlyInAnyOrder("upsert", "delete", "repair");
