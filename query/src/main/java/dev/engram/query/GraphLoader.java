@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongFunction;
@@ -77,6 +78,16 @@ public final class GraphLoader implements AutoCloseable {
     private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
     private final ExecutorService background = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "engram-snapshots");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** Namespaces whose recent layer is read again in the background. */
+    private final Set<String> refreshingRecent = ConcurrentHashMap.newKeySet();
+
+    /** Reads recent layers again, apart from the whole builds, which take far longer. */
+    private final ExecutorService recentReader = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "engram-recent-layers");
         t.setDaemon(true);
         return t;
     });
@@ -398,9 +409,10 @@ public final class GraphLoader implements AutoCloseable {
     /**
      * The namespace's snapshot as {@link #graph(String, NamespaceState, MemoryReader)} gives it, and, while that
      * snapshot is costly to build and behind memory, a recent layer: a snapshot of only the passages memory changed
-     * since, read from the stores in time proportional to them, read again once it is {@code maxStaleness} old and
-     * memory has moved on. Answers then hold a write within about {@code maxStaleness} and a recent layer's read of it
-     * at any size of namespace, while the whole snapshot, which the modes that rank by links need to see a new
+     * since, read from the stores in time proportional to them: the first beside a snapshot by the query that asks for
+     * it, then again in the background once it is {@code maxStaleness} old and memory has moved on, the last one
+     * serving meanwhile. Answers then hold a write within about {@code maxStaleness} and a recent layer's read of it at
+     * any size of namespace, while the whole snapshot, which the modes that rank by links need to see a new
      * passage's links to the rest, follows at the pace its build allows (see {@link dev.engram.retrieval.RecentLayer}
      * for how the two are ranked as one).
      */
@@ -442,17 +454,38 @@ public final class GraphLoader implements AutoCloseable {
         if (current(r, base, version)) {
             return r.layers();
         }
-        ReentrantLock lock = recentLocks.computeIfAbsent(ns, n -> new ReentrantLock());
-        if (!lock.tryLock()) {
-            if (r != null && r.base() == base) {
-                return r.layers(); // another query reads a newer one meanwhile
+        if (r != null && r.base() == base) {
+            // read again in the background, the last one serving meanwhile: no query waits for it
+            if (refreshingRecent.add(ns)) {
+                try {
+                    recentReader.execute(() -> {
+                        try {
+                            readRecent(ns, base, version, recentSince);
+                        } catch (RuntimeException e) {
+                            // the stores moved away (a rebalance) or were closed; the next query tries again
+                            LOG.warn("reading the recent layer of namespace {} failed: {}", ns, e.toString());
+                        } finally {
+                            refreshingRecent.remove(ns);
+                        }
+                    });
+                } catch (RejectedExecutionException e) {
+                    refreshingRecent.remove(ns); // closing
+                }
             }
-            lock.lock(); // none to serve yet beside this snapshot: wait for it
+            return r.layers();
         }
+        // the first beside this snapshot, read by this query: few passages changed since a snapshot this new
+        return readRecent(ns, base, version, recentSince).layers();
+    }
+
+    /** Reads the recent layer beside {@code base} at {@code version}, unless one is current, and keeps it. */
+    private Recent readRecent(String ns, MemoryGraph base, long version, LongFunction<RecentRead> recentSince) {
+        ReentrantLock lock = recentLocks.computeIfAbsent(ns, n -> new ReentrantLock());
+        lock.lock();
         try {
-            r = recents.get(ns);
+            Recent r = recents.get(ns);
             if (current(r, base, version)) {
-                return r.layers();
+                return r;
             }
             long t0 = ticker.nanoTime();
             RecentRead read;
@@ -474,7 +507,7 @@ public final class GraphLoader implements AutoCloseable {
             }
             Recent next = new Recent(base, read, read != null ? read.graph().version() : version, now, shadowed, bytes);
             if (closed) {
-                return next.layers(); // served to this caller only, never kept
+                return next; // served to this caller only, never kept
             }
             Recent previous = recents.put(ns, next);
             if (previous != null && previous.read() != null) {
@@ -484,7 +517,7 @@ public final class GraphLoader implements AutoCloseable {
             if (still == null || still.graph() != base) {
                 dropRecent(ns); // the snapshot was evicted or replaced meanwhile: nothing to lie beside
             }
-            return next.layers();
+            return next;
         } finally {
             lock.unlock();
         }
@@ -646,7 +679,11 @@ public final class GraphLoader implements AutoCloseable {
         closed = true;
         // a background build runs to its end (interrupting it mid-write would break its index's writer)
         background.shutdown();
+        recentReader.shutdown();
         try {
+            if (!recentReader.awaitTermination(60, TimeUnit.SECONDS)) {
+                LOG.warn("a recent layer is still being read at shutdown");
+            }
             if (!background.awaitTermination(60, TimeUnit.SECONDS)) {
                 LOG.warn("a snapshot build is still running at shutdown");
             }

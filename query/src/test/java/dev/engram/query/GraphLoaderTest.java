@@ -57,6 +57,18 @@ class GraphLoaderTest {
         };
     }
 
+    /** A snapshot built once {@code proceed} is counted down: a build that runs until the test lets it finish. */
+    private Supplier<MemoryGraph> snapshotOnceReleased(CountDownLatch proceed, long version) {
+        return () -> {
+            try {
+                assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            return snapshot(version).get();
+        };
+    }
+
     /** The time as the loaders of the timing tests read it: it moves only when a test moves it. */
     private static final class TestTicker implements GraphLoader.Ticker {
         private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
@@ -208,14 +220,7 @@ class GraphLoaderTest {
         CountDownLatch proceed = new CountDownLatch(1);
         try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(0, 0), SEARCH, meters)) {
             loader.graph("ns", 1, snapshot(1));
-            Supplier<MemoryGraph> slow = () -> {
-                try {
-                    assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                return snapshot(2).get();
-            };
+            Supplier<MemoryGraph> slow = snapshotOnceReleased(proceed, 2);
             // every query while the build runs gets version 1 at once, and only one build is started
             for (int i = 0; i < 3; i++) {
                 assertThat(loader.graph("ns", 2, slow).version()).isEqualTo(1);
@@ -245,14 +250,7 @@ class GraphLoaderTest {
             GraphLoader.Layers first = loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
             assertThat(first.base().version()).isEqualTo(1);
             assertThat(first.recent()).isNull();
-            Supplier<MemoryGraph> blocked = () -> {
-                try {
-                    assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                return snapshot(3).get();
-            };
+            Supplier<MemoryGraph> blocked = snapshotOnceReleased(proceed, 3);
             ticker.advance(1500); // past the staleness bound and the build-time bound: a background build is due
 
             GraphLoader.Layers layers = loader.layers("ns", 2, null, blocked, recentLayer(2, calls));
@@ -272,16 +270,16 @@ class GraphLoaderTest {
                             .version())
                     .isEqualTo(2);
             assertThat(calls).hasSize(1);
-            // past it, the next query reads the passages changed since the whole snapshot again
+            // past it, the passages changed since the whole snapshot are read again in the background, the last
+            // recent layer serving meanwhile
             ticker.advance(700);
             assertThat(loader.layers("ns", 3, null, blocked, recentLayer(3, calls))
                             .version())
-                    .isEqualTo(3);
+                    .isEqualTo(2);
+            GraphLoader.Layers fresh = awaitRecent(loader, 3, blocked, recentLayer(3, calls));
+            assertThat(fresh.changed()).containsExactly("p3");
             assertThat(calls).containsExactly(1L, 1L);
             assertThat(built("recent", "ok")).isEqualTo(2);
-            assertThat(released)
-                    .as("the recent layer replaced holds no index to let go of")
-                    .isEmpty();
 
             proceed.countDown();
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -302,6 +300,69 @@ class GraphLoaderTest {
                     .as("the whole snapshot holds what the recent layer did")
                     .isNull();
             assertThat(calls).hasSize(2);
+        }
+    }
+
+    /** Asks for the namespace's layers at {@code version} until they hold it. */
+    private static GraphLoader.Layers awaitRecent(
+            GraphLoader loader,
+            long version,
+            Supplier<MemoryGraph> build,
+            LongFunction<GraphLoader.RecentRead> recentSince)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            GraphLoader.Layers layers = loader.layers("ns", version, null, build, recentSince);
+            if (layers.version() == version) {
+                return layers;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("no recent layer of version " + version);
+    }
+
+    @Test
+    void aStaleRecentLayerIsReadAgainInTheBackgroundWhileTheLastServesEveryQueryAtOnce() throws Exception {
+        CountDownLatch proceed = new CountDownLatch(1);
+        CountDownLatch reading = new CountDownLatch(1);
+        CountDownLatch read = new CountDownLatch(1);
+        List<Long> calls = new CopyOnWriteArrayList<>();
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(1000, 100), SEARCH, meters, ticker)) {
+            loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
+            ticker.advance(1500);
+            Supplier<MemoryGraph> blocked = snapshotOnceReleased(proceed, 3);
+            assertThat(loader.layers("ns", 2, null, blocked, recentLayer(2, calls))
+                            .version())
+                    .as("the first recent layer beside a snapshot is read by the query")
+                    .isEqualTo(2);
+            ticker.advance(1100);
+            LongFunction<GraphLoader.RecentRead> slowRead = since -> {
+                reading.countDown();
+                try {
+                    assertThat(read.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return recentLayer(3, calls).apply(since);
+            };
+
+            assertThat(loader.layers("ns", 3, null, blocked, slowRead).version())
+                    .as("the last recent layer, at once")
+                    .isEqualTo(2);
+            assertThat(reading.await(10, TimeUnit.SECONDS)).isTrue();
+            GraphLoader.Layers meanwhile = loader.layers("ns", 3, null, blocked, since -> {
+                throw new AssertionError("one read at a time");
+            });
+            assertThat(meanwhile.version()).isEqualTo(2);
+
+            read.countDown();
+            assertThat(awaitRecent(loader, 3, blocked, since -> {
+                                throw new AssertionError("read already");
+                            })
+                            .version())
+                    .isEqualTo(3);
+            assertThat(calls).containsExactly(1L, 1L);
+            proceed.countDown();
         }
     }
 
@@ -328,14 +389,7 @@ class GraphLoaderTest {
             loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
             ticker.advance(1500);
             CountDownLatch proceed = new CountDownLatch(1);
-            Supplier<MemoryGraph> blocked = () -> {
-                try {
-                    assertThat(proceed.await(10, TimeUnit.SECONDS)).isTrue();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                return snapshot(2).get();
-            };
+            Supplier<MemoryGraph> blocked = snapshotOnceReleased(proceed, 2);
             LongFunction<GraphLoader.RecentRead> tooMany = since -> {
                 calls.add(since);
                 return null;
