@@ -475,7 +475,14 @@ public final class GraphLoader implements AutoCloseable {
             return r.layers();
         }
         // the first beside this snapshot, read by this query: few passages changed since a snapshot this new
-        return readRecent(ns, base, version, recentSince).layers();
+        try {
+            return readRecent(ns, base, version, recentSince).layers();
+        } catch (RuntimeException e) {
+            // the stores moved away (a rebalance) or a read failed: answered from the snapshot alone, as without
+            // recent layers; the next query tries again
+            LOG.warn("reading the recent layer of namespace {} failed: {}", ns, e.toString());
+            return new Layers(base);
+        }
     }
 
     /** Reads the recent layer beside {@code base} at {@code version}, unless one is current, and keeps it. */

@@ -367,6 +367,43 @@ class GraphLoaderTest {
     }
 
     @Test
+    void aRecentLayerThatCannotBeReadLeavesTheSnapshotToAnswerAndIsTriedAgain() throws Exception {
+        CountDownLatch proceed = new CountDownLatch(1);
+        List<Long> calls = new CopyOnWriteArrayList<>();
+        LongFunction<GraphLoader.RecentRead> failing = since -> {
+            calls.add(since);
+            throw new IllegalStateException("store moved to another instance");
+        };
+        try (GraphLoader loader = new GraphLoader(GraphLoader.Settings.of(1000, 100), SEARCH, meters, ticker)) {
+            loader.layers("ns", 1, null, slowSnapshot(1), recentLayer(1, calls));
+            ticker.advance(1500);
+            Supplier<MemoryGraph> blocked = snapshotOnceReleased(proceed, 3);
+            // the first beside the snapshot, read by the query: its failure is no failed answer
+            GraphLoader.Layers alone = loader.layers("ns", 2, null, blocked, failing);
+            assertThat(alone.base().version()).isEqualTo(1);
+            assertThat(alone.recent()).isNull();
+            assertThat(built("recent", "failed")).isEqualTo(1);
+            assertThat(loader.layers("ns", 2, null, blocked, recentLayer(2, calls))
+                            .version())
+                    .as("tried again by the next query")
+                    .isEqualTo(2);
+            // read again in the background and failing there: the last one goes on serving, and a later query
+            // tries again
+            ticker.advance(1100);
+            assertThat(loader.layers("ns", 3, null, blocked, failing).version()).isEqualTo(2);
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (built("recent", "failed") < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(built("recent", "failed")).isEqualTo(2);
+            assertThat(awaitRecent(loader, 3, blocked, recentLayer(3, calls)).version())
+                    .isEqualTo(3);
+            assertThat(calls).containsExactly(1L, 1L, 1L, 1L);
+            proceed.countDown();
+        }
+    }
+
+    @Test
     void noRecentLayerBesideACheapSnapshotOrWhenThereAreTooManyChangesOrNoneAreAllowed() throws Exception {
         List<Long> calls = new CopyOnWriteArrayList<>();
         // cheap: every stale snapshot is rebuilt by the query
