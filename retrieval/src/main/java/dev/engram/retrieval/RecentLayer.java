@@ -79,8 +79,8 @@ public final class RecentLayer {
     /**
      * The base's and the recent layer's rankings as one, best first.
      *
-     * @param changed the ids of the passages changed since the base: its copies of them are left out, as are those of
-     *     the passages the recent layer holds
+     * @param changed the ids of the passages changed since the base, every passage of the recent layer among them:
+     *     the base's copies of them are left out
      * @param query the query's vector, unit length, as the passages' are
      */
     public static List<Hit> merge(
@@ -92,8 +92,7 @@ public final class RecentLayer {
             float[] query) {
         List<Retrieval.Scored> kept = new ArrayList<>(baseRanked.size());
         for (Retrieval.Scored s : baseRanked) {
-            String id = base.passage(s.passage()).id();
-            if (!changed.contains(id) && recent.passageIndex(id) < 0) {
+            if (!changed.contains(base.passage(s.passage()).id())) {
                 kept.add(s); // not changed since
             }
         }
