@@ -14,6 +14,9 @@ import dev.engram.service.cli.EvalCommand;
 import dev.engram.service.http.ApiKeys;
 import dev.engram.understanding.LocalModel;
 import dev.engram.understanding.Understander;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -170,6 +173,21 @@ class EngramConfigTest {
         for (String bad : new String[] {"0", "101", "half"}) {
             assertThatThrownBy(() -> from(Map.of("ENGRAM_SNAPSHOT_BUILD_PERCENT", bad)))
                     .hasMessageContaining("ENGRAM_SNAPSHOT_BUILD_PERCENT");
+        }
+        assertThat(from(Map.of()).query().snapshotRecentPassages()).isEqualTo(5_000);
+        assertThat(from(Map.of("ENGRAM_SNAPSHOT_RECENT_PASSAGES", "0")).query().snapshotRecentPassages())
+                .as("recent layers off")
+                .isZero();
+        for (String bad : new String[] {"-1", "1000001", "many"}) {
+            assertThatThrownBy(() -> from(Map.of("ENGRAM_SNAPSHOT_RECENT_PASSAGES", bad)))
+                    .hasMessageContaining("ENGRAM_SNAPSHOT_RECENT_PASSAGES");
+        }
+        for (String bad : new String[] {"-1", "51"}) {
+            assertThatThrownBy(() -> EvalCommand.run(
+                            List.of("--data", "set", "--late-percent", bad),
+                            from(Map.of()),
+                            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))
+                    .hasMessageContaining("--late-percent must be 0-50");
         }
     }
 
